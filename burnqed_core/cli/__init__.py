@@ -1,0 +1,41 @@
+"""The ``burnqed`` command line. Sub-commands live in one module each and
+import heavy libraries (torch, transformers) inside their functions, so that
+``burnqed --help`` stays fast."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from burnqed_core.cli import data, lean, search, train
+from burnqed_core.errors import BurnqedError
+
+app = typer.Typer(
+    name="burnqed",
+    help="Train a Lean 4 theorem prover by expert iteration.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(data.app, name="data")
+app.add_typer(lean.app, name="lean")
+app.add_typer(train.app, name="train")
+search.register(app)
+
+
+def main() -> None:
+    """Entry point: user errors are one line on stderr and exit code 1."""
+    try:
+        app()
+    except BurnqedError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception as e:  # a bug: keep the traceback in the log, one line on screen
+        logging.getLogger("burnqed").debug("unhandled error", exc_info=True)
+        print(f"error: {type(e).__name__}: {e} (set BURNQED_LOG=DEBUG for the traceback)", file=sys.stderr)
+        sys.exit(2)

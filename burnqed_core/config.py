@@ -1,0 +1,302 @@
+"""Settings for every stage, loaded from one YAML profile.
+
+A profile (``configs/tiny.yaml``, ``configs/prod.yaml``, or any file) holds one
+section per stage. Values are validated by pydantic models that forbid unknown
+keys, so a typo is an error naming the key and the file. Nothing here is a
+module-level singleton: load a `Profile` and pass it (or a section) down.
+
+Environment overrides (applied after the file, before validation):
+
+* ``BURNQED_HOME``      -> ``paths.home`` (caches: Lean install, tiny models)
+* ``BURNQED_WORK_DIR``  -> ``paths.work_dir`` (runs, checkpoints, trajectories)
+* ``BURNQED_SGLANG_URL`` -> ``policy.sglang.url``
+* ``BURNQED_MODEL_PATH`` -> ``policy.model_path``
+* ``BURNQED_PANTOGRAPH`` -> ``lean.pantograph.executable``
+* ``BURNQED_LEAN_PATH`` -> ``lean.pantograph.lean_path``
+* any key: ``BURNQED__SECTION__KEY=value`` (double underscores; the value is
+  parsed as YAML, so ``BURNQED__SEARCH__MAX_NODES=200`` is an int).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from burnqed_core.errors import ProfileError
+
+REPO_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+class Section(BaseModel):
+    """Base of every settings model: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+def default_home() -> Path:
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "burnqed" if xdg else Path.home() / ".cache" / "burnqed"
+
+
+class PathsConfig(Section):
+    home: Path = Field(default_factory=default_home, description="caches: Lean install, built tiny models")
+    work_dir: Path = Field(Path("runs/tiny"), description="outputs of the loop: data, models, trajectories")
+
+    def iteration_dir(self, iteration: int) -> Path:
+        return self.work_dir / f"iter_{iteration}"
+
+
+class EmbeddedLeanConfig(Section):
+    """Lean 4 compiled to WebAssembly, run by Node 26 (both from npm)."""
+
+    install_dir: Path | None = Field(None, description="default: <paths.home>/lean-wasm")
+    report_delay_ms: int = 0
+    request_timeout_s: float = 120.0
+    start_timeout_s: float = 180.0
+
+
+class PantographConfig(Section):
+    executable: str = "repl"
+    modules: list[str] = Field(default_factory=lambda: ["Init"])
+    lean_path: str | None = None
+    ready_timeout_s: float = 120.0
+    memory_limit_mb: int | None = 16000
+
+
+class LeanConfig(Section):
+    backend: Literal["embedded", "pantograph"] = "embedded"
+    num_workers: int | None = Field(None, description="None: sized from cores and memory")
+    tactic_timeout_s: float = 30.0
+    max_requests_per_worker: int = 1000
+    worker_ttl_s: float = 1800.0
+    worker_rss_limit_mb: int = 8000
+    batch_size: int = Field(32, ge=1, description="(state, tactic) pairs elaborated per document edit")
+    max_tactic_chars: int = 2000
+    self_test: bool = True
+    embedded: EmbeddedLeanConfig = Field(default_factory=EmbeddedLeanConfig)
+    pantograph: PantographConfig = Field(default_factory=PantographConfig)
+
+
+class SglangConfig(Section):
+    url: str = "http://127.0.0.1:30000"
+    python: str = "python"
+    port: int = 30000
+    launch_args: list[str] = Field(default_factory=list)
+    max_concurrency: int = 8
+    request_timeout_s: float = 300.0
+    retries: int = 5
+    startup_timeout_s: float = 900.0
+
+
+class PolicyConfig(Section):
+    backend: Literal["local", "sglang"] = "local"
+    model_path: Path | None = Field(None, description="None: the model trained by the loop")
+    device: str = "cpu"
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    max_new_tokens: int = 48
+    max_prompt_tokens: int = 1024
+    batch_size: int = Field(64, description="sequences per generate() call")
+    sglang: SglangConfig = Field(default_factory=SglangConfig)
+
+
+class SearchConfig(Section):
+    max_nodes: int = 100
+    max_depth: int = 50
+    num_candidates: int = 4
+    collect_candidates: int = 8
+    eval_candidates: int = 16
+    timeout_s: float = 120.0
+    temperature: float = 0.8
+    noise_temperature: float = 1.2
+    ebm_temperature: float = 1.0
+    ebm_num_candidates: int = 8
+    alpha: float = 1.0
+    beta: float = 0.0
+    frontier_batch: int = 8
+    concurrency: int = 8
+    flush_every: int = 10
+    seed: int = 0
+
+
+class LoraConfig(Section):
+    r: int = 16
+    alpha: int = 32
+    dropout: float = 0.05
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    )
+
+
+class TinyModelConfig(Section):
+    vocab_size: int = 1024
+    hidden_size: int = 256
+    num_layers: int = 4
+    num_heads: int = 4
+    num_kv_heads: int = 2
+    intermediate_size: int = 704
+    max_position_embeddings: int = 1024
+    pretrain_steps: int = 600
+    pretrain_lr: float = 1e-3
+    pretrain_batch_size: int = 32
+
+
+class TrainingConfig(Section):
+    base_model: str = Field("tiny", description="'tiny' (built from tiny_model) or a HF model dir/name")
+    tiny_model: TinyModelConfig = Field(default_factory=TinyModelConfig)
+    lora: LoraConfig = Field(default_factory=LoraConfig)
+    qlora: bool = False
+    lr: float = 2e-4
+    lr_decay_per_iteration: float = 0.5
+    max_steps: int = 300
+    max_steps_later: int = 150
+    warmup_steps: int = 20
+    batch_size: int = 16
+    grad_accum: int = 1
+    max_seq_len: int = 512
+    gradient_checkpointing: bool = False
+    eval_every: int = 50
+    save_every: int = 50
+    warm_start: Literal["adapter", "merged"] = "adapter"
+    shard_size: str = "2GB"
+    seed: int = 0
+
+
+class DataConfig(Section):
+    corpus: str = Field("bundled:corpus", description="'bundled:<name>' or a path to a theorem JSONL")
+    benchmark: str = "bundled:benchmark"
+    val_fraction: float = Field(0.1, gt=0, lt=1)
+    max_tokens: int = 512
+    base_subsample: int = 10000
+    trajectory_upsample: int = 10
+    search_theorems: int = 200
+    seed: int = 0
+
+
+class EBMConfig(Section):
+    enabled: bool = True
+    hidden_dims: list[int] = Field(default_factory=lambda: [512, 256, 128])
+    dropout: float = 0.15
+    lr: float = 3e-4
+    steps: int = 500
+    batch_size: int = 64
+    num_negatives: int = 4
+
+
+class EvalConfig(Section):
+    budgets: list[int] = Field(default_factory=lambda: [100, 300, 600])
+    pass_n: int = 1
+    num_candidates: int = 16
+    max_theorems: int | None = None
+
+
+class Profile(Section):
+    name: str = "tiny"
+    seed: int = 0
+    paths: PathsConfig = Field(default_factory=PathsConfig)
+    lean: LeanConfig = Field(default_factory=LeanConfig)
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    training: TrainingConfig = Field(default_factory=TrainingConfig)
+    data: DataConfig = Field(default_factory=DataConfig)
+    ebm: EBMConfig = Field(default_factory=EBMConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+    source: Path | None = Field(None, description="the file this profile was loaded from")
+
+    @model_validator(mode="after")
+    def _defaults(self) -> Profile:
+        if self.lean.embedded.install_dir is None:
+            self.lean.embedded.install_dir = self.paths.home / "lean-wasm"
+        return self
+
+
+ENV_ALIASES: dict[str, tuple[str, ...]] = {
+    "BURNQED_HOME": ("paths", "home"),
+    "BURNQED_WORK_DIR": ("paths", "work_dir"),
+    "BURNQED_SGLANG_URL": ("policy", "sglang", "url"),
+    "BURNQED_MODEL_PATH": ("policy", "model_path"),
+    "BURNQED_PANTOGRAPH": ("lean", "pantograph", "executable"),
+    "BURNQED_LEAN_PATH": ("lean", "pantograph", "lean_path"),
+}
+
+
+def _set(tree: dict[str, Any], keys: tuple[str, ...], value: Any) -> None:
+    node = tree
+    for k in keys[:-1]:
+        child = node.get(k)
+        if not isinstance(child, dict):
+            child = {}
+            node[k] = child
+        node = child
+    node[keys[-1]] = value
+
+
+def env_overrides(environ: Mapping[str, str] | None = None) -> list[tuple[tuple[str, ...], Any]]:
+    """(key path, value) for every override found in the environment."""
+    environ = os.environ if environ is None else environ
+    out: list[tuple[tuple[str, ...], Any]] = []
+    for var, keys in ENV_ALIASES.items():
+        if environ.get(var):
+            out.append((keys, environ[var]))
+    for var, raw in environ.items():
+        if var.startswith("BURNQED__") and len(var) > len("BURNQED__"):
+            keys = tuple(k.lower() for k in var[len("BURNQED__"):].split("__"))
+            out.append((keys, yaml.safe_load(raw) if raw else raw))
+    return out
+
+
+def resolve_profile_path(name_or_path: str | Path) -> Path:
+    """A path, or the name of a bundled profile (``tiny``, ``prod``)."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        return p
+    bundled = REPO_CONFIGS / f"{name_or_path}.yaml"
+    if bundled.exists():
+        return bundled
+    known = sorted(q.stem for q in REPO_CONFIGS.glob("*.yaml"))
+    raise ProfileError(f"no profile {name_or_path!r}: not a file, and not one of {known}")
+
+
+def _format_validation_error(err: ValidationError, source: str) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e["loc"]) or "<top level>"
+        if e["type"] == "extra_forbidden":
+            parts.append(f"unknown key '{loc}'")
+        else:
+            parts.append(f"'{loc}': {e['msg']} (got {e.get('input')!r})")
+    return f"invalid profile {source}: " + "; ".join(parts)
+
+
+def load_profile(
+    name_or_path: str | Path = "tiny",
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Profile:
+    """Load and validate a profile file.
+
+    ``overrides`` maps dotted keys (``"search.max_nodes"``) to values and wins
+    over the environment, which wins over the file.
+    """
+    path = resolve_profile_path(name_or_path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise ProfileError(f"profile file not found: {path}") from None
+    except yaml.YAMLError as e:
+        raise ProfileError(f"profile {path} is not valid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise ProfileError(f"profile {path} must be a mapping of sections, got {type(raw).__name__}")
+    for keys, value in env_overrides(environ):
+        _set(raw, keys, value)
+    for dotted, value in (overrides or {}).items():
+        _set(raw, tuple(dotted.split(".")), value)
+    raw["source"] = str(path)
+    try:
+        return Profile.model_validate(raw)
+    except ValidationError as e:
+        raise ProfileError(_format_validation_error(e, str(path))) from None

@@ -1,0 +1,98 @@
+"""Typed results of the Lean interface, shared by every backend and the pool.
+
+The search sees only these types: no backend detail leaks out. A proof state
+carries the theorem and the tactic path that produced it, so any process with
+the same preamble can rebuild it (this is how a state survives a crashed or
+recycled process: the pool replays the path on a fresh one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from burnqed_core.records import Theorem
+
+
+class Status(StrEnum):
+    OK = "ok"                      # the tactic elaborated; state holds the new goals ([] = proved)
+    PARSE_ERROR = "parse_error"    # Lean could not parse the tactic
+    TACTIC_ERROR = "tactic_error"  # the tactic failed on this goal
+    REJECTED = "rejected"          # refused by the sandbox before reaching Lean
+    START_ERROR = "start_error"    # the theorem statement (or preamble) does not elaborate
+    TIMEOUT = "timeout"            # infrastructure: no answer in time (process killed)
+    CRASHED = "crashed"            # infrastructure: the process died
+
+    @property
+    def is_infra(self) -> bool:
+        """Infrastructure failures say nothing about the tactic or theorem."""
+        return self in (Status.TIMEOUT, Status.CRASHED)
+
+
+class GoalState(BaseModel):
+    """Goals of a theorem after a tactic path. ``goals`` are Lean's
+    pretty-printed goals (``case`` line, hypotheses, ``⊢ target``)."""
+
+    model_config = ConfigDict(frozen=True)
+    theorem: Theorem
+    tactics: tuple[str, ...] = ()
+    goals: tuple[str, ...] = ()
+    handle: int | None = Field(None, description="backend-side id (e.g. Pantograph stateId), if any")
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(self.goals)
+
+    @property
+    def is_proved(self) -> bool:
+        return not self.goals
+
+
+class TacticResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    status: Status
+    state: GoalState | None = None
+    message: str = ""
+    elapsed_s: float = 0.0
+    retried: bool = Field(False, description="the pool retried it once on a fresh process")
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK and self.state is not None
+
+
+class CheckResult(BaseModel):
+    """Verdict on a complete proof (or file) elaborated as one piece of source."""
+
+    model_config = ConfigDict(frozen=True)
+    ok: bool
+    errors: list[str] = Field(default_factory=list)
+    elapsed_s: float = 0.0
+    infra: bool = Field(False, description="the check could not run (timeout, crash): not a verdict")
+
+
+class ProofEnv(Protocol):
+    """What the search, tracing and the checker need from Lean. Implemented by
+    each backend and by the pool (which routes to backends)."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def start_proof(self, theorem: Theorem) -> TacticResult:
+        """The initial state of a theorem (status START_ERROR if it does not elaborate)."""
+        ...
+
+    async def apply_many(self, items: Sequence[tuple[GoalState, str]]) -> list[TacticResult]:
+        """Apply each tactic to its state's main goal; results in order. Many
+        pairs in one call let the backend batch them."""
+        ...
+
+    async def check_proof(self, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
+        """Re-check a whole proof as one theorem (the checker's rules apply)."""
+        ...
+
+    async def free(self, states: Sequence[GoalState]) -> None: ...

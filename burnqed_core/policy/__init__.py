@@ -1,0 +1,1 @@
+"""Policies: prompt format, the Policy protocol, local and SGLang backends."""

@@ -1,0 +1,58 @@
+"""The Policy protocol every backend implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Candidate(BaseModel):
+    """One generated tactic: its text, the sum of its token logprobs (from
+    the raw logits, not the temperature-scaled ones) and its token count."""
+
+    model_config = ConfigDict(frozen=True)
+    tactic: str
+    logprob: float
+    num_tokens: int
+
+    @property
+    def mean_logprob(self) -> float:
+        return self.logprob / max(self.num_tokens, 1)
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Proposes tactics for proof states and embeds texts."""
+
+    name: str
+
+    async def generate(
+        self,
+        states: Sequence[str],
+        n: int,
+        temperature: float,
+        max_new_tokens: int | None = None,
+    ) -> list[list[Candidate]]:
+        """For each state, ``n`` sampled candidates (duplicates allowed)."""
+        ...
+
+    async def encode(self, texts: Sequence[str]) -> list[list[float]]:
+        """Mean-pooled last hidden state of each text."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+def dedup_candidates(cands: Sequence[Candidate]) -> list[Candidate]:
+    """Unique candidates by whitespace-normalised tactic text, keeping the
+    best logprob of each, best first; empty tactics dropped."""
+    best: dict[str, Candidate] = {}
+    for c in cands:
+        key = " ".join(c.tactic.split())
+        if not key:
+            continue
+        if key not in best or c.logprob > best[key].logprob:
+            best[key] = c
+    return sorted(best.values(), key=lambda c: c.logprob, reverse=True)

@@ -1,0 +1,149 @@
+"""The records that flow between stages, with their Arrow schemas.
+
+Every record is a frozen pydantic model. Its Arrow schema is derived from the
+field annotations (`arrow_schema`), so that a Parquet file written by one stage
+is checked column by column when another stage reads it (see
+`burnqed_core.record_io`).
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from functools import cache
+from typing import Any, ClassVar, Literal
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+Split = Literal["train", "valid", "test", "benchmark"]
+Label = Literal["positive", "negative", "unknown"]
+
+
+class Record(BaseModel):
+    """Base of all records: immutable, unknown keys are errors."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    kind: ClassVar[str] = "record"
+
+
+class Theorem(Record):
+    """A theorem to prove.
+
+    ``statement`` is the declaration's signature after its name: binders and
+    type, e.g. ``(n : Nat) : n + 0 = n``. ``preamble`` holds what the statement
+    needs before it: ``import`` / ``open`` / ``set_option`` lines and any
+    definitions or inductive types. ``proof`` is a known tactic proof (one
+    tactic per entry; a multi-line tactic keeps its newlines), empty if unknown.
+    """
+
+    kind: ClassVar[str] = "theorem"
+    name: str
+    statement: str
+    preamble: str = ""
+    split: Split = "train"
+    source: str = ""
+    family: str = ""
+    proof: list[str] = Field(default_factory=list)
+
+    def declaration(self, name: str | None = None) -> str:
+        """``theorem <name> <statement>`` (without ``:=``)."""
+        return f"theorem {name or self.name} {self.statement}"
+
+
+class TacticPair(Record):
+    """One step of a proof: the state before, the tactic, the state after."""
+
+    kind: ClassVar[str] = "tactic_pair"
+    theorem: str
+    state_before: str
+    tactic: str
+    state_after: str
+    depth: int
+    source: str = ""
+
+
+class TrajectoryRecord(Record):
+    """One node of a proof search.
+
+    ``state`` is the node's goals as text (Lean's pretty-printed goals joined
+    by a blank line; "" when no goals remain); ``goal`` is the root goal of the
+    theorem (the EBM conditions on it). ``tactic`` led from the parent (``""``
+    at the root, whose ``parent_id`` is -1). ``terminal``: this node closes the
+    proof; ``proved``: this search proved the theorem (same on every row of it).
+    """
+
+    kind: ClassVar[str] = "trajectory"
+    theorem: str
+    iteration: int
+    node_id: int
+    parent_id: int
+    state: str
+    goal: str
+    tactic: str
+    depth: int
+    logprob: float
+    cum_logprob: float
+    energy: float | None = None
+    label: Label = "unknown"
+    terminal: bool = False
+    proved: bool = False
+    created_s: float = Field(0.0, description="unix time the node was created")
+    elapsed_s: float = Field(0.0, description="seconds since the theorem's search started")
+
+
+class EvalResult(Record):
+    """One theorem searched at one budget in an evaluation (one attempt)."""
+
+    kind: ClassVar[str] = "eval_result"
+    iteration: int
+    benchmark: str
+    theorem: str
+    budget: int
+    attempt: int = 0
+    proved: bool
+    nodes_used: int
+    time_s: float
+    proof: list[str] = Field(default_factory=list)
+    hard: bool | None = Field(None, description="no single automation tactic closes it (None: unknown)")
+    automation: str | None = Field(None, description="the single automation tactic that closes it, if any")
+    error: str = Field("", description="'start' (statement did not elaborate) or 'infra' (Lean died), else ''")
+    model: str = ""
+    ebm: str = ""
+
+
+RECORD_TYPES: dict[str, type[Record]] = {
+    t.kind: t for t in (Theorem, TacticPair, TrajectoryRecord, EvalResult)
+}
+
+
+def _arrow_type(annotation: Any) -> tuple[pa.DataType, bool]:
+    """(arrow type, nullable) of a field annotation."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) != 1:
+            raise TypeError(f"unsupported union {annotation}")
+        t, _ = _arrow_type(inner[0])
+        return t, True
+    if origin is Literal:
+        return pa.string(), False
+    if origin is list:
+        t, _ = _arrow_type(args[0])
+        return pa.list_(t), False
+    mapping = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
+    if annotation in mapping:
+        return mapping[annotation], False
+    raise TypeError(f"no Arrow type for {annotation}")
+
+
+@cache
+def arrow_schema(model: type[Record]) -> pa.Schema:
+    """The Arrow schema of a record type; the metadata names the record kind."""
+    hints = typing.get_type_hints(model)
+    fields = []
+    for name in model.model_fields:
+        t, nullable = _arrow_type(hints[name])
+        fields.append(pa.field(name, t, nullable=nullable))
+    return pa.schema(fields, metadata={b"burnqed.kind": model.kind.encode()})

@@ -1,0 +1,2 @@
+"""burnqed's Dagster code location: assets partitioned by iteration that call
+into burnqed_core."""

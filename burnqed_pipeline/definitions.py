@@ -1,0 +1,10 @@
+"""Dagster entry point: loads everything under defs/ (the `dg` idiom)."""
+
+from pathlib import Path
+
+import dagster as dg
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return dg.load_from_defs_folder(path_within_project=Path(__file__).parent)
