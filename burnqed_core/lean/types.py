@@ -96,3 +96,40 @@ class ProofEnv(Protocol):
         ...
 
     async def free(self, states: Sequence[GoalState]) -> None: ...
+
+
+class Diagnostic(BaseModel):
+    """A Lean message: severity 1 error, 2 warning, 3 information, 4 hint;
+    0-based lines of the source it was reported on."""
+
+    model_config = ConfigDict(frozen=True)
+    severity: int
+    line: int
+    end_line: int
+    message: str
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == 1
+
+
+class LeanBackend(ProofEnv, Protocol):
+    """One Lean process (embedded worker or Pantograph REPL). The pool owns
+    several, serialises requests to each, times them out, and recycles or
+    restarts them. A backend call on a dead process raises
+    `BackendDied`; the pool turns that into Status.CRASHED and retries once."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def alive(self) -> bool: ...
+
+    def rss_mb(self) -> int: ...
+
+    async def check_source(self, text: str) -> list[Diagnostic]:
+        """Elaborate a whole Lean source text; all its messages."""
+        ...
+
+
+class BackendDied(RuntimeError):
+    """The Lean process exited or stopped answering."""

@@ -1,0 +1,1 @@
+"""Lean fixtures (filled in by the Lean work)."""

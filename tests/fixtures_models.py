@@ -1,0 +1,1 @@
+"""Model fixtures (filled in by the training work)."""
