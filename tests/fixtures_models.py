@@ -1,1 +1,66 @@
-"""Model fixtures (filled in by the training work)."""
+"""Model fixtures: a real tokenizer and a real (untrained) tiny Llama on disk.
+
+`tiny_model_dir` is session-scoped and takes about a second: tests of the
+policy, search and EBM load it with ``AutoModelForCausalLM`` /
+``AutoTokenizer`` like any HF model directory. Its outputs are random (the
+model is untrained); tests must not expect sensible tactics from it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from burnqed_core.config import TinyModelConfig
+
+# Lean-like goal states and tactics, enough for BPE to learn the common merges.
+LEAN_TEXTS: list[str] = [
+    "n : Nat\n⊢ n + 0 = n",
+    "n : Nat\n⊢ 0 + n = n",
+    "a b : Nat\n⊢ a + b = b + a",
+    "a b c : Nat\n⊢ a + b + c = a + (b + c)",
+    "p q : Prop\nhp : p\nhq : q\n⊢ p ∧ q",
+    "p q : Prop\nh : p ∧ q\n⊢ q ∧ p",
+    "p q : Prop\n⊢ p ∨ q → q ∨ p",
+    "xs : List Nat\n⊢ xs ++ [] = xs",
+    "xs ys : List Nat\n⊢ (xs ++ ys).length = xs.length + ys.length",
+    "b : Bool\n⊢ (!!b) = b",
+    "x : Int\n⊢ x - x = 0",
+    "n : Nat\nih : n + 0 = n\n⊢ n + 1 + 0 = n + 1",
+    "case zero\n⊢ 0 + 0 = 0",
+    "case succ\nn : Nat\nih : 0 + n = n\n⊢ 0 + (n + 1) = n + 1",
+    "f : Nat → Nat\nh : ∀ (x : Nat), f x = x\n⊢ f 3 = 3",
+    "⊢ ∃ n, n + 2 = 5",
+    "simp", "omega", "decide", "rfl", "trivial", "assumption",
+    "intro h", "intro x y", "exact h", "exact ⟨hp, hq⟩", "constructor",
+    "cases h with\n| intro hp hq => exact ⟨hq, hp⟩", "induction n with\n| zero => rfl\n| succ n ih => simp",
+    "simp [Nat.add_comm]", "rw [Nat.add_comm]", "apply And.intro", "exact Or.inr hp",
+    "exact ⟨3, rfl⟩", "simp [List.length_append]", "cases b <;> rfl", "rw [h]", "induction xs",
+]
+
+# Smaller than the profile's TinyModelConfig so that building and loading stay fast;
+# widths still multiples of 32 so the same dir also loads in 4-bit.
+FIXTURE_MODEL_CONFIG = TinyModelConfig(
+    vocab_size=512, hidden_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
+    intermediate_size=128, max_position_embeddings=512,
+)
+
+
+def build_fixture_model(out_dir: Path, seed: int = 0) -> Path:
+    """Train the tokenizer on `LEAN_TEXTS`, build the untrained tiny model, save both to ``out_dir``."""
+    from burnqed_core.training.tiny_model import build_tiny_model
+    from burnqed_core.training.tokenizer import train_tokenizer
+
+    tok = train_tokenizer(LEAN_TEXTS * 4, FIXTURE_MODEL_CONFIG.vocab_size, seed=seed)
+    model = build_tiny_model(FIXTURE_MODEL_CONFIG, tok, seed=seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out_dir)
+    tok.save_pretrained(out_dir)
+    return out_dir
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A HF model directory (config, safetensors, tokenizer) of an untrained tiny Llama."""
+    return build_fixture_model(tmp_path_factory.mktemp("tiny_model"))
