@@ -1,0 +1,463 @@
+"""Static rules for untrusted Lean text: tactics before they reach Lean, and
+whole proofs before they are accepted.
+
+Tactics come from a language model. Lean tactics and terms can run arbitrary
+code at elaboration time (``run_tac``, ``#eval``, ``by_elab``,
+``native_decide`` compiles and runs code), change resource limits
+(``set_option maxHeartbeats 0 in``), or leave the proof and start new
+commands (a ``theorem`` or ``axiom`` after the proof, an unbalanced bracket
+that makes Lean's error recovery resume at the next command keyword, an
+unterminated comment that swallows the rest of a batched document). Every
+such tactic is rejected here, before Lean sees it.
+
+The rules work on tokens of a light Lean lexer, not on substrings: comments
+and string literals are skipped (``-- sorry`` is harmless, ``sorry`` is not;
+nested ``/- /- -/ -/`` is one comment), and names are matched by their dotted
+components, so ``simp [Nat.sorry_free]`` or ``h_IO`` pass while ``IO.Process``
+or ``Lean.ofReduceBool`` do not.
+
+Decisions (each a rule below):
+
+* ``sorry``, ``admit``, ``stop`` (= ``repeat sorry``) and the axiom
+  ``sorryAx`` are rejected; longer names that merely contain them
+  (``sorry_lemma``, ``hsorry``) pass.
+* a name with a component ``IO``/``EIO``/``BaseIO``, a first component
+  ``System``, or a component starting with ``unsafe`` (``unsafeBaseIO``,
+  ``unsafeCast``) is rejected; ``Lean.Elab``/``Lean.Meta``/``Lean.Compiler``
+  and ``evalExpr``/``evalConst`` (the meta level, only useful to code that
+  is then run) too. ``hIO``, ``IOish``, ``Nat.ratio`` pass.
+* command keywords (``theorem``, ``def``, ``axiom``, ``end``, ``macro``,
+  ``@[`` ...) are rejected anywhere in a tactic, not only at column 0: after a
+  parse error Lean resumes at the next command keyword wherever it stands.
+  ``open ... in`` and ``set_option ... in`` are tactic combinators and pass
+  when ``in`` follows on the same line (``open`` of ``IO``/``Lean``/
+  ``System`` is rejected; ``set_option`` only for the harmless options of
+  `ALLOWED_OPTION_PREFIXES`, never for limits such as ``maxHeartbeats``).
+* ``decide +kernel``, ``decide +native``, ``decide!``, ``(kernel := true)``
+  and ``Lean.ofReduceBool``/``trustCompiler`` are rejected (they trust the
+  compiler or skip elaboration checks); plain ``decide`` passes.
+* brackets must balance and comments/strings must close.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from dataclasses import dataclass
+from enum import StrEnum
+
+MAX_TACTIC_LINES = 50
+
+
+class TokKind(StrEnum):
+    IDENT = "ident"      # a (dotted) identifier or keyword: `simp`, `Nat.succ`, `decide!`, `«x y»`
+    NUMBER = "number"
+    STRING = "string"    # string or char literal (content is never inspected)
+    NAME = "name"        # a name literal: `` `foo `` or ``` ``foo ```
+    HASH = "hash"        # a hash command: `#eval`, `#exit`, `#print`
+    SYMBOL = "symbol"    # anything else: `:=`, `(`, `@[`, `<;>`, `⟨` ...
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: TokKind
+    text: str
+    offset: int
+    line: int      # 0-based
+    col: int       # 0-based, in characters
+    line_start: bool  # first token of its line
+
+    @property
+    def components(self) -> list[str]:
+        """Dotted components of an identifier (``«»`` escapes removed)."""
+        if self.kind is not TokKind.IDENT:
+            return []
+        return [c.strip("«»") for c in _split_dotted(self.text)]
+
+
+class LexError(ValueError):
+    """Unterminated comment or string literal."""
+
+
+def _split_dotted(name: str) -> list[str]:
+    parts: list[str] = []
+    cur: list[str] = []
+    in_guillemets = False
+    for ch in name:
+        if ch == "«":
+            in_guillemets = True
+        elif ch == "»":
+            in_guillemets = False
+        if ch == "." and not in_guillemets:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+_SUBSCRIPTS = set("₀₁₂₃₄₅₆₇₈₉ₐₑₒₓₔₕₖₗₘₙₚₛₜᵢᵣᵤᵥⱼᵦᵧᵨᵩᵪ")
+
+
+def _is_id_first(ch: str) -> bool:
+    # Lean's isLetterLike excludes λ, Π and Σ, which are notation.
+    return ch == "_" or (ch.isalpha() and ch not in "λΠΣ")
+
+
+def _is_id_rest(ch: str) -> bool:
+    return _is_id_first(ch) or ch.isdigit() or ch in "'!?" or ch in _SUBSCRIPTS
+
+
+# Multi-character symbols the rules care about, longest first.
+_SYMBOLS = ("<;>", ":=", "=>", "@[", "#[", "%[", "`(", "``(")
+
+
+def tokenize(text: str) -> list[Token]:
+    """Lex Lean source into tokens, skipping whitespace and comments.
+
+    Raises `LexError` on an unterminated block comment, string or char
+    literal: in a batched document it would swallow what follows.
+    """
+    toks: list[Token] = []
+    i, n = 0, len(text)
+    newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def emit(kind: TokKind, start: int) -> None:
+        line = bisect.bisect_left(newlines, start)
+        col = start - (newlines[line - 1] + 1 if line else 0)
+        first = not toks or toks[-1].line != line
+        toks.append(Token(kind, text[start:i], start, line, col, first))
+
+    while i < n:
+        ch = text[i]
+        if ch.isspace():
+            i += 1
+            continue
+        if text.startswith("--", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if text.startswith("/-", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if text.startswith("/-", j):
+                    depth, j = depth + 1, j + 2
+                elif text.startswith("-/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            if depth:
+                raise LexError("unterminated comment `/-`")
+            i = j
+            continue
+        start = i
+        if ch == "r" and re.match(r'r#*"', text[i:i + 64]):
+            hashes = len(re.match(r"r(#*)", text[i:]).group(1))  # type: ignore[union-attr]
+            end = text.find('"' + "#" * hashes, i + 2 + hashes)
+            if end < 0:
+                raise LexError("unterminated raw string literal")
+            i = end + 1 + hashes
+            emit(TokKind.STRING, start)
+            continue
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if j >= n:
+                raise LexError("unterminated string literal")
+            i = j + 1
+            emit(TokKind.STRING, start)
+            continue
+        if ch == "'":
+            m = re.match(r"'(\\(u\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{2}|.)|[^\\'\n])'", text[i:i + 16])
+            if m:
+                i += m.end()
+                emit(TokKind.STRING, start)
+            else:
+                i += 1
+                emit(TokKind.SYMBOL, start)
+            continue
+        if _is_id_first(ch) or ch == "«":
+            i = _scan_ident(text, i)
+            emit(TokKind.IDENT, start)
+            continue
+        if ch.isdigit():
+            while i < n and (text[i].isalnum() or text[i] == "_"):
+                i += 1
+            if i + 1 < n and text[i] == "." and text[i + 1].isdigit():
+                i += 1
+                while i < n and text[i].isdigit():
+                    i += 1
+            emit(TokKind.NUMBER, start)
+            continue
+        if ch == "#" and i + 1 < n and _is_id_first(text[i + 1]):
+            i = _scan_ident(text, i + 1)
+            emit(TokKind.HASH, start)
+            continue
+        if ch == "`":
+            k = i + 2 if text.startswith("``", i) else i + 1
+            if k < n and (_is_id_first(text[k]) or text[k] == "«"):
+                i = _scan_ident(text, k)
+                emit(TokKind.NAME, start)
+                continue
+        for sym in _SYMBOLS:
+            if text.startswith(sym, i):
+                i += len(sym)
+                break
+        else:
+            i += 1
+        emit(TokKind.SYMBOL, start)
+    return toks
+
+
+def _scan_ident(text: str, i: int) -> int:
+    """End of the dotted identifier starting at ``i``."""
+    n = len(text)
+    while True:
+        if i < n and text[i] == "«":
+            j = text.find("»", i + 1)
+            i = n if j < 0 else j + 1
+        else:
+            while i < n and _is_id_rest(text[i]):
+                i += 1
+        if i + 1 < n and text[i] == "." and (_is_id_first(text[i + 1]) or text[i + 1] == "«"):
+            i += 1
+            continue
+        return i
+
+
+# --- the rules ---------------------------------------------------------------
+
+SORRY_NAMES = frozenset({"sorry", "admit", "sorryAx", "stop"})
+NATIVE_NAMES = frozenset({
+    "native_decide", "decide!", "ofReduceBool", "ofReduceNat", "reduceBool", "trustCompiler",
+})
+CODE_RUNNERS = frozenset({
+    "run_tac", "run_cmd", "run_elab", "run_meta", "by_elab", "evalExpr", "evalConst",
+    "implemented_by", "extern", "csimp",
+})
+IO_COMPONENTS = frozenset({"IO", "EIO", "BaseIO"})
+META_PREFIXES = (("Lean", "Elab"), ("Lean", "Meta"), ("Lean", "Compiler"), ("Lean", "IR"), ("Lean", "Environment"))
+OPEN_FORBIDDEN = frozenset({"IO", "EIO", "BaseIO", "System", "Lean"})
+COMMAND_KEYWORDS = frozenset({
+    "theorem", "lemma", "def", "axiom", "axioms", "example", "instance", "abbrev", "structure", "inductive",
+    "coinductive", "class", "mutual", "namespace", "section", "end", "universe", "variable", "import", "export",
+    "attribute", "macro", "macro_rules", "syntax", "elab", "elab_rules", "notation", "infix", "infixl", "infixr",
+    "prefix", "postfix", "declare_syntax_cat", "initialize", "builtin_initialize", "noncomputable", "private",
+    "protected", "nonrec", "deriving", "omit", "include", "add_decl_doc", "where", "termination_by",
+    "decreasing_by", "register_simp_attr", "register_option", "declare_config_elab", "partial", "opaque",
+    "unsafe",
+})
+# `set_option NAME` is allowed only for options that change neither limits nor
+# checks: pretty-printing and linters (messages only) and auto-bound implicits.
+ALLOWED_OPTION_PREFIXES = ("pp.", "linter.", "autoImplicit", "relaxedAutoImplicit", "push_neg.", "simprocs")
+_OPENERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⟦": "⟧", "⌊": "⌋", "⌈": "⌉",
+            "@[": "]", "#[": "]", "%[": "]", "`(": ")", "``(": ")"}
+_CLOSERS = frozenset(_OPENERS.values())
+
+
+def option_problem(name: str) -> str | None:
+    """Why ``set_option name`` is not allowed in untrusted text, or None."""
+    if any(name.startswith(p) if p.endswith(".") else name == p for p in ALLOWED_OPTION_PREFIXES):
+        return None
+    return f"set_option {name} is not allowed (it can change limits or checks)"
+
+
+def _name_problem(tok: Token) -> str | None:
+    """The rule a single identifier breaks, if any."""
+    comps = tok.components
+    if tok.text in ("sorry", "admit") or "sorryAx" in comps:
+        return f"`{tok.text}` leaves the proof unfinished"
+    if tok.text == "stop":
+        return "`stop` discards the rest of the proof (it is `repeat sorry`)"
+    for c in comps:
+        if c in NATIVE_NAMES:
+            return f"`{tok.text}` trusts compiled code instead of the kernel"
+        if c in CODE_RUNNERS:
+            return f"`{tok.text}` can run or replace arbitrary code"
+        if c in IO_COMPONENTS or c.startswith("unsafe"):
+            return f"`{tok.text}` reaches IO or unsafe code"
+    if comps and comps[0] == "System":
+        return f"`{tok.text}` reaches the system (IO)"
+    if any(tuple(comps[: len(p)]) == p for p in META_PREFIXES):
+        return f"`{tok.text}` reaches Lean's meta level"
+    return None
+
+
+def _bracket_problem(toks: list[Token]) -> str | None:
+    stack: list[str] = []
+    for t in toks:
+        if t.kind is not TokKind.SYMBOL:
+            continue
+        if t.text in _OPENERS:
+            stack.append(_OPENERS[t.text])
+        elif t.text in _CLOSERS and (not stack or stack.pop() != t.text):
+            return f"unbalanced `{t.text}` (line {t.line + 1})"
+    if stack:
+        return f"unclosed bracket: `{stack[-1]}` expected"
+    return None
+
+
+def _combinator_problem(toks: list[Token], k: int) -> str | None:
+    """``open ... in`` / ``set_option ... in`` at toks[k]: allowed as a tactic
+    combinator when ``in`` follows on the same line and the target is harmless."""
+    head = toks[k]
+    rest: list[Token] = []
+    for t in toks[k + 1:]:
+        if t.line != head.line:
+            break
+        rest.append(t)
+        if t.text == "in":
+            break
+    if not rest or rest[-1].text != "in":
+        return f"`{head.text}` without `in` starts a new command"
+    args = rest[:-1]
+    if head.text == "set_option":
+        if len(args) != 2 or args[0].kind is not TokKind.IDENT:
+            return "malformed `set_option ... in`"
+        return option_problem(args[0].text)
+    for t in args:
+        if t.kind is TokKind.IDENT and t.components[0] in OPEN_FORBIDDEN:
+            return f"`open {t.text}` reaches IO or Lean's meta level"
+    return None
+
+
+def _kernel_flag_problem(toks: list[Token], k: int) -> str | None:
+    """``decide +kernel`` / ``+native`` and ``(kernel := true)`` config forms."""
+    t = toks[k]
+    if t.text not in ("kernel", "native"):
+        return None
+    prev = toks[k - 1].text if k > 0 else ""
+    nxt = toks[k + 1].text if k + 1 < len(toks) else ""
+    if prev == "+" or nxt == ":=":
+        return f"`{prev if prev == '+' else ''}{t.text}` option trusts compiled code or skips checks"
+    return None
+
+
+def _token_problems(toks: list[Token], *, allow_leading_decl: bool) -> list[str]:
+    """Problems of a token stream. ``allow_leading_decl``: the first command
+    keyword (``theorem``/``lemma``/``example``) is the declaration checked."""
+    problems: list[str] = []
+    for k, t in enumerate(toks):
+        if t.kind is TokKind.HASH:
+            problems.append(f"`{t.text}` is a command (commands are not allowed)")
+        elif t.kind is TokKind.SYMBOL and t.text == "@[":
+            problems.append("`@[` attributes start a new declaration")
+        elif t.kind is TokKind.IDENT:
+            if t.text in ("open", "set_option"):
+                p = _combinator_problem(toks, k)
+            elif t.text in COMMAND_KEYWORDS:
+                if allow_leading_decl and k == 0 and t.text in DECL_KEYWORDS:
+                    continue
+                p = ("`axiom` declares a new axiom" if t.text in ("axiom", "axioms")
+                     else f"`{t.text}` starts a new command (a proof must not leave its declaration)")
+            elif t.text == "eval" and k + 1 < len(toks) and toks[k + 1].text == "%" \
+                    and toks[k + 1].offset == t.offset + 4:
+                p = "`eval%` runs code at elaboration time"
+            else:
+                p = _name_problem(t) or _kernel_flag_problem(toks, k)
+            if p:
+                problems.append(p)
+        elif t.kind is TokKind.NAME:
+            # `` `IO.println `` names are only useful to meta code.
+            p = _name_problem(Token(TokKind.IDENT, t.text.lstrip("`"), t.offset, t.line, t.col, t.line_start))
+            if p:
+                problems.append(p)
+    p = _bracket_problem(toks)
+    if p:
+        problems.append(p)
+    return problems
+
+
+def _control_char_problem(text: str) -> str | None:
+    for ch in text:
+        if ch in "\n\t":
+            continue
+        cat = unicodedata.category(ch)
+        # Cc: NUL and other control characters; Cf bidi overrides hide code from readers.
+        if cat == "Cc" or (cat == "Cf" and ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"):
+            return f"control character U+{ord(ch):04X}"
+    return None
+
+
+def check_tactic(tactic: str, max_chars: int) -> str | None:
+    """Why an untrusted tactic must not reach Lean, or None if it may.
+
+    ``tactic`` is one tactic as the model wrote it (it may span lines: the
+    caller indents continuation lines into the proof block).
+    """
+    if not tactic.strip():
+        return "empty tactic"
+    if len(tactic) > max_chars:
+        return f"too long: {len(tactic)} characters (max {max_chars})"
+    if tactic.count("\n") + 1 > MAX_TACTIC_LINES:
+        return f"too long: {tactic.count(chr(10)) + 1} lines (max {MAX_TACTIC_LINES})"
+    p = _control_char_problem(tactic)
+    if p:
+        return p
+    try:
+        toks = tokenize(tactic)
+    except LexError as e:
+        return str(e)
+    if not toks:
+        return "empty tactic (only comments)"
+    for k, t in enumerate(toks[:-1]):
+        # s!"..{code}.." / m!".." interpolate code that the lexer does not inspect.
+        if t.kind is TokKind.IDENT and t.text.endswith("!") and toks[k + 1].kind is TokKind.STRING \
+                and toks[k + 1].offset == t.offset + len(t.text):
+            return f"interpolated string `{t.text}\"...\"` is not allowed"
+    problems = _token_problems(toks, allow_leading_decl=False)
+    return problems[0] if problems else None
+
+
+DECL_KEYWORDS = frozenset({"theorem", "lemma", "example"})
+
+
+def normalize_statement(text: str) -> str:
+    """A statement as its tokens joined by single spaces: whitespace and
+    comments do not matter when statements are compared."""
+    return " ".join(t.text for t in tokenize(text))
+
+
+def check_proof_source(statement_expected: str, source: str) -> list[str]:
+    """Static problems of a complete proof, [] if none.
+
+    ``source`` is the declaration with its proof as it will be elaborated
+    after the theorem's preamble (``theorem name <statement> := by ...``; the
+    preamble is trusted data and is not part of it). ``statement_expected`` is
+    `Theorem.statement`; the declaration must state exactly that (compared
+    token by token, so whitespace and comments are ignored).
+    """
+    problems: list[str] = []
+    p = _control_char_problem(source)
+    if p:
+        problems.append(p)
+    try:
+        toks = tokenize(source)
+        expected = [t.text for t in tokenize(statement_expected)]
+    except LexError as e:
+        return [*problems, str(e)]
+    # `open ... in` / `set_option ... in` may prefix the declaration.
+    k = 0
+    while k < len(toks) and toks[k].text in ("open", "set_option"):
+        j = k + 1
+        while j < len(toks) and toks[j].text != "in" and toks[j].line == toks[k].line:
+            j += 1
+        k = j + 1
+    decl = toks[k:]
+    problems.extend(_token_problems(toks[:k], allow_leading_decl=False))
+    problems.extend(_token_problems(decl, allow_leading_decl=True))
+    if not decl or decl[0].text not in DECL_KEYWORDS:
+        problems.append("the source does not start with a theorem declaration")
+    else:
+        body = decl[1:] if decl[0].text == "example" else decl[2:]
+        stated = [t.text for t in body[: len(expected)]]
+        follows = body[len(expected)].text if len(body) > len(expected) else ""
+        if stated != expected or follows != ":=":
+            got_end = next((i for i, t in enumerate(body) if t.text == ":=" and i >= len(expected)), len(body))
+            got = " ".join(t.text for t in body[: max(got_end, 0)])
+            problems.append(f"statement differs from the one asked: got `{got[:200]}`, expected "
+                            f"`{' '.join(expected)[:200]}`")
+    return list(dict.fromkeys(problems))

@@ -1,0 +1,239 @@
+"""The tactic sandbox and the static proof rules: hostile text is rejected,
+legitimate tactics (as models and Mathlib proofs write them) pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from burnqed_core.lean.sandbox import (
+    LexError,
+    TokKind,
+    check_proof_source,
+    check_tactic,
+    normalize_statement,
+    option_problem,
+    tokenize,
+)
+
+MAX = 2000
+
+LEGITIMATE = [
+    "simp [foo] at h ⊢",
+    "omega",
+    "exact ⟨_, rfl⟩",
+    "decide",
+    "decide -kernel",
+    "rfl",
+    "intro n",
+    "constructor",
+    "exact fun x => x.1",
+    "induction n with\n| zero => simp\n| succ n ih => omega",
+    "induction n with\n  | zero => rfl\n  | succ k ih =>\n    simp [Nat.succ_eq_add_one]\n    omega",
+    "· simp\n  · omega",
+    "show 1 = 1 from rfl",
+    "have h : 2 = 2 := by omega",
+    "have ⟨x, hx⟩ : ∃ x, x = 1 := ⟨1, rfl⟩",
+    "calc a = b := by simp\n  _ = c := by omega",
+    "conv => lhs; rw [h]",
+    "conv at h in x + y => rw [Nat.add_comm]",
+    "rcases h with ⟨x, hx'⟩ | h",
+    "obtain ⟨k, rfl⟩ := h",
+    "cases h <;> simp_all",
+    "rw [← Nat.add_comm a b, h₁] at h₂",
+    "nlinarith [sq_nonneg (a - b), sq_nonneg (a + b)]",
+    "simp only [List.length_cons, List.map] at *",
+    "exact absurd h (by decide)",
+    "refine ⟨?_, ?_⟩",
+    "exact ‹Nat›",
+    "apply Finset.sum_congr rfl\nintro x hx",
+    "simp [sorry_free, hsorry, no_sorry_lemma]",  # names that merely contain `sorry`
+    "exact hIO",                                  # ... or `IO`
+    "simp [Nat.ratio_pos, IOish]",
+    "rw [Nat.add_comm] -- sorry, admit, #eval, theorem",  # all in a comment
+    "/- a /- nested -/ sorry comment -/ simp",
+    "simp [show \"sorry\" = \"sorry\" from rfl]",  # string literal contents are not code
+    "exact 'a'",
+    "open Nat in simp [succ_eq_add_one]",
+    "open scoped BigOperators in simp",
+    "set_option pp.all true in simp",
+    "set_option linter.unusedVariables false in intro x",
+    "let f := fun (x : Nat) => x + 1\nsimp [f]",
+    "exact #[1, 2].size_pos",
+    "generalize h : n + 1 = m",
+    "norm_num [Nat.factorial]",
+    "exact (by omega : 1 + 1 = 2)",
+    "match h with\n| .inl h => exact h\n| .inr h => exact h.elim",
+    "simp (config := { decide := true })",
+    "interval_cases n <;> simp_all",
+    "exact ⌊x⌋₊",
+]
+
+HOSTILE = [
+    ("sorry", "sorry"),
+    ("admit", "admit"),
+    ("exact sorryAx _ false", "sorryAx"),
+    ("simp\n  stop", "stop"),
+    ("native_decide", "native_decide"),
+    ("decide +native", "native"),
+    ("decide +kernel", "kernel"),
+    ("decide (config := { kernel := true })", "kernel"),
+    ("decide!", "decide!"),
+    ("exact Lean.ofReduceBool _ _ rfl", "ofReduceBool"),
+    ("exact of_decide_eq_true (Lean.trustCompiler)", "trustCompiler"),
+    ("run_tac Lean.Elab.Tactic.evalTactic (← `(tactic| rfl))", "run_tac"),
+    ("run_cmd IO.println 1", "run_cmd"),
+    ("run_elab pure ()", "run_elab"),
+    ("run_meta pure ()", "run_meta"),
+    ("exact by_elab pure (Lean.mkConst ``True.intro)", "by_elab"),
+    ("exact eval% 2 + 2", "eval%"),
+    ("#eval IO.Process.run {cmd := \"sh\"}", "#eval"),
+    ("#exit", "#exit"),
+    ("#print axioms foo", "#print"),
+    ("simp\n#check Nat", "#check"),
+    ("exact (IO.FS.readFile \"/etc/passwd\")", "IO.FS.readFile"),
+    ("have := EIO.toIO' x", "EIO"),
+    ("exact unsafeBaseIO (pure 1)", "unsafeBaseIO"),
+    ("exact unsafeCast x", "unsafeCast"),
+    ("exact System.FilePath.mk \"x\"", "System"),
+    ("exact Lean.Meta.whnf e", "Lean.Meta"),
+    ("open IO in exact println 1", "open IO"),
+    ("open Lean Elab in simp", "open Lean"),
+    ("set_option maxHeartbeats 0 in simp", "maxHeartbeats"),
+    ("set_option maxRecDepth 100000 in simp", "maxRecDepth"),
+    ("set_option synthInstance.maxHeartbeats 0 in simp", "synthInstance"),
+    ("set_option debug.skipKernelTC true in simp", "debug.skipKernelTC"),
+    ("set_option maxHeartbeats 0", "set_option"),
+    ("open Nat", "open"),
+    ("simp\ntheorem bad : False := sorry", "theorem"),
+    ("simp\naxiom bad : False", "axiom"),
+    ("rfl\ndef f := 1", "def"),
+    ("rfl\n  example : False := sorry", "example"),
+    ("simp\n@[simp] theorem x : True := trivial", "@["),
+    ("simp\nattribute [simp] foo", "attribute"),
+    ("simp\nmacro \"foo\" : tactic => `(tactic| sorry)", "macro"),
+    ("simp\nsyntax \"foo\" : tactic", "syntax"),
+    ("simp\nelab \"foo\" : tactic => pure ()", "elab"),
+    ("simp\nend", "end"),
+    ("simp\nnamespace Foo", "namespace"),
+    ("simp\nimport Lean", "import"),
+    ("simp\ninstance : Inhabited False := sorry", "instance"),
+    ("exact aux\nwhere aux : True := trivial", "where"),
+    ("simp\nunsafe def f : Nat := 1", "unsafe"),
+    ("exact f\n@[implemented_by g] def f := 1", "@["),
+    ("exact foo) (bar", ")"),
+    ("exact ⟨1, rfl", "⟩"),
+    ("simp [h", "]"),
+    ("/- comment never closed", "unterminated comment"),
+    ("/- /- nested -/ still open", "unterminated comment"),
+    ("exact \"abc", "unterminated string"),
+    ("simp\x00", "U+0000"),
+    ("simp\x1b[2J", "U+001B"),
+    ("simp \u202e", "U+202E"),
+    ("x" * (MAX + 1), "too long"),
+    ("skip\n" * 60 + "simp", "lines"),
+    ("", "empty"),
+    ("   \n  ", "empty"),
+    ("-- only a comment", "empty"),
+    ("exact s!\"{IO.println 1}\"", "interpolated"),
+]
+
+
+@pytest.mark.parametrize("tactic", LEGITIMATE)
+def test_legitimate_tactics_pass(tactic: str) -> None:
+    assert check_tactic(tactic, MAX) is None
+
+
+@pytest.mark.parametrize(("tactic", "why"), HOSTILE)
+def test_hostile_tactics_rejected_with_reason(tactic: str, why: str) -> None:
+    reason = check_tactic(tactic, MAX)
+    assert reason is not None, tactic
+    assert why in reason, (tactic, reason)
+
+
+def test_max_chars_is_the_callers() -> None:
+    assert check_tactic("simp [foo, bar]", 15) is None
+    assert check_tactic("simp [foo, bar]", 14) is not None
+
+
+def test_tokenizer_skips_nested_comments_and_strings() -> None:
+    toks = tokenize('a /- x /- y -/ z -/ b -- c\n"s -- t" \'x\' d.e «f g».h `n ``m #eval #[')
+    assert [(t.kind, t.text) for t in toks] == [
+        (TokKind.IDENT, "a"), (TokKind.IDENT, "b"), (TokKind.STRING, '"s -- t"'), (TokKind.STRING, "'x'"),
+        (TokKind.IDENT, "d.e"), (TokKind.IDENT, "«f g».h"), (TokKind.NAME, "`n"), (TokKind.NAME, "``m"),
+        (TokKind.HASH, "#eval"), (TokKind.SYMBOL, "#["),
+    ]
+    assert toks[2].line == 1 and toks[2].col == 0 and toks[2].line_start
+    assert toks[5].components == ["f g", "h"]
+
+
+def test_tokenizer_identifier_rules() -> None:
+    toks = tokenize("h' x₁ exact? λ x Σ h.1 r#\"raw \" still\"# '")
+    assert [t.text for t in toks] == ["h'", "x₁", "exact?", "λ", "x", "Σ", "h", ".", "1", 'r#"raw " still"#', "'"]
+
+
+def test_tokenizer_raises_on_unterminated() -> None:
+    with pytest.raises(LexError):
+        tokenize("/- /- -/")
+    with pytest.raises(LexError):
+        tokenize('"abc\\"')
+
+
+def test_option_policy() -> None:
+    assert option_problem("pp.all") is None
+    assert option_problem("linter.unusedVariables") is None
+    assert option_problem("maxHeartbeats") is not None
+    assert option_problem("pp") is not None  # only the pp.* family
+    assert option_problem("debug.skipKernelTC") is not None
+
+
+STMT = "(n : Nat) : n + 0 = n"
+
+
+def test_proof_source_clean() -> None:
+    src = "theorem foo (n : Nat) :\n    n + 0 = n := by\n  -- no sorry here\n  simp"
+    assert check_proof_source(STMT, src) == []
+    assert check_proof_source(STMT, "example (n : Nat) : n + 0 = n := by simp") == []
+    assert check_proof_source(STMT, "theorem foo (n : Nat) : n + 0 = n := Nat.add_zero n") == []
+    assert check_proof_source(STMT, "open Nat in\ntheorem foo (n : Nat) : n + 0 = n := by simp") == []
+
+
+@pytest.mark.parametrize(("source", "why"), [
+    ("theorem foo (n : Nat) : n + 0 = n := by\n  sorry", "sorry"),
+    ("theorem foo (n : Nat) : n + 0 = n := by\n  admit", "admit"),
+    ("theorem foo (n : Nat) : n + 0 = n := sorryAx _", "sorryAx"),
+    ("theorem foo (n : Nat) : n + 0 = n := by\n  native_decide", "native_decide"),
+    ("axiom cheat : False\ntheorem foo (n : Nat) : n + 0 = n := cheat.elim", "axiom"),
+    ("theorem foo (n : Nat) : n + 0 = n := by simp\naxiom cheat : False", "axiom"),
+    ("theorem foo (n : Nat) : n + 0 = n := by simp\n@[implemented_by g] def f := 1", "@["),
+    ("theorem foo (n : Nat) : n + 0 = n := by simp\nattribute [csimp] foo", "csimp"),
+    ("theorem foo (n : Nat) : n + 0 = n := by simp\nunsafe def f : Nat := 1", "unsafe"),
+    ("theorem foo (n : Nat) : n + 0 = n := by simp\n@[extern \"f\"] opaque f : Nat", "extern"),
+    ("set_option maxHeartbeats 0 in\ntheorem foo (n : Nat) : n + 0 = n := by simp", "maxHeartbeats"),
+    ("set_option debug.skipKernelTC true in\ntheorem foo (n : Nat) : n + 0 = n := by simp", "skipKernelTC"),
+    ("theorem foo (n : Nat) : n + 0 = n := by\n  set_option maxRecDepth 99999 in simp", "maxRecDepth"),
+    ("theorem foo (n : Nat) : n + 0 = n := by simp\n#exit", "#exit"),
+    ("theorem foo (n : Nat) : n + 1 = n + 1 := rfl", "statement differs"),
+    ("theorem foo (n : Nat) : n + 0 = n ∨ True := by simp", "statement differs"),
+    ("theorem foo (n : Int) : n + 0 = n := by simp", "statement differs"),
+    ("theorem foo : True := trivial", "statement differs"),
+    ("def foo (n : Nat) : n + 0 = n := by simp", "does not start with a theorem"),
+    ("theorem foo (n : Nat) : n + 0 = n := by\n  /- unclosed", "unterminated"),
+])
+def test_proof_source_problems(source: str, why: str) -> None:
+    problems = check_proof_source(STMT, source)
+    assert any(why in p for p in problems), (source, problems)
+
+
+def test_proof_source_comment_sorry_is_fine_code_sorry_is_not() -> None:
+    assert check_proof_source(STMT, "theorem t (n : Nat) : n + 0 = n := by\n  simp -- sorry") == []
+    assert check_proof_source(STMT, "theorem t (n : Nat) : n + 0 = n := by\n  /- sorry -/ simp") == []
+    assert check_proof_source(STMT, "theorem t (n : Nat) : n + 0 = n := by\n  simp; sorry") != []
+
+
+def test_statement_comparison_ignores_whitespace_and_comments() -> None:
+    assert normalize_statement("(n : Nat) :\n   n + 0 = n") == normalize_statement("(n : Nat) : n  +  0 = n -- c")
+    assert normalize_statement("(n : Nat) : n + 0 = n") != normalize_statement("(n : Nat) : 0 + n = n")
+    # a `let` inside the statement has its own `:=`; the comparison is token by token, not "up to :="
+    stmt = ": let x := 1; x = 1"
+    assert check_proof_source(stmt, "theorem t : let x := 1; x = 1 := by intro x; rfl") == []
+    assert check_proof_source(stmt, "theorem t : let x := 2; x = 2 := by intro x; rfl") != []
