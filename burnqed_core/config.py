@@ -164,6 +164,9 @@ class TrainingConfig(Section):
     warm_start: Literal["adapter", "merged"] = "adapter"
     shard_size: str = "2GB"
     seed: int = 0
+    device: str = Field("auto", description="'auto' (cuda if available, else cpu), 'cpu', 'cuda', 'cuda:1', ...")
+    max_grad_norm: float = 1.0
+    keep_checkpoints: int = Field(1, ge=1, description="latest checkpoints kept besides the best-eval one")
 
 
 class DataConfig(Section):
