@@ -522,7 +522,6 @@ def _parse_theorem(
     else:
         prefix = _scope_prefix(scopes)
         name = f"{prefix}.{name}" if prefix else name
-    name = name.replace("«", "").replace("»", "")
     assign = _find_top_level(sig, sig_start, {":="})
     if assign < 0:
         # equation-compiler style (`| 0 => ...`) or `where`: no tactic proof
