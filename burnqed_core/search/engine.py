@@ -1,0 +1,578 @@
+"""Best-first proof search with batched expansion across theorems.
+
+`SearchEngine.search_many` searches up to ``concurrency`` theorems at once.
+Each step pops up to ``frontier_batch`` nodes (round-robin over the
+theorems, best node of each first), asks the policy for all their candidates
+in ONE ``generate`` call, and sends all (state, tactic) pairs to Lean in ONE
+``apply_many`` call. With ``overlap`` on, the policy already generates for the
+next batch while Lean checks the current one (the next batch is chosen before
+the current one's children are known: throughput for a little best-first
+order).
+
+Budgets per theorem: ``max_nodes`` (nodes created, root included),
+``max_depth`` (nodes this deep are kept but not expanded), ``timeout_s`` (wall
+clock from the start of the search). The step in flight when a budget runs
+out is still integrated, so a proof found in it counts; closed-goal nodes are
+always created, even past ``max_nodes``.
+
+A proof is found when a tactic leaves no goals; it counts only after the
+whole tactic path passes ``ProofEnv.check_proof`` (a failed re-check is
+recorded and the search goes on). Infrastructure failures (``Status.is_infra``:
+the pool already retried once) are counted apart from tactic errors and never
+make a node dead or a theorem unprovable: an unproved search that saw one and
+ran out of frontier or time reports ``error="infra"``.
+
+All per-theorem state lives in a `_Search` created for that theorem and
+dropped when it ends; the engine object only holds settings and aggregate
+counters (`EngineStats`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+import time
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from burnqed_core.config import SearchConfig
+from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
+from burnqed_core.policy.base import Candidate, Policy, dedup_candidates
+from burnqed_core.records import Theorem, TrajectoryRecord
+from burnqed_core.search.scoring import EnergyScorer, priority, score_states
+from burnqed_core.search.tree import Node, NodeStatus, SearchTree
+
+log = logging.getLogger(__name__)
+
+StopReason = Literal["proved", "max_nodes", "exhausted", "timeout", "start_error", "infra"]
+
+
+class Sampling(BaseModel):
+    """Sampling settings of one search run (recorded in the run record)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    temperature: float = Field(gt=0)
+    num_candidates: int = Field(ge=1)
+    max_new_tokens: int | None = None
+
+
+def resolve_sampling(
+    config: SearchConfig,
+    *,
+    ebm: bool = False,
+    temperature: float | None = None,
+    num_candidates: int | None = None,
+    max_new_tokens: int | None = None,
+) -> Sampling:
+    """Explicit values win; otherwise the profile's, switched to the EBM
+    defaults (seed 000: T=1.0, 8 candidates) when an EBM scores the search,
+    because dedup at low temperature leaves the EBM too little to rank."""
+    if temperature is None:
+        temperature = config.ebm_temperature if ebm else config.temperature
+    if num_candidates is None:
+        num_candidates = config.ebm_num_candidates if ebm else config.num_candidates
+    return Sampling(temperature=temperature, num_candidates=num_candidates, max_new_tokens=max_new_tokens)
+
+
+class SearchResult(BaseModel):
+    """Summary of one theorem's search (one line per theorem in the output)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    theorem: str
+    proved: bool
+    proof: list[str] = Field(default_factory=list)
+    stop: StopReason
+    error: Literal["", "start", "infra"] = Field(
+        "", description="'start': the statement did not elaborate; 'infra': Lean failed, not a verdict")
+    message: str = ""
+    nodes: int = 0
+    expansions: int = 0
+    depth_reached: int = 0
+    time_s: float = 0.0
+    policy_s: float = Field(0.0, description="share of generate() time (a call serves several theorems)")
+    lean_s: float = Field(0.0, description="share of apply_many() time, plus start and re-check")
+    engine_s: float = Field(0.0, description="share of the engine's own bookkeeping")
+    ebm_s: float = 0.0
+    candidates_min: int = 0
+    candidates_avg: float = 0.0
+    candidates_max: int = 0
+    tactics_tried: int = 0
+    tactic_errors: int = 0
+    infra_failures: int = 0
+    transpositions: int = 0
+    recheck_failures: int = 0
+
+
+@dataclass
+class SearchOutcome:
+    result: SearchResult
+    records: list[TrajectoryRecord]
+
+
+@dataclass
+class EngineStats:
+    """Aggregate counters over every search this engine ran (benchmarks, logs)."""
+
+    policy_s: float = 0.0
+    lean_s: float = 0.0
+    engine_s: float = 0.0
+    ebm_s: float = 0.0
+    generate_calls: int = 0
+    apply_calls: int = 0
+    states_generated: int = 0
+    pairs_applied: int = 0
+    expansions: int = 0
+    nodes: int = 0
+    theorems: int = 0
+
+    def summary(self) -> dict[str, float]:
+        nodes = max(self.nodes, 1)
+        return {
+            "theorems": self.theorems,
+            "nodes": self.nodes,
+            "expansions": self.expansions,
+            "policy_s": self.policy_s,
+            "lean_s": self.lean_s,
+            "engine_s": self.engine_s,
+            "engine_ms_per_node": 1000 * self.engine_s / nodes,
+            "avg_states_per_generate": self.states_generated / max(self.generate_calls, 1),
+            "avg_pairs_per_apply": self.pairs_applied / max(self.apply_calls, 1),
+        }
+
+
+@dataclass(eq=False)
+class _Search:
+    """Everything about one theorem's search; created per theorem."""
+
+    theorem: Theorem
+    t0: float
+    t0_unix: float
+    tree: SearchTree = field(default_factory=SearchTree)
+    goal: str = ""
+    frontier: list[tuple[float, int, int]] = field(default_factory=list)
+    in_flight: int = 0
+    done: bool = False
+    proved: bool = False
+    stop: StopReason | None = None
+    expansions: int = 0
+    candidates: list[int] = field(default_factory=list)
+    tactics_tried: int = 0
+    tactic_errors: int = 0
+    infra_failures: int = 0
+    transpositions: int = 0
+    recheck_failures: int = 0
+    messages: list[str] = field(default_factory=list)
+    policy_s: float = 0.0
+    lean_s: float = 0.0
+    engine_s: float = 0.0
+    ebm_s: float = 0.0
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def push(self, node: Node) -> None:
+        heapq.heappush(self.frontier, (-node.priority, node.node_id, node.node_id))
+
+    def pop(self) -> Node | None:
+        while self.frontier:
+            _, _, i = heapq.heappop(self.frontier)
+            node = self.tree.nodes[i]
+            if node.status is NodeStatus.OPEN:
+                return node
+        return None
+
+
+@dataclass(eq=False)
+class _Expansion:
+    search: _Search
+    node: Node
+    candidates: list[Candidate] = field(default_factory=list)
+    results: list[TacticResult] | None = None
+
+
+class SearchEngine:
+    """Best-first search driver. ``env`` is a `ProofEnv` (normally the Lean
+    pool), ``policy`` a `Policy`; ``scorer`` an optional EBM."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        env: ProofEnv,
+        config: SearchConfig,
+        *,
+        sampling: Sampling | None = None,
+        scorer: EnergyScorer | None = None,
+        iteration: int = 0,
+        overlap: bool = True,
+        check_invariants: bool = False,
+    ) -> None:
+        self.policy = policy
+        self.env = env
+        self.config = config
+        self.scorer = scorer
+        self.sampling = sampling or resolve_sampling(config, ebm=scorer is not None)
+        self.iteration = iteration
+        self.overlap = overlap
+        self.check_invariants = check_invariants
+        self.stats = EngineStats()
+
+    # -- public -----------------------------------------------------------
+
+    async def search(self, theorem: Theorem) -> SearchOutcome:
+        """Search one theorem (batching then only spans its own frontier)."""
+        async for outcome in self.search_many([theorem]):
+            return outcome
+        raise RuntimeError("search_many yielded nothing")  # pragma: no cover
+
+    async def search_many(self, theorems: Iterable[Theorem]) -> AsyncIterator[SearchOutcome]:
+        """Search theorems ``concurrency`` at a time; yield each outcome as
+        soon as its search ends (not in input order)."""
+        pending = iter(theorems)
+        input_left = True
+        active: list[_Search] = []
+        finished: list[SearchOutcome] = []
+        gen_task: asyncio.Task[list[_Expansion]] | None = None
+        lean_task: asyncio.Task[None] | None = None
+        rotation = 0
+        try:
+            while True:
+                if input_left and len(active) < self.config.concurrency:
+                    batch_in: list[Theorem] = []
+                    while len(active) + len(batch_in) < self.config.concurrency:
+                        try:
+                            batch_in.append(next(pending))
+                        except StopIteration:
+                            input_left = False
+                            break
+                    if batch_in:
+                        for item in await asyncio.gather(*(self._start(t) for t in batch_in)):
+                            if isinstance(item, SearchOutcome):
+                                finished.append(item)
+                            else:
+                                active.append(item)
+                while finished:
+                    yield finished.pop(0)
+                if not active:
+                    if input_left:
+                        continue
+                    break
+                if gen_task is None:
+                    rotation += 1
+                    batch = self._select(active, rotation)
+                    if not batch:
+                        ended = await self._finish_done(active)
+                        if not ended:
+                            raise RuntimeError("search stalled: no node to expand and no search ended")
+                        finished.extend(ended)
+                        continue
+                    gen_task = asyncio.create_task(self._generate(batch))
+                expansions = await gen_task
+                gen_task = None
+                lean_task = asyncio.create_task(self._apply(expansions))
+                if self.overlap:
+                    rotation += 1
+                    nxt = self._select(active, rotation)
+                    if nxt:
+                        gen_task = asyncio.create_task(self._generate(nxt))
+                await lean_task
+                lean_task = None
+                await self._integrate(expansions)
+                finished.extend(await self._finish_done(active))
+        finally:
+            for task in (gen_task, lean_task):
+                if task is not None and not task.done():
+                    task.cancel()
+                    try:
+                        await task
+                    except (asyncio.CancelledError, Exception):
+                        pass
+
+    # -- steps ------------------------------------------------------------
+
+    async def _start(self, theorem: Theorem) -> _Search | SearchOutcome:
+        s = _Search(theorem=theorem, t0=time.perf_counter(), t0_unix=time.time())
+        res = await self.env.start_proof(theorem)
+        s.lean_s += time.perf_counter() - s.t0
+        self.stats.lean_s += time.perf_counter() - s.t0
+        if not res.ok:
+            infra = res.status.is_infra or res.status is Status.OK
+            stop: StopReason = "infra" if infra else "start_error"
+            log.info("%s: start failed (%s): %s", theorem.name, res.status, res.message[:200])
+            self.stats.theorems += 1
+            result = SearchResult(
+                theorem=theorem.name, proved=False, stop=stop, error="infra" if infra else "start",
+                message=res.message[:2000], time_s=s.elapsed(), lean_s=s.lean_s,
+                infra_failures=1 if infra else 0,
+            )
+            return SearchOutcome(result, [])
+        state = res.state
+        assert state is not None
+        root = s.tree.add_node(parent=None, state=state, text=state.text, tactic="", logprob=0.0,
+                               created_s=time.time(), elapsed_s=s.elapsed())
+        s.goal = root.text
+        if self.scorer is not None:
+            t = time.perf_counter()
+            (root.energy,) = await score_states(self.scorer, [root.text], s.goal)
+            s.ebm_s += time.perf_counter() - t
+            self.stats.ebm_s += time.perf_counter() - t
+        root.priority = priority(0.0, 0, root.energy, self.config.alpha, self.config.beta)
+        if self.config.max_depth > 0:
+            s.push(root)
+        return s
+
+    def _select(self, active: Sequence[_Search], rotation: int) -> list[_Expansion]:
+        """Up to ``frontier_batch`` open nodes, the best of each theorem in
+        turn, never more in flight per theorem than its node budget left."""
+        t = time.perf_counter()
+        cfg = self.config
+        out: list[_Expansion] = []
+        n = len(active)
+        order = [active[(rotation + i) % n] for i in range(n)] if n else []
+        progressed = True
+        while progressed and len(out) < cfg.frontier_batch:
+            progressed = False
+            for s in order:
+                if len(out) >= cfg.frontier_batch:
+                    break
+                if s.done or s.elapsed() > cfg.timeout_s or len(s.tree) + s.in_flight >= cfg.max_nodes:
+                    continue
+                node = s.pop()
+                if node is None:
+                    continue
+                node.status = NodeStatus.EXPANDED
+                s.in_flight += 1
+                out.append(_Expansion(s, node))
+                progressed = True
+        self._charge_engine(time.perf_counter() - t, [e.search for e in out])
+        return out
+
+    async def _generate(self, expansions: list[_Expansion]) -> list[_Expansion]:
+        states = [e.node.text for e in expansions]
+        t = time.perf_counter()
+        raw = await self.policy.generate(
+            states, self.sampling.num_candidates, self.sampling.temperature, self.sampling.max_new_tokens)
+        dt = time.perf_counter() - t
+        if len(raw) != len(states):
+            raise RuntimeError(f"policy returned {len(raw)} candidate lists for {len(states)} states")
+        self.stats.policy_s += dt
+        self.stats.generate_calls += 1
+        self.stats.states_generated += len(states)
+        t = time.perf_counter()
+        for e, cands in zip(expansions, raw, strict=True):
+            e.search.policy_s += dt / len(expansions)
+            e.candidates = dedup_candidates(cands)
+        self._charge_engine(time.perf_counter() - t, [e.search for e in expansions])
+        return expansions
+
+    async def _apply(self, expansions: list[_Expansion]) -> None:
+        live = [e for e in expansions if not e.search.done]
+        pairs: list[tuple[GoalState, str]] = []
+        for e in live:
+            assert e.node.state is not None
+            pairs.extend((e.node.state, c.tactic) for c in e.candidates)
+        if not pairs:
+            for e in live:
+                e.results = []
+            return
+        t = time.perf_counter()
+        results = await self.env.apply_many(pairs)
+        dt = time.perf_counter() - t
+        if len(results) != len(pairs):
+            raise RuntimeError(f"Lean returned {len(results)} results for {len(pairs)} tactics")
+        self.stats.lean_s += dt
+        self.stats.apply_calls += 1
+        self.stats.pairs_applied += len(pairs)
+        i = 0
+        for e in live:
+            k = len(e.candidates)
+            e.results = results[i:i + k]
+            e.search.lean_s += dt * k / len(pairs)
+            i += k
+
+    async def _integrate(self, expansions: list[_Expansion]) -> None:
+        t = time.perf_counter()
+        cfg = self.config
+        new_nodes: dict[_Search, list[Node]] = {}
+        proofs: dict[_Search, list[Node]] = {}
+        for e in expansions:
+            s = e.search
+            s.in_flight -= 1
+            if s.done or e.results is None:
+                continue
+            node = e.node
+            s.expansions += 1
+            s.candidates.append(len(e.candidates))
+            self.stats.expansions += 1
+            for cand, res in zip(e.candidates, e.results, strict=True):
+                s.tactics_tried += 1
+                if res.ok:
+                    assert res.state is not None
+                    child_state = res.state
+                    if child_state.is_proved:
+                        child = s.tree.add_node(parent=node, state=child_state, text="", tactic=cand.tactic,
+                                                logprob=cand.logprob, created_s=time.time(), elapsed_s=s.elapsed())
+                        proofs.setdefault(s, []).append(child)
+                        continue
+                    text = child_state.text
+                    existing = s.tree.lookup(text)
+                    if existing is not None:
+                        s.tree.add_transposition(node, cand.tactic, cand.logprob, existing)
+                        s.transpositions += 1
+                    elif len(s.tree) >= cfg.max_nodes:
+                        node.truncated = True
+                    else:
+                        child = s.tree.add_node(parent=node, state=child_state, text=text, tactic=cand.tactic,
+                                                logprob=cand.logprob, created_s=time.time(), elapsed_s=s.elapsed())
+                        new_nodes.setdefault(s, []).append(child)
+                else:
+                    status = res.status if res.status is not Status.OK else Status.CRASHED
+                    if status.is_infra:
+                        s.infra_failures += 1
+                    else:
+                        s.tactic_errors += 1
+                    s.tree.add_failure(node, cand.tactic, cand.logprob, status, res.message)
+        self._charge_engine(time.perf_counter() - t, list({e.search: None for e in expansions}))
+
+        if self.scorer is not None and new_nodes:
+            await asyncio.gather(*(self._score(s, nodes) for s, nodes in new_nodes.items()))
+        t = time.perf_counter()
+        for s, nodes in new_nodes.items():
+            for n in nodes:
+                n.priority = priority(n.cum_logprob, n.depth, n.energy, cfg.alpha, cfg.beta)
+                if n.depth < cfg.max_depth:
+                    s.push(n)
+        self._charge_engine(time.perf_counter() - t, list(new_nodes))
+        if proofs:
+            await asyncio.gather(*(self._recheck(s, nodes) for s, nodes in proofs.items()))
+
+    async def _score(self, s: _Search, nodes: list[Node]) -> None:
+        assert self.scorer is not None
+        t = time.perf_counter()
+        energies = await score_states(self.scorer, [n.text for n in nodes], s.goal)
+        for n, energy in zip(nodes, energies, strict=True):
+            n.energy = energy
+        dt = time.perf_counter() - t
+        s.ebm_s += dt
+        self.stats.ebm_s += dt
+
+    async def _recheck(self, s: _Search, terminals: list[Node]) -> None:
+        """Re-check closed-goal paths as whole theorems, best first, until one passes."""
+        for node in sorted(terminals, key=lambda n: n.cum_logprob, reverse=True):
+            tactics = s.tree.tactics_to(node.node_id)
+            t = time.perf_counter()
+            check = await self.env.check_proof(s.theorem, tactics)
+            dt = time.perf_counter() - t
+            s.lean_s += dt
+            self.stats.lean_s += dt
+            if check.ok:
+                s.tree.proof_node = node.node_id
+                s.proved = True
+                return
+            node.status = NodeStatus.REJECTED
+            if check.infra:
+                s.infra_failures += 1
+            else:
+                s.recheck_failures += 1
+            msg = "; ".join(check.errors)[:500]
+            s.messages.append(f"re-check failed{' (infra)' if check.infra else ''}: {msg}")
+            log.warning("%s: closed-goal path %r failed the re-check: %s", s.theorem.name, tactics, msg)
+
+    async def _finish_done(self, active: list[_Search]) -> list[SearchOutcome]:
+        """End every search that is over; remove them from ``active``."""
+        out = []
+        cfg = self.config
+        for s in list(active):
+            stop: StopReason | None = None
+            if s.proved:
+                stop = "proved"
+            elif s.in_flight == 0:
+                if s.elapsed() > cfg.timeout_s:
+                    stop = "timeout"
+                elif len(s.tree) >= cfg.max_nodes:
+                    stop = "max_nodes"
+                elif not any(s.tree.nodes[i].status is NodeStatus.OPEN for _, _, i in s.frontier):
+                    stop = "exhausted"
+            if stop is None:
+                continue
+            s.done = True
+            s.stop = stop
+            active.remove(s)
+            out.append(self._outcome(s))
+            states = [n.state for n in s.tree.nodes if n.state is not None]
+            if states:
+                await self.env.free(states)
+        return out
+
+    def _outcome(self, s: _Search) -> SearchOutcome:
+        t = time.perf_counter()
+        assert s.stop is not None
+        if self.check_invariants:
+            s.tree.check_invariants()
+        tree = s.tree
+        labels = tree.labels()
+        elapsed = s.elapsed()
+        records = [
+            TrajectoryRecord(
+                theorem=s.theorem.name,
+                iteration=self.iteration,
+                node_id=n.node_id,
+                parent_id=n.parent_id,
+                state=n.text,
+                goal=s.goal,
+                tactic=n.tactic,
+                depth=n.depth,
+                logprob=n.logprob,
+                cum_logprob=n.cum_logprob,
+                energy=n.energy,
+                label=label,
+                terminal=n.status is NodeStatus.TERMINAL,
+                proved=s.proved,
+                created_s=n.created_s,
+                elapsed_s=n.elapsed_s,
+            )
+            for n, label in zip(tree.nodes, labels, strict=True)
+        ]
+        error: Literal["", "start", "infra"] = ""
+        if not s.proved and s.infra_failures and s.stop in ("exhausted", "timeout"):
+            error = "infra"
+        cands = s.candidates
+        self.stats.nodes += len(tree)
+        self.stats.theorems += 1
+        self._charge_engine(time.perf_counter() - t, [s])
+        result = SearchResult(
+            theorem=s.theorem.name,
+            proved=s.proved,
+            proof=tree.tactics_to(tree.proof_node) if tree.proof_node is not None else [],
+            stop=s.stop,
+            error=error,
+            message=" | ".join(s.messages)[:2000],
+            nodes=len(tree),
+            expansions=s.expansions,
+            depth_reached=max(n.depth for n in tree.nodes),
+            time_s=elapsed,
+            policy_s=s.policy_s,
+            lean_s=s.lean_s,
+            engine_s=s.engine_s,
+            ebm_s=s.ebm_s,
+            candidates_min=min(cands, default=0),
+            candidates_avg=sum(cands) / len(cands) if cands else 0.0,
+            candidates_max=max(cands, default=0),
+            tactics_tried=s.tactics_tried,
+            tactic_errors=s.tactic_errors,
+            infra_failures=s.infra_failures,
+            transpositions=s.transpositions,
+            recheck_failures=s.recheck_failures,
+        )
+        log.debug("%s: %s after %d nodes, %.2fs", s.theorem.name, s.stop, len(tree), elapsed)
+        return SearchOutcome(result, records)
+
+    def _charge_engine(self, dt: float, searches: Sequence[_Search]) -> None:
+        self.stats.engine_s += dt
+        if searches:
+            share = dt / len(searches)
+            for s in searches:
+                s.engine_s += share
