@@ -91,10 +91,26 @@ class SglangConfig(Section):
     request_timeout_s: float = 300.0
     retries: int = 5
     startup_timeout_s: float = 900.0
+    launch_module: str = Field("sglang.launch_server", description="module run by `<python> -m` to start a server")
+    parallel_sampling: Literal["replicate", "native"] = Field(
+        "replicate",
+        description="n samples as n copies of the prompt with our own request ids (mapped back by id), "
+        "or as SGLang's sampling_params.n (flat prompt-major list)",
+    )
+    retry_backoff_s: float = Field(0.5, description="first retry delay; doubles each retry")
+    health_timeout_s: float = Field(20.0, description="timeout of the one-token health generation")
+    drain_timeout_s: float = Field(120.0, description="weight swap: wait this long for in-flight requests")
+    return_original_logprob: bool = Field(
+        True, description="launch with SGLANG_RETURN_ORIGINAL_LOGPROB=1: logprobs from raw logits, not T-scaled"
+    )
 
 
 class PolicyConfig(Section):
-    backend: Literal["local", "sglang"] = "local"
+    backend: Literal["local", "sglang", "fixed"] = "local"
+    fixed_tactics: list[str] = Field(
+        default_factory=lambda: ["rfl", "decide", "trivial", "simp", "simp_all", "omega", "grind", "assumption"],
+        description="backend 'fixed': the tactics proposed for every state (automation-only baseline)",
+    )
     model_path: Path | None = Field(None, description="None: the model trained by the loop")
     device: str = "cpu"
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"

@@ -24,3 +24,7 @@ class DataError(BurnqedError):
 
 class LeanSetupError(BurnqedError):
     """The Lean backend is not installed or cannot start."""
+
+
+class PolicyError(BurnqedError):
+    """A policy backend cannot be loaded, reached or used (model dir, SGLang server)."""

@@ -1,0 +1,312 @@
+"""The local policy: any causal-LM directory run by transformers, on CPU or GPU.
+
+One batched ``generate`` call covers many states x n samples (rows are
+prompt-major and sorted by prompt length so that a chunk of
+``batch_size`` sequences carries little padding): on the tiny model that is
+~15x faster than one sequence per call (notes/stack-ml.md,
+``benchmarks/generate_batching.py``). The traps this module avoids:
+
+* prompts are padded on the LEFT (a decoder-only model continues the last
+  column) and truncated from the left, keeping BOS;
+* the candidate logprob is computed from the RAW logits
+  (``output_logits``), not from ``scores``, which are post-temperature and
+  differ by up to 0.45 nats (stack-ml.md); it is the sum over the generated
+  tokens up to and including EOS (or the token that completes a closing
+  fence), so it equals a teacher-forced recompute of exactly those tokens;
+* after EOS a row holds padding with non-zero scores: those are masked;
+* generation is deterministic for a given seed and call sequence (a
+  counter advances the seed each call), and runs in a worker thread so the
+  event loop keeps serving Lean meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from burnqed_core.config import PolicyConfig
+from burnqed_core.errors import PolicyError
+from burnqed_core.policy.base import Candidate
+from burnqed_core.policy.prompt import format_prompt, parse_completion
+
+log = logging.getLogger(__name__)
+
+#: A completion never legitimately contains a closing fence: the model has
+#: started a new code block, so the tactic ends there.
+STOP_STRINGS = ("```",)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One generated sequence: its completion tokens (up to and including EOS or
+    the end of a stop string), their raw-logit logprob sum, and the tactic."""
+
+    token_ids: list[int]
+    logprob: float
+    tactic: str
+
+    def candidate(self) -> Candidate:
+        return Candidate(tactic=self.tactic, logprob=self.logprob, num_tokens=len(self.token_ids))
+
+
+def _torch_dtype(name: str) -> Any:
+    import torch
+
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+class LocalPolicy:
+    """A transformers causal LM as a `Policy` (see the module docstring)."""
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        device: str = "cpu",
+        dtype: str = "float32",
+        batch_size: int = 64,
+        max_prompt_tokens: int = 1024,
+        max_new_tokens: int = 48,
+        seed: int = 0,
+    ) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        path = Path(model_path)
+        if not (path / "config.json").is_file():
+            raise PolicyError(f"no model at {path}: expected a causal-LM directory with config.json")
+        if batch_size < 1 or max_prompt_tokens < 2 or max_new_tokens < 1:
+            raise PolicyError("policy batch_size, max_new_tokens must be >= 1 and max_prompt_tokens >= 2")
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path)
+            self.model = AutoModelForCausalLM.from_pretrained(path, dtype=_torch_dtype(dtype))
+        except (OSError, ValueError) as e:
+            raise PolicyError(f"cannot load the model at {path}: {e}") from None
+        self.model.to(device)
+        self.model.eval()
+        self.device = torch.device(device)
+        self.name = f"local:{path.resolve()}"
+        self.model_path = path
+        self.batch_size = batch_size
+        self.max_prompt_tokens = max_prompt_tokens
+        self.max_new_tokens = max_new_tokens
+        self.seed = seed
+        self._calls = 0
+        self._lock = threading.Lock()
+
+        tok = self.tokenizer
+        eos: set[int] = set()
+        if tok.eos_token_id is not None:
+            eos.add(int(tok.eos_token_id))
+        gen_eos = self.model.generation_config.eos_token_id
+        if isinstance(gen_eos, int):
+            eos.add(gen_eos)
+        elif gen_eos:
+            eos.update(int(e) for e in gen_eos)
+        if not eos:
+            raise PolicyError(f"the tokenizer at {path} has no EOS token: generation could not stop")
+        self.eos_ids = sorted(eos)
+        self.pad_id = int(tok.pad_token_id) if tok.pad_token_id is not None else self.eos_ids[0]
+        self.bos_id = tok.bos_token_id
+
+    @classmethod
+    def from_config(cls, cfg: PolicyConfig, model_path: str | Path | None = None, seed: int = 0) -> LocalPolicy:
+        path = model_path or cfg.model_path
+        if path is None:
+            raise PolicyError("no model given: pass --model DIR or set policy.model_path")
+        return cls(
+            path,
+            device=cfg.device,
+            dtype=cfg.dtype,
+            batch_size=cfg.batch_size,
+            max_prompt_tokens=cfg.max_prompt_tokens,
+            max_new_tokens=cfg.max_new_tokens,
+            seed=seed,
+        )
+
+    # ------------------------------------------------------------------ tokens
+
+    def _encode_text(self, text: str) -> list[int]:
+        """Token ids of ``text`` (with the tokenizer's special tokens), cut from
+        the left to ``max_prompt_tokens`` but keeping a leading BOS: the end of
+        a prompt (the goal and the response template) is what matters."""
+        ids = list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+        limit = self.max_prompt_tokens
+        if len(ids) > limit:
+            if self.bos_id is not None and ids[0] == self.bos_id:
+                ids = [ids[0], *ids[len(ids) - (limit - 1):]]
+            else:
+                ids = ids[len(ids) - limit:]
+        return ids
+
+    def _pad(self, rows: Sequence[list[int]], left: bool) -> tuple[Any, Any]:
+        import torch
+
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            if left:
+                ids[i, width - len(r):] = torch.tensor(r)
+                mask[i, width - len(r):] = 1
+            else:
+                ids[i, : len(r)] = torch.tensor(r)
+                mask[i, : len(r)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _completion_end(self, tokens: list[int]) -> int:
+        """Number of generated tokens that belong to the completion: up to and
+        including the first EOS, or up to the token that completes a stop string."""
+        end = len(tokens)
+        for k, t in enumerate(tokens):
+            if t in self.eos_ids:
+                end = k + 1
+                break
+        text = self.tokenizer.decode(tokens[:end], skip_special_tokens=True)
+        if any(s in text for s in STOP_STRINGS):
+            for k in range(1, end + 1):
+                if any(s in self.tokenizer.decode(tokens[:k], skip_special_tokens=True) for s in STOP_STRINGS):
+                    return k
+        return end
+
+    # -------------------------------------------------------------- generation
+
+    def generate_sync(
+        self,
+        states: Sequence[str],
+        n: int,
+        temperature: float,
+        max_new_tokens: int | None = None,
+    ) -> list[list[Candidate]]:
+        """Blocking `generate`. ``temperature <= 0`` decodes greedily once per
+        state and returns that candidate ``n`` times (identical anyway)."""
+        return [[s.candidate() for s in per] for per in self.sample_sync(states, n, temperature, max_new_tokens)]
+
+    def sample_sync(
+        self,
+        states: Sequence[str],
+        n: int,
+        temperature: float,
+        max_new_tokens: int | None = None,
+    ) -> list[list[Sample]]:
+        """`generate_sync` with the generated token ids kept (tests, analysis)."""
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        if not states:
+            return []
+        greedy = temperature <= 0
+        samples = 1 if greedy else n
+        max_new = max_new_tokens or self.max_new_tokens
+        prompts = [self._encode_text(format_prompt(s)) for s in states]
+        # Sequences are (state index, sample index), grouped by prompt length so
+        # that a chunk pads little; each chunk is one generate() call.
+        order = sorted(range(len(states)), key=lambda i: len(prompts[i]))
+        rows = [(i, j) for i in order for j in range(samples)]
+        out: list[list[Sample | None]] = [[None] * samples for _ in states]
+        with self._lock:
+            self._calls += 1
+            call_seed = self.seed * 1_000_003 + self._calls
+            for start in range(0, len(rows), self.batch_size):
+                chunk = rows[start : start + self.batch_size]
+                cands = self._generate_chunk([prompts[i] for i, _ in chunk], temperature, max_new, call_seed + start)
+                for (i, j), c in zip(chunk, cands, strict=True):
+                    out[i][j] = c
+        result = [[c for c in per if c is not None] for per in out]
+        if greedy:
+            result = [per * n for per in result]
+        return result
+
+    def _generate_chunk(
+        self, prompts: list[list[int]], temperature: float, max_new: int, seed: int
+    ) -> list[Sample]:
+        import torch
+        from transformers import GenerationConfig
+
+        input_ids, mask = self._pad(prompts, left=True)
+        greedy = temperature <= 0
+        gen_cfg = GenerationConfig(
+            max_new_tokens=max_new,
+            do_sample=not greedy,
+            temperature=None if greedy else float(temperature),
+            top_k=None,
+            top_p=None,
+            num_beams=1,
+            use_cache=True,
+            eos_token_id=self.eos_ids,
+            pad_token_id=self.pad_id,
+            bos_token_id=self.bos_id,
+            return_dict_in_generate=True,
+            output_logits=True,
+            stop_strings=list(STOP_STRINGS),
+        )
+        torch.manual_seed(seed)
+        with torch.inference_mode():
+            res = self.model.generate(
+                input_ids=input_ids, attention_mask=mask, generation_config=gen_cfg, tokenizer=self.tokenizer
+            )
+        gen = res.sequences[:, input_ids.shape[1]:]
+        # log-softmax of the raw logits, one step at a time (a 7B vocabulary x
+        # steps x rows would not fit at once), gathered at the sampled tokens.
+        steps = [
+            torch.log_softmax(logits.float(), dim=-1).gather(1, gen[:, t : t + 1]).squeeze(1)
+            for t, logits in enumerate(res.logits)
+        ]
+        token_lp = torch.stack(steps, dim=1).cpu()
+        gen_list = gen.cpu().tolist()
+        cands = []
+        for r, toks in enumerate(gen_list):
+            end = self._completion_end(toks)
+            text = self.tokenizer.decode(toks[:end], skip_special_tokens=True)
+            lp = float(token_lp[r, :end].sum())
+            cands.append(Sample(token_ids=toks[:end], logprob=lp, tactic=parse_completion(text)))
+        return cands
+
+    async def generate(
+        self,
+        states: Sequence[str],
+        n: int,
+        temperature: float,
+        max_new_tokens: int | None = None,
+    ) -> list[list[Candidate]]:
+        """For each state, ``n`` candidates from one batched generate (worker thread)."""
+        return await asyncio.to_thread(self.generate_sync, list(states), n, temperature, max_new_tokens)
+
+    # --------------------------------------------------------------- encoding
+
+    def encode_sync(self, texts: Sequence[str]) -> list[list[float]]:
+        """Mean of the last hidden states over each text's tokens. Rows are padded
+        on the RIGHT: with causal attention a real token never sees the padding
+        and positions start at 0, so a text embeds the same alone or in a batch."""
+        import torch
+
+        if not texts:
+            return []
+        encoded = [self._encode_text(t) for t in texts]
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
+        vecs: list[list[float] | None] = [None] * len(texts)
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                ids, mask = self._pad([encoded[i] for i in idx], left=False)
+                hidden = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[-1]
+                m = mask.unsqueeze(-1).to(hidden.dtype)
+                pooled = ((hidden * m).sum(1) / m.sum(1).clamp(min=1)).float().cpu()
+                for k, i in enumerate(idx):
+                    vecs[i] = pooled[k].tolist()
+        return [v for v in vecs if v is not None]
+
+    async def encode(self, texts: Sequence[str]) -> list[list[float]]:
+        return await asyncio.to_thread(self.encode_sync, list(texts))
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    async def close(self) -> None:
+        """Drop the model so its memory can be reclaimed."""
+        self.model = None  # type: ignore[assignment]
