@@ -1,0 +1,424 @@
+"""Trajectory output: a directory of Parquet part files, resumable, with a run record.
+
+Layout of an output ``traj.parquet`` (a directory, as Spark/Hive write it):
+
+* ``part-00000.parquet``, ``part-00001.parquet`` ...: each holds the
+  `TrajectoryRecord` rows of a group of finished theorems (``flush_every``),
+  and the `SearchResult` of each of those theorems as JSON in the file's
+  key-value metadata (``burnqed.search_results``), so that a theorem with no
+  rows (a start error) is known to be done too. A part is written to a hidden
+  temporary file, fsynced and renamed: it exists whole or not at all. A
+  SIGKILL loses at most the theorems not yet flushed and never damages a part
+  (a ParquetWriter file killed before ``close()`` has no footer and is
+  unreadable: hence one whole file per flush).
+* ``_run.json``: the run record (model identity, prompt version, sampling,
+  budgets, Lean backend and version, seeds, sessions with start/end times).
+
+Names starting with ``.`` or ``_`` are skipped by pyarrow/polars dataset
+readers, so ``pq.read_table("traj.parquet")`` or
+``pl.read_parquet("traj.parquet/*.parquet")`` read the rows directly. The
+readers here also accept a single Parquet file of trajectory records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import socket
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from burnqed_core.errors import BurnqedError, RecordFileError
+from burnqed_core.record_io import read_table, to_table
+from burnqed_core.records import TrajectoryRecord, arrow_schema
+from burnqed_core.search.engine import Sampling, SearchOutcome, SearchResult
+
+log = logging.getLogger(__name__)
+
+RESULTS_KEY = b"burnqed.search_results"
+RUN_RECORD = "_run.json"
+PART_PREFIX = "part-"
+
+
+class OutputExistsError(BurnqedError):
+    """The output already holds results and resuming was not asked for."""
+
+
+class ResumeMismatchError(BurnqedError):
+    """Resuming with settings that differ from the run that wrote the output."""
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with tmp.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+    _fsync_dir(path.parent)
+
+
+# -- parts ------------------------------------------------------------------
+
+
+def list_parts(path: str | Path) -> list[Path]:
+    """The committed part files of an output directory, in write order."""
+    path = Path(path)
+    if not path.is_dir():
+        return []
+    return sorted(p for p in path.iterdir() if p.name.startswith(PART_PREFIX) and p.suffix == ".parquet")
+
+
+def write_part(directory: Path, seq: int, outcomes: Sequence[SearchOutcome]) -> Path:
+    """One part file holding these theorems' rows and results, atomically."""
+    directory.mkdir(parents=True, exist_ok=True)
+    records = [r for o in outcomes for r in o.records]
+    table = to_table(records, TrajectoryRecord)
+    results = json.dumps([o.result.model_dump(mode="json") for o in outcomes]).encode()
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), RESULTS_KEY: results})
+    path = directory / f"{PART_PREFIX}{seq:05d}.parquet"
+    if path.exists():
+        raise RecordFileError(f"{path}: part already exists (two writers on one output?)")
+    tmp = directory / f".{path.name}.tmp-{os.getpid()}"
+    with tmp.open("wb") as f:
+        pq.write_table(table, f)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+    _fsync_dir(directory)
+    return path
+
+
+def _part_results(part: Path) -> list[SearchResult]:
+    try:
+        meta = pq.read_schema(part).metadata or {}
+    except (pa.ArrowException, OSError) as e:
+        raise RecordFileError(f"{part}: not a readable Parquet file ({e})") from None
+    raw = meta.get(RESULTS_KEY)
+    if raw is None:
+        raise RecordFileError(f"{part}: no search results in its metadata (not written by burnqed search)")
+    try:
+        return [SearchResult.model_validate(x) for x in json.loads(raw)]
+    except (ValueError, ValidationError) as e:
+        raise RecordFileError(f"{part}: search results metadata is invalid ({e})") from None
+
+
+def read_results(path: str | Path) -> list[SearchResult]:
+    """Every theorem's `SearchResult` in an output directory."""
+    out: list[SearchResult] = []
+    for part in list_parts(path):
+        out.extend(_part_results(part))
+    return out
+
+
+def read_trajectory_table(path: str | Path) -> pa.Table:
+    """All rows of an output directory (or of one Parquet file) as one table."""
+    path = Path(path)
+    if not path.exists():
+        raise RecordFileError(f"{path}: no such file or directory")
+    if path.is_file():
+        return read_table(path, TrajectoryRecord)
+    parts = list_parts(path)
+    schema = arrow_schema(TrajectoryRecord)
+    if not parts:
+        return schema.empty_table()
+    tables = [read_table(p, TrajectoryRecord).select(schema.names).cast(schema) for p in parts]
+    return pa.concat_tables(tables)
+
+
+def read_trajectories(path: str | Path) -> list[TrajectoryRecord]:
+    """All rows as validated records (for small outputs; use the table for large ones)."""
+    table = read_trajectory_table(path)
+    out = []
+    for i, row in enumerate(table.to_pylist()):
+        try:
+            out.append(TrajectoryRecord.model_validate(row))
+        except ValidationError as e:
+            raise RecordFileError(f"{path}: row {i} is not a valid trajectory record: {e.errors()[0]['msg']}") from None
+    return out
+
+
+def finished_theorems(path: str | Path) -> set[str]:
+    """Names of the theorems whose search is saved (the skip set of --resume).
+    A theorem saved twice means the output was corrupted by hand or by two
+    writers: an error, never silently merged."""
+    seen: set[str] = set()
+    for part in list_parts(path):
+        for r in _part_results(part):
+            if r.theorem in seen:
+                raise RecordFileError(f"{path}: theorem {r.theorem!r} is saved twice (second time in {part.name})")
+            seen.add(r.theorem)
+    return seen
+
+
+def clean_temporaries(path: str | Path) -> int:
+    """Remove half-written part files left by a killed writer."""
+    path = Path(path)
+    n = 0
+    if path.is_dir():
+        for p in path.iterdir():
+            if p.name.startswith(f".{PART_PREFIX}") and ".tmp-" in p.name:
+                p.unlink(missing_ok=True)
+                n += 1
+    return n
+
+
+class TrajectoryWriter:
+    """Buffers finished searches and writes a part every ``flush_every``
+    theorems. Refuses a theorem that is already saved or buffered."""
+
+    def __init__(self, directory: str | Path, flush_every: int, already_saved: Iterable[str] = ()) -> None:
+        if flush_every < 1:
+            raise ValueError("flush_every must be >= 1")
+        self.directory = Path(directory)
+        if self.directory.exists() and not self.directory.is_dir():
+            raise OutputExistsError(f"{self.directory} is a file; the search output is a directory of parts")
+        self.flush_every = flush_every
+        self.saved: set[str] = set(already_saved)
+        self.buffer: list[SearchOutcome] = []
+        parts = list_parts(self.directory)
+        self._seq = int(parts[-1].stem.removeprefix(PART_PREFIX)) + 1 if parts else 0
+        self.theorems_written = 0
+
+    def add(self, outcome: SearchOutcome) -> Path | None:
+        name = outcome.result.theorem
+        if name in self.saved or any(o.result.theorem == name for o in self.buffer):
+            raise BurnqedError(f"theorem {name!r} would be written twice to {self.directory}")
+        self.buffer.append(outcome)
+        if len(self.buffer) >= self.flush_every:
+            return self.flush()
+        return None
+
+    def flush(self) -> Path | None:
+        if not self.buffer:
+            return None
+        part = write_part(self.directory, self._seq, self.buffer)
+        self._seq += 1
+        self.saved.update(o.result.theorem for o in self.buffer)
+        self.theorems_written += len(self.buffer)
+        log.info("checkpoint: %d theorems saved in %s (%s)", len(self.saved), self.directory, part.name)
+        self.buffer = []
+        return part
+
+    def close(self) -> None:
+        self.flush()
+
+
+# -- statistics -----------------------------------------------------------------
+
+
+class TrajectoryStats(BaseModel):
+    """Summary of a search output (``burnqed trajectories stats``)."""
+
+    model_config = ConfigDict(frozen=True)
+    theorems: int
+    proved: int
+    start_errors: int = 0
+    infra_errors: int = 0
+    nodes: int
+    rows: int
+    positive: int = 0
+    negative: int = 0
+    unknown: int = 0
+    time_s: float | None = None
+    policy_s: float | None = None
+    lean_s: float | None = None
+    engine_s: float | None = None
+    expansions: int | None = None
+    candidates_min: int | None = None
+    candidates_avg: float | None = None
+    candidates_max: int | None = None
+
+    @property
+    def solve_rate(self) -> float:
+        return self.proved / self.theorems if self.theorems else 0.0
+
+
+def trajectory_stats(path: str | Path) -> TrajectoryStats:
+    """From the saved results when there are any (directory output), else
+    from the rows alone (a plain Parquet file: no timing or candidate stats)."""
+    path = Path(path)
+    table = read_trajectory_table(path)
+    labels = table.column("label").to_pylist() if table.num_rows else []
+    counts = {k: labels.count(k) for k in ("positive", "negative", "unknown")}
+    results = read_results(path) if path.is_dir() else []
+    if results:
+        searched = [r for r in results if r.expansions > 0]
+        exp = sum(r.expansions for r in results)
+        return TrajectoryStats(
+            theorems=len(results),
+            proved=sum(r.proved for r in results),
+            start_errors=sum(r.error == "start" for r in results),
+            infra_errors=sum(r.error == "infra" for r in results),
+            nodes=sum(r.nodes for r in results),
+            rows=table.num_rows,
+            **counts,
+            time_s=sum(r.time_s for r in results),
+            policy_s=sum(r.policy_s for r in results),
+            lean_s=sum(r.lean_s for r in results),
+            engine_s=sum(r.engine_s for r in results),
+            expansions=exp,
+            candidates_min=min((r.candidates_min for r in searched), default=0),
+            candidates_avg=sum(r.candidates_avg * r.expansions for r in results) / exp if exp else 0.0,
+            candidates_max=max((r.candidates_max for r in searched), default=0),
+        )
+    names = table.column("theorem").to_pylist() if table.num_rows else []
+    proved_col = table.column("proved").to_pylist() if table.num_rows else []
+    return TrajectoryStats(
+        theorems=len(set(names)),
+        proved=len({n for n, p in zip(names, proved_col, strict=True) if p}),
+        nodes=table.num_rows,
+        rows=table.num_rows,
+        **counts,
+    )
+
+
+def format_stats(stats: TrajectoryStats) -> str:
+    lines = [
+        f"theorems      {stats.theorems}",
+        f"proved        {stats.proved} ({100 * stats.solve_rate:.1f}%)",
+    ]
+    if stats.start_errors or stats.infra_errors:
+        lines.append(f"errors        {stats.start_errors} start (statement did not elaborate), "
+                     f"{stats.infra_errors} infra (Lean failed: not a verdict)")
+    per = stats.nodes / stats.theorems if stats.theorems else 0.0
+    lines.append(f"nodes         {stats.nodes} ({per:.1f} per theorem)")
+    lines.append(f"labels        {stats.positive} positive, {stats.negative} negative, {stats.unknown} unknown")
+    if stats.time_s is not None:
+        per_t = stats.time_s / stats.theorems if stats.theorems else 0.0
+        lines.append(f"time          {stats.time_s:.1f} s searched ({per_t:.2f} s per theorem; "
+                     f"policy {stats.policy_s or 0:.1f} s, Lean {stats.lean_s or 0:.1f} s, "
+                     f"engine {stats.engine_s or 0:.2f} s)")
+    if stats.expansions is not None:
+        lines.append(f"expansions    {stats.expansions}")
+        lines.append(f"candidates/expansion (unique)  min {stats.candidates_min}  avg {stats.candidates_avg or 0:.2f}"
+                     f"  max {stats.candidates_max}")
+    return "\n".join(lines)
+
+
+# -- run record -------------------------------------------------------------------
+
+
+class ModelIdentity(BaseModel):
+    """Enough to tell two model directories apart without hashing weights:
+    the config's hash and the weight files' names and sizes."""
+
+    model_config = ConfigDict(frozen=True)
+    path: str
+    config_sha256: str | None = None
+    weights: list[tuple[str, int]] = Field(default_factory=list)
+
+
+def model_identity(path: str | Path | None) -> ModelIdentity:
+    if path is None:
+        return ModelIdentity(path="")
+    p = Path(path)
+    cfg = p / "config.json"
+    digest = hashlib.sha256(cfg.read_bytes()).hexdigest() if cfg.is_file() else None
+    weights = sorted(
+        (f.name, f.stat().st_size) for f in p.glob("*") if f.suffix in (".safetensors", ".bin") and f.is_file()
+    ) if p.is_dir() else []
+    return ModelIdentity(path=str(p.resolve()), config_sha256=digest, weights=weights)
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class RunSession(BaseModel):
+    started: str = Field(default_factory=now_iso)
+    ended: str | None = None
+    status: Literal["running", "complete", "interrupted", "failed"] = "running"
+    resumed: bool = False
+    theorems_at_start: int = 0
+    theorems_written: int = 0
+    host: str = Field(default_factory=socket.gethostname)
+    pid: int = Field(default_factory=os.getpid)
+
+
+class RunRecord(BaseModel):
+    """What produced a trajectory output: enough to reproduce the run.
+    ``sessions`` grows by one per invocation (resumes append)."""
+
+    kind: Literal["search_run"] = "search_run"
+    model: ModelIdentity
+    policy_backend: str = ""
+    prompt_version: str
+    sampling: Sampling
+    budgets: dict[str, Any]
+    search: dict[str, Any] = Field(default_factory=dict, description="the whole search section of the profile")
+    ebm: str | None = None
+    lean_backend: str = ""
+    lean_version: str = ""
+    seeds: dict[str, int] = Field(default_factory=dict)
+    theorems_source: str = ""
+    theorems_sha256: str = ""
+    theorems_total: int = 0
+    iteration: int = 0
+    profile: str = ""
+    sessions: list[RunSession] = Field(default_factory=list)
+
+    # what must match for a resume to add to the same output
+    FINGERPRINT_FIELDS: ClassVar[tuple[str, ...]] = (
+        "model", "prompt_version", "sampling", "budgets", "ebm", "theorems_sha256", "theorems_total", "iteration",
+    )
+
+    def mismatches(self, other: RunRecord) -> list[str]:
+        out = []
+        for name in self.FINGERPRINT_FIELDS:
+            a, b = getattr(self, name), getattr(other, name)
+            if a != b:
+                out.append(f"{name}: saved {_short(a)} vs now {_short(b)}")
+        return out
+
+
+def _short(v: Any) -> str:
+    s = v.model_dump_json() if isinstance(v, BaseModel) else json.dumps(v, default=str)
+    return s if len(s) < 160 else s[:157] + "..."
+
+
+def run_record_path(out: str | Path) -> Path:
+    return Path(out) / RUN_RECORD
+
+
+def write_run_record(out: str | Path, record: RunRecord) -> Path:
+    path = run_record_path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write_bytes(path, record.model_dump_json(indent=2).encode())
+    return path
+
+
+def read_run_record(out: str | Path) -> RunRecord | None:
+    path = run_record_path(out)
+    if not path.exists():
+        return None
+    try:
+        return RunRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as e:
+        raise RecordFileError(f"{path}: not a valid run record ({e.errors()[0]['msg']})") from None
