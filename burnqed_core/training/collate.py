@@ -1,0 +1,107 @@
+"""Tokenised training examples and the completion-only collator.
+
+An example is the prompt of `burnqed_core.policy.prompt.format_prompt`
+followed by the tactic and EOS. Prompt and completion are tokenised
+separately, exactly as generation sees them (the policy encodes the prompt
+alone, BOS included, and the model then emits the completion tokens), so the
+training input never differs from a generation prefix at the boundary. The
+labels are -100 on the prompt and on padding: the loss is on the tactic tokens
+and EOS only (seed 002, gotcha 13 — otherwise most capacity goes to echoing
+proof states). TRL 1.16 dropped ``DataCollatorForCompletionOnlyLM``; this
+is the small replacement.
+
+Batches are padded on the right: during training the attention mask hides
+the padding and position ids stay those of the unpadded sequence (left
+padding is only for batched generation).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from burnqed_core.policy.prompt import format_example
+
+log = logging.getLogger(__name__)
+
+IGNORE_INDEX = -100
+
+
+@dataclass(frozen=True)
+class Example:
+    """One tokenised example: ``input_ids`` and ``labels`` (same length, -100 where no loss)."""
+
+    input_ids: list[int]
+    labels: list[int]
+
+    @property
+    def num_target_tokens(self) -> int:
+        return sum(1 for x in self.labels if x != IGNORE_INDEX)
+
+
+def encode_pair(tokenizer: Any, state: str, tactic: str, completion_only: bool = True) -> Example:
+    """Tokenise one (state, tactic) example in the shared prompt format.
+
+    ``completion_only=False`` puts the loss on every token after BOS (used by
+    base pre-training, which should also learn the language of goal states).
+    """
+    prompt, completion = format_example(state, tactic)
+    prompt_ids = tokenizer(prompt)["input_ids"]
+    completion_ids = tokenizer(completion, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    input_ids = list(prompt_ids) + list(completion_ids)
+    if completion_only:
+        labels = [IGNORE_INDEX] * len(prompt_ids) + list(completion_ids)
+    else:
+        labels = list(input_ids)
+        if input_ids and input_ids[0] == tokenizer.bos_token_id:
+            labels[0] = IGNORE_INDEX
+    return Example(input_ids=input_ids, labels=labels)
+
+
+def encode_pairs(
+    tokenizer: Any,
+    pairs: Iterable[tuple[str, str]],
+    max_seq_len: int,
+    completion_only: bool = True,
+) -> tuple[list[Example], int]:
+    """Encode (state, tactic) pairs; pairs longer than ``max_seq_len`` tokens or with an
+    empty tactic are skipped (cutting a prompt would change what the model conditions on).
+    Returns the examples and the number skipped."""
+    out: list[Example] = []
+    skipped = 0
+    for state, tactic in pairs:
+        if not tactic.strip():
+            skipped += 1
+            continue
+        ex = encode_pair(tokenizer, state, tactic, completion_only=completion_only)
+        if len(ex.input_ids) > max_seq_len:
+            skipped += 1
+            continue
+        out.append(ex)
+    if skipped:
+        log.info("skipped %d of %d examples (longer than %d tokens or empty tactic)",
+                 skipped, skipped + len(out), max_seq_len)
+    return out, skipped
+
+
+class CompletionCollator:
+    """Right-pads a list of `Example` into ``input_ids`` / ``attention_mask`` / ``labels`` tensors."""
+
+    def __init__(self, pad_token_id: int) -> None:
+        self.pad_token_id = pad_token_id
+
+    def __call__(self, batch: Sequence[Example]) -> dict[str, Any]:
+        import torch
+
+        width = max(len(ex.input_ids) for ex in batch)
+        ids = torch.full((len(batch), width), self.pad_token_id, dtype=torch.long)
+        labels = torch.full((len(batch), width), IGNORE_INDEX, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for i, ex in enumerate(batch):
+            n = len(ex.input_ids)
+            ids[i, :n] = torch.tensor(ex.input_ids, dtype=torch.long)
+            labels[i, :n] = torch.tensor(ex.labels, dtype=torch.long)
+            mask[i, :n] = 1
+        return {"input_ids": ids, "attention_mask": mask, "labels": labels}

@@ -1,0 +1,617 @@
+"""Supervised fine-tuning: LoRA / QLoRA on tactic pairs, resumable after a kill.
+
+A manual training loop rather than HF Trainer, because resume must be exact
+and cheap to reason about:
+
+* the sample order is a pure function of (seed, micro-batch index): epoch
+  ``e`` is a permutation drawn from a generator seeded with ``(seed, e)``;
+* a checkpoint (every ``save_every`` steps and at the end) holds the trainable
+  weights, optimiser, LR scheduler, RNG states and the step, written to a
+  temporary directory and renamed into place, so a checkpoint directory
+  exists only when complete;
+* after a kill, the loop reloads the newest checkpoint and continues; a
+  resumed run ends with the same step count (and on CPU the same weights) as
+  an uninterrupted one.
+
+Every checkpoint carries the validation loss at its step; the run's result
+is the checkpoint with the best eval loss (seed 000, iteration 2: eval loss
+plateaued while training continued). Loss is token-weighted over all
+micro-batches of a step, on the tactic tokens + EOS only (`collate`).
+
+QLoRA (``qlora: true``): the base is loaded in 4-bit NF4 with double
+quantisation and bf16 compute (bitsandbytes), prepared with
+``prepare_model_for_kbit_training``, and LoRA goes on top: the same code on
+CPU and GPU (bitsandbytes 0.50 runs 4-bit on this CPU).
+
+Iteration N > 0 warm-starts from iteration N-1: either its adapter (trained
+further) or its merged model (a fresh adapter on top), with
+``lr * lr_decay_per_iteration ** N`` and ``max_steps_later`` steps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import random
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from burnqed_core.config import TrainingConfig
+from burnqed_core.errors import BurnqedError, DataError, ProfileError
+from burnqed_core.records import TacticPair
+from burnqed_core.training.collate import IGNORE_INDEX, CompletionCollator, Example, encode_pairs
+from burnqed_core.training.metrics import EvalPoint, LossPoint, TrainingMetrics
+from burnqed_core.training.run_record import RunRecord, fingerprint_file, fingerprint_pairs
+
+log = logging.getLogger(__name__)
+
+CHECKPOINTS = "checkpoints"
+STATE_FILE = "state.json"
+TRAINABLE_FILE = "trainable.safetensors"
+QUANT_WIDTH_MULTIPLE = 32
+
+
+class TrainingError(BurnqedError):
+    """Training cannot start or continue (incompatible checkpoint, unpackable 4-bit layer, no data)."""
+
+
+# ----------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    """What the loop needs; derived from `TrainingConfig` (and the iteration)."""
+
+    kind: str
+    lr: float
+    max_steps: int
+    warmup_steps: int
+    batch_size: int
+    grad_accum: int
+    eval_every: int
+    save_every: int
+    seed: int
+    max_grad_norm: float = 1.0
+    keep_checkpoints: int = 1
+
+
+def iteration_schedule(cfg: TrainingConfig, iteration: int) -> tuple[float, int]:
+    """(learning rate, max steps) for iteration N: seed 000 halves the lr each iteration and trains fewer steps."""
+    if iteration <= 0:
+        return cfg.lr, cfg.max_steps
+    return cfg.lr * cfg.lr_decay_per_iteration ** iteration, cfg.max_steps_later
+
+
+def cosine_with_warmup(warmup_steps: int, max_steps: int) -> Any:
+    """LR multiplier for step k (0-based): linear warm-up reaching 1 at step ``warmup_steps - 1`` (the first step
+    already moves, unlike a warm-up from 0), then cosine decay towards 0 at ``max_steps``."""
+
+    def factor(k: int) -> float:
+        if k < warmup_steps:
+            return (k + 1) / warmup_steps
+        span = max(max_steps - warmup_steps, 1)
+        return 0.5 * (1.0 + math.cos(math.pi * min(k - warmup_steps + 1, span) / span))
+
+    return factor
+
+
+def resolve_device(name: str) -> str:
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ProfileError(f"training.device is {name!r} but no CUDA device is available")
+    return name
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def load_pairs_dir(path: str | Path) -> tuple[list[TacticPair], list[TacticPair], dict[str, str]]:
+    """``train.parquet`` and ``val.parquet`` of a prepared pairs dir (`burnqed data prepare`), with fingerprints."""
+    from burnqed_core.record_io import read_records
+
+    path = Path(path)
+    if not path.is_dir():
+        raise DataError(f"{path}: not a directory of prepared pairs (expected train.parquet and val.parquet)")
+    files = {}
+    for split, names in (("train", ("train.parquet", "train.jsonl")), ("val", ("val.parquet", "valid.parquet",
+                                                                          "val.jsonl"))):
+        found = next((path / n for n in names if (path / n).exists()), None)
+        if found is None:
+            raise DataError(f"{path}: no {' or '.join(names)}")
+        files[split] = found
+    train = read_records(files["train"], TacticPair)
+    val = read_records(files["val"], TacticPair)
+    prints = {f"{split}:{f.name}": fingerprint_file(f) for split, f in files.items()}
+    return train, val, prints
+
+
+class SampleOrder:
+    """Deterministic infinite stream of example indices: one seeded permutation per epoch."""
+
+    def __init__(self, n: int, seed: int) -> None:
+        if n <= 0:
+            raise DataError("no training examples")
+        self.n = n
+        self.seed = seed
+        self._perms: dict[int, list[int]] = {}
+
+    def _perm(self, epoch: int) -> list[int]:
+        import torch
+
+        if epoch not in self._perms:
+            g = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
+            self._perms = {epoch: torch.randperm(self.n, generator=g).tolist()}
+        return self._perms[epoch]
+
+    def take(self, start: int, count: int) -> list[int]:
+        out = []
+        for k in range(start, start + count):
+            out.append(self._perm(k // self.n)[k % self.n])
+        return out
+
+
+# ----------------------------------------------------------------------------- checkpoints
+
+
+def _signature(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def list_checkpoints(run_dir: Path) -> list[Path]:
+    """Complete checkpoint dirs, oldest first (temporary dirs of a killed save are ignored)."""
+    root = run_dir / CHECKPOINTS
+    if not root.is_dir():
+        return []
+    done = [p for p in root.iterdir() if p.is_dir() and p.name.startswith("step-") and (p / STATE_FILE).exists()]
+    return sorted(done, key=lambda p: int(p.name.split("-")[1]))
+
+
+def _trainable(model: Any) -> dict[str, Any]:
+    return {n: p for n, p in model.named_parameters() if p.requires_grad}
+
+
+def _rng_state() -> dict[str, Any]:
+    import torch
+
+    state: dict[str, Any] = {"torch": torch.get_rng_state(), "python": random.getstate()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_rng_state(state: dict[str, Any]) -> None:
+    import torch
+
+    torch.set_rng_state(state["torch"])
+    random.setstate(state["python"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def save_checkpoint(
+    run_dir: Path, step: int, model: Any, optimizer: Any, scheduler: Any, state: dict[str, Any]
+) -> Path:
+    """Write checkpoint ``step-NNNNNN`` atomically: a temp dir renamed into place."""
+    import torch
+    from safetensors.torch import save_file
+
+    root = run_dir / CHECKPOINTS
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / f"step-{step:06d}"
+    tmp = root / f".tmp-{final.name}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    weights = {n: p.detach().to("cpu").contiguous() for n, p in _trainable(model).items()}
+    save_file(weights, tmp / TRAINABLE_FILE)
+    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "rng": _rng_state()},
+               tmp / "optim.pt")
+    (tmp / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")  # last: marks the dir complete
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    return final
+
+
+def load_trainable(model: Any, ckpt: Path) -> None:
+    """Copy a checkpoint's trainable weights into ``model`` (names must match exactly)."""
+    import torch
+    from safetensors.torch import load_file
+
+    saved = load_file(ckpt / TRAINABLE_FILE)
+    params = _trainable(model)
+    if set(saved) != set(params):
+        missing = sorted(set(params) - set(saved))[:3]
+        raise TrainingError(f"{ckpt}: checkpoint does not match the model (e.g. missing {missing})")
+    with torch.no_grad():
+        for n, p in params.items():
+            p.copy_(saved[n].to(p.device, p.dtype))
+
+
+def _prune_checkpoints(run_dir: Path, keep_latest: int, best_name: str | None) -> None:
+    ckpts = list_checkpoints(run_dir)
+    keep = {p.name for p in ckpts[-keep_latest:]}
+    if best_name:
+        keep.add(best_name)
+    for p in ckpts:
+        if p.name not in keep:
+            shutil.rmtree(p, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+def evaluate(model: Any, examples: Sequence[Example], collator: CompletionCollator, batch_size: int,
+             device: str) -> float:
+    """Token-weighted mean cross-entropy over the target tokens of ``examples``."""
+    import torch
+
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for i in range(0, len(examples), batch_size):
+            batch = {k: v.to(device) for k, v in collator(examples[i:i + batch_size]).items()}
+            loss_sum, n = _loss_sum(model, batch)
+            total += float(loss_sum)
+            count += n
+    if was_training:
+        model.train()
+    return total / max(count, 1)
+
+
+def _loss_sum(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
+    """(sum of token cross-entropies over labelled positions, their count)."""
+    import torch.nn.functional as F
+
+    out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False)
+    logits = out.logits[:, :-1, :].float()
+    labels = batch["labels"][:, 1:]
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1),
+                           ignore_index=IGNORE_INDEX, reduction="sum")
+    return loss, int((labels != IGNORE_INDEX).sum())
+
+
+def run_loop(
+    model: Any,
+    train: Sequence[Example],
+    val: Sequence[Example],
+    settings: LoopSettings,
+    run_dir: Path,
+    pad_token_id: int,
+    metrics: TrainingMetrics,
+    device: str,
+    signature: str,
+    resume: bool = True,
+    progress: bool = True,
+    started: float | None = None,
+) -> tuple[TrainingMetrics, Path | None]:
+    """Train ``model``'s trainable parameters; return the metrics and the best checkpoint.
+
+    Resumes from the newest checkpoint in ``run_dir`` when ``resume`` (its
+    signature must match); otherwise old checkpoints are removed first.
+    ``started``: `time.perf_counter()` when this session began (wall time counts loading too).
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    t_start = time.perf_counter() if started is None else started
+    s = settings
+    collator = CompletionCollator(pad_token_id)
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise TrainingError("the model has no trainable parameters")
+    optimizer = torch.optim.AdamW(params, lr=s.lr, weight_decay=0.0)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, cosine_with_warmup(s.warmup_steps, s.max_steps))
+    order = SampleOrder(len(train), s.seed)
+
+    state: dict[str, Any] = {"step": 0, "signature": signature, "loss_curve": [], "eval_curve": [],
+                             "tokens_seen": 0, "target_tokens_seen": 0, "train_time_s": 0.0, "wall_time_s": 0.0,
+                             "initial_eval_loss": None}
+    ckpts = list_checkpoints(run_dir)
+    if ckpts and not resume:
+        shutil.rmtree(run_dir / CHECKPOINTS)
+        ckpts = []
+    torch.manual_seed(s.seed)
+    random.seed(s.seed)
+    if ckpts:
+        latest = ckpts[-1]
+        saved_state = json.loads((latest / STATE_FILE).read_text(encoding="utf-8"))
+        if saved_state.get("signature") != signature:
+            raise TrainingError(
+                f"{run_dir}: has checkpoints of a different run (settings or data changed); "
+                "use a new output dir or start fresh (--no-resume)")
+        load_trainable(model, latest)
+        blob = torch.load(latest / "optim.pt", weights_only=False, map_location="cpu")
+        optimizer.load_state_dict(blob["optimizer"])
+        scheduler.load_state_dict(blob["scheduler"])
+        _set_rng_state(blob["rng"])
+        state = saved_state
+        metrics.resumed_from_step = state["step"]
+        log.info("resuming %s from %s (step %d of %d)", s.kind, latest, state["step"], s.max_steps)
+
+    if state["step"] == 0 and val and state["initial_eval_loss"] is None:
+        state["initial_eval_loss"] = evaluate(model, val, collator, s.batch_size, device)
+        log.info("%s: eval loss before training %.4f", s.kind, state["initial_eval_loss"])
+
+    model.train()
+    wall_offset = state["wall_time_s"]
+    bar = tqdm(total=s.max_steps, initial=state["step"], desc=f"train {s.kind}", unit="step",
+               disable=not progress, mininterval=1.0)
+    while state["step"] < s.max_steps:
+        step = state["step"]
+        t0 = time.perf_counter()
+        micro = [order.take((step * s.grad_accum + m) * s.batch_size, s.batch_size) for m in range(s.grad_accum)]
+        batches = [collator([train[i] for i in idx]) for idx in micro]
+        n_target = sum(int((b["labels"] != IGNORE_INDEX).sum()) for b in batches)
+        optimizer.zero_grad(set_to_none=True)
+        step_loss = 0.0
+        for b in batches:
+            b = {k: v.to(device) for k, v in b.items()}
+            loss_sum, _ = _loss_sum(model, b)
+            loss = loss_sum / max(n_target, 1)
+            loss.backward()
+            step_loss += float(loss.detach())
+            state["tokens_seen"] += int(b["attention_mask"].sum())
+        state["target_tokens_seen"] += n_target
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm))
+        lr = scheduler.get_last_lr()[0]
+        optimizer.step()
+        scheduler.step()
+        state["train_time_s"] += time.perf_counter() - t0
+        state["step"] = step = step + 1
+        if not math.isfinite(step_loss):
+            raise TrainingError(f"{s.kind}: loss is {step_loss} at step {step}; lower the learning rate")
+        state["loss_curve"].append({"step": step, "loss": step_loss, "lr": lr, "grad_norm": grad_norm})
+        bar.update(1)
+        bar.set_postfix(loss=f"{step_loss:.3f}", lr=f"{lr:.2e}", refresh=False)
+
+        last = step == s.max_steps
+        do_save = last or step % s.save_every == 0
+        if val and (do_save or step % s.eval_every == 0):
+            ev = evaluate(model, val, collator, s.batch_size, device)
+            state["eval_curve"].append({"step": step, "eval_loss": ev,
+                                        "checkpoint": f"step-{step:06d}" if do_save else ""})
+            log.info("%s step %d: train loss %.4f, eval loss %.4f", s.kind, step, step_loss, ev)
+        if do_save:
+            state["wall_time_s"] = wall_offset + time.perf_counter() - t_start
+            save_checkpoint(run_dir, step, model, optimizer, scheduler, state)
+            _prune_checkpoints(run_dir, s.keep_checkpoints, _best_checkpoint_name(state))
+    bar.close()
+
+    best_name = _best_checkpoint_name(state)
+    best = run_dir / CHECKPOINTS / best_name if best_name else (list_checkpoints(run_dir) or [None])[-1]
+    state["wall_time_s"] = wall_offset + time.perf_counter() - t_start
+    _fill_metrics(metrics, state, s)
+    return metrics, best
+
+
+def _best_checkpoint_name(state: dict[str, Any]) -> str | None:
+    saved = [e for e in state["eval_curve"] if e["checkpoint"]]
+    if not saved:
+        return None
+    return min(saved, key=lambda e: (e["eval_loss"], -e["step"]))["checkpoint"]
+
+
+def _fill_metrics(m: TrainingMetrics, state: dict[str, Any], s: LoopSettings) -> None:
+    m.steps = state["step"]
+    m.max_steps = s.max_steps
+    m.lr = s.lr
+    m.loss_curve = [LossPoint(**p) for p in state["loss_curve"]]
+    m.eval_curve = [EvalPoint(**p) for p in state["eval_curve"]]
+    m.initial_eval_loss = state["initial_eval_loss"]
+    m.final_train_loss = state["loss_curve"][-1]["loss"] if state["loss_curve"] else None
+    best = _best_checkpoint_name(state)
+    if best:
+        e = next(e for e in state["eval_curve"] if e["checkpoint"] == best)
+        m.best_step, m.best_eval_loss = e["step"], e["eval_loss"]
+    else:
+        m.best_step = state["step"]
+    m.tokens_seen = state["tokens_seen"]
+    m.target_tokens_seen = state["target_tokens_seen"]
+    m.train_time_s = state["train_time_s"]
+    m.wall_time_s = state["wall_time_s"]
+    m.tokens_per_s = state["tokens_seen"] / state["train_time_s"] if state["train_time_s"] > 0 else 0.0
+
+
+# ----------------------------------------------------------------------------- model loading
+
+
+def check_quantizable(base: str | Path, target_modules: Sequence[str] = ()) -> None:
+    """Raise `TrainingError` naming the first linear layer a 4-bit load could not pack.
+
+    bitsandbytes repacks 4-bit weights for CPU inference in blocks of 32 output
+    features (notes/stack-ml.md); checked on a meta-device copy before any
+    weight is loaded. The output head stays unquantised and is skipped.
+    """
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(base)
+    with torch.device("meta"):
+        skeleton = AutoModelForCausalLM.from_config(config)
+    head = skeleton.get_output_embeddings()
+    for name, mod in skeleton.named_modules():
+        if isinstance(mod, torch.nn.Linear) and mod is not head and mod.out_features % QUANT_WIDTH_MULTIPLE:
+            raise TrainingError(
+                f"cannot load {base} in 4-bit: layer {name} has out_features {mod.out_features}, not a multiple of "
+                f"{QUANT_WIDTH_MULTIPLE} (bitsandbytes packs 4-bit weights in blocks of {QUANT_WIDTH_MULTIPLE}); "
+                "train with qlora: false or change the model's widths")
+    if target_modules:
+        names = {n.rsplit(".", 1)[-1] for n, m in skeleton.named_modules() if isinstance(m, torch.nn.Linear)}
+        if not set(target_modules) & names:
+            raise ProfileError(f"training.lora.target_modules {list(target_modules)} match no linear layer of {base} "
+                               f"(it has {sorted(names)})")
+
+
+def bnb_config() -> Any:
+    """NF4 + double quantisation + bf16 compute (the seeds' QLoRA)."""
+    import torch
+    from transformers import BitsAndBytesConfig
+
+    return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+                              bnb_4bit_compute_dtype=torch.bfloat16)
+
+
+def load_base(base: str | Path, qlora: bool, device: str, gradient_checkpointing: bool = False,
+              target_modules: Sequence[str] = ()) -> Any:
+    """The base causal LM ready for LoRA: float32 (bf16 on CUDA), or 4-bit NF4 when ``qlora``."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    base = str(base)
+    if not (Path(base) / "config.json").exists() and Path(base).exists():
+        raise TrainingError(f"{base}: not a model directory (no config.json)")
+    gc_kwargs = {"use_reentrant": False}
+    if qlora:
+        from peft import prepare_model_for_kbit_training
+
+        check_quantizable(base, target_modules)
+        kwargs: dict[str, Any] = {"quantization_config": bnb_config(), "dtype": torch.bfloat16}
+        if device.startswith("cuda"):
+            kwargs["device_map"] = {"": device}
+        model = AutoModelForCausalLM.from_pretrained(base, **kwargs)
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=gradient_checkpointing,
+                                                gradient_checkpointing_kwargs=gc_kwargs)
+    else:
+        dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+        model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype).to(device)
+        if gradient_checkpointing:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=gc_kwargs)
+            model.enable_input_require_grads()
+    model.config.use_cache = False
+    return model
+
+
+def _lora_model(model: Any, cfg: TrainingConfig, warm_adapter: Path | None) -> Any:
+    from peft import LoraConfig as PeftLoraConfig
+    from peft import PeftModel, get_peft_model
+
+    if warm_adapter is not None:
+        return PeftModel.from_pretrained(model, str(warm_adapter), is_trainable=True)
+    lc = PeftLoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
+                        target_modules=list(cfg.lora.target_modules), bias="none", task_type="CAUSAL_LM")
+    try:
+        return get_peft_model(model, lc)
+    except ValueError as e:
+        raise ProfileError(f"training.lora: {e}") from None
+
+
+def is_adapter_dir(path: str | Path) -> bool:
+    return (Path(path) / "adapter_config.json").exists()
+
+
+def adapter_base(adapter_dir: str | Path) -> str:
+    """The base model an adapter dir was trained on (from adapter_config.json)."""
+    cfg = json.loads((Path(adapter_dir) / "adapter_config.json").read_text(encoding="utf-8"))
+    return str(cfg.get("base_model_name_or_path") or "")
+
+
+def _count_params(model: Any) -> tuple[int, int]:
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    total = 0
+    for p in model.parameters():
+        # bitsandbytes Params4bit store two 4-bit values per element
+        total += p.numel() * (2 if p.__class__.__name__ == "Params4bit" else 1)
+    return trainable, total
+
+
+# ----------------------------------------------------------------------------- SFT entry point
+
+
+def train_sft(
+    train: Sequence[TacticPair],
+    val: Sequence[TacticPair],
+    cfg: TrainingConfig,
+    out_dir: str | Path,
+    base_model: str | Path,
+    *,
+    iteration: int = 0,
+    warm_from: str | Path | None = None,
+    qlora: bool | None = None,
+    data_fingerprints: dict[str, str] | None = None,
+    resume: bool = True,
+    progress: bool = True,
+) -> TrainingMetrics:
+    """LoRA (or QLoRA) SFT; writes the best adapter + tokenizer + metrics.json + run.json to ``out_dir``.
+
+    ``warm_from``: the previous iteration's output: an adapter dir (training
+    continues on that adapter; its base must be ``base_model``) or a merged
+    model dir (it becomes the base and a fresh adapter is trained).
+    """
+    import torch
+    from transformers import AutoTokenizer
+
+    t0 = time.perf_counter()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    qlora = cfg.qlora if qlora is None else qlora
+    device = resolve_device(cfg.device)
+    base = str(base_model)
+    warm_adapter: Path | None = None
+    if warm_from is not None:
+        warm = Path(warm_from)
+        if is_adapter_dir(warm):
+            warm_adapter = warm
+            recorded = adapter_base(warm)
+            if recorded and Path(recorded).resolve() != Path(base).resolve():
+                log.warning("adapter %s was trained on %s, continuing it on %s", warm, recorded, base)
+        elif (warm / "config.json").exists():
+            base = str(warm)
+        else:
+            raise TrainingError(f"--from {warm}: neither an adapter dir nor a model dir")
+    lr, max_steps = iteration_schedule(cfg, iteration)
+    kind = "qlora" if qlora else "lora"
+    settings = LoopSettings(kind=kind, lr=lr, max_steps=max_steps, warmup_steps=min(cfg.warmup_steps, max_steps),
+                            batch_size=cfg.batch_size, grad_accum=cfg.grad_accum, eval_every=cfg.eval_every,
+                            save_every=cfg.save_every, seed=cfg.seed, max_grad_norm=cfg.max_grad_norm,
+                            keep_checkpoints=cfg.keep_checkpoints)
+
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    train_ex, skipped = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in train), cfg.max_seq_len)
+    val_ex, _ = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in val), cfg.max_seq_len)
+    if not train_ex:
+        raise DataError(f"no training example fits max_seq_len {cfg.max_seq_len} ({len(train)} pairs given)")
+    prints = dict(data_fingerprints or {"train": fingerprint_pairs(train), "val": fingerprint_pairs(val)})
+
+    torch.manual_seed(cfg.seed)
+    model = load_base(base, qlora, device, cfg.gradient_checkpointing, cfg.lora.target_modules)
+    model = _lora_model(model, cfg, warm_adapter)
+    trainable, total = _count_params(model)
+    log.info("%s on %s (%s): %s trainable of %s parameters, %d train / %d val examples, lr %.2e, %d steps",
+             kind, base, device, f"{trainable:,}", f"{total:,}", len(train_ex), len(val_ex), lr, max_steps)
+
+    run = RunRecord(kind=kind, iteration=iteration, base_model=str(Path(base).resolve()) if Path(base).exists()
+                    else base, warm_start_from=str(warm_from) if warm_from else None,
+                    config=cfg.model_dump(mode="json") | {"qlora": qlora}, data=prints,
+                    seeds={"training": cfg.seed}, device=device)
+    signature = _signature({"settings": asdict(settings), "data": prints, "base": run.base_model,
+                            "warm": run.warm_start_from, "lora": cfg.lora.model_dump(), "qlora": qlora,
+                            "max_seq_len": cfg.max_seq_len})
+    metrics = TrainingMetrics(kind=kind, train_examples=len(train_ex), val_examples=len(val_ex),
+                              skipped_examples=skipped, trainable_params=trainable, total_params=total, device=device)
+    metrics, best = run_loop(model, train_ex, val_ex, settings, out, tokenizer.pad_token_id, metrics, device,
+                             signature, resume=resume, progress=progress, started=t0)
+    t_end = time.perf_counter()
+    if best is not None:
+        load_trainable(model, best)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    metrics.wall_time_s += time.perf_counter() - t_end
+    metrics.save(out)
+    run.save(out)
+    log.info("%s", metrics.summary())
+    return metrics
+
