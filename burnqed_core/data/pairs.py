@@ -1,0 +1,271 @@
+"""From tactic pairs to a training set (polars).
+
+The rules come from the seeds (002, gotchas 11-12) and are not optional:
+
+* **Split by theorem name, never by pair**: a theorem's pairs share variable
+  names and goal shapes, so a pair-level split leaks validation into training.
+  A theorem goes to validation when a hash of ``seed:name`` falls below
+  ``val_fraction``: deterministic, independent of input order, and stable
+  when theorems are added (a theorem never changes side).
+* **Drop whole theorems** any of whose tactics contains ``sorry``, ``admit``,
+  ``cheat`` or ``native_decide`` (word match): one such step makes the whole
+  trace untrustworthy.
+* **Dedup** identical ``(state_before, tactic)`` pairs (first kept), before
+  the split, so one example cannot sit on both sides.
+* **Token filter**: pairs whose prompt + completion (`format_example`) is
+  longer than ``max_tokens`` are dropped (they would be truncated in
+  training, teaching a cut-off tactic).
+
+`write_prepared` writes ``train.parquet`` / ``val.parquet`` (`TacticPair`
+records, readable with `read_records`) and ``stats.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict, Field
+
+from burnqed_core.errors import DataError
+from burnqed_core.policy.prompt import format_example
+from burnqed_core.record_io import read_records
+from burnqed_core.records import Record, TacticPair, arrow_schema
+
+TokenCounter = Callable[[str], int]
+UNSAFE_TACTIC_RE = r"\b(sorry|admit|cheat|native_decide)\b"
+_UNSAFE = re.compile(UNSAFE_TACTIC_RE)
+PAIR_COLUMNS = list(TacticPair.model_fields)
+
+
+def is_unsafe_tactic(tactic: str) -> bool:
+    """Does the tactic contain sorry/admit/cheat/native_decide as a word?"""
+    return _UNSAFE.search(tactic) is not None
+
+
+def char_token_estimate(text: str) -> int:
+    """A tokenizer-free estimate (about 3 characters per token for Lean text
+    and goal states under byte-level BPE), rounded up; +1 for end-of-sequence."""
+    return math.ceil(len(text) / 3) + 1
+
+
+def hf_token_counter(tokenizer_dir: str | Path) -> TokenCounter:
+    """A counter using a Hugging Face tokenizer (dir or hub name in a local
+    cache): tokens of the text plus one for end-of-sequence."""
+    from transformers import AutoTokenizer  # heavy import: only when asked
+
+    try:
+        tok = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+    except (OSError, ValueError) as e:
+        raise DataError(f"cannot load a tokenizer from {tokenizer_dir}: {e}") from None
+
+    def count(text: str) -> int:
+        return len(tok(text, add_special_tokens=False)["input_ids"]) + 1
+
+    return count
+
+
+def is_val_theorem(name: str, seed: int, val_fraction: float) -> bool:
+    """Deterministic theorem-level split: hash of ``seed:name`` in [0, 1)."""
+    return _unit_hash(name, seed) < val_fraction
+
+
+def _unit_hash(name: str, seed: int) -> float:
+    digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+class PairStats(BaseModel):
+    """What `prepare_pairs` did, for logs, metadata and ``stats.json``."""
+
+    model_config = ConfigDict(frozen=True)
+    seed: int
+    val_fraction: float
+    max_tokens: int
+    pairs_in: int
+    theorems_in: int
+    unsafe_theorems: int = Field(description="theorems dropped for sorry/admit/cheat/native_decide")
+    unsafe_pairs: int = Field(description="pairs of those theorems")
+    duplicate_pairs: int
+    too_long_pairs: int
+    empty_pairs: int = Field(description="pairs with an empty state or tactic")
+    train_theorems: int
+    val_theorems: int
+    train_pairs: int
+    val_pairs: int
+    depth_histogram: dict[int, int] = Field(description="kept pairs per depth (index of the step in its proof)")
+    proof_length_histogram: dict[int, int] = Field(description="kept theorems per proof length (max depth + 1)")
+    mean_depth: float
+    max_depth: int
+
+
+class PreparedPairs(BaseModel):
+    """Train and validation pairs (TacticPair columns) and the stats."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    train: pl.DataFrame
+    val: pl.DataFrame
+    stats: PairStats
+
+
+def pairs_frame(pairs: Sequence[TacticPair] | pl.DataFrame) -> pl.DataFrame:
+    """TacticPair records (or a frame with their columns) as a typed frame."""
+    if isinstance(pairs, pl.DataFrame):
+        missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
+        if missing:
+            raise DataError(f"tactic pair table lacks column(s) {', '.join(missing)}")
+        return pairs.select(PAIR_COLUMNS).cast({"depth": pl.Int64})
+    schema = {"theorem": pl.String, "state_before": pl.String, "tactic": pl.String,
+              "state_after": pl.String, "depth": pl.Int64, "source": pl.String}
+    return pl.DataFrame([p.model_dump() for p in pairs], schema=schema, orient="row")
+
+
+def load_pairs(paths: Sequence[str | Path]) -> pl.DataFrame:
+    """Tactic pairs from Parquet/JSONL record files or LeanDojo ``.json`` split
+    files (or split directories: their ``train.json``), concatenated in order."""
+    from burnqed_core.data.external import read_leandojo
+
+    frames = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            p = p / "train.json"
+        if p.suffix == ".json":
+            frames.append(pairs_frame(read_leandojo(p, progress=True).pairs))
+        else:
+            frames.append(pairs_frame(read_records(p, TacticPair)))
+    if not frames:
+        raise DataError("no tactic pair files given")
+    return pl.concat(frames, how="vertical")
+
+
+def depth_histogram(df: pl.DataFrame) -> dict[int, int]:
+    counts = df.group_by("depth").len().sort("depth")
+    return {int(d): int(n) for d, n in counts.iter_rows()}
+
+
+def proof_lengths(df: pl.DataFrame) -> dict[str, int]:
+    """Proof length of each theorem in a pair table: max depth + 1."""
+    agg = df.group_by("theorem").agg(pl.col("depth").max())
+    return {str(t): int(d) + 1 for t, d in agg.iter_rows()}
+
+
+def _histogram(values: Sequence[int]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for v in sorted(values):
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
+def assign_split(names: Sequence[str], seed: int, val_fraction: float) -> set[str]:
+    """The validation theorems among ``names``. With two or more theorems
+    both sides are non-empty: if the hash put none (or all) on one side, the
+    theorem with the lowest (highest) hash moves over."""
+    uniq = sorted(set(names))
+    val = {n for n in uniq if is_val_theorem(n, seed, val_fraction)}
+    if len(uniq) >= 2:
+        if not val:
+            val = {min(uniq, key=lambda n: _unit_hash(n, seed))}
+        elif len(val) == len(uniq):
+            val.discard(max(uniq, key=lambda n: _unit_hash(n, seed)))
+    return val
+
+
+def prepare_pairs(
+    pairs: Sequence[TacticPair] | pl.DataFrame,
+    val_fraction: float,
+    seed: int,
+    max_tokens: int,
+    count_tokens: TokenCounter | None = None,
+) -> PreparedPairs:
+    """Filter, dedup and split tactic pairs into a training set (see module doc)."""
+    if not 0 <= val_fraction < 1:
+        raise DataError(f"val_fraction must be in [0, 1), got {val_fraction}")
+    count = count_tokens or char_token_estimate
+    df = pairs_frame(pairs)
+    pairs_in, theorems_in = df.height, df["theorem"].n_unique()
+    if pairs_in == 0:
+        raise DataError("no tactic pairs to prepare")
+
+    unsafe_names = df.filter(pl.col("tactic").str.contains(UNSAFE_TACTIC_RE))["theorem"].unique()
+    unsafe = df.filter(pl.col("theorem").is_in(unsafe_names.implode()))
+    df = df.filter(~pl.col("theorem").is_in(unsafe_names.implode()))
+
+    nonempty = (pl.col("state_before").str.strip_chars() != "") & (pl.col("tactic").str.strip_chars() != "")
+    empty_pairs = df.height - df.filter(nonempty).height
+    df = df.filter(nonempty)
+
+    before = df.height
+    df = df.unique(subset=["state_before", "tactic"], keep="first", maintain_order=True)
+    duplicates = before - df.height
+
+    lengths = [count("".join(format_example(s, t))) for s, t in zip(df["state_before"], df["tactic"], strict=True)]
+    df = df.with_columns(pl.Series("_tokens", lengths, dtype=pl.Int64))
+    too_long = df.filter(pl.col("_tokens") > max_tokens).height
+    df = df.filter(pl.col("_tokens") <= max_tokens).drop("_tokens")
+    if df.height == 0:
+        raise DataError(f"no tactic pairs left after filtering ({pairs_in} in: {unsafe.height} unsafe, "
+                        f"{duplicates} duplicate, {too_long} over {max_tokens} tokens, {empty_pairs} empty)")
+
+    val_names = assign_split(df["theorem"].to_list(), seed, val_fraction) if val_fraction > 0 else set()
+    is_val = pl.col("theorem").is_in(sorted(val_names))
+    train, val = df.filter(~is_val), df.filter(is_val)
+    lengths_by_thm = proof_lengths(df)
+    stats = PairStats(
+        seed=seed, val_fraction=val_fraction, max_tokens=max_tokens,
+        pairs_in=pairs_in, theorems_in=theorems_in,
+        unsafe_theorems=unsafe_names.len(), unsafe_pairs=unsafe.height,
+        duplicate_pairs=duplicates, too_long_pairs=too_long, empty_pairs=empty_pairs,
+        train_theorems=train["theorem"].n_unique(), val_theorems=val["theorem"].n_unique(),
+        train_pairs=train.height, val_pairs=val.height,
+        depth_histogram=depth_histogram(df),
+        proof_length_histogram=_histogram(list(lengths_by_thm.values())),
+        mean_depth=float(df["depth"].mean() or 0.0), max_depth=int(df["depth"].max() or 0),
+    )
+    return PreparedPairs(train=train, val=val, stats=stats)
+
+
+def _tmp_beside(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+
+
+def frame_to_table(df: pl.DataFrame, model: type[Record]) -> pa.Table:
+    """A frame with a record type's columns as an Arrow table with its schema."""
+    schema = arrow_schema(model)
+    table = df.select(schema.names).to_arrow()
+    return table.cast(schema).replace_schema_metadata(schema.metadata)
+
+
+def write_frame(df: pl.DataFrame, model: type[Record], path: str | Path) -> Path:
+    """Write a frame as a record Parquet file (atomic), readable by `read_records`."""
+    path = Path(path)
+    tmp = _tmp_beside(path)
+    pq.write_table(frame_to_table(df, model), tmp)
+    tmp.replace(path)
+    return path
+
+
+def write_prepared(prepared: PreparedPairs, out_dir: str | Path, extra: dict | None = None) -> dict[str, Path]:
+    """``train.parquet``, ``val.parquet`` and ``stats.json`` in ``out_dir``
+    (``extra`` is merged into the stats, e.g. mixing counts)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "train": write_frame(prepared.train, TacticPair, out / "train.parquet"),
+        "val": write_frame(prepared.val, TacticPair, out / "val.parquet"),
+    }
+    stats = prepared.stats.model_dump(mode="json") | (extra or {})
+    stats_path = out / "stats.json"
+    tmp = _tmp_beside(stats_path)
+    tmp.write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(stats_path)
+    paths["stats"] = stats_path
+    return paths

@@ -1,0 +1,145 @@
+"""Load a theorem set from any of the forms a user can name.
+
+``load_theorems(spec)`` accepts:
+
+* ``bundled:<name>``: ``burnqed_core/data/sets/<name>.jsonl`` (shipped with
+  the package; the tiny profile's corpus and benchmark);
+* a ``.jsonl`` of `Theorem` records, or a miniF2F JSONL (rows with
+  ``formal_statement``), told apart by the first row;
+* a ``.parquet`` of `Theorem` records;
+* a ``.lean`` file (every theorem in it, see `parse_lean_file`);
+* a directory of ``.lean`` files (one problem per file, miniF2F style);
+* a LeanDojo Benchmark 4 split file (``train.json`` ...) or split directory
+  (all of its ``train``/``val``/``test`` files, with those splits).
+
+Theorems are deduplicated by name: an exact repeat is dropped, two different
+theorems with one name are a `DataError` naming both sources.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from burnqed_core.data.external import (
+    _iter_jsonl_objects,
+    is_minif2f_row,
+    leandojo_split_files,
+    read_lean_dir,
+    read_leandojo,
+    read_minif2f_jsonl,
+)
+from burnqed_core.data.lean_file import parse_lean_file
+from burnqed_core.errors import DataError
+from burnqed_core.record_io import read_jsonl, read_parquet
+from burnqed_core.records import Theorem
+
+log = logging.getLogger(__name__)
+
+BUNDLED_DIR = Path(__file__).resolve().parent / "sets"
+BUNDLED_PREFIX = "bundled:"
+AUTOMATION_FILE = "automation.json"
+
+
+def bundled_names() -> list[str]:
+    """Names of the theorem sets shipped with burnqed."""
+    return sorted(p.stem for p in BUNDLED_DIR.glob("*.jsonl"))
+
+
+def resolve_spec(spec: str | Path) -> Path:
+    """The file or directory a theorem-set spec names (checked to exist)."""
+    s = str(spec)
+    if s.startswith(BUNDLED_PREFIX):
+        name = s[len(BUNDLED_PREFIX):]
+        path = BUNDLED_DIR / f"{name}.jsonl"
+        if not path.exists():
+            raise DataError(f"no bundled theorem set {name!r}; available: {', '.join(bundled_names()) or 'none'}")
+        return path
+    path = Path(spec)
+    if not path.exists():
+        raise DataError(f"{path}: no such file or directory (a theorem set is 'bundled:<name>', "
+                        ".jsonl, .parquet, .lean, a directory of .lean files or a LeanDojo split)")
+    return path
+
+
+def _read_any(path: Path) -> list[Theorem]:
+    if path.is_dir():
+        if any((path / f"{s}.json").exists() for s in ("train", "val", "test")):
+            out: list[Theorem] = []
+            for f in leandojo_split_files(path):
+                out.extend(read_leandojo(f, progress=True).theorems)
+            return out
+        if not any(path.rglob("*.lean")):
+            leandojo_split_files(path)  # raises with a hint when it holds LeanDojo split dirs
+        return read_lean_dir(path)
+    suffix = path.suffix.lower()
+    if suffix == ".lean":
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise DataError(f"{path}: not UTF-8 text") from None
+        return parse_lean_file(text, source=str(path)).theorems
+    if suffix == ".jsonl":
+        first = next(_iter_jsonl_objects(path), None)
+        if first is not None and is_minif2f_row(first[1]):
+            return read_minif2f_jsonl(path)
+        return read_jsonl(path, Theorem)
+    if suffix == ".parquet":
+        return read_parquet(path, Theorem)
+    if suffix == ".json":
+        return read_leandojo(path, progress=True).theorems
+    raise DataError(f"{path}: unknown theorem file type {suffix!r} (use .jsonl, .parquet, .lean or a LeanDojo .json)")
+
+
+def dedup_theorems(theorems: Iterable[Theorem], where: str = "") -> list[Theorem]:
+    """Theorems in order with exact repeats dropped; conflicting ones with the
+    same name are an error."""
+    seen: dict[str, Theorem] = {}
+    out: list[Theorem] = []
+    for t in theorems:
+        prev = seen.get(t.name)
+        if prev is None:
+            seen[t.name] = t
+            out.append(t)
+            continue
+        if (prev.statement, prev.preamble) != (t.statement, t.preamble) or (prev.proof and t.proof
+                                                                              and prev.proof != t.proof):
+            a, b = prev.source or "?", t.source or "?"
+            raise DataError(f"{where + ': ' if where else ''}two different theorems named {t.name!r} "
+                            f"(from {a} and {b})")
+    return out
+
+
+def load_theorems(spec: str | Path) -> list[Theorem]:
+    """All theorems of a theorem set (see the module doc for the forms of ``spec``)."""
+    path = resolve_spec(spec)
+    thms = _read_any(path)
+    if not thms:
+        raise DataError(f"{spec}: no theorems found")
+    out = dedup_theorems(thms, where=str(spec))
+    if len(out) < len(thms):
+        log.info("%s: dropped %d repeated theorems", spec, len(thms) - len(out))
+    return out
+
+
+def load_many(specs: Sequence[str | Path]) -> list[Theorem]:
+    """Several theorem sets as one list (deduplicated across sets)."""
+    return dedup_theorems((t for s in specs for t in load_theorems(s)), where=", ".join(map(str, specs)))
+
+
+def automation_map(spec: str | Path) -> dict[str, str | None] | None:
+    """The ``automation.json`` beside a theorem set (name -> the single
+    automation tactic that closes it, or null for a hard theorem), if any."""
+    path = resolve_spec(spec)
+    candidate = (path if path.is_dir() else path.parent) / AUTOMATION_FILE
+    if not candidate.exists():
+        return None
+    try:
+        data = json.loads(candidate.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise DataError(f"{candidate}: not valid JSON ({e.msg})") from None
+    if not isinstance(data, dict) or not all(v is None or isinstance(v, str) for v in data.values()):
+        raise DataError(f"{candidate}: expected a JSON object mapping theorem names to a tactic or null")
+    return data
