@@ -1,7 +1,122 @@
-"""`burnqed data ...` commands."""
+"""`burnqed data ...` commands: prepare a training set, describe data."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
-app = typer.Typer(help="data commands", no_args_is_help=True)
+from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
+from burnqed_core.errors import DataError
+
+app = typer.Typer(help="Prepare training data and describe theorem sets and tactic pairs.", no_args_is_help=True)
+
+
+def _hist(h: dict[int, int] | dict[str, int]) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in h.items()) or "-"
+
+
+@app.command()
+def prepare(
+    pairs: Annotated[list[Path], typer.Option("--pairs", help="tactic pairs: Parquet/JSONL records or a LeanDojo "
+                                              "split .json / directory (repeat for several)")],
+    out: Annotated[Path, typer.Option("--out", help="output directory (train.parquet, val.parquet, stats.json)")],
+    trajectories: Annotated[list[Path] | None, typer.Option(
+        "--trajectories", help="trajectory Parquet files of earlier iterations (repeat for several)")] = None,
+    iteration: Annotated[int, typer.Option("--iteration", min=0, help="N > 0 mixes in positive trajectory steps "
+                                           "of iterations < N")] = 0,
+    tokenizer: Annotated[Path | None, typer.Option(
+        "--tokenizer", help="tokenizer dir for the length filter (default: a character estimate)")] = None,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Filter, dedup and split tactic pairs by theorem name; for N > 0 mix in
+    the proofs found by earlier searches (settings: the profile's ``data``)."""
+    from burnqed_core.data.mixing import mix_iteration, positive_steps
+    from burnqed_core.data.pairs import PreparedPairs, hf_token_counter, load_pairs, prepare_pairs, write_prepared
+    from burnqed_core.record_io import read_records
+    from burnqed_core.records import TrajectoryRecord
+
+    cfg = load(profile, verbose).data
+    if trajectories and iteration == 0:
+        raise DataError("--trajectories are mixed in from --iteration 1 on (iteration 0 trains on the base pairs)")
+    counter = hf_token_counter(tokenizer) if tokenizer else None
+    prepared = prepare_pairs(load_pairs(pairs), cfg.val_fraction, cfg.seed, cfg.max_tokens, counter, progress=True)
+    s = prepared.stats
+    typer.echo(f"pairs: {s.pairs_in} in, {s.theorems_in} theorems; dropped {s.unsafe_pairs} of {s.unsafe_theorems} "
+               f"theorems with sorry/admit/cheat/native_decide, {s.duplicate_pairs} duplicate, "
+               f"{s.too_long_pairs} over {s.max_tokens} tokens, {s.empty_pairs} empty")
+    typer.echo(f"split by theorem: train {s.train_pairs} pairs / {s.train_theorems} theorems, "
+               f"val {s.val_pairs} pairs / {s.val_theorems} theorems")
+    typer.echo(f"depth: {_hist(s.depth_histogram)}")
+    extra: dict[str, object] = {"iteration": iteration, "pair_files": [str(p) for p in pairs]}
+    if iteration > 0:
+        steps = []
+        skipped = 0
+        for f in trajectories or []:
+            recs = read_records(f, TrajectoryRecord)
+            earlier = [r for r in recs if r.iteration < iteration]
+            skipped += len(recs) - len(earlier)
+            steps.extend(positive_steps(earlier, source=f"trajectory:{f.name}"))
+        if not trajectories:
+            typer.echo(f"warning: iteration {iteration} without --trajectories: base subsample only", err=True)
+        if skipped:
+            typer.echo(f"warning: skipped {skipped} trajectory records of iteration >= {iteration}", err=True)
+        mix = mix_iteration(prepared, steps, cfg.base_subsample, cfg.trajectory_upsample, cfg.seed)
+        m = mix.stats
+        typer.echo(f"mix: base {m.base_train_used}/{m.base_train_available} + trajectory steps "
+                   f"{m.trajectory_steps_train} x{m.trajectory_upsample} = {m.train_rows} train rows "
+                   f"({m.trajectory_fraction:.1%} trajectory); val {m.val_rows} "
+                   f"(+{m.trajectory_steps_val} trajectory steps)")
+        prepared = PreparedPairs(train=mix.train, val=mix.val, stats=prepared.stats)
+        extra |= {"trajectory_files": [str(p) for p in trajectories or []], "mix": m.model_dump()}
+    paths = write_prepared(prepared, out, extra=extra)
+    typer.echo(f"wrote {paths['train']}, {paths['val']}, {paths['stats']}")
+
+
+@app.command()
+def stats(
+    theorems: Annotated[list[str] | None, typer.Option(
+        "--theorems", help="theorem set: bundled:<name>, .jsonl, .parquet, .lean, a directory or a LeanDojo "
+        "split (repeat for several; default: the profile's corpus and benchmark)")] = None,
+    pairs: Annotated[list[Path] | None, typer.Option("--pairs", help="tactic pair file (repeat for several)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object instead of text")] = False,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Theorem counts per set, split and family, proof-length and depth
+    distributions, and hard/easy counts where an automation map exists."""
+    from burnqed_core.data.pairs import load_pairs, pair_set_stats
+    from burnqed_core.data.theorems import automation_map, load_theorems, theorem_set_stats
+
+    cfg = load(profile, verbose).data
+    specs = list(theorems or [])
+    if not specs and not pairs:
+        specs = [cfg.corpus, cfg.benchmark]
+    report: dict[str, dict[str, object]] = {"theorems": {}, "pairs": {}}
+    for spec in specs:
+        st = theorem_set_stats(load_theorems(spec), automation_map(spec))
+        report["theorems"][spec] = st.model_dump(mode="json")
+        if as_json:
+            continue
+        typer.echo(f"{spec}: {st.theorems} theorems")
+        typer.echo(f"  split: {_hist(st.by_split)}")
+        typer.echo(f"  family: {_hist(st.by_family)}")
+        typer.echo(f"  proof length: {_hist(st.proof_length_histogram)}")
+        if st.hard is not None:
+            typer.echo(f"  hard (no single automation tactic closes it): {st.hard}, easy: {st.easy}"
+                       + (f", unmeasured: {st.unmeasured}" if st.unmeasured else ""))
+            typer.echo(f"  closed by: {_hist(st.closed_by)}")
+            typer.echo(f"  hard by family: {_hist(st.hard_by_family)}")
+    for p in pairs or []:
+        ps = pair_set_stats(load_pairs([p]))
+        report["pairs"][str(p)] = json.loads(json.dumps(ps))
+        if as_json:
+            continue
+        typer.echo(f"{p}: {ps['pairs']} pairs, {ps['theorems']} theorems, {ps['unsafe_pairs']} unsafe")
+        typer.echo(f"  depth: {_hist(ps['depth_histogram'])}")  # type: ignore[arg-type]
+        typer.echo(f"  proof length: {_hist(ps['proof_length_histogram'])}")  # type: ignore[arg-type]
+    if as_json:
+        typer.echo(json.dumps(report, indent=1))

@@ -34,6 +34,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
+from tqdm import tqdm
 
 from burnqed_core.errors import DataError
 from burnqed_core.policy.prompt import format_example
@@ -157,6 +158,18 @@ def proof_lengths(df: pl.DataFrame) -> dict[str, int]:
     return {str(t): int(d) + 1 for t, d in agg.iter_rows()}
 
 
+def pair_set_stats(df: pl.DataFrame) -> dict[str, object]:
+    """Counts of a pair table: pairs, theorems, depth and proof-length distributions."""
+    lengths = proof_lengths(df)
+    return {
+        "pairs": df.height,
+        "theorems": len(lengths),
+        "depth_histogram": depth_histogram(df),
+        "proof_length_histogram": _histogram(list(lengths.values())),
+        "unsafe_pairs": df.filter(pl.col("tactic").str.contains(UNSAFE_TACTIC_RE)).height,
+    }
+
+
 def _histogram(values: Sequence[int]) -> dict[int, int]:
     out: dict[int, int] = {}
     for v in sorted(values):
@@ -184,6 +197,7 @@ def prepare_pairs(
     seed: int,
     max_tokens: int,
     count_tokens: TokenCounter | None = None,
+    progress: bool = False,
 ) -> PreparedPairs:
     """Filter, dedup and split tactic pairs into a training set (see module doc)."""
     if not 0 <= val_fraction < 1:
@@ -206,7 +220,9 @@ def prepare_pairs(
     df = df.unique(subset=["state_before", "tactic"], keep="first", maintain_order=True)
     duplicates = before - df.height
 
-    lengths = [count("".join(format_example(s, t))) for s, t in zip(df["state_before"], df["tactic"], strict=True)]
+    examples = zip(df["state_before"], df["tactic"], strict=True)
+    lengths = [count("".join(format_example(s, t)))
+               for s, t in tqdm(examples, total=df.height, desc="token lengths", unit="pair", disable=not progress)]
     df = df.with_columns(pl.Series("_tokens", lengths, dtype=pl.Int64))
     too_long = df.filter(pl.col("_tokens") > max_tokens).height
     df = df.filter(pl.col("_tokens") <= max_tokens).drop("_tokens")

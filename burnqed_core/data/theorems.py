@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.data.external import (
     _iter_jsonl_objects,
@@ -143,3 +146,44 @@ def automation_map(spec: str | Path) -> dict[str, str | None] | None:
     if not isinstance(data, dict) or not all(v is None or isinstance(v, str) for v in data.values()):
         raise DataError(f"{candidate}: expected a JSON object mapping theorem names to a tactic or null")
     return data
+
+
+class TheoremSetStats(BaseModel):
+    """Counts of a theorem set, as `burnqed data stats` shows them."""
+
+    model_config = ConfigDict(frozen=True)
+    theorems: int
+    by_split: dict[str, int]
+    by_family: dict[str, int]
+    proof_length_histogram: dict[int, int] = Field(description="known proof length -> theorems (0: no known proof)")
+    hard: int | None = Field(None, description="no single automation tactic closes it (None: no automation map)")
+    easy: int | None = None
+    unmeasured: int | None = Field(None, description="not in the automation map")
+    closed_by: dict[str, int] = Field(default_factory=dict, description="automation tactic -> theorems it closes")
+    hard_by_family: dict[str, int] = Field(default_factory=dict)
+
+
+def _count(values: Iterable[str]) -> dict[str, int]:
+    return dict(sorted(Counter(values).items()))
+
+
+def theorem_set_stats(theorems: Sequence[Theorem], automation: Mapping[str, str | None] | None = None
+                      ) -> TheoremSetStats:
+    lengths = Counter(len(t.proof) for t in theorems)
+    stats: dict[str, object] = {
+        "theorems": len(theorems),
+        "by_split": _count(t.split for t in theorems),
+        "by_family": _count(t.family or "-" for t in theorems),
+        "proof_length_histogram": dict(sorted(lengths.items())),
+    }
+    if automation is not None:
+        measured = [t for t in theorems if t.name in automation]
+        hard = [t for t in measured if automation[t.name] is None]
+        stats |= {
+            "hard": len(hard),
+            "easy": len(measured) - len(hard),
+            "unmeasured": len(theorems) - len(measured),
+            "closed_by": _count(automation[t.name] or "" for t in measured if automation[t.name]),
+            "hard_by_family": _count(t.family or "-" for t in hard),
+        }
+    return TheoremSetStats.model_validate(stats)
