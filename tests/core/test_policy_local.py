@@ -32,59 +32,41 @@ PAIRS = [
 STATES = [s for s, _ in PAIRS]
 
 
-def _build_model(out: Path, steps: int) -> None:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+def _fine_tune(base: Path, out: Path, steps: int) -> None:
+    """Train the shared untrained tiny model (``tiny_model_dir``) on `PAIRS`, completion-only, and save it."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    texts = [format_prompt(s) + format_completion(t) for s, t in PAIRS] * 10
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        min_frequency=2,
-        special_tokens=["<pad>", "<s>", "</s>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(texts, trainer=trainer)
-    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
-    ft = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", padding_side="left"
-    )
-    cfg = LlamaConfig(
-        vocab_size=len(ft), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=512, bos_token_id=ft.bos_token_id,
-        eos_token_id=ft.eos_token_id, pad_token_id=ft.pad_token_id, tie_word_embeddings=False,
-    )
+    tok = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForCausalLM.from_pretrained(base)
     torch.manual_seed(0)
-    model = LlamaForCausalLM(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     pairs = [
-        (ft(format_prompt(s))["input_ids"], [*ft(format_completion(t), add_special_tokens=False)["input_ids"], 2])
+        (tok(format_prompt(s))["input_ids"],
+         [*tok(format_completion(t), add_special_tokens=False)["input_ids"], tok.eos_token_id])
         for s, t in PAIRS
     ]
     width = max(len(p) + len(c) for p, c in pairs)
-    ids = torch.full((len(pairs), width), ft.pad_token_id)
+    ids = torch.full((len(pairs), width), tok.pad_token_id)
     labels = torch.full((len(pairs), width), -100)
     mask = torch.zeros((len(pairs), width), dtype=torch.long)
     for i, (p, c) in enumerate(pairs):
         ids[i, : len(p) + len(c)] = torch.tensor(p + c)
         mask[i, : len(p) + len(c)] = 1
         labels[i, len(p) : len(p) + len(c)] = torch.tensor(c)
+    model.train()
     for _ in range(steps):
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         opt.zero_grad()
         loss.backward()
         opt.step()
     model.save_pretrained(out)
-    ft.save_pretrained(out)
+    tok.save_pretrained(out)
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("policy_model")
-    _build_model(out, steps=30)
+    _fine_tune(tiny_model_dir, out, steps=30)
     return out
 
 
@@ -163,8 +145,8 @@ def test_chunking_does_not_change_greedy_results(model_dir: Path, policy: LocalP
 
 
 def test_deterministic_given_seed(model_dir: Path) -> None:
-    a = LocalPolicy(model_dir, max_new_tokens=20, seed=7)
-    b = LocalPolicy(model_dir, max_new_tokens=20, seed=7)
+    a = LocalPolicy(model_dir, max_new_tokens=10, seed=7)
+    b = LocalPolicy(model_dir, max_new_tokens=10, seed=7)
     ra = [a.generate_sync(STATES, 4, 1.3) for _ in range(2)]
     rb = [b.generate_sync(STATES, 4, 1.3) for _ in range(2)]
     assert ra == rb
@@ -177,7 +159,7 @@ def test_prompt_truncated_from_the_left_keeps_bos_and_goal(model_dir: Path) -> N
     long_state = "h : " + " ∧ ".join(f"x{i} = {i}" for i in range(200)) + "\n⊢ True"
     ids = p._encode_text(format_prompt(long_state))
     assert len(ids) == 24 and ids[0] == p.bos_id
-    assert p.tokenizer.decode(ids[1:]).endswith(format_prompt(long_state)[-30:])
+    assert p.tokenizer.decode(ids[1:]).endswith(format_prompt(long_state)[-12:])
     out = p.generate_sync([long_state], 2, 1.0)
     assert len(out[0]) == 2
 
