@@ -1,0 +1,563 @@
+"""The Pantograph backend: a client for Pantograph's REPL executable (prod:
+native Lean + Mathlib).
+
+Protocol (Pantograph ``doc/repl.md``): ``repl <modules...>`` with
+``LEAN_PATH`` in the environment prints ``ready.`` once the modules are
+imported, then answers one JSON line per command line ``<cmd> <json>``.
+Failures of a command come back as ``{"error": kind, "desc": text}``.
+
+The response shapes changed across the versions users run; every variant is
+understood here (see ``tests/fake_pantograph.py`` for the canned messages and
+where each comes from):
+
+* ``goal.tactic`` success: ``{"nextStateId", "goals": [...]}`` (+ ``messages``,
+  ``hasSorry``, ``hasUnsafe`` from 0.3.1);
+* tactic failure: ``{"tacticErrors": [str]}`` (0.2.x, 0.3.0), ``{"messages":
+  [str]}`` without ``goals`` (0.3.1-0.3.3), ``{"messages": [SerialMessage]}``
+  (0.3.4+); parse failure: ``{"parseError": str}``;
+* a goal: ``{"name", "userName"?, "isConversion" (0.2.x) | "fragment"
+  (0.3.3+), "target": {"pp"}, "vars": [{"userName", "isInaccessible",
+  "type": {"pp"}, "value"?: {"pp"}}]}``;
+* ``frontend.process`` units: ``{"boundary", "messages": [str |
+  SerialMessage], "goalStateId"?, "goals"?}``.
+
+A theorem is started by elaborating ``<preamble> theorem ... := sorry`` with
+``frontend.process`` and ``"sorrys": true`` (so the preamble's definitions
+and the statement's binders are in the goal's context, exactly as in a file),
+not with ``goal.start``, which takes a closed type (``goal.start`` remains
+available as `start_expr`). ``import`` lines of a preamble are blanked out:
+the process was started with its modules (``lean.pantograph.modules``) and
+Pantograph does not import in the middle of a session.
+
+Goal text is rendered the way Lean's ``plainGoal`` prints goals (`render_goal`)
+so that data and prompts are identical with the embedded backend.
+
+A ``GoalState.handle`` is a Pantograph ``stateId`` of *this* process. A
+state from another (crashed, recycled) process is rebuilt by replaying its
+tactic path, so the search never sees the difference.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import re
+import resource
+import shutil
+import signal
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import psutil
+
+from burnqed_core.config import LeanConfig
+from burnqed_core.errors import LeanSetupError
+from burnqed_core.lean.types import BackendDied, CheckResult, Diagnostic, GoalState, Status, TacticResult
+from burnqed_core.records import Theorem
+
+log = logging.getLogger(__name__)
+
+READY = "ready."
+START_DECL = "burnqed_goal"
+STDERR_TAIL = 50
+SEVERITY = {"error": 1, "warning": 2, "information": 3, "info": 3}
+# `<file>:<line>:<col>: error: text` (Lean's Message.toString, 0.2.x-0.3.3 messages)
+_MSG_PREFIX = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+):(?P<col>\d+): (?:(?P<sev>error|warning|info): )?")
+_IMPORT = re.compile(r"^import\s")
+
+
+class BackendTimeout(BackendDied):
+    """A request got no answer in time; the process group was killed."""
+
+
+class ReplError(RuntimeError):
+    """The REPL answered ``{"error": kind, "desc": text}``."""
+
+    def __init__(self, kind: str, desc: str) -> None:
+        super().__init__(f"Pantograph {kind} error: {desc}")
+        self.kind = kind
+        self.desc = desc
+
+    @property
+    def is_interrupt(self) -> bool:
+        """Pantograph's own ``timeout`` option fired (0.3.0+)."""
+        return self.kind == "internal" and "interrupt" in self.desc
+
+
+# --- rendering goals -----------------------------------------------------------------------------------------------
+
+def _pp(expr: Any) -> str | None:
+    """An ``Expression`` object (``{"pp": ...}``) or, defensively, a bare string."""
+    if isinstance(expr, dict):
+        pp = expr.get("pp")
+        return pp if isinstance(pp, str) else None
+    return expr if isinstance(expr, str) else None
+
+
+def _user_name(name: str) -> str:
+    """Lean prints a hygienic name ``h._@.M._hyg.12`` as ``h✝``."""
+    if "._@." in name:
+        return name.split("._@.")[0] + "✝"
+    return name
+
+
+def _nest(text: str, indent: str = "  ") -> str:
+    """Continuation lines of a multi-line expression, indented like Lean's
+    ``Format.nest 2`` in ``ppGoal``."""
+    return text.replace("\n", "\n" + indent)
+
+
+def render_goal(goal: dict[str, Any]) -> str:
+    """One goal as Lean's ``plainGoal`` prints it: a ``case <tag>`` line when
+    the goal is named, hypotheses with consecutive ones of the same type
+    grouped (``a b : Nat``), let-values as ``x : T := v``, then ``⊢ target``
+    (``| target`` in conv mode)."""
+    lines: list[str] = []
+    tag = goal.get("userName")
+    if tag:
+        lines.append(f"case {_user_name(tag)}")
+    group: list[str] = []
+    group_type: str | None = None
+
+    def flush() -> None:
+        nonlocal group, group_type
+        if group:
+            lines.append(f"{' '.join(group)} : {_nest(group_type or '')}")
+        group, group_type = [], None
+
+    for var in goal.get("vars") or []:
+        name = _user_name(str(var.get("userName") or "_"))
+        vtype = _pp(var.get("type"))
+        value = _pp(var.get("value"))
+        if vtype is None:  # `noRepeat` answers: name only
+            flush()
+            lines.append(name)
+        elif value is not None:
+            flush()
+            lines.append(f"{name} : {_nest(vtype)} := {_nest(value)}")
+        elif group and vtype == group_type:
+            group.append(name)
+        else:
+            flush()
+            group, group_type = [name], vtype
+    flush()
+    conv = goal.get("fragment") == "conv" or goal.get("isConversion") is True
+    lines.append(f"{'|' if conv else '⊢'} {_nest(_pp(goal.get('target')) or '')}")
+    return "\n".join(lines)
+
+
+def render_goals(goals: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    return tuple(render_goal(g) for g in goals)
+
+
+# --- messages ------------------------------------------------------------------------------------------------------
+
+def parse_message(msg: Any, unprefixed: int = 1) -> Diagnostic:
+    """A Lean message in either wire form: a ``SerialMessage`` object (0.3.4+:
+    ``severity``, 1-based ``pos.line``, ``data``) or a string formatted by
+    ``Message.toString`` (0.2.x-0.3.3: ``<file>:<line>:<col>: error: ...``).
+    Lines become 0-based. Lean writes information messages without any
+    position prefix, and so are exception texts in tactic failures: the
+    caller says which an unprefixed string is (``unprefixed`` severity). A
+    position without a severity word is a parser error."""
+    if isinstance(msg, dict):
+        pos = msg.get("pos") or {}
+        end = msg.get("endPos") or pos
+        line = max(int(pos.get("line", 1)) - 1, 0)
+        return Diagnostic(severity=SEVERITY.get(str(msg.get("severity", "error")), 1), line=line,
+                          end_line=max(int(end.get("line", line + 1)) - 1, line), message=str(msg.get("data", "")))
+    text = str(msg)
+    m = _MSG_PREFIX.match(text)
+    if not m:
+        return Diagnostic(severity=unprefixed, line=0, end_line=0, message=text.strip())
+    line = max(int(m["line"]) - 1, 0)
+    return Diagnostic(severity=SEVERITY.get(m["sev"] or "error", 1), line=line, end_line=line,
+                      message=text[m.end():].strip())
+
+
+def _first_error(diags: Sequence[Diagnostic]) -> str:
+    errors = [d for d in diags if d.is_error]
+    return (errors or list(diags) or [Diagnostic(severity=1, line=0, end_line=0, message="unknown failure")])[0].message
+
+
+def interpret_tactic_result(payload: dict[str, Any]) -> tuple[Status, tuple[str, ...], str, int | None]:
+    """(status, rendered goals, message, nextStateId) of a ``goal.tactic``
+    answer in any version's shape. An error object is not handled here."""
+    if "parseError" in payload:
+        return Status.PARSE_ERROR, (), str(payload["parseError"]).strip(), None
+    if "tacticErrors" in payload:  # 0.2.x, 0.3.0
+        diags = [parse_message(m) for m in payload["tacticErrors"] or []]
+        return Status.TACTIC_ERROR, (), _first_error(diags), None
+    goals = payload.get("goals")
+    if goals is None or payload.get("nextStateId") is None:  # 0.3.1+: failure = no goals, read messages
+        diags = [parse_message(m) for m in payload.get("messages") or []]
+        return Status.TACTIC_ERROR, (), _first_error(diags), None
+    state_id = int(payload["nextStateId"])
+    if payload.get("hasSorry"):
+        return Status.TACTIC_ERROR, (), "the tactic uses `sorry`", state_id
+    if payload.get("hasUnsafe"):
+        return Status.TACTIC_ERROR, (), "the tactic uses unsafe code", state_id
+    return Status.OK, render_goals(goals), "", state_id
+
+
+def strip_imports(text: str) -> str:
+    """``import`` lines blanked (line numbers are kept): the REPL imported its
+    modules at start and cannot import in the middle of a session."""
+    return "\n".join("" if _IMPORT.match(line) else line for line in text.split("\n"))
+
+
+def start_source(theorem: Theorem) -> str:
+    """The file whose ``sorry`` becomes the theorem's initial goal state."""
+    pre = strip_imports(theorem.preamble).strip("\n")
+    return (pre + "\n\n" if pre.strip() else "") + f"theorem {START_DECL} {theorem.statement.strip()} := sorry\n"
+
+
+# --- the process ---------------------------------------------------------------------------------------------------
+
+def _limit_memory(limit_mb: int | None) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that caps the child's address space (RLIMIT_AS), as
+    Kimina does: a REPL that grows is killed by the kernel, not the host."""
+    if not limit_mb:
+        return None
+    limit = int(limit_mb) * 1024 * 1024
+
+    def preexec() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return preexec
+
+
+class PantographBackend:
+    """One Pantograph REPL process. Implements `LeanBackend`.
+
+    Requests are serialised by a lock (the REPL answers in order, one line
+    per command); a request that gets no answer within its timeout, a
+    response that is not JSON, or a cancelled request (the answer would come
+    later and desynchronise the stream) kills the whole process group.
+    """
+
+    def __init__(self, config: LeanConfig) -> None:
+        self.config = config
+        self.pg = config.pantograph
+        self.proc: asyncio.subprocess.Process | None = None
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
+        self._stderr_task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        # stateId -> (preamble, statement, tactic path) of states alive in this process
+        self._states: dict[int, tuple[str, str, tuple[str, ...]]] = {}
+        self.version: str | None = None
+        self.startup_s = 0.0
+        self.requests = 0
+        # Beyond Pantograph's own timeout (which answers an error), how long a
+        # request may go unanswered before the process counts as hung.
+        self.request_grace_s = 5.0
+
+    # -- process --------------------------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    def rss_mb(self) -> int:
+        if not self.alive() or self.pid is None:
+            return 0
+        try:
+            return int(psutil.Process(self.pid).memory_info().rss // (1024 * 1024))
+        except psutil.Error:
+            return 0
+
+    def _argv(self) -> list[str]:
+        exe = self.pg.executable
+        path = exe if os.sep in exe else shutil.which(exe)
+        if not path or not os.access(path, os.X_OK):
+            raise LeanSetupError(f"Pantograph executable {exe!r} not found: build Pantograph's `repl` and set "
+                                 "lean.pantograph.executable (or BURNQED_PANTOGRAPH)")
+        return [path, *self.pg.modules]
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        if self.pg.lean_path:
+            env["LEAN_PATH"] = self.pg.lean_path
+        return env
+
+    async def start(self) -> None:
+        """Start the REPL and wait for ``ready.`` (importing Mathlib is slow:
+        up to ``lean.pantograph.ready_timeout_s``)."""
+        argv = self._argv()
+        t0 = time.monotonic()
+        self.proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env=self._env(), start_new_session=True, preexec_fn=_limit_memory(self.pg.memory_limit_mb),
+            limit=1 << 26,
+        )
+        self._stderr_task = asyncio.create_task(self._drain_stderr(self.proc))
+        try:
+            await asyncio.wait_for(self._await_ready(), self.pg.ready_timeout_s)
+        except TimeoutError:
+            await self.close()
+            raise LeanSetupError(f"Pantograph ({' '.join(argv)}) printed no `{READY}` line within "
+                                 f"{self.pg.ready_timeout_s:.0f}s (lean.pantograph.ready_timeout_s){self._tail()}"
+                                 ) from None
+        except LeanSetupError:
+            await self.close()
+            raise
+        self.startup_s = time.monotonic() - t0
+        self._states.clear()
+        # Pantograph's own per-operation timeout (0.3.0+; older versions ignore the key).
+        await self._call("options.set", {"timeout": int(self.config.tactic_timeout_s * 1000), "automaticMode": True})
+        log.info("Pantograph pid %s ready in %.1fs (modules %s)", self.pid, self.startup_s, self.pg.modules)
+
+    async def _await_ready(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        while True:
+            raw = await self.proc.stdout.readline()
+            if not raw:
+                await self.proc.wait()
+                raise LeanSetupError(f"Pantograph exited with code {self.proc.returncode} before `{READY}`"
+                                     f"{self._tail()}")
+            line = raw.decode("utf-8", "replace").strip()
+            if line == READY:
+                return
+            if line.startswith("{"):
+                with contextlib.suppress(json.JSONDecodeError):
+                    obj = json.loads(line)
+                    if isinstance(obj, dict) and "error" in obj:
+                        raise LeanSetupError(f"Pantograph failed to start: {obj.get('error')}: {obj.get('desc')}"
+                                             " (are lean.pantograph.modules on LEAN_PATH, built with the same Lean?)")
+            log.debug("Pantograph before ready: %s", line[:200])
+
+    async def _drain_stderr(self, proc: asyncio.subprocess.Process) -> None:
+        """Read stderr as it comes (a full pipe would block the REPL); keep
+        the tail for error messages."""
+        assert proc.stderr is not None
+        with contextlib.suppress(Exception):
+            while raw := await proc.stderr.readline():
+                line = raw.decode("utf-8", "replace").rstrip()
+                self.stderr_tail.append(line)
+                log.debug("pantograph[%s] stderr: %s", proc.pid, line[:300])
+
+    def _tail(self) -> str:
+        tail = " | ".join(list(self.stderr_tail)[-5:])
+        return f"; stderr: {tail}" if tail else ""
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group (the REPL and anything it spawned)."""
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+
+    async def close(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        self.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(proc.wait(), 10)
+        if self._stderr_task is not None:
+            self._stderr_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._stderr_task
+            self._stderr_task = None
+        self._states.clear()
+
+    def _death(self) -> str:
+        code = self.proc.returncode if self.proc else None
+        return f"Pantograph process {self.pid} is gone (exit code {code}){self._tail()}"
+
+    # -- one request ----------------------------------------------------------------------------------------------
+    async def _call(self, cmd: str, payload: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+        """Send one command, read its one-line JSON answer. Raises `ReplError`
+        for an error object, `BackendDied`/`BackendTimeout` when the process is
+        gone, hangs or desynchronises (it is killed then)."""
+        timeout_s = timeout_s if timeout_s is not None else self.config.tactic_timeout_s * 2 + self.request_grace_s
+        async with self._lock:
+            proc = self.proc
+            if proc is None or proc.returncode is not None or proc.stdin is None or proc.stdout is None:
+                raise BackendDied(self._death() if proc else "Pantograph not started")
+            line = f"{cmd} {json.dumps(payload, ensure_ascii=False)}\n"
+            self.requests += 1
+            try:
+                proc.stdin.write(line.encode("utf-8"))
+                await proc.stdin.drain()
+                raw = await asyncio.wait_for(proc.stdout.readline(), timeout_s)
+            except TimeoutError:
+                self.kill()
+                raise BackendTimeout(f"Pantograph gave no answer to {cmd} within {timeout_s:.1f}s: killed") from None
+            except (BrokenPipeError, ConnectionResetError):
+                self.kill()
+                raise BackendDied(self._death()) from None
+            except asyncio.CancelledError:
+                self.kill()  # the answer would arrive later and be read as the next one's
+                raise
+            if not raw:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(proc.wait(), 5)
+                raise BackendDied(self._death())
+            text = raw.decode("utf-8", "replace").strip()
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError:
+                self.kill()
+                raise BackendDied(f"Pantograph answered {cmd} with non-JSON {text[:200]!r}: killed (desync)") from None
+            if not isinstance(obj, dict):
+                self.kill()
+                raise BackendDied(f"Pantograph answered {cmd} with {type(obj).__name__}, not an object: killed")
+        if "error" in obj and "desc" in obj:
+            raise ReplError(str(obj["error"]), str(obj["desc"]))
+        return obj
+
+    # -- commands -------------------------------------------------------------------------------------------------
+    async def stat(self) -> int:
+        """Number of goal states the REPL holds."""
+        return int((await self._call("stat", {})).get("nGoals", 0))
+
+    async def reset(self) -> None:
+        """Drop every goal state of the REPL (handles become stale and are replayed)."""
+        await self._call("reset", {})
+        self._states.clear()
+
+    async def start_expr(self, expr: str) -> TacticResult:
+        """A proof of a closed type via ``goal.start`` (no preamble, no binders
+        introduced: ``∀ (n : Nat), n + 0 = n`` stays one goal)."""
+        t0 = time.monotonic()
+        try:
+            res = await self._call("goal.start", {"expr": expr})
+        except ReplError as e:
+            return TacticResult(status=Status.START_ERROR, message=e.desc, elapsed_s=time.monotonic() - t0)
+        sid = int(res["stateId"])
+        th = Theorem(name="expr", statement=f": {expr}")
+        self._states[sid] = ("", th.statement, ())
+        state = GoalState(theorem=th, goals=(f"⊢ {_nest(expr)}",), handle=sid)
+        return TacticResult(status=Status.OK, state=state, elapsed_s=time.monotonic() - t0)
+
+    async def process_file(self, text: str, *, sorrys: bool = False) -> list[dict[str, Any]]:
+        """``frontend.process`` of a source text in the REPL's environment; its units."""
+        payload = {"file": text, "readHeader": False, "inheritEnv": False, "sorrys": sorrys}
+        timeout_s = max(self.config.tactic_timeout_s * 4, 60.0) + self.request_grace_s
+        res = await self._call("frontend.process", payload, timeout_s=timeout_s)
+        units = res.get("units")
+        if not isinstance(units, list):
+            raise BackendDied(f"Pantograph frontend.process answer has no units: {str(res)[:200]}")
+        return units
+
+    async def _start(self, theorem: Theorem) -> tuple[Status, int | None, tuple[str, ...], str]:
+        try:
+            units = await self.process_file(start_source(theorem), sorrys=True)
+        except ReplError as e:
+            if e.is_interrupt:
+                return Status.TIMEOUT, None, (), e.desc
+            return Status.START_ERROR, None, (), f"{e.kind}: {e.desc}"
+        diags = [parse_message(m, unprefixed=3) for u in units for m in u.get("messages") or []]
+        errors = [d for d in diags if d.is_error]
+        with_goal = [u for u in units if u.get("goalStateId") is not None]
+        if errors or not with_goal:
+            return Status.START_ERROR, None, (), _first_error(errors) if errors else "no goal state for the statement"
+        unit = with_goal[-1]
+        sid = int(unit["goalStateId"])
+        self._states[sid] = (theorem.preamble, theorem.statement, ())
+        return Status.OK, sid, render_goals(unit.get("goals") or []), ""
+
+    async def _tactic(self, sid: int, tactic: str) -> tuple[Status, tuple[str, ...], str, int | None]:
+        try:
+            res = await self._call("goal.tactic", {"stateId": sid, "tactic": tactic})
+        except ReplError as e:
+            if e.is_interrupt:
+                return Status.TIMEOUT, (), f"Pantograph timeout ({self.config.tactic_timeout_s:.0f}s)", None
+            if e.kind == "index":
+                raise  # a stale handle: the caller replays
+            return Status.TACTIC_ERROR, (), f"{e.kind}: {e.desc}", None
+        return interpret_tactic_result(res)
+
+    async def _handle(self, state: GoalState) -> tuple[int | None, str]:
+        """A stateId of this process for ``state``: its handle if it is one,
+        else rebuilt by replaying the tactic path. (None, why) if that fails."""
+        key = (state.theorem.preamble, state.theorem.statement, state.tactics)
+        if state.handle is not None and self._states.get(state.handle) == key:
+            return state.handle, ""
+        status, sid, _, msg = await self._start(state.theorem)
+        if status is not Status.OK or sid is None:
+            return None, f"replay: {msg}"
+        for i, tac in enumerate(state.tactics):
+            status, _, msg, nxt = await self._tactic(sid, tac)
+            if status is not Status.OK or nxt is None:
+                return None, f"replay of tactic {i + 1} failed: {msg}"
+            self._states[nxt] = (key[0], key[1], state.tactics[: i + 1])
+            sid = nxt
+        return sid, ""
+
+    # -- ProofEnv -------------------------------------------------------------------------------------------------
+    async def start_proof(self, theorem: Theorem) -> TacticResult:
+        t0 = time.monotonic()
+        status, sid, goals, msg = await self._start(theorem)
+        dt = time.monotonic() - t0
+        if status is not Status.OK:
+            return TacticResult(status=status, message=msg, elapsed_s=dt)
+        return TacticResult(status=Status.OK, state=GoalState(theorem=theorem, goals=goals, handle=sid), elapsed_s=dt)
+
+    async def apply_many(self, items: Sequence[tuple[GoalState, str]]) -> list[TacticResult]:
+        """One ``goal.tactic`` per pair, in order (the REPL has no batch call)."""
+        out: list[TacticResult] = []
+        for state, tactic in items:
+            t0 = time.monotonic()
+            for attempt in (1, 2):
+                try:
+                    out.append(await self._apply_one(state, tactic, t0))
+                    break
+                except ReplError as e:
+                    # `index`: the REPL lost the state (a reset behind our back): forget it, replay once.
+                    if state.handle is not None:
+                        self._states.pop(state.handle, None)
+                    if attempt == 2 or e.kind != "index":
+                        out.append(TacticResult(status=Status.TACTIC_ERROR, message=f"{e.kind}: {e.desc}",
+                                                elapsed_s=time.monotonic() - t0))
+                        break
+        return out
+
+    async def _apply_one(self, state: GoalState, tactic: str, t0: float) -> TacticResult:
+        sid, why = await self._handle(state)
+        if sid is None:
+            return TacticResult(status=Status.TACTIC_ERROR, message=why, elapsed_s=time.monotonic() - t0)
+        status, goals, msg, nxt = await self._tactic(sid, tactic)
+        dt = time.monotonic() - t0
+        path = (*state.tactics, tactic)
+        if status is Status.OK and nxt is not None:
+            self._states[nxt] = (state.theorem.preamble, state.theorem.statement, path)
+            return TacticResult(status=Status.OK, state=GoalState(theorem=state.theorem, tactics=path, goals=goals,
+                                                                  handle=nxt), elapsed_s=dt)
+        if nxt is not None:  # a state reached with `sorry`/unsafe: not kept
+            await self.free([GoalState(theorem=state.theorem, tactics=path, handle=nxt)])
+        return TacticResult(status=status, message=msg, elapsed_s=dt)
+
+    async def free(self, states: Sequence[GoalState]) -> None:
+        ids = [s.handle for s in states if s.handle is not None]
+        if not ids or not self.alive():
+            return
+        await self._call("goal.delete", {"stateIds": ids})
+        for i in ids:
+            self._states.pop(i, None)
+
+    async def check_source(self, text: str) -> list[Diagnostic]:
+        """All messages of a whole source text (its ``import`` lines must be
+        among the process's modules; they are blanked, lines keep their numbers)."""
+        try:
+            units = await self.process_file(strip_imports(text))
+        except ReplError as e:
+            if e.is_interrupt:
+                raise BackendTimeout(f"Pantograph timeout on a whole-source check: {e.desc}") from None
+            return [Diagnostic(severity=1, line=0, end_line=0, message=f"{e.kind}: {e.desc}")]
+        return [parse_message(m, unprefixed=3) for u in units for m in u.get("messages") or []]
+
+    async def check_proof(self, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
+        from burnqed_core.lean.checker import check_proof
+
+        return await check_proof(self, theorem, tactics)

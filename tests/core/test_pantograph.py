@@ -1,0 +1,422 @@
+"""Contract tests of the Pantograph client against a fake REPL process
+(tests/fake_pantograph.py) that answers with the real message shapes of
+Pantograph 0.2.x, 0.3.1-0.3.3 and 0.3.4+; plus the goal renderer and the
+message parser on canned payloads. No native Lean is installed here."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import psutil
+import pytest
+
+from burnqed_core.config import LeanConfig, PantographConfig
+from burnqed_core.errors import LeanSetupError
+from burnqed_core.lean.pantograph import (
+    BackendTimeout,
+    PantographBackend,
+    ReplError,
+    interpret_tactic_result,
+    parse_message,
+    render_goal,
+    start_source,
+    strip_imports,
+)
+from burnqed_core.lean.types import BackendDied, GoalState, Status
+from burnqed_core.records import Theorem
+
+FAKE = Path(__file__).resolve().parent.parent / "fake_pantograph.py"
+PROTOS = ["0.2", "0.3.1", "0.3.4"]
+
+OR = Theorem(name="or_swap", statement="(p q : Prop) : p ∨ q → q ∨ p")
+ADD = Theorem(name="add_comm", statement="(n m : Nat) :\n    n + m = m + n")
+LET = Theorem(name="let_k", statement="(n : Nat) : let k := n + 1; k = n + 1")
+DOUBLE = Theorem(name="double", statement="(n : Nat) : double n = n + n",
+                 preamble="import Mathlib\nopen Nat\n\ndef double (n : Nat) : Nat := n + n")
+
+Factory = Callable[..., Awaitable[PantographBackend]]
+
+
+@pytest.fixture
+def fake_exe(tmp_path: Path) -> str:
+    """The fake REPL behind an executable path, as a user's `repl` would be."""
+    exe = tmp_path / "repl"
+    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    exe.chmod(0o755)
+    return str(exe)
+
+
+@pytest.fixture
+async def make(fake_exe: str) -> AsyncIterator[Factory]:
+    """Start backends on the fake; every one is closed after the test."""
+    started: list[PantographBackend] = []
+
+    async def factory(*flags: str, proto: str = "0.3.4", start: bool = True, tactic_timeout_s: float = 5.0,
+                      ready_timeout_s: float = 20.0, memory_limit_mb: int | None = None,
+                      grace_s: float = 2.0) -> PantographBackend:
+        pg = PantographConfig(executable=fake_exe, modules=["Init", f"--proto={proto}", *flags],
+                              ready_timeout_s=ready_timeout_s, memory_limit_mb=memory_limit_mb)
+        backend = PantographBackend(LeanConfig(backend="pantograph", tactic_timeout_s=tactic_timeout_s, pantograph=pg))
+        backend.request_grace_s = grace_s
+        started.append(backend)
+        if start:
+            await backend.start()
+        return backend
+
+    yield factory
+    for b in started:
+        await b.close()
+
+
+async def _wait_gone(pid: int, within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+# --- the protocol, every version -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("proto", PROTOS)
+async def test_proof_steps_every_version(make: Factory, proto: str) -> None:
+    b = await make(proto=proto)
+    start = await b.start_proof(OR)
+    assert start.ok, start.message
+    root = start.state
+    assert root is not None and root.handle is not None
+    assert root.goals == ("p q : Prop\n⊢ p ∨ q → q ∨ p",)
+
+    [r1] = await b.apply_many([(root, "intro h")])
+    assert r1.ok and r1.state is not None
+    assert r1.state.text == "p q : Prop\nh : p ∨ q\n⊢ q ∨ p"
+    assert r1.state.tactics == ("intro h",)
+
+    results = await b.apply_many([
+        (r1.state, "cases h"),
+        (r1.state, "assumption"),
+        (r1.state, "exact (Or.inr"),
+        (r1.state, "exact Or.comm.mp h"),
+    ])
+    cases, fail, parse, done = results
+    assert cases.ok and cases.state is not None
+    assert cases.state.goals == (
+        "case inl\np q : Prop\nh✝ : p\n⊢ q ∨ p",
+        "case inr\np q : Prop\nh✝ : q\n⊢ q ∨ p",
+    )
+    assert cases.state.text == "\n\n".join(cases.state.goals)
+    assert fail.status is Status.TACTIC_ERROR and "assumption" in fail.message and fail.state is None
+    assert parse.status is Status.PARSE_ERROR and "expected ')'" in parse.message
+    assert done.ok and done.state is not None and done.state.is_proved
+
+    [deeper] = await b.apply_many([(cases.state, "apply Or.inr")])
+    assert deeper.ok and deeper.state is not None
+    assert deeper.state.goals[0] == "case inl.h\np q : Prop\nh✝ : p\n⊢ p"
+    assert deeper.state.tactics == ("intro h", "cases h", "apply Or.inr")
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+async def test_sorry_is_a_failure_where_the_version_says_so(make: Factory, proto: str) -> None:
+    b = await make(proto=proto)
+    root = (await b.start_proof(OR)).state
+    assert root is not None
+    [r] = await b.apply_many([(root, "sorry")])
+    if proto == "0.2":
+        # 0.2.x has no hasSorry: the step looks like a proof; only the whole-proof re-check can refuse it.
+        assert r.ok and r.state is not None and r.state.is_proved
+    else:
+        assert r.status is Status.TACTIC_ERROR and "sorry" in r.message
+        assert await b.stat() == 1  # the sorry state was deleted again: only the root is held
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+async def test_preamble_definitions_and_start_errors(make: Factory, proto: str) -> None:
+    b = await make(proto=proto)
+    start = await b.start_proof(DOUBLE)
+    assert start.ok and start.state is not None, start.message
+    assert start.state.goals == ("n : Nat\n⊢ double n = n + n",)
+    [r] = await b.apply_many([(start.state, "unfold double; omega")])
+    assert r.ok and r.state is not None and r.state.is_proved
+
+    missing = await b.start_proof(Theorem(name="d", statement=DOUBLE.statement))
+    assert missing.status is Status.START_ERROR and "unknown identifier 'double'" in missing.message
+    unknown = await b.start_proof(Theorem(name="x", statement="(n : Nat) : n = n + 0"))
+    assert unknown.status is Status.START_ERROR and unknown.state is None
+
+
+async def test_let_values_and_multiline_statement(make: Factory) -> None:
+    b = await make()
+    root = (await b.start_proof(LET)).state
+    assert root is not None
+    assert root.goals == ("n : Nat\n⊢ let k := n + 1;\n    k = n + 1",)
+    [r] = await b.apply_many([(root, "intro k")])
+    assert r.state is not None and r.state.goals == ("n : Nat\nk : Nat := n + 1\n⊢ k = n + 1",)
+    add = await b.start_proof(ADD)
+    assert add.state is not None and add.state.goals == ("n m : Nat\n⊢ n + m = m + n",)
+
+
+def test_start_source_blanks_imports() -> None:
+    src = start_source(DOUBLE)
+    assert "import" not in src and "def double" in src
+    assert src.endswith("theorem burnqed_goal (n : Nat) : double n = n + n := sorry\n")
+    lines = strip_imports("import Mathlib\nimport Aesop\nopen Nat\n#eval 1").split("\n")
+    assert lines == ["", "", "open Nat", "#eval 1"]
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+async def test_check_source_messages(make: Factory, proto: str) -> None:
+    b = await make(proto=proto)
+    text = ("import Mathlib\n"
+            "theorem a (n m : Nat) : n + m = m + n := by\n  omega\n"
+            "theorem b (p q : Prop) : p ∨ q → q ∨ p := by\n  assumption\n"
+            "theorem c (n m : Nat) : n + m = m + n := by\n  sorry\n"
+            "#eval 1 + 1\n")
+    diags = await b.check_source(text)
+    errors = [d for d in diags if d.is_error]
+    assert [(d.line, d.message) for d in errors] == [(4, "tactic 'assumption' failed")]
+    warnings = [d for d in diags if d.severity == 2]
+    assert len(warnings) == 1 and "sorry" in warnings[0].message and warnings[0].line == 5
+    assert [d.message for d in diags if d.severity == 3] == ["2"]
+    clean = await b.check_source("theorem a (n m : Nat) : n + m = m + n := by\n  omega\n")
+    assert clean == []
+
+
+async def test_goal_start_and_error_objects(make: Factory) -> None:
+    b = await make()
+    r = await b.start_expr("∀ (n : Nat), n + 0 = n")
+    assert r.ok and r.state is not None and r.state.goals == ("⊢ ∀ (n : Nat), n + 0 = n",)
+    bad = await b.start_expr("undefined = 1")
+    assert bad.status is Status.START_ERROR and "unknown identifier" in bad.message
+    with pytest.raises(ReplError) as e:
+        await b._call("no.such.command", {})
+    assert e.value.kind == "command" and "Unknown command" in e.value.desc
+    assert b.alive()  # an error object is an answer: the process stays
+
+
+async def test_stat_free_reset_and_replay(make: Factory) -> None:
+    b = await make()
+    root = (await b.start_proof(OR)).state
+    assert root is not None
+    [r1] = await b.apply_many([(root, "intro h")])
+    assert r1.state is not None
+    assert await b.stat() == 2
+    await b.free([r1.state])
+    assert await b.stat() == 1
+    # a freed (or reset) handle is not reused: the path is replayed to a new state
+    [again] = await b.apply_many([(r1.state, "cases h")])
+    assert again.ok and again.state is not None and again.state.goals[0].startswith("case inl")
+    await b.reset()
+    assert await b.stat() == 0
+    [after_reset] = await b.apply_many([(again.state, "apply Or.inr")])
+    assert after_reset.ok and after_reset.state is not None
+    assert after_reset.state.goals[0].startswith("case inl.h")
+
+
+async def test_state_survives_a_new_process(make: Factory) -> None:
+    """A state from a dead process is rebuilt on another one by its tactic path."""
+    a = await make()
+    root = (await a.start_proof(OR)).state
+    assert root is not None
+    [r1] = await a.apply_many([(root, "intro h")])
+    assert r1.state is not None
+    await a.close()
+    b = await make()
+    foreign = GoalState(theorem=OR, tactics=r1.state.tactics, goals=r1.state.goals, handle=r1.state.handle)
+    [r2] = await b.apply_many([(foreign, "exact Or.comm.mp h")])
+    assert r2.ok and r2.state is not None and r2.state.is_proved
+
+
+async def test_pantograph_own_timeout_keeps_the_process(make: Factory) -> None:
+    b = await make(proto="0.3.4")
+    root = (await b.start_proof(OR)).state
+    assert root is not None
+    [r] = await b.apply_many([(root, "slow")])
+    assert r.status is Status.TIMEOUT and r.status.is_infra
+    assert b.alive()
+    [ok] = await b.apply_many([(root, "intro h")])
+    assert ok.ok
+
+
+# --- process faults -----------------------------------------------------------------------------------------------
+
+async def test_crash_mid_request_raises_backend_died(make: Factory) -> None:
+    b = await make()
+    root = (await b.start_proof(OR)).state
+    assert root is not None
+    with pytest.raises(BackendDied):
+        await b.apply_many([(root, "crash")])
+    assert not b.alive()
+    with pytest.raises(BackendDied):
+        await b.apply_many([(root, "intro h")])
+
+
+async def test_hang_times_out_and_kills_the_process_group(make: Factory) -> None:
+    b = await make(tactic_timeout_s=0.5, grace_s=0.5)
+    root = (await b.start_proof(OR)).state
+    assert root is not None and b.pid is not None
+    pid = b.pid
+    t0 = time.monotonic()
+    with pytest.raises(BackendTimeout):
+        await b.apply_many([(root, "spawn-and-hang")])
+    assert time.monotonic() - t0 < 5
+    child = next(int(m.group(1)) for line in b.stderr_tail if (m := re.match(r"child (\d+)", line)))
+    assert await _wait_gone(pid), "the REPL survived"
+    assert await _wait_gone(child), "a process the REPL spawned survived the kill of its group"
+    assert not b.alive()
+
+
+async def test_garbage_answer_is_a_desync(make: Factory) -> None:
+    b = await make()
+    root = (await b.start_proof(OR)).state
+    assert root is not None
+    with pytest.raises(BackendDied, match="non-JSON"):
+        await b.apply_many([(root, "garbage")])
+    assert b.pid is not None and await _wait_gone(b.pid)
+
+
+async def test_cancelled_request_kills_the_process(make: Factory) -> None:
+    """An answer that arrives after the caller gave up would be read as the
+    next request's: the process must not be reused."""
+    b = await make()
+    root = (await b.start_proof(OR)).state
+    assert root is not None and b.pid is not None
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(b.apply_many([(root, "hang")]), 0.5)
+    assert await _wait_gone(b.pid)
+    with pytest.raises(BackendDied):
+        await b.stat()
+
+
+async def test_ready_line_timeout(make: Factory) -> None:
+    b = await make("--no-ready", start=False, ready_timeout_s=1.0)
+    t0 = time.monotonic()
+    with pytest.raises(LeanSetupError, match=r"no `ready\.` line"):
+        await b.start()
+    assert time.monotonic() - t0 < 5
+    assert b.pid is not None and await _wait_gone(b.pid)
+
+
+async def test_slow_ready_within_timeout(make: Factory) -> None:
+    b = await make("--ready-delay=0.5", ready_timeout_s=10.0)
+    assert b.alive() and b.startup_s >= 0.5
+
+
+async def test_start_failure_and_missing_executable(make: Factory) -> None:
+    b = await make("--fail-start", start=False)
+    with pytest.raises(LeanSetupError, match="unknown package 'Mathlib'"):
+        await b.start()
+    missing = PantographBackend(LeanConfig(pantograph=PantographConfig(executable="/nonexistent/repl")))
+    with pytest.raises(LeanSetupError, match="not found"):
+        await missing.start()
+
+
+async def test_stderr_is_drained(make: Factory) -> None:
+    """1 MB on stderr before `ready.`: an undrained pipe (64 KB) would block the REPL."""
+    b = await make("--stderr-flood=1000000", ready_timeout_s=10.0)
+    assert b.alive() and await b.stat() == 0
+
+
+async def test_rlimit_as_applied(make: Factory) -> None:
+    b = await make(memory_limit_mb=3000)
+    limits = Path(f"/proc/{b.pid}/limits").read_text()
+    line = next(ln for ln in limits.splitlines() if ln.startswith("Max address space"))
+    assert line.split()[3:5] == [str(3000 * 1024 * 1024)] * 2
+    assert os.getpgid(b.pid or 0) == b.pid  # its own process group (start_new_session)
+    assert b.rss_mb() > 0
+
+
+async def test_close_is_idempotent(make: Factory) -> None:
+    b = await make()
+    pid = b.pid
+    await b.close()
+    await b.close()
+    assert pid is not None and await _wait_gone(pid)
+    with contextlib.suppress(BackendDied):
+        await b.stat()
+    assert not b.alive()
+
+
+# --- payload interpretation and rendering (canned shapes) ---------------------------------------------------------
+
+# lenianiva/Pantograph v0.3.4 Test/Integration.lean test_automatic_mode (goal2l), serialised as the REPL does.
+GOAL_INL = {"name": "_uniq.61", "userName": "inl", "fragment": "tactic", "target": {"pp": "q ∨ p"},
+            "vars": [{"name": "_uniq.10", "userName": "p", "isInaccessible": False, "type": {"pp": "Prop"}},
+                     {"name": "_uniq.13", "userName": "q", "isInaccessible": False, "type": {"pp": "Prop"}},
+                     {"name": "_uniq.49", "userName": "h✝", "isInaccessible": True, "type": {"pp": "p"}}]}
+
+
+def _var(name: str, typ: str, value: str | None = None) -> dict[str, object]:
+    v: dict[str, object] = {"name": "_uniq.1", "userName": name, "isInaccessible": False, "type": {"pp": typ}}
+    if value is not None:
+        v["value"] = {"pp": value}
+    return v
+
+
+def test_render_goal_like_plain_goal() -> None:
+    assert render_goal(GOAL_INL) == "case inl\np q : Prop\nh✝ : p\n⊢ q ∨ p"
+    goal = {"name": "_uniq.5", "target": {"pp": "a + b = c"},
+            "vars": [_var("a", "Nat"), _var("b", "Nat"), _var("h", "a = b"), _var("c", "Nat"),
+                     _var("x", "Nat", "a + 1"), _var("y", "Nat"), _var("z", "Nat")]}
+    assert render_goal(goal) == "a b : Nat\nh : a = b\nc : Nat\nx : Nat := a + 1\ny z : Nat\n⊢ a + b = c"
+    assert render_goal({"name": "m", "target": {"pp": "p"}, "vars": []}) == "⊢ p"
+    # conv goals (0.2.x isConversion, 0.3.3+ fragment) print `|`
+    assert render_goal({"name": "m", "isConversion": True, "target": {"pp": "a"}}) == "| a"
+    assert render_goal({"name": "m", "fragment": "conv", "target": {"pp": "a"}}) == "| a"
+    # hygienic names print with a dagger; multi-line expressions are nested by 2
+    hyg = {"name": "m", "target": {"pp": "∀ x,\n  p x"}, "vars": [_var("h._@.Mathlib.Foo._hyg.12", "p 0")]}
+    assert render_goal(hyg) == "h✝ : p 0\n⊢ ∀ x,\n    p x"
+
+
+def test_parse_message_both_wire_forms() -> None:
+    serial = {"fileName": "<anonymous>", "pos": {"line": 3, "column": 2}, "endPos": {"line": 4, "column": 0},
+              "keepFullRange": False, "severity": "warning", "caption": "", "data": "declaration uses 'sorry'",
+              "kind": "hasSorry"}
+    d = parse_message(serial)
+    assert (d.severity, d.line, d.end_line, d.message) == (2, 2, 3, "declaration uses 'sorry'")
+    d = parse_message("<Pantograph>:0:12: error: unsolved goals\np : Nat → Prop\n⊢ p 0\n")
+    assert (d.severity, d.line, d.message) == (1, 0, "unsolved goals\np : Nat → Prop\n⊢ p 0")
+    d = parse_message("<anonymous>:2:0: warning: declaration uses 'sorry'\n")
+    assert (d.severity, d.line) == (2, 1)
+    assert parse_message("<Pantograph>:1:5: unknown tactic").severity == 1  # parser errors carry no severity word
+    assert parse_message("tactic 'assumption' failed\nn m : Nat\n⊢ n + m = m + n").severity == 1
+    assert parse_message("2\n", unprefixed=3).severity == 3
+
+
+@pytest.mark.parametrize(("payload", "status", "message"), [
+    # v0.2.19 Protocol.lean GoalTacticResult
+    ({"nextStateId": 1, "goals": [GOAL_INL]}, Status.OK, ""),
+    ({"tacticErrors": ["tactic 'assumption' failed\nn m : Nat\n⊢ n + m = m + n"]}, Status.TACTIC_ERROR,
+     "tactic 'assumption' failed"),
+    ({"parseError": "<Pantograph>:1:3: unknown tactic"}, Status.PARSE_ERROR, "unknown tactic"),
+    # v0.3.1-0.3.3: messages as strings, flags
+    ({"messages": ["<Pantograph>:0:12: error: unsolved goals\n⊢ p 0\n"], "hasSorry": False, "hasUnsafe": False},
+     Status.TACTIC_ERROR, "unsolved goals"),
+    ({"nextStateId": 3, "goals": [], "messages": [], "hasSorry": True, "hasUnsafe": False}, Status.TACTIC_ERROR,
+     "sorry"),
+    ({"nextStateId": 3, "goals": [], "messages": [], "hasSorry": False, "hasUnsafe": True}, Status.TACTIC_ERROR,
+     "unsafe"),
+    # v0.3.4 Test/Integration.lean test_frontend_process_circular: `exact?` failure
+    ({"messages": [{"fileName": "f", "kind": "[anonymous]", "pos": {"line": 0, "column": 0}, "endPos": None,
+                    "keepFullRange": False, "severity": "error", "caption": "",
+                    "data": "`exact?` could not close the goal. Try `apply?` to see partial suggestions."}],
+      "hasSorry": False, "hasUnsafe": False}, Status.TACTIC_ERROR, "`exact?` could not close the goal"),
+    ({"parseError": "<Pantograph>:1:6: expected term", "hasSorry": False, "hasUnsafe": False}, Status.PARSE_ERROR,
+     "expected term"),
+])
+def test_interpret_tactic_result(payload: dict[str, object], status: Status, message: str) -> None:
+    got_status, goals, msg, sid = interpret_tactic_result(payload)
+    assert got_status is status
+    assert message in msg
+    if status is Status.OK:
+        assert goals == ("case inl\np q : Prop\nh✝ : p\n⊢ q ∨ p",) and sid == 1
