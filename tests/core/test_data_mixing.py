@@ -1,0 +1,89 @@
+"""Iteration mixing: positive trajectory steps, subsample and upsample ratios."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from burnqed_core.data.mixing import mix_iteration, positive_steps
+from burnqed_core.data.pairs import is_val_theorem, prepare_pairs
+from burnqed_core.records import TrajectoryRecord
+from tests.core.test_data_pairs import make_pairs
+
+
+def node(theorem: str, node_id: int, parent: int, state: str, tactic: str, depth: int, label: str = "unknown",
+         iteration: int = 0) -> TrajectoryRecord:
+    return TrajectoryRecord(
+        theorem=theorem, iteration=iteration, node_id=node_id, parent_id=parent, state=state,
+        goal="⊢ root", tactic=tactic, depth=depth, logprob=-0.5, cum_logprob=-0.5 * depth, label=label,  # type: ignore[arg-type]
+        terminal=state == "", proved=True,
+    )
+
+
+def search_tree(theorem: str, iteration: int = 0) -> list[TrajectoryRecord]:
+    """root -(intro)-> a -(simp)-> proved, plus a failed sibling b."""
+    return [
+        node(theorem, 0, -1, f"⊢ {theorem} root", "", 0, "positive", iteration),
+        node(theorem, 1, 0, f"h : P\n⊢ {theorem} a", "intro h", 1, "positive", iteration),
+        node(theorem, 2, 0, f"⊢ {theorem} b", "constructor", 1, "negative", iteration),
+        node(theorem, 3, 1, "", "simp [h]", 2, "positive", iteration),
+    ]
+
+
+def test_positive_steps() -> None:
+    recs = search_tree("t1") + search_tree("t2")
+    steps = positive_steps(recs)
+    assert [(s.theorem, s.state_before, s.tactic, s.state_after, s.depth) for s in steps] == [
+        ("t1", "⊢ t1 root", "intro h", "h : P\n⊢ t1 a", 0),
+        ("t1", "h : P\n⊢ t1 a", "simp [h]", "", 1),
+        ("t2", "⊢ t2 root", "intro h", "h : P\n⊢ t2 a", 0),
+        ("t2", "h : P\n⊢ t2 a", "simp [h]", "", 1),
+    ]
+    assert steps[0].source == "trajectory:iter_0"
+    # an unsafe tactic or a missing parent drops the step
+    recs = search_tree("t3")
+    recs[3] = recs[3].model_copy(update={"tactic": "sorry"})
+    recs.append(node("t3", 9, 77, "⊢ x", "rfl", 3, "positive"))
+    assert [s.tactic for s in positive_steps(recs)] == ["intro h"]
+
+
+def test_mix_ratios() -> None:
+    base = prepare_pairs(make_pairs(400), val_fraction=0.1, seed=0, max_tokens=10_000)
+    theorems = [f"searched_{i}" for i in range(60)]
+    steps = [s for t in theorems for s in positive_steps(search_tree(t))]
+    steps += steps[:5]  # repeated steps count once
+    mix = mix_iteration(base, steps, base_subsample=300, trajectory_upsample=10, seed=3)
+    st = mix.stats
+    val_thms = {t for t in theorems if is_val_theorem(t, base.stats.seed, base.stats.val_fraction)}
+    assert 0 < len(val_thms) < len(theorems)
+    assert st.trajectory_steps == 120
+    assert st.trajectory_steps_val == 2 * len(val_thms)
+    assert st.trajectory_steps_train == 120 - 2 * len(val_thms)
+    assert st.base_train_used == 300 and st.base_train_available == base.train.height
+    assert st.trajectory_rows_train == 10 * st.trajectory_steps_train
+    assert mix.train.height == 300 + st.trajectory_rows_train == st.train_rows
+    assert st.trajectory_fraction == pytest.approx(st.trajectory_rows_train / mix.train.height)
+    # each training step appears exactly `upsample` times; validation steps once and never in train
+    traj = mix.train.filter(pl.col("source").str.starts_with("trajectory"))
+    counts = traj.group_by(["state_before", "tactic"]).len()["len"].unique().to_list()
+    assert counts == [10]
+    assert not set(traj["theorem"]) & val_thms
+    val_traj = mix.val.filter(pl.col("source").str.starts_with("trajectory"))
+    assert set(val_traj["theorem"]) == val_thms and val_traj.height == 2 * len(val_thms)
+    assert mix.val.height == base.val.height + val_traj.height
+    # the base part is a subsample of base.train; seeded
+    base_part = mix.train.filter(~pl.col("source").str.starts_with("trajectory"))
+    assert base_part.join(base.train, on=list(base.train.columns), how="anti").height == 0
+    again = mix_iteration(base, steps, 300, 10, seed=3)
+    assert again.train.equals(mix.train)
+    other = mix_iteration(base, steps, 300, 10, seed=4)
+    assert not other.train.equals(mix.train)
+
+
+def test_mix_small_base_and_no_steps() -> None:
+    base = prepare_pairs(make_pairs(30), 0.1, 0, 10_000)
+    mix = mix_iteration(base, [], base_subsample=10_000, trajectory_upsample=10, seed=0)
+    assert mix.stats.base_train_used == base.train.height == mix.train.height
+    assert mix.stats.trajectory_fraction == 0.0
+    with pytest.raises(ValueError):
+        mix_iteration(base, [], base_subsample=-1, trajectory_upsample=1, seed=0)
