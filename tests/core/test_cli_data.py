@@ -1,0 +1,99 @@
+"""`burnqed data prepare` and `burnqed data stats`, in-process (CliRunner) and
+as a real subprocess of the installed console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from burnqed_core.cli import app
+from burnqed_core.errors import DataError
+from burnqed_core.record_io import read_records, write_parquet
+from burnqed_core.records import TacticPair, TrajectoryRecord
+from tests.core.test_data_mixing import search_tree
+from tests.core.test_data_pairs import make_pairs
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def pair_file(tmp_path: Path) -> Path:
+    return write_parquet(make_pairs(120), tmp_path / "pairs.parquet")
+
+
+def test_prepare_iteration_0(tmp_path: Path, pair_file: Path) -> None:
+    out = tmp_path / "prep"
+    res = runner.invoke(app, ["data", "prepare", "--pairs", str(pair_file), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    stats = json.loads((out / "stats.json").read_text())
+    train = read_records(out / "train.parquet", TacticPair)
+    val = read_records(out / "val.parquet", TacticPair)
+    assert stats["train_pairs"] == len(train) and stats["val_pairs"] == len(val) > 0
+    assert stats["val_fraction"] == 0.1 and stats["iteration"] == 0  # the tiny profile's data settings
+    assert f"train {len(train)} pairs" in res.output
+
+
+def test_prepare_iteration_1_mixes_trajectories(tmp_path: Path, pair_file: Path) -> None:
+    traj = [r for i in range(20) for r in search_tree(f"s{i}", iteration=0)]
+    traj += search_tree("later", iteration=1)  # not from an earlier iteration: skipped
+    traj_file = write_parquet(traj, tmp_path / "iter_0.parquet", TrajectoryRecord)
+    profile = tmp_path / "p.yaml"
+    profile.write_text("data:\n  base_subsample: 50\n  trajectory_upsample: 3\n", encoding="utf-8")
+    out = tmp_path / "prep1"
+    res = runner.invoke(app, ["data", "prepare", "--pairs", str(pair_file), "--out", str(out),
+                              "--trajectories", str(traj_file), "--iteration", "1", "--profile", str(profile)])
+    assert res.exit_code == 0, res.output
+    mix = json.loads((out / "stats.json").read_text())["mix"]
+    train = read_records(out / "train.parquet", TacticPair)
+    assert mix["base_train_used"] == 50 and mix["trajectory_upsample"] == 3
+    assert mix["trajectory_steps"] == 40  # two positive steps per proved search, "later" skipped
+    assert len(train) == 50 + 3 * mix["trajectory_steps_train"]
+    assert not any(p.theorem == "later" for p in train)
+    assert "skipped 4 trajectory records" in res.output
+
+
+def test_prepare_rejects_trajectories_at_iteration_0(tmp_path: Path, pair_file: Path) -> None:
+    res = runner.invoke(app, ["data", "prepare", "--pairs", str(pair_file), "--out", str(tmp_path / "o"),
+                              "--trajectories", str(pair_file)])
+    assert res.exit_code != 0 and isinstance(res.exception, DataError)
+
+
+def test_stats_json(tmp_path: Path, pair_file: Path) -> None:
+    res = runner.invoke(app, ["data", "stats", "--theorems", "bundled:benchmark", "--pairs", str(pair_file),
+                              "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    bench = report["theorems"]["bundled:benchmark"]
+    assert bench["theorems"] == sum(bench["by_split"].values()) == sum(bench["by_family"].values())
+    assert bench["by_split"] == {"benchmark": bench["theorems"]}
+    pairs = report["pairs"][str(pair_file)]
+    assert pairs["pairs"] == len(make_pairs(120)) and pairs["theorems"] == 120
+
+
+def test_stats_text_defaults_to_profile_sets() -> None:
+    res = runner.invoke(app, ["data", "stats"])
+    assert res.exit_code == 0, res.output
+    assert "bundled:corpus:" in res.output and "bundled:benchmark:" in res.output
+    assert "proof length:" in res.output
+
+
+def test_subprocess_error_is_one_line(tmp_path: Path) -> None:
+    exe = shutil.which("burnqed", path=str(Path(sys.executable).parent)) or shutil.which("burnqed")
+    assert exe, "the burnqed console script is not installed"
+    env = {**os.environ, "BURNQED_PROFILE": "tiny"}
+    ok = subprocess.run([exe, "data", "stats", "--theorems", "bundled:benchmark"], capture_output=True,
+                        text=True, env=env, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith("bundled:benchmark:")
+    bad = subprocess.run([exe, "data", "stats", "--theorems", "bundled:nope"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert bad.returncode == 1
+    assert bad.stderr.strip().splitlines() == [bad.stderr.strip()]  # one line, no traceback
+    assert bad.stderr.startswith("error: no bundled theorem set 'nope'")
