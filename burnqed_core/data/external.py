@@ -254,12 +254,14 @@ def _dir_split(rel: Path, default: Split) -> Split:
 def read_lean_dir(directory: str | Path, default_split: Split = "test", family: str = "") -> list[Theorem]:
     """Theorems of every ``.lean`` file under a directory (recursively, sorted
     by path), e.g. miniF2F with one problem per file. The split comes from a
-    ``Test``/``Valid``/``Train`` folder on the path, else ``default_split``;
+    ``Test``/``Valid``/``Train`` folder on the path (the directory itself
+    included), else ``default_split``;
     the family from ``family`` or the miniF2F name convention."""
     directory = Path(directory)
     files = sorted(p for p in directory.rglob("*.lean") if p.is_file() and ".lake" not in p.parts)
     if not files:
         raise DataError(f"{directory}: no .lean files")
+    default_split = _MINIF2F_SPLITS.get(directory.resolve().name.lower(), default_split)
     out: list[Theorem] = []
     for p in files:
         rel = p.relative_to(directory)
