@@ -11,10 +11,16 @@ are never produced by the tokenizer and learn low logits in pre-training.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
-from burnqed_core.config import TinyModelConfig
-from burnqed_core.errors import ProfileError
+from burnqed_core.config import TinyModelConfig, TrainingConfig
+from burnqed_core.errors import DataError, ProfileError
+from burnqed_core.records import TacticPair
+from burnqed_core.training.metrics import TrainingMetrics
 
 log = logging.getLogger(__name__)
 
@@ -88,3 +94,73 @@ def build_tiny_model(cfg: TinyModelConfig, tokenizer: Any, seed: int = 0) -> Any
     log.info("built tiny Llama: %d layers, hidden %d, vocab %d, %.2f M parameters",
              cfg.num_layers, cfg.hidden_size, config.vocab_size, n / 1e6)
     return model
+
+
+def pretrain_base(
+    pairs: Sequence[TacticPair],
+    cfg: TrainingConfig,
+    out_dir: str | Path,
+    *,
+    val: Sequence[TacticPair] = (),
+    data_fingerprints: dict[str, str] | None = None,
+    resume: bool = True,
+    progress: bool = True,
+) -> TrainingMetrics:
+    """Build the tiny base model: tokenizer + model trained from scratch on ``pairs``, saved as a HF model dir.
+
+    The loss covers the whole prompt-format example (goal state and tactic),
+    not only the tactic: the base model plays the part of a pretrained LM, so
+    it should model the language of goal states too (its hidden states feed the
+    EBM, and tactics copy hypothesis names from the state). SFT afterwards
+    trains completion-only. Full fine-tune (every weight trains), AdamW,
+    cosine schedule with warm-up; resumable like SFT; deterministic for a
+    given ``cfg.seed`` and data.
+    """
+    import torch
+
+    from burnqed_core.policy.prompt import format_example
+    from burnqed_core.training.collate import encode_pairs
+    from burnqed_core.training.run_record import RunRecord, fingerprint_pairs
+    from burnqed_core.training.sft import LoopSettings, _signature, load_trainable, resolve_device, run_loop
+    from burnqed_core.training.tokenizer import train_tokenizer
+
+    t0 = time.perf_counter()
+    tiny = cfg.tiny_model
+    if not pairs:
+        raise DataError("no tactic pairs to pre-train the base model on")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    device = resolve_device(cfg.device)
+    texts = ["".join(format_example(p.state_before, p.tactic)) for p in pairs]
+    tokenizer = train_tokenizer(texts, tiny.vocab_size, seed=cfg.seed)
+    max_len = min(cfg.max_seq_len, tiny.max_position_embeddings)
+    items = [(p.state_before, p.tactic) for p in pairs]
+    train_ex, skipped = encode_pairs(tokenizer, items, max_len, completion_only=False)
+    val_ex, _ = encode_pairs(tokenizer, [(p.state_before, p.tactic) for p in val], max_len, completion_only=False)
+    if not train_ex:
+        raise DataError(f"no pre-training example fits {max_len} tokens")
+    model = build_tiny_model(tiny, tokenizer, seed=cfg.seed).to(device)
+    settings = LoopSettings(kind="pretrain", lr=tiny.pretrain_lr, max_steps=tiny.pretrain_steps,
+                            warmup_steps=min(cfg.warmup_steps, tiny.pretrain_steps),
+                            batch_size=tiny.pretrain_batch_size, grad_accum=1, eval_every=cfg.eval_every,
+                            save_every=cfg.save_every, seed=cfg.seed, max_grad_norm=cfg.max_grad_norm,
+                            keep_checkpoints=cfg.keep_checkpoints)
+    prints = dict(data_fingerprints or {"pairs": fingerprint_pairs(pairs), "val": fingerprint_pairs(val)})
+    n_params = sum(p.numel() for p in model.parameters())
+    metrics = TrainingMetrics(kind="pretrain", train_examples=len(train_ex), val_examples=len(val_ex),
+                              skipped_examples=skipped, trainable_params=n_params, total_params=n_params,
+                              device=device)
+    signature = _signature({"settings": asdict(settings), "data": prints, "tiny": tiny.model_dump(),
+                            "vocab": len(tokenizer), "max_len": max_len})
+    torch.manual_seed(cfg.seed)
+    metrics, best = run_loop(model, train_ex, val_ex, settings, out, tokenizer.pad_token_id, metrics, device,
+                             signature, resume=resume, progress=progress, started=t0)
+    if best is not None:
+        load_trainable(model, best)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    metrics.save(out)
+    RunRecord(kind="pretrain", base_model="tiny", config=cfg.model_dump(mode="json"), data=prints,
+              seeds={"training": cfg.seed, "tokenizer": cfg.seed, "init": cfg.seed}, device=device).save(out)
+    log.info("%s", metrics.summary())
+    return metrics
