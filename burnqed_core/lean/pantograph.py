@@ -65,6 +65,7 @@ log = logging.getLogger(__name__)
 READY = "ready."
 START_DECL = "burnqed_goal"
 STDERR_TAIL = 50
+OWN_TIMEOUT = 0.8  # Pantograph's `timeout` option, as a fraction of lean.tactic_timeout_s
 SEVERITY = {"error": 1, "warning": 2, "information": 3, "info": 3}
 # `<file>:<line>:<col>: error: text` (Lean's Message.toString, 0.2.x-0.3.3 messages)
 _MSG_PREFIX = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+):(?P<col>\d+): (?:(?P<sev>error|warning|info): )?")
@@ -290,7 +291,10 @@ class PantographBackend:
     async def start(self) -> None:
         """Start the REPL and wait for ``ready.`` (importing Mathlib is slow:
         up to ``lean.pantograph.ready_timeout_s``)."""
+        if self.alive():
+            return
         argv = self._argv()
+        self.version = await self._probe_version(argv[0])
         t0 = time.monotonic()
         self.proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -310,9 +314,37 @@ class PantographBackend:
             raise
         self.startup_s = time.monotonic() - t0
         self._states.clear()
-        # Pantograph's own per-operation timeout (0.3.0+; older versions ignore the key).
-        await self._call("options.set", {"timeout": int(self.config.tactic_timeout_s * 1000), "automaticMode": True})
-        log.info("Pantograph pid %s ready in %.1fs (modules %s)", self.pid, self.startup_s, self.pg.modules)
+        # Pantograph's own per-operation timeout (0.3.0+; older versions ignore the key), a little below
+        # the pool's, so that a slow tactic is answered with an error and the process (its Mathlib import)
+        # is kept, rather than killed by the pool's deadline.
+        try:
+            await self._call("options.set", {"timeout": int(self.config.tactic_timeout_s * 1000 * OWN_TIMEOUT),
+                                             "automaticMode": True})
+        except ReplError as e:
+            log.warning("Pantograph refused options.set (%s): running without its own timeout", e)
+        log.info("Pantograph %s pid %s ready in %.1fs (modules %s)", self.version or "?", self.pid, self.startup_s,
+                 self.pg.modules)
+
+    @staticmethod
+    async def _probe_version(exe: str) -> str | None:
+        """``repl --version`` (answered before any import, so cheap), for logs
+        and run manifests; None if it cannot tell."""
+        try:
+            proc = await asyncio.create_subprocess_exec(exe, "--version", stdin=asyncio.subprocess.DEVNULL,
+                                                        stdout=asyncio.subprocess.PIPE,
+                                                        stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
+        except OSError as e:
+            log.debug("Pantograph --version failed: %s", e)
+            return None
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), 10)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+            return None
+        text = out.decode("utf-8", "replace").strip()
+        return text.splitlines()[0] if proc.returncode == 0 and text else None
 
     async def _await_ready(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
@@ -472,7 +504,8 @@ class PantographBackend:
             res = await self._call("goal.tactic", {"stateId": sid, "tactic": tactic})
         except ReplError as e:
             if e.is_interrupt:
-                return Status.TIMEOUT, (), f"Pantograph timeout ({self.config.tactic_timeout_s:.0f}s)", None
+                limit = self.config.tactic_timeout_s * OWN_TIMEOUT
+                return Status.TIMEOUT, (), f"Pantograph interrupted the tactic after {limit:.1f}s", None
             if e.kind == "index":
                 raise  # a stale handle: the caller replays
             return Status.TACTIC_ERROR, (), f"{e.kind}: {e.desc}", None
@@ -535,11 +568,15 @@ class PantographBackend:
             return TacticResult(status=Status.OK, state=GoalState(theorem=state.theorem, tactics=path, goals=goals,
                                                                   handle=nxt), elapsed_s=dt)
         if nxt is not None:  # a state reached with `sorry`/unsafe: not kept
-            await self.free([GoalState(theorem=state.theorem, tactics=path, handle=nxt)])
+            await self._call("goal.delete", {"stateIds": [nxt]})
         return TacticResult(status=status, message=msg, elapsed_s=dt)
 
     async def free(self, states: Sequence[GoalState]) -> None:
-        ids = [s.handle for s in states if s.handle is not None]
+        """Delete the states' goal states in the REPL. Only handles that are
+        this process's own: a pool hands every process the same list, and
+        stateId 7 of another process is not our 7."""
+        ids = [s.handle for s in states if s.handle is not None
+               and self._states.get(s.handle) == (s.theorem.preamble, s.theorem.statement, s.tactics)]
         if not ids or not self.alive():
             return
         await self._call("goal.delete", {"stateIds": ids})

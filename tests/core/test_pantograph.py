@@ -92,6 +92,7 @@ async def _wait_gone(pid: int, within_s: float = 5.0) -> bool:
 @pytest.mark.parametrize("proto", PROTOS)
 async def test_proof_steps_every_version(make: Factory, proto: str) -> None:
     b = await make(proto=proto)
+    assert b.version == "0.3.4-fake"  # `repl --version`
     start = await b.start_proof(OR)
     assert start.ok, start.message
     root = start.state
@@ -211,6 +212,9 @@ async def test_stat_free_reset_and_replay(make: Factory) -> None:
     [r1] = await b.apply_many([(root, "intro h")])
     assert r1.state is not None
     assert await b.stat() == 2
+    other = GoalState(theorem=ADD, handle=root.handle)  # same id, not this state: another process's handle
+    await b.free([other])
+    assert await b.stat() == 2
     await b.free([r1.state])
     assert await b.stat() == 1
     # a freed (or reset) handle is not reused: the path is replayed to a new state
@@ -270,7 +274,13 @@ async def test_hang_times_out_and_kills_the_process_group(make: Factory) -> None
     with pytest.raises(BackendTimeout):
         await b.apply_many([(root, "spawn-and-hang")])
     assert time.monotonic() - t0 < 5
-    child = next(int(m.group(1)) for line in b.stderr_tail if (m := re.match(r"child (\d+)", line)))
+    child = None
+    for _ in range(60):  # stderr is drained concurrently: the line may land a moment later
+        child = next((int(m.group(1)) for line in b.stderr_tail if (m := re.match(r"child (\d+)", line))), None)
+        if child is not None:
+            break
+        await asyncio.sleep(0.05)
+    assert child is not None, list(b.stderr_tail)
     assert await _wait_gone(pid), "the REPL survived"
     assert await _wait_gone(child), "a process the REPL spawned survived the kill of its group"
     assert not b.alive()
