@@ -1,0 +1,238 @@
+"""One function per stage of an expert iteration (DESIGN.md, "The loop").
+
+Each stage reads its inputs from explicit paths, writes into its own
+directory, and ends by writing ``_done.json`` with a small result record; if
+that file exists the stage returns the saved result without redoing the work
+(`run_stage`). Inside a stage, long work resumes too: training from its last
+checkpoint, search from its flushed parts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field
+
+from burnqed_core.config import Profile
+from burnqed_core.errors import DataError
+from burnqed_core.lean.types import ProofEnv
+from burnqed_core.loop.layout import DONE
+from burnqed_core.record_io import read_parquet, write_parquet
+from burnqed_core.records import TacticPair, Theorem, TrajectoryRecord
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class StageResult(BaseModel):
+    """What a stage did, for the terminal and the Dagster UI."""
+
+    stage: str
+    iteration: int | None = None
+    path: str
+    seconds: float = 0.0
+    summary: str = ""
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    skipped: bool = Field(False, description="already done by an earlier run: loaded, not recomputed")
+
+
+def run_stage(out_dir: Path, fn: Callable[[], StageResult]) -> StageResult:
+    """Run ``fn`` unless ``out_dir/_done.json`` says the stage is done."""
+    done = out_dir / DONE
+    if done.exists():
+        res = StageResult.model_validate_json(done.read_text(encoding="utf-8"))
+        return res.model_copy(update={"skipped": True})
+    t0 = time.perf_counter()
+    res = fn()
+    res = res.model_copy(update={"seconds": round(time.perf_counter() - t0, 1)})
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = done.with_name(done.name + ".tmp")
+    tmp.write_text(res.model_dump_json(indent=1), encoding="utf-8")
+    tmp.replace(done)
+    return res
+
+
+# -- base corpus -------------------------------------------------------------------
+
+
+async def trace_base(profile: Profile, env: ProofEnv, out_dir: Path) -> StageResult:
+    """Replay the known proofs of the training corpus into tactic pairs."""
+    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.lean.tracing import trace_theorems
+
+    theorems = [t for t in load_theorems(profile.data.corpus) if t.proof]
+    report = await trace_theorems(env, theorems, progress=True)
+    if not report.pairs:
+        raise DataError(f"tracing {profile.data.corpus} gave no tactic pairs")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_parquet(report.pairs, out_dir / "pairs.parquet", TacticPair)
+    failed = len(report.failures)
+    return StageResult(
+        stage="trace_base", path=str(out_dir),
+        summary=f"traced {len(theorems) - failed}/{len(theorems)} corpus theorems into {len(report.pairs)} "
+                f"tactic pairs" + (f" ({failed} did not replay)" if failed else ""),
+        metrics={"theorems": len(theorems), "pairs": len(report.pairs), "failed": failed},
+    )
+
+
+def base_pairs(layout_traced: Path) -> list[TacticPair]:
+    return read_parquet(layout_traced / "pairs.parquet", TacticPair)
+
+
+def pretrain(profile: Profile, pairs: Sequence[TacticPair], out_dir: Path) -> StageResult:
+    from burnqed_core.training.tiny_model import pretrain_base
+
+    m = pretrain_base(pairs, profile.training, out_dir, progress=True)
+    return StageResult(stage="base_model", path=str(out_dir), summary=_train_summary("pre-trained tiny base", m),
+                       metrics=_train_metrics(m))
+
+
+# -- one iteration -----------------------------------------------------------------
+
+
+def tactic_pairs(
+    profile: Profile,
+    iteration: int,
+    base: Sequence[TacticPair],
+    trajectory_dirs: Sequence[Path],
+    out_dir: Path,
+    tokenizer_dir: Path | None = None,
+) -> StageResult:
+    """Iteration 0: the prepared base pairs. N > 0: base subsample + positive
+    trajectory steps of earlier iterations, upsampled (seed 000)."""
+    from burnqed_core.data.mixing import mix_iteration, positive_steps
+    from burnqed_core.data.pairs import hf_token_counter, prepare_pairs, write_prepared
+    from burnqed_core.search.trajectories import read_trajectories
+
+    d = profile.data
+    counter = hf_token_counter(tokenizer_dir) if tokenizer_dir else None
+    prepared = prepare_pairs(base, d.val_fraction, d.seed, d.max_tokens, counter)
+    extra: dict[str, Any] = {"iteration": iteration, "trajectories": [str(p) for p in trajectory_dirs]}
+    if iteration > 0:
+        records: list[TrajectoryRecord] = []
+        for p in trajectory_dirs:
+            records.extend(read_trajectories(p))
+        steps = positive_steps(records, source="trajectory")
+        mix = mix_iteration(prepared, steps, d.base_subsample, d.trajectory_upsample, d.seed + iteration)
+        prepared = prepared.model_copy(update={"train": mix.train, "val": mix.val})
+        extra["mix"] = mix.stats.model_dump(mode="json")
+    write_prepared(prepared, out_dir, extra)
+    s = prepared.stats
+    summary = (f"{prepared.train.height} train / {prepared.val.height} val pairs "
+               f"({s.train_theorems} / {s.val_theorems} theorems, split by name)")
+    if iteration > 0:
+        ms = extra["mix"]
+        summary += f"; mix: {json.dumps({k: v for k, v in ms.items() if isinstance(v, int)})}"
+    return StageResult(stage="tactic_pairs", iteration=iteration, path=str(out_dir), summary=summary,
+                       metrics={"train_pairs": prepared.train.height, "val_pairs": prepared.val.height})
+
+
+def lora_adapter(profile: Profile, iteration: int, pairs_dir: Path, base_model: Path,
+                 warm_from: Path | None, out_dir: Path) -> StageResult:
+    from burnqed_core.training.sft import load_pairs_dir, train_sft
+
+    train, val, fingerprints = load_pairs_dir(pairs_dir)
+    m = train_sft(train, val, profile.training, out_dir, base_model, iteration=iteration, warm_from=warm_from,
+                  data_fingerprints=fingerprints, progress=True)
+    return StageResult(stage="lora_adapter", iteration=iteration, path=str(out_dir),
+                       summary=_train_summary(f"LoRA{' (QLoRA)' if profile.training.qlora else ''} SFT", m),
+                       metrics=_train_metrics(m))
+
+
+def merged_model(profile: Profile, iteration: int, adapter_dir: Path, out_dir: Path) -> StageResult:
+    from burnqed_core.training.merge import merge_adapter
+
+    r = merge_adapter(adapter_dir, out_dir, shard_size=profile.training.shard_size)
+    return StageResult(stage="merged_model", iteration=iteration, path=str(out_dir), summary=r.summary(),
+                       metrics=r.model_dump(mode="json"))
+
+
+async def trajectories(
+    profile: Profile,
+    iteration: int,
+    policy: Any,
+    env: ProofEnv,
+    theorems: Sequence[Theorem],
+    out_dir: Path,
+    model_path: Path,
+) -> StageResult:
+    """Search the selected theorems (and, at iteration 0, again at the noise
+    temperature for diverse data)."""
+    from burnqed_core.search.engine import resolve_sampling
+    from burnqed_core.search.session import search_theorems
+    from burnqed_core.search.trajectories import trajectory_stats
+
+    runs = [("search", None)]
+    if iteration == 0:
+        runs.append(("noisy", profile.search.noise_temperature))
+    lines, metrics = [], {}
+    for name, temperature in runs:
+        sampling = resolve_sampling(profile.search, ebm=False, temperature=temperature,
+                                    num_candidates=profile.search.collect_candidates,
+                                    max_new_tokens=profile.policy.max_new_tokens)
+        out = out_dir / f"{name}.traj"
+        await search_theorems(profile, policy, env, theorems, out, sampling=sampling, model_path=model_path,
+                              theorems_source="selection", iteration=iteration)
+        st = trajectory_stats(out)
+        metrics[name] = st.model_dump(mode="json")
+        lines.append(f"{name} (T={sampling.temperature}): proved {st.proved}/{st.theorems}, {st.nodes} nodes, "
+                     f"{st.positive} positive / {st.negative} negative labels, "
+                     f"{st.candidates_avg or 0:.1f} unique candidates per expansion")
+    return StageResult(stage="trajectories", iteration=iteration, path=str(out_dir), summary="; ".join(lines),
+                       metrics=metrics)
+
+
+def trajectory_outputs(stage_dir: Path) -> list[Path]:
+    return sorted(p for p in stage_dir.glob("*.traj") if p.is_dir())
+
+
+async def eval_report(
+    profile: Profile,
+    iteration: int,
+    policy: Any,
+    env: ProofEnv,
+    benchmark: Sequence[Theorem],
+    automation: Mapping[str, str | None] | None,
+    out_dir: Path,
+    model_path: Path,
+    earlier_solved: set[str] | None = None,
+) -> StageResult:
+    from burnqed_core.eval.report import format_table, write_report
+    from burnqed_core.eval.run import run_eval
+    from burnqed_core.eval.summary import summarize
+
+    rows = await run_eval(profile, policy, env, benchmark, out_dir, iteration=iteration,
+                          benchmark=profile.data.benchmark, automation=automation, model_path=model_path)
+    s = summarize(rows, automation, iteration=iteration, benchmark=profile.data.benchmark,
+                  earlier_solved=earlier_solved)
+    write_report(s, out_dir)
+    return StageResult(stage="eval_report", iteration=iteration, path=str(out_dir), summary=format_table(s),
+                       metrics={"cumulative_rate": s.cumulative.rate, "hard_rate": s.cumulative_hard.rate,
+                                "automation_baseline": s.automation_baseline.rate})
+
+
+def _train_metrics(m: Any) -> dict[str, Any]:
+    d = m.model_dump(mode="json")
+    d.pop("loss_curve", None)
+    return d
+
+
+def _train_summary(what: str, m: Any) -> str:
+    d = m.model_dump(mode="json")
+    curve = d.get("loss_curve") or []
+    first = curve[0]["loss"] if curve else None
+    last = curve[-1]["loss"] if curve else None
+    parts = [what]
+    if first is not None:
+        parts.append(f"loss {first:.3f} -> {last:.3f}")
+    if d.get("best_eval_loss") is not None:
+        parts.append(f"best eval loss {d['best_eval_loss']:.3f}")
+    parts.append(f"{d['steps']} steps, {d['tokens_per_s']:.0f} tokens/s, {d['trainable_params']:,} trainable "
+                 f"params, {d['wall_time_s']:.0f} s")
+    return ", ".join(parts)
