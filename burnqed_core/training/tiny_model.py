@@ -27,6 +27,11 @@ log = logging.getLogger(__name__)
 WIDTH_MULTIPLE = 32
 
 
+def default_base_dir(home: Path) -> Path:
+    """Where the tiny profile keeps its pre-trained base model (``<paths.home>/models/tiny-base``)."""
+    return Path(home) / "models" / "tiny-base"
+
+
 def _round_up(n: int, k: int) -> int:
     return (n + k - 1) // k * k
 
