@@ -252,6 +252,36 @@ async def test_pantograph_own_timeout_keeps_the_process(make: Factory) -> None:
     assert ok.ok
 
 
+async def test_requests_are_serialised(make: Factory) -> None:
+    """Concurrent callers on one process: each gets its own answer (one
+    request at a time on the wire, answers read in order)."""
+    b = await make()
+    root = (await b.start_proof(OR)).state
+    add = (await b.start_proof(ADD)).state
+    assert root is not None and add is not None
+    jobs = [b.apply_many([(root, "intro h")]), b.apply_many([(add, "omega")]), b.stat(),
+            b.apply_many([(root, "assumption")]), b.check_source("theorem a (n m : Nat) : n + m = m + n := by simp")]
+    r_or, r_add, n, r_fail, diags = await asyncio.gather(*jobs)
+    assert r_or[0].state is not None and r_or[0].state.goals == ("p q : Prop\nh : p ∨ q\n⊢ q ∨ p",)
+    assert r_add[0].state is not None and r_add[0].state.is_proved
+    assert isinstance(n, int) and n >= 2
+    assert r_fail[0].status is Status.TACTIC_ERROR
+    assert diags == []
+
+
+@pytest.mark.parametrize("proto", ["0.2", "0.3.4"])
+async def test_whole_proof_check_through_the_checker(make: Factory, proto: str) -> None:
+    b = await make(proto=proto)
+    good = await b.check_proof(OR, ["intro h", "exact Or.comm.mp h"])
+    assert good.ok, good.errors
+    failing = await b.check_proof(OR, ["intro h", "assumption"])
+    assert not failing.ok and any("assumption" in e for e in failing.errors)
+    cheat = await b.check_proof(OR, ["sorry"])  # refused by the static rules before Lean
+    assert not cheat.ok and any("sorry" in e for e in cheat.errors)
+    with_def = await b.check_proof(DOUBLE, ["unfold double; omega"])
+    assert with_def.ok, with_def.errors
+
+
 # --- process faults -----------------------------------------------------------------------------------------------
 
 async def test_crash_mid_request_raises_backend_died(make: Factory) -> None:
