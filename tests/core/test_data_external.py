@@ -16,6 +16,7 @@ from burnqed_core.data.external import (
     read_minif2f_jsonl,
 )
 from burnqed_core.data.lean_file import render_theorem
+from burnqed_core.data.pairs import load_pairs
 from burnqed_core.errors import DataError
 
 
@@ -95,6 +96,9 @@ def test_leandojo_split_dir(tmp_path: Path) -> None:
     write_json(root / "random" / "train.json", DOJO[:1])
     write_json(root / "random" / "test.json", DOJO[1:])
     assert [p.name for p in leandojo_split_files(root / "random")] == ["train.json", "test.json"]
+    # as training pairs, a split directory means its train.json
+    pairs = load_pairs([root / "random"])
+    assert pairs.height == 2 and set(pairs["theorem"]) == {"Nat.my_add_comm"}
     with pytest.raises(DataError, match="random"):
         leandojo_split_files(root)  # the root holds split dirs: the error names them
 

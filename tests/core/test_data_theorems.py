@@ -79,6 +79,7 @@ def test_lean_file_and_dir(tmp_path: Path) -> None:
     (d / "b.lean").write_text("theorem b1 : True := by trivial\n", encoding="utf-8")
     thms = load_theorems(tmp_path / "dir")
     assert [(t.name, t.split) for t in thms] == [("a1", "valid"), ("b1", "valid")]
+    assert {t.split for t in load_theorems(d)} == {"valid"}  # the directory's own name counts too
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match=r"no train\.json"):
         load_theorems(tmp_path / "empty")
