@@ -48,6 +48,7 @@ import re
 import resource
 import shutil
 import signal
+import subprocess
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -296,11 +297,15 @@ class PantographBackend:
         argv = self._argv()
         self.version = await self._probe_version(argv[0])
         t0 = time.monotonic()
-        self.proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=self._env(), start_new_session=True, preexec_fn=_limit_memory(self.pg.memory_limit_mb),
-            limit=1 << 26,
-        )
+        self.stderr_tail.clear()
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env=self._env(), start_new_session=True, preexec_fn=_limit_memory(self.pg.memory_limit_mb),
+                limit=1 << 26,
+            )
+        except (OSError, subprocess.SubprocessError) as e:
+            raise LeanSetupError(f"cannot run Pantograph ({' '.join(argv)}): {e}") from None
         self._stderr_task = asyncio.create_task(self._drain_stderr(self.proc))
         try:
             await asyncio.wait_for(self._await_ready(), self.pg.ready_timeout_s)

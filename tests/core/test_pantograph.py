@@ -376,6 +376,14 @@ async def test_rlimit_as_applied(make: Factory) -> None:
     assert b.rss_mb() > 0
 
 
+async def test_rlimit_as_too_small_fails_start_cleanly(make: Factory) -> None:
+    """The cap is real: a REPL that cannot fit in it never becomes ready."""
+    b = await make(memory_limit_mb=8, start=False, ready_timeout_s=10.0)
+    with pytest.raises(LeanSetupError):
+        await b.start()
+    assert not b.alive()
+
+
 async def test_close_is_idempotent(make: Factory) -> None:
     b = await make()
     pid = b.pid
