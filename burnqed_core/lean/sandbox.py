@@ -445,6 +445,8 @@ def check_proof_source(statement_expected: str, source: str) -> list[str]:
         j = k + 1
         while j < len(toks) and toks[j].text != "in" and toks[j].line == toks[k].line:
             j += 1
+        if j >= len(toks) or toks[j].text != "in":
+            break  # not a combinator: reported by the token rules below
         k = j + 1
     decl = toks[k:]
     problems.extend(_token_problems(toks[:k], allow_leading_decl=False))

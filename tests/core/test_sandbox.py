@@ -217,6 +217,7 @@ def test_proof_source_clean() -> None:
     ("theorem foo (n : Int) : n + 0 = n := by simp", "statement differs"),
     ("theorem foo : True := trivial", "statement differs"),
     ("def foo (n : Nat) : n + 0 = n := by simp", "does not start with a theorem"),
+    ("open Nat\ntheorem foo (n : Nat) : n + 0 = n := by simp", "`open` without `in`"),
     ("theorem foo (n : Nat) : n + 0 = n := by\n  /- unclosed", "unterminated"),
 ])
 def test_proof_source_problems(source: str, why: str) -> None:
