@@ -340,14 +340,20 @@ def _last_line(t: Token) -> int:
 
 
 def _find_top_level(toks: Sequence[Token], start: int, texts: set[str]) -> int:
-    """Index of the first token in ``texts`` outside brackets, or -1."""
+    """Index of the first token in ``texts`` outside brackets, or -1. A
+    ``:=`` that belongs to a ``let``/``have`` in the statement is skipped."""
     depth = 0
+    pending_binds = 0
     for k in range(start, len(toks)):
         s = toks[k].text
         if (toks[k].kind == "sym" and s in OPEN_BRACKETS) or s == "@[":
             depth += 1
         elif toks[k].kind == "sym" and s in CLOSE_BRACKETS:
             depth = max(depth - 1, 0)
+        elif depth == 0 and toks[k].kind == "ident" and s in ("let", "have"):
+            pending_binds += 1
+        elif depth == 0 and s == ":=" and pending_binds:
+            pending_binds -= 1
         elif depth == 0 and s in texts and toks[k].kind in ("sym", "ident"):
             return k
     return -1

@@ -268,6 +268,12 @@ theorem t5 (n : Nat) : n = n := by intros; rfl
     assert thms["t5"].proof == ["intros; rfl"]
 
 
+def test_let_in_statement() -> None:
+    _, thms = by_name("theorem lets (n : Nat) : let m := n + 1; m > n := by\n  intro m\n  omega\n")
+    assert thms["lets"].statement == "(n : Nat) : let m := n + 1; m > n"
+    assert thms["lets"].proof == ["intro m", "omega"]
+
+
 def test_names_modifiers_and_scopes() -> None:
     text = """namespace A.B
 section S
@@ -344,3 +350,18 @@ def test_render_theorem_layout() -> None:
     whole = render_file(f.theorems[:2])
     assert whole.startswith(t.preamble.rstrip())
     assert whole.count("theorem Tree.") == 2
+
+
+def test_round_trip_on_the_bundled_sets() -> None:
+    """Every bundled theorem (written by the set generator, not by this
+    parser's author) rendered with its preamble parses back to itself."""
+    from burnqed_core.data.theorems import load_theorems
+
+    thms = load_theorems("bundled:corpus") + load_theorems("bundled:benchmark")
+    assert len(thms) > 300
+    for t in thms:
+        parsed = parse_lean_file(t.preamble + "\n\n" + render_theorem(t)).theorems
+        assert len(parsed) == 1, t.name
+        assert parsed[0].statement == t.statement, t.name
+        assert parsed[0].proof == [p.strip("\n") for p in t.proof], t.name
+        assert parsed[0].preamble.strip() == t.preamble.strip(), t.name
