@@ -49,10 +49,13 @@ FIXTURE_MODEL_CONFIG = TinyModelConfig(
 
 def build_fixture_model(out_dir: Path, seed: int = 0) -> Path:
     """Train the tokenizer on `LEAN_TEXTS`, build the untrained tiny model, save both to ``out_dir``."""
+    from burnqed_core.policy.prompt import format_prompt
     from burnqed_core.training.tiny_model import build_tiny_model
     from burnqed_core.training.tokenizer import train_tokenizer
 
-    tok = train_tokenizer(LEAN_TEXTS * 4, FIXTURE_MODEL_CONFIG.vocab_size, seed=seed)
+    # prompts too, so that the fixed prompt text becomes a few tokens (short sequences, fast tests)
+    texts = LEAN_TEXTS * 4 + [format_prompt(s) for s in LEAN_TEXTS[:16]] * 2
+    tok = train_tokenizer(texts, FIXTURE_MODEL_CONFIG.vocab_size, seed=seed)
     model = build_tiny_model(FIXTURE_MODEL_CONFIG, tok, seed=seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
@@ -64,3 +67,33 @@ def build_fixture_model(out_dir: Path, seed: int = 0) -> Path:
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A HF model directory (config, safetensors, tokenizer) of an untrained tiny Llama."""
     return build_fixture_model(tmp_path_factory.mktemp("tiny_model"))
+
+
+# (goal template, tactic template): {v} a variable name, {h} a hypothesis name, {k} a small number.
+_PAIR_TEMPLATES: list[tuple[str, str]] = [
+    ("{v} : Nat\n⊢ {v} + 0 = {v}", "simp"),
+    ("{v} w : Nat\n⊢ {v} + w = w + {v}", "omega"),
+    ("p q : Prop\n{h} : p\nhq : q\n⊢ p ∧ q", "exact ⟨{h}, hq⟩"),
+    ("{v} : List Nat\n⊢ {v} ++ [] = {v}", "simp"),
+    ("{v} y : Nat\n{h} : {v} = y\n⊢ y = {v}", "exact {h}.symm"),
+    ("⊢ {k} + {k} = 2 * {k}", "decide"),
+    ("p : Prop\n⊢ p → p", "intro {h}"),
+    ("p : Prop\n{h} : p\n⊢ p", "exact {h}"),
+]
+
+
+def make_pairs(names: list[str], theorem_prefix: str = "thm") -> list:
+    """Realistic (state, tactic) TacticPairs: every template instantiated for every variable name."""
+    from burnqed_core.records import TacticPair
+
+    out = []
+    for i, v in enumerate(names):
+        for j, (goal, tac) in enumerate(_PAIR_TEMPLATES):
+            fill = {"v": v, "h": f"h{v}", "k": str(i % 7 + 1)}
+            out.append(TacticPair(theorem=f"{theorem_prefix}_{v}_{j}", state_before=goal.format(**fill),
+                                  tactic=tac.format(**fill), state_after="", depth=0, source="test"))
+    return out
+
+
+TRAIN_NAMES = ["n", "m", "k", "a", "b", "c", "x", "i"]
+VAL_NAMES = ["j", "z"]
