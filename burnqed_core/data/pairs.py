@@ -180,8 +180,11 @@ def _histogram(values: Sequence[int]) -> dict[int, int]:
 def assign_split(names: Sequence[str], seed: int, val_fraction: float) -> set[str]:
     """The validation theorems among ``names``. With two or more theorems
     both sides are non-empty: if the hash put none (or all) on one side, the
-    theorem with the lowest (highest) hash moves over."""
+    theorem with the lowest (highest) hash moves over. A single theorem is
+    always for training."""
     uniq = sorted(set(names))
+    if len(uniq) < 2:
+        return set()
     val = {n for n in uniq if is_val_theorem(n, seed, val_fraction)}
     if len(uniq) >= 2:
         if not val:

@@ -63,6 +63,11 @@ def test_tiny_input_has_both_sides() -> None:
     pairs = make_pairs(2)
     p = prepare_pairs(pairs, 0.01, 0, 10_000)
     assert p.stats.train_theorems == 1 and p.stats.val_theorems == 1
+    p = prepare_pairs(pairs, 0.99, 0, 10_000)
+    assert p.stats.train_theorems == 1 and p.stats.val_theorems == 1
+    for seed in range(5):  # a single theorem is always for training
+        p = prepare_pairs(make_pairs(1), 0.5, seed, 10_000)
+        assert p.stats.train_theorems == 1 and p.val.height == 0
 
 
 def test_unsafe_theorems_are_dropped_whole() -> None:
