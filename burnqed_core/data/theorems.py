@@ -12,8 +12,8 @@
 * a LeanDojo Benchmark 4 split file (``train.json`` ...) or split directory
   (all of its ``train``/``val``/``test`` files, with those splits).
 
-Theorems are deduplicated by name: an exact repeat is dropped, two different
-theorems with one name are a `DataError` naming both sources.
+Theorems are deduplicated by name: a repeat is dropped, two different
+statements (or preambles) under one name are a `DataError` naming both sources.
 """
 
 from __future__ import annotations
@@ -97,8 +97,9 @@ def _read_any(path: Path) -> list[Theorem]:
 
 
 def dedup_theorems(theorems: Iterable[Theorem], where: str = "") -> list[Theorem]:
-    """Theorems in order with exact repeats dropped; conflicting ones with the
-    same name are an error."""
+    """Theorems in order, repeats of a name dropped (the first kept: another
+    known proof of the same statement is no conflict); two theorems with one
+    name but a different statement or preamble are an error."""
     seen: dict[str, Theorem] = {}
     out: list[Theorem] = []
     for t in theorems:
@@ -107,8 +108,7 @@ def dedup_theorems(theorems: Iterable[Theorem], where: str = "") -> list[Theorem
             seen[t.name] = t
             out.append(t)
             continue
-        if (prev.statement, prev.preamble) != (t.statement, t.preamble) or (prev.proof and t.proof
-                                                                              and prev.proof != t.proof):
+        if (prev.statement, prev.preamble) != (t.statement, t.preamble):
             a, b = prev.source or "?", t.source or "?"
             raise DataError(f"{where + ': ' if where else ''}two different theorems named {t.name!r} "
                             f"(from {a} and {b})")

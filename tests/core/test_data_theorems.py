@@ -96,6 +96,8 @@ def test_leandojo_split_dir_and_file(tmp_path: Path) -> None:
 
 def test_dedup(tmp_path: Path) -> None:
     assert dedup_theorems([*THMS, THMS[0]]) == THMS
+    other_proof = THMS[0].model_copy(update={"proof": ["omega"]})
+    assert dedup_theorems([THMS[0], other_proof]) == [THMS[0]]
     other = THMS[0].model_copy(update={"statement": "(n : Nat) : 0 + n = n", "source": "b.jsonl"})
     with pytest.raises(DataError, match=r"two different theorems named .add_zero'. \(from a\.jsonl and b\.jsonl\)"):
         dedup_theorems([THMS[0].model_copy(update={"source": "a.jsonl"}), other])
