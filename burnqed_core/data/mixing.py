@@ -8,8 +8,8 @@ found proof steps would drown in it otherwise. Here both ratios are settings
 
 A positive trajectory step is a search node labelled ``positive`` that has a
 parent: the pair is (parent's state, the tactic that led here, this node's
-state), its depth the parent's depth. Parents are looked up within one search
-run (one trajectory file), because node ids restart per run. Steps go
+state), its depth the parent's depth. Parents are looked up within one
+search, because node ids restart per search (see `_searches`). Steps go
 through the same theorem-level split as the base pairs (`is_val_theorem` with
 the base's seed and fraction): steps of validation theorems go to validation
 once, never upsampled into training.
@@ -18,7 +18,7 @@ once, never upsampled into training.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict
@@ -27,22 +27,44 @@ from burnqed_core.data.pairs import PreparedPairs, is_unsafe_tactic, is_val_theo
 from burnqed_core.records import TacticPair, TrajectoryRecord
 
 
+def _searches(records: Iterable[TrajectoryRecord]) -> Iterator[list[TrajectoryRecord]]:
+    """Split records into searches: the rows of one search are contiguous (as
+    the trajectory writer stores them), so a new search starts where the
+    theorem or iteration changes or a node id repeats (node ids are unique
+    within a search: a repeat is another run over the same theorem, e.g. the
+    noise-temperature search)."""
+    seg: list[TrajectoryRecord] = []
+    ids: set[int] = set()
+    key: tuple[str, int] | None = None
+    for r in records:
+        k = (r.theorem, r.iteration)
+        if seg and (k != key or r.node_id in ids):
+            yield seg
+            seg, ids = [], set()
+        seg.append(r)
+        ids.add(r.node_id)
+        key = k
+    if seg:
+        yield seg
+
+
 def positive_steps(records: Iterable[TrajectoryRecord], source: str = "") -> list[TacticPair]:
-    """Tactic pairs of the positive steps of one search run (one trajectory
-    file). Steps with an empty state or tactic, or an unsafe tactic, are skipped."""
-    recs = list(records)
-    nodes = {(r.theorem, r.iteration, r.node_id): r for r in recs}
+    """Tactic pairs of the positive steps in trajectory records (one or more
+    runs concatenated). Steps with an empty state or tactic, or an unsafe
+    tactic, are skipped."""
     out: list[TacticPair] = []
-    for r in recs:
-        if r.label != "positive" or r.parent_id < 0:
-            continue
-        parent = nodes.get((r.theorem, r.iteration, r.parent_id))
-        if parent is None or not parent.state.strip() or not r.tactic.strip() or is_unsafe_tactic(r.tactic):
-            continue
-        out.append(TacticPair(
-            theorem=r.theorem, state_before=parent.state, tactic=r.tactic, state_after=r.state,
-            depth=parent.depth, source=source or f"trajectory:iter_{r.iteration}",
-        ))
+    for search in _searches(records):
+        nodes = {r.node_id: r for r in search}
+        for r in search:
+            if r.label != "positive" or r.parent_id < 0:
+                continue
+            parent = nodes.get(r.parent_id)
+            if parent is None or not parent.state.strip() or not r.tactic.strip() or is_unsafe_tactic(r.tactic):
+                continue
+            out.append(TacticPair(
+                theorem=r.theorem, state_before=parent.state, tactic=r.tactic, state_after=r.state,
+                depth=parent.depth, source=source or f"trajectory:iter_{r.iteration}",
+            ))
     return out
 
 

@@ -40,6 +40,11 @@ def test_positive_steps() -> None:
         ("t2", "h : P\n⊢ t2 a", "simp [h]", "", 1),
     ]
     assert steps[0].source == "trajectory:iter_0"
+    # two runs over the same theorem concatenated (normal then noisy search): each step keeps its own parent
+    noisy = [r.model_copy(update={"state": r.state.replace("t2", "t2 noisy")}) for r in search_tree("t2")]
+    steps = positive_steps(search_tree("t1") + search_tree("t2") + noisy)
+    assert [s.state_before for s in steps][-2:] == ["⊢ t2 noisy root", "h : P\n⊢ t2 noisy a"]
+    assert [s.state_before for s in steps][2:4] == ["⊢ t2 root", "h : P\n⊢ t2 a"]
     # an unsafe tactic or a missing parent drops the step
     recs = search_tree("t3")
     recs[3] = recs[3].model_copy(update={"tactic": "sorry"})
