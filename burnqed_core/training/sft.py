@@ -318,6 +318,8 @@ def run_loop(
     state: dict[str, Any] = {"step": 0, "signature": signature, "loss_curve": [], "eval_curve": [],
                              "tokens_seen": 0, "target_tokens_seen": 0, "train_time_s": 0.0, "wall_time_s": 0.0,
                              "initial_eval_loss": None}
+    for stale in (run_dir / CHECKPOINTS).glob(".tmp-*"):  # a save cut short by a kill
+        shutil.rmtree(stale, ignore_errors=True)
     ckpts = list_checkpoints(run_dir)
     if ckpts and not resume:
         shutil.rmtree(run_dir / CHECKPOINTS)
