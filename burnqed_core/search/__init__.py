@@ -1,0 +1,54 @@
+"""Best-first proof search with batched expansion, and its trajectory output.
+
+* `engine`: `SearchEngine` (search many theorems at once, one policy call
+  and one Lean call per step), `SearchResult`, `resolve_sampling`;
+* `tree`: nodes, edges, the transposition table, labels;
+* `scoring`: node priority and the `EnergyScorer` protocol of the EBM;
+* `trajectories`: the output directory of Parquet parts, its run record,
+  readers and statistics;
+* `runner`: `run_search`, with progress bar, resume and SIGTERM handling.
+"""
+
+from burnqed_core.search.engine import (
+    EngineStats,
+    Sampling,
+    SearchEngine,
+    SearchOutcome,
+    SearchResult,
+    resolve_sampling,
+)
+from burnqed_core.search.runner import RunReport, run_search
+from burnqed_core.search.scoring import EnergyScorer, priority
+from burnqed_core.search.trajectories import (
+    RunRecord,
+    TrajectoryStats,
+    TrajectoryWriter,
+    finished_theorems,
+    read_results,
+    read_run_record,
+    read_trajectories,
+    read_trajectory_table,
+    trajectory_stats,
+)
+
+__all__ = [
+    "EnergyScorer",
+    "EngineStats",
+    "RunRecord",
+    "RunReport",
+    "Sampling",
+    "SearchEngine",
+    "SearchOutcome",
+    "SearchResult",
+    "TrajectoryStats",
+    "TrajectoryWriter",
+    "finished_theorems",
+    "priority",
+    "read_results",
+    "read_run_record",
+    "read_trajectories",
+    "read_trajectory_table",
+    "resolve_sampling",
+    "run_search",
+    "trajectory_stats",
+]
