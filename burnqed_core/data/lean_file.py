@@ -412,28 +412,26 @@ def _scope_prefix(scopes: Sequence[tuple[str, str]]) -> str:
 
 
 def _update_scopes(scopes: list[tuple[str, str]], sig: Sequence[Token], head_k: int) -> None:
-    kw = sig[head_k].text if head_k < len(sig) else ""
-    arg = sig[head_k + 1].text if head_k + 1 < len(sig) and sig[head_k + 1].kind == "ident" else ""
+    """Track ``namespace`` / ``section`` / ``end`` (for full theorem names)."""
+    def arg(k: int) -> str:  # the identifier after sig[k], on the same line
+        ok = k + 1 < len(sig) and sig[k + 1].kind == "ident" and sig[k + 1].line == sig[k].line
+        return sig[k + 1].text if ok else ""
+
+    if head_k >= len(sig):
+        return
+    kw = sig[head_k].text
+    if kw == "noncomputable" and arg(head_k) == "section":
+        kw, head_k = "section", head_k + 1
     if kw == "namespace":
-        for part in arg.split("."):
-            scopes.append(("namespace", part))
-    elif kw == "section" or (kw == "noncomputable" and arg == "section"):
-        name = sig[head_k + 2].text if kw == "noncomputable" and head_k + 2 < len(sig) else arg
-        scopes.append(("section", name if name != "section" else ""))
+        scopes.extend(("namespace", part) for part in arg(head_k).split(".") if part)
+    elif kw == "section":
+        scopes.append(("section", arg(head_k)))
     elif kw == "end":
-        # `end A.B` closes as many namespaces as it has components.
-        count = len(arg.split(".")) if arg and arg not in DECL_KEYWORDS | COL0_KEYWORDS else 1
-        # an `end` whose argument is on the next line is a plain `end` of a section
-        if arg and sig[head_k + 1].line != sig[head_k].line:
-            count = 1
-        for _ in range(count):
+        # `end A.B` closes as many scopes as the name has components
+        name = arg(head_k)
+        for _ in range(len(name.split(".")) if name else 1):
             if scopes:
                 scopes.pop()
-
-
-def _strip_in(prefix: str) -> str:
-    """``open Real in`` -> ``open Real`` (for a theorem's own preamble)."""
-    return re.sub(r"\s+in\s*$", "", prefix.rstrip())
 
 
 def parse_lean_file(
@@ -460,13 +458,13 @@ def parse_lean_file(
         sig = cmd.significant()
         # `open X in` / `set_option a b in` prefixes: skip to the real head
         k = 0
-        prefix_end: Token | None = None
+        prefixes: list[str] = []  # each without its `in`
         while True:
             head_k = _head(sig, k)
             if head_k < len(sig) and sig[head_k].text in ("open", "set_option", "attribute"):
                 j = _find_top_level(sig, head_k + 1, {"in"})
                 if 0 < j < len(sig) - 1 and sig[j].kind == "ident":
-                    prefix_end = sig[j]
+                    prefixes.append(text[sig[head_k].start:sig[j].start].rstrip())
                     k = j + 1
                     continue
             break
@@ -478,8 +476,8 @@ def parse_lean_file(
             continue
         theorem = _parse_theorem(code, sig, head_k, kw, end, scopes, source, split, family)
         preamble = "".join(preamble_parts)
-        if prefix_end is not None:
-            preamble = preamble.rstrip("\n") + "\n" + _strip_in(text[sig[0].start:prefix_end.end]) + "\n"
+        if prefixes:
+            preamble = (preamble.rstrip("\n") + "\n" if preamble.strip() else "") + "\n".join(prefixes) + "\n"
         if first_preamble is None:
             first_preamble = preamble
         entries.append(ParsedTheorem(

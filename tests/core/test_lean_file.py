@@ -268,6 +268,29 @@ theorem t5 (n : Nat) : n = n := by intros; rfl
     assert thms["t5"].proof == ["intros; rfl"]
 
 
+def test_stacked_in_prefixes() -> None:
+    text = "open Nat in\nset_option maxRecDepth 2000 in\ntheorem p (n : Nat) : succ n > 0 := by omega\n"
+    _, thms = by_name(text)
+    assert thms["p"].preamble == "open Nat\nset_option maxRecDepth 2000\n"
+    assert thms["p"].statement == "(n : Nat) : succ n > 0"
+
+
+def test_noncomputable_section_and_nested_end() -> None:
+    text = """noncomputable section
+namespace A.B
+theorem x : True := trivial
+end A.B
+namespace C
+section
+theorem y : True := trivial
+end
+end C
+theorem z : True := trivial
+end
+"""
+    assert [t.name for t in parse_lean_file(text).theorems] == ["A.B.x", "C.y", "z"]
+
+
 def test_let_in_statement() -> None:
     _, thms = by_name("theorem lets (n : Nat) : let m := n + 1; m > n := by\n  intro m\n  omega\n")
     assert thms["lets"].statement == "(n : Nat) : let m := n + 1; m > n"
