@@ -167,3 +167,14 @@ def test_unpackable_4bit_layer_is_named(tmp_path: Path) -> None:
                 num_key_value_heads=1).save_pretrained(tmp_path)
     with pytest.raises(TrainingError, match=r"model\.layers\.0\.mlp\.(gate|up)_proj has out_features 100"):
         check_quantizable(tmp_path)
+
+
+@pytest.mark.parametrize("qlora", [False, True])
+def test_gradient_checkpointing_gives_the_same_losses(qlora: bool, lora_run: Path, qlora_run: Path, pairs_dir: Path,
+                                                      tiny_model_dir: Path, tmp_path: Path) -> None:
+    ref = TrainingMetrics.load(qlora_run if qlora else lora_run)
+    cfg = CFG.model_copy(update={"gradient_checkpointing": True, "max_steps": 2})
+    m = _train(pairs_dir, tmp_path / "gc", tiny_model_dir, cfg=cfg, qlora=qlora)
+    # step 1 is before any update; step 2 after one update at the same warm-up lr in both runs
+    for a, b in zip(m.loss_curve, ref.loss_curve[:2], strict=True):
+        assert a.loss == pytest.approx(b.loss, rel=1e-4)
