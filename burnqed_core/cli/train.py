@@ -80,19 +80,14 @@ def sft(
     verbose: VerboseOpt = False,
 ) -> None:
     """LoRA / QLoRA fine-tuning on tactic pairs (tactic-only loss, resumable, best-eval checkpoint)."""
-    from burnqed_core.training.sft import TrainingError, load_pairs_dir, train_sft
-    from burnqed_core.training.tiny_model import default_base_dir
+    from burnqed_core.training.sft import load_pairs_dir, train_sft
+    from burnqed_core.training.tiny_model import resolve_base_model
 
     prof = load(profile, verbose)
     cfg = prof.training
     if max_steps is not None:
         cfg = cfg.model_copy(update={"max_steps": max_steps, "max_steps_later": max_steps})
-    base = base_model or cfg.base_model
-    if base == "tiny":
-        base = str(default_base_dir(prof.paths.home))
-        if not Path(base).exists():
-            raise TrainingError(f"no tiny base model at {base}: run `burnqed train base --pairs ...` first "
-                                "(or pass --base DIR)")
+    base = base_model or resolve_base_model(cfg, prof.paths.home)
     train, val, prints = load_pairs_dir(pairs)
     m = train_sft(train, val, cfg, out, base, iteration=iteration, warm_from=from_dir, qlora=qlora,
                   data_fingerprints=prints, resume=not no_resume)

@@ -102,6 +102,17 @@ def cosine_with_warmup(warmup_steps: int, max_steps: int) -> Any:
     return factor
 
 
+def warm_start_source(cfg: TrainingConfig, prev_adapter: Path | None, prev_merged: Path | None) -> Path | None:
+    """Which output of iteration N-1 iteration N starts from, per ``training.warm_start``."""
+    want, other = (prev_adapter, prev_merged) if cfg.warm_start == "adapter" else (prev_merged, prev_adapter)
+    if want is not None and Path(want).exists():
+        return Path(want)
+    if other is not None and Path(other).exists():
+        log.warning("warm start: no %s output of the previous iteration, using %s", cfg.warm_start, other)
+        return Path(other)
+    return None
+
+
 def resolve_device(name: str) -> str:
     import torch
 
@@ -573,6 +584,8 @@ def train_sft(
         else:
             raise TrainingError(f"--from {warm}: neither an adapter dir nor a model dir")
     lr, max_steps = iteration_schedule(cfg, iteration)
+    if iteration > 0 and warm_from is None:
+        log.warning("iteration %d without a warm start: a fresh adapter on %s", iteration, base)
     kind = "qlora" if qlora else "lora"
     settings = LoopSettings(kind=kind, lr=lr, max_steps=max_steps, warmup_steps=min(cfg.warmup_steps, max_steps),
                             batch_size=cfg.batch_size, grad_accum=cfg.grad_accum, eval_every=cfg.eval_every,

@@ -36,6 +36,18 @@ def _round_up(n: int, k: int) -> int:
     return (n + k - 1) // k * k
 
 
+def resolve_base_model(cfg: TrainingConfig, home: Path) -> str:
+    """The base model SFT starts from: ``training.base_model``, where ``tiny`` means the pre-trained tiny model
+    in `default_base_dir` (which must exist: `pretrain_base` / ``burnqed train base`` makes it)."""
+    if cfg.base_model != "tiny":
+        return cfg.base_model
+    base = default_base_dir(home)
+    if not (base / "config.json").exists():
+        raise DataError(f"no tiny base model at {base}: run `burnqed train base --pairs ...` first "
+                        "(or pass --base DIR)")
+    return str(base)
+
+
 def check_tiny_config(cfg: TinyModelConfig) -> None:
     """Raise `ProfileError` naming the field when the shapes cannot work (4-bit packing, attention heads)."""
     if cfg.hidden_size % cfg.num_heads:

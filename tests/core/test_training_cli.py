@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from burnqed_core.cli import app
 from burnqed_core.config import load_profile
+from burnqed_core.errors import DataError
 from burnqed_core.record_io import write_parquet
 from burnqed_core.training.merge import MergeReport
 from burnqed_core.training.metrics import TrainingMetrics
-from burnqed_core.training.sft import TrainingError
 from burnqed_core.training.tiny_model import pretrain_base
 from tests.fixtures_models import TRAIN_NAMES, VAL_NAMES, make_pairs
 
@@ -61,7 +61,7 @@ def test_sft_without_a_base_model_is_a_clear_error(setup: tuple[Path, Path], tmp
     pairs, profile = setup
     result = CliRunner().invoke(app, ["train", "sft", "--pairs", str(pairs), "--out", str(tmp_path / "o"),
                                       "--profile", str(profile)])
-    assert isinstance(result.exception, TrainingError) and "burnqed train base" in str(result.exception)
+    assert isinstance(result.exception, DataError) and "burnqed train base" in str(result.exception)
 
 
 @pytest.mark.slow
