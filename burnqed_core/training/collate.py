@@ -49,10 +49,15 @@ def encode_pair(tokenizer: Any, state: str, tactic: str, completion_only: bool =
     """
     prompt, completion = format_example(state, tactic)
     prompt_ids = tokenizer(prompt)["input_ids"]
-    completion_ids = tokenizer(completion, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-    input_ids = list(prompt_ids) + list(completion_ids)
+    completion_ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
+    return _example(tokenizer, list(prompt_ids), list(completion_ids), completion_only)
+
+
+def _example(tokenizer: Any, prompt_ids: list[int], completion_ids: list[int], completion_only: bool) -> Example:
+    completion_ids = [*completion_ids, tokenizer.eos_token_id]
+    input_ids = prompt_ids + completion_ids
     if completion_only:
-        labels = [IGNORE_INDEX] * len(prompt_ids) + list(completion_ids)
+        labels = [IGNORE_INDEX] * len(prompt_ids) + completion_ids
     else:
         labels = list(input_ids)
         if input_ids and input_ids[0] == tokenizer.bos_token_id:
@@ -65,21 +70,31 @@ def encode_pairs(
     pairs: Iterable[tuple[str, str]],
     max_seq_len: int,
     completion_only: bool = True,
+    chunk: int = 1024,
 ) -> tuple[list[Example], int]:
-    """Encode (state, tactic) pairs; pairs longer than ``max_seq_len`` tokens or with an
-    empty tactic are skipped (cutting a prompt would change what the model conditions on).
-    Returns the examples and the number skipped."""
+    """Encode (state, tactic) pairs like `encode_pair`, tokenising in batches (prod sets hold ~250K pairs).
+
+    Pairs longer than ``max_seq_len`` tokens or with an empty tactic are
+    skipped (cutting a prompt would change what the model conditions on).
+    Returns the examples and the number skipped.
+    """
+    items = list(pairs)
     out: list[Example] = []
     skipped = 0
-    for state, tactic in pairs:
-        if not tactic.strip():
-            skipped += 1
+    for start in range(0, len(items), chunk):
+        part = [(s, t) for s, t in items[start:start + chunk] if t.strip()]
+        skipped += min(chunk, len(items) - start) - len(part)
+        if not part:
             continue
-        ex = encode_pair(tokenizer, state, tactic, completion_only=completion_only)
-        if len(ex.input_ids) > max_seq_len:
-            skipped += 1
-            continue
-        out.append(ex)
+        texts = [format_example(s, t) for s, t in part]
+        prompts = tokenizer([p for p, _ in texts])["input_ids"]
+        completions = tokenizer([c for _, c in texts], add_special_tokens=False)["input_ids"]
+        for p_ids, c_ids in zip(prompts, completions, strict=True):
+            ex = _example(tokenizer, list(p_ids), list(c_ids), completion_only)
+            if len(ex.input_ids) > max_seq_len:
+                skipped += 1
+            else:
+                out.append(ex)
     if skipped:
         log.info("skipped %d of %d examples (longer than %d tokens or empty tactic)",
                  skipped, skipped + len(out), max_seq_len)
