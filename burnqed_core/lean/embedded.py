@@ -60,9 +60,17 @@ class Block:
     end_line: int           # last line of the block
 
 
-def proof_text(name: str, statement: str, tactics: Sequence[str]) -> str:
-    """``theorem <name> <statement> := by`` + tactic lines (no trailing skip)."""
-    return f"theorem {name} {statement.strip()} := by\n" + "".join(indent_tactic(t) for t in tactics)
+# Unknown names in a statement are errors, not silently bound as implicit
+# variables (Lean's default): `n = undefinedConst` must not start a proof.
+STRICT_PREFIX = "set_option autoImplicit false in "
+
+
+def proof_text(name: str, statement: str, tactics: Sequence[str], strict: bool = True) -> str:
+    """``theorem <name> <statement> := by`` + tactic lines (no trailing skip),
+    with auto-bound implicits off when ``strict`` (same line: line numbers
+    do not move)."""
+    prefix = STRICT_PREFIX if strict else ""
+    return f"{prefix}theorem {name} {statement.strip()} := by\n" + "".join(indent_tactic(t) for t in tactics)
 
 
 def preamble_text(preamble: str) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import ctypes
 import json
 import logging
 import os
@@ -65,6 +66,20 @@ def process_rss_mb(pid: int | None) -> int:
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return 0
     return 0
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it when the parent dies (the Lean
+    worker does not exit when its stdin closes, and it runs in a session of
+    its own, so nothing else would stop it)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+PR_SET_PDEATHSIG = 1
 
 
 def kill_group(pid: int | None) -> None:
@@ -114,7 +129,7 @@ class LspWorker:
         self.proc = await asyncio.create_subprocess_exec(
             *self.argv,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=self.env, cwd=self.cwd, start_new_session=True, limit=1 << 26,
+            env=self.env, cwd=self.cwd, start_new_session=True, preexec_fn=_die_with_parent, limit=1 << 26,
         )
         log.debug("started lean worker pid %s", self.proc.pid)
         self._tasks = [asyncio.create_task(self._read_stdout()), asyncio.create_task(self._read_stderr())]

@@ -355,7 +355,8 @@ class LeanPool:
         and then reported with ``infra=True``, never as a rejection."""
         from burnqed_core.lean.checker import check_proof, proof_text
 
-        problems = static_problems(theorem, proof_text("burnqed_checked", theorem.statement, tactics or ["skip"]))
+        problems = static_problems(theorem, proof_text("burnqed_checked", theorem.statement, tactics or ["skip"],
+                                                      strict=False))
         if problems:
             return CheckResult(ok=False, errors=problems)
         last: InfraFailure | None = None

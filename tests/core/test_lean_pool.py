@@ -107,3 +107,44 @@ async def test_stats(lean_pool: LeanPool) -> None:
     assert s.workers == 1 and s.requests > 0 and s.latency_p50_s > 0
     assert s.by_status.get("ok", 0) > 0
     assert s.rss_mb[0] > 1000
+
+
+HOSTILE = [
+    "run_tac (do IO.println \"hi\")",
+    "#eval IO.Process.run {cmd := \"id\"}",
+    "#exit",
+    "exact (unsafeCast 0)",
+    "set_option maxHeartbeats 0 in omega",
+    "omega\ntheorem evil : False := sorry",
+    "omega\naxiom cheat : False",
+    "sorry",
+    "native_decide",
+    "simp /- unterminated comment",
+    "x" * 5000,
+]
+
+
+async def test_hostile_tactics_never_reach_lean(lean_pool: LeanPool) -> None:
+    start = await lean_pool.start_proof(AND)
+    assert start.state is not None
+    requests = lean_pool.stats().requests
+    results = await lean_pool.apply_many([(start.state, t) for t in HOSTILE])
+    assert [r.status for r in results] == [Status.REJECTED] * len(HOSTILE)
+    assert all(r.message for r in results)
+    assert lean_pool.stats().requests == requests
+    # mixed with legitimate tactics, only the hostile ones are refused
+    mixed = await lean_pool.apply_many([(start.state, "constructor"), (start.state, "#exit"),
+                                        (start.state, "exact ⟨hp, hq⟩")])
+    assert [r.status for r in mixed] == [Status.OK, Status.REJECTED, Status.OK]
+
+
+async def test_self_test_refuses_a_wrong_answer(lean_pool: LeanPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from burnqed_core.errors import LeanSetupError
+    from burnqed_core.lean import pool as pool_mod
+
+    await lean_pool.self_test()  # right answers: passes
+    # A "known-bad" theorem that Lean in fact proves must make the self-test refuse.
+    monkeypatch.setattr(pool_mod, "SELF_TEST_BAD", Theorem(name="b", statement="(n : Nat) : n + 0 = n",
+                                                           proof=["omega"]))
+    with pytest.raises(LeanSetupError, match="self-test failed"):
+        await lean_pool.self_test()

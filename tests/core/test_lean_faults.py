@@ -1,0 +1,102 @@
+"""Fault handling with real processes: a killed worker, a tactic that never
+ends, recycling. These tests start their own one-worker pool (they kill its
+processes), shared by the module to pay the ~20 s start-up as few times as
+possible: every restart below is a real new Lean process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from burnqed_core.lean.pool import LeanPool
+from burnqed_core.lean.types import Status
+from burnqed_core.records import Theorem
+from tests.fixtures_lean import skip_unless_lean_installed, tiny_lean_config
+
+pytestmark = [pytest.mark.lean, pytest.mark.slow]
+
+THM = Theorem(name="comm", statement="(a b : Nat) : a + b = b + a")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def own_pool() -> AsyncIterator[LeanPool]:
+    config = tiny_lean_config(tactic_timeout_s=6.0, self_test=False)
+    skip_unless_lean_installed(config)
+    pool = LeanPool(config)
+    await pool.start()
+    try:
+        yield pool
+    finally:
+        await pool.close()
+        for pid in pool.pids:
+            assert pid is None or not os.path.exists(f"/proc/{pid}/status")
+
+
+def pid_gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().split(")")[-1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+async def test_sigkill_mid_tactic_is_retried_on_a_fresh_process(own_pool: LeanPool) -> None:
+    start = await own_pool.start_proof(THM)
+    assert start.ok and start.state is not None
+    old_pid = own_pool.pids[0]
+    assert old_pid is not None
+    before = own_pool.stats()
+    # `sleep 1500` keeps the tactic in flight long enough to kill Lean under it.
+    task = asyncio.create_task(own_pool.apply(start.state, "(sleep 1500; omega)"))
+    await asyncio.sleep(0.7)
+    os.kill(old_pid, signal.SIGKILL)
+    r = await task
+    # the caller gets a clean, real answer from the fresh process
+    assert r.status is Status.OK and r.retried and r.state is not None and r.state.is_proved
+    new_pid = own_pool.pids[0]
+    assert new_pid is not None and new_pid != old_pid and pid_gone(old_pid)
+    after = own_pool.stats()
+    assert after.crashes == before.crashes + 1 and after.restarts == before.restarts + 1
+    nxt = await own_pool.apply(start.state, "omega")
+    assert nxt.ok and not nxt.retried
+
+
+async def test_endless_tactic_times_out_without_failing_the_others(own_pool: LeanPool) -> None:
+    start = await own_pool.start_proof(THM)
+    assert start.state is not None
+    before = own_pool.stats()
+    pid0 = own_pool.pids[0]
+    endless, good, bad = await own_pool.apply_many(
+        [(start.state, "repeat (sleep 500)"), (start.state, "omega"), (start.state, "rfl")])
+    # infrastructure failure, not a tactic verdict
+    assert endless.status is Status.TIMEOUT and endless.status.is_infra and endless.retried
+    assert good.status is Status.OK and good.retried
+    assert bad.status is Status.TACTIC_ERROR
+    after = own_pool.stats()
+    assert after.timeouts == before.timeouts + 2  # the batch, then the pair alone on the fresh process
+    assert own_pool.pids[0] != pid0 and pid0 is not None and pid_gone(pid0)
+    again = await own_pool.apply(start.state, "omega")
+    assert again.ok
+
+
+async def test_recycle_after_max_requests(own_pool: LeanPool) -> None:
+    start = await own_pool.start_proof(THM)
+    assert start.state is not None
+    slot_requests = own_pool._slots[0].requests
+    own_pool.config.max_requests_per_worker = slot_requests + 2
+    try:
+        pid0 = own_pool.pids[0]
+        recycles0 = own_pool.stats().recycles
+        for _ in range(2):
+            assert (await own_pool.apply(start.state, "omega")).ok
+        assert own_pool.pids[0] == pid0
+        r = await own_pool.apply(start.state, "omega")  # over the limit: served by a new process
+        assert r.ok and not r.retried
+        assert own_pool.pids[0] != pid0 and own_pool.stats().recycles == recycles0 + 1
+    finally:
+        own_pool.config.max_requests_per_worker = 1000

@@ -1,0 +1,139 @@
+"""Tracing, the automation baseline and `burnqed lean check`'s verdicts on the
+shared embedded worker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from burnqed_core.cli import app
+from burnqed_core.cli.lean import file_verdicts
+from burnqed_core.lean.baseline import automation_baseline, write_automation
+from burnqed_core.lean.pool import LeanPool
+from burnqed_core.lean.tracing import trace_theorems
+from burnqed_core.record_io import read_parquet, write_parquet
+from burnqed_core.records import TacticPair, Theorem
+
+DOUBLE = "def twice : Nat → Nat\n  | 0 => 0\n  | n + 1 => twice n + 2"
+THEOREMS = [
+    Theorem(name="and_swap", statement="(p q : Prop) : p ∧ q → q ∧ p",
+            proof=["intro h", "obtain ⟨hp, hq⟩ := h", "exact ⟨hq, hp⟩"]),
+    Theorem(name="twice_eq", preamble=DOUBLE, statement="(n : Nat) : twice n = 2 * n",
+            proof=["induction n with\n| zero => rfl\n| succ n ih =>\n  simp [twice, ih]\n  omega"]),
+    Theorem(name="Nat.add_comm", statement="(a b : Nat) : a + b = b + a", proof=["omega"]),
+    Theorem(name="no_proof", statement="(n : Nat) : n = n"),
+]
+
+
+@pytest.mark.lean
+async def test_trace_records_pairs(lean_pool: LeanPool, tmp_path: Path) -> None:
+    pairs, report = await trace_theorems(lean_pool, THEOREMS)
+    assert report.ok, [f.line() for f in report.failures]
+    assert (report.theorems, report.without_proof, report.replayed, report.rechecked) == (4, 1, 3, 3)
+    assert len(pairs) == report.pairs == 5
+    swap = [p for p in pairs if p.theorem == "and_swap"]
+    assert [p.depth for p in swap] == [0, 1, 2]
+    assert swap[0].state_before == "p q : Prop\n⊢ p ∧ q → q ∧ p"
+    assert swap[0].state_after == swap[1].state_before == "p q : Prop\nh : p ∧ q\n⊢ q ∧ p"
+    assert swap[-1].state_after == ""
+    # pairs survive a Parquet round trip unchanged
+    write_parquet(pairs, tmp_path / "pairs.parquet", TacticPair)
+    assert read_parquet(tmp_path / "pairs.parquet", TacticPair) == pairs
+
+
+@pytest.mark.lean
+async def test_trace_reports_every_kind_of_failure(lean_pool: LeanPool) -> None:
+    bad = [
+        Theorem(name="wrong_step", statement="(p q : Prop) (hp : p) (hq : q) : p ∧ q",
+                proof=["constructor", "exact hq", "exact hp"]),
+        Theorem(name="too_short", statement="(p q : Prop) (hp : p) (hq : q) : p ∧ q", proof=["constructor"]),
+        Theorem(name="cheat", statement="(n : Nat) : n + 1 = n", proof=["sorry"]),
+        Theorem(name="no_start", statement="(n : Nat) : n = undefinedConstant", proof=["rfl"]),
+        THEOREMS[0],
+    ]
+    pairs, report = await trace_theorems(lean_pool, bad)
+    by_name = {f.theorem: f for f in report.failures}
+    assert set(by_name) == {"wrong_step", "too_short", "cheat", "no_start"}
+    assert by_name["wrong_step"].step == 1 and by_name["wrong_step"].status == "tactic_error"
+    assert "goals remain" in by_name["too_short"].message
+    assert by_name["cheat"].status == "rejected"
+    assert by_name["no_start"].step == -1 and by_name["no_start"].status == "start_error"
+    # only the theorem that replayed contributes pairs
+    assert {p.theorem for p in pairs} == {"and_swap"} and report.rechecked == 1
+
+
+@pytest.mark.lean
+async def test_automation_baseline(lean_pool: LeanPool, tmp_path: Path) -> None:
+    thms = [
+        Theorem(name="by_rfl", statement="(n : Nat) : n + 0 = n"),
+        Theorem(name="by_omega", statement="(a b : Nat) (h : 2 * a < b) : a < b + 1"),
+        Theorem(name="by_decide", statement=": 2 ^ 10 = 1024 ∧ 3 ∣ 12"),
+        THEOREMS[1],  # needs induction over a user definition
+        Theorem(name="broken", statement="(n : Nat) : n = undefinedConstant"),
+    ]
+    mapping, report = await automation_baseline(lean_pool, thms)
+    assert mapping["by_rfl"] == "rfl"
+    assert mapping["by_omega"] == "omega"
+    assert mapping["by_decide"] in ("decide", "rfl", "trivial")
+    assert mapping["twice_eq"] is None and mapping["broken"] is None
+    assert report.start_errors == ["broken"]
+    assert (report.closed, report.hard) == (3, 1)
+    assert "3 closed by automation" in report.summary()
+    path = write_automation({"old": None}, tmp_path / "automation.json")
+    write_automation(mapping, path)
+    data = json.loads(path.read_text())
+    assert data["old"] is None and data["by_omega"] == "omega" and list(data) == sorted(data)
+
+
+LEAN_FILE = """\
+def double (n : Nat) : Nat := n + n
+
+theorem double_two : double 2 = 4 := by decide
+
+theorem good (a b : Nat) : a + b = b + a := by
+  omega
+
+theorem wrong (n : Nat) : n + 1 = n := by
+  omega
+
+/-- a docstring -/
+theorem cheat (n : Nat) : n * 0 = 1 := by
+  sorry
+
+theorem native (n : Nat) : n + 0 = n := by
+  native_decide
+"""
+
+
+@pytest.mark.lean
+async def test_file_verdicts(lean_pool: LeanPool) -> None:
+    diags = await lean_pool.check_source(LEAN_FILE)
+    verdicts = dict(file_verdicts(LEAN_FILE, diags))
+    assert verdicts["double_two"] is None and verdicts["good"] is None
+    assert verdicts["wrong"] is not None and "omega" in verdicts["wrong"]
+    assert verdicts["cheat"] is not None and "sorry" in verdicts["cheat"]
+    assert verdicts["native"] is not None
+    assert list(verdicts) == ["double_two", "good", "wrong", "cheat", "native"]
+
+
+def test_cli_help_lists_commands() -> None:
+    runner = CliRunner()
+    out = runner.invoke(app, ["lean", "--help"])
+    assert out.exit_code == 0
+    for cmd in ("setup", "check", "trace", "baseline"):
+        assert cmd in out.output
+    for cmd in ("setup", "check", "trace", "baseline"):
+        sub = runner.invoke(app, ["lean", cmd, "--help"])
+        assert sub.exit_code == 0 and "--profile" in sub.output
+
+
+def test_missing_install_is_a_clear_error(tmp_path: Path) -> None:
+    runner = CliRunner()
+    lean = tmp_path / "f.lean"
+    lean.write_text("theorem t : 1 = 1 := rfl\n")
+    out = runner.invoke(app, ["lean", "check", str(lean)], env={"BURNQED_HOME": str(tmp_path / "home")})
+    assert out.exit_code != 0
+    assert "burnqed lean setup" in str(out.exception)
