@@ -67,17 +67,19 @@ async def trace_base(profile: Profile, env: ProofEnv, out_dir: Path) -> StageRes
     from burnqed_core.lean.tracing import trace_theorems
 
     theorems = [t for t in load_theorems(profile.data.corpus) if t.proof]
-    report = await trace_theorems(env, theorems, progress=True)
-    if not report.pairs:
+    pairs, report = await trace_theorems(env, theorems, progress=True, source="trace")
+    if not pairs:
         raise DataError(f"tracing {profile.data.corpus} gave no tactic pairs")
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_parquet(report.pairs, out_dir / "pairs.parquet", TacticPair)
+    write_parquet(pairs, out_dir / "pairs.parquet", TacticPair)
     failed = len(report.failures)
+    if failed:
+        log.warning("%d corpus theorems did not replay, e.g. %s", failed, report.failures[0])
     return StageResult(
         stage="trace_base", path=str(out_dir),
-        summary=f"traced {len(theorems) - failed}/{len(theorems)} corpus theorems into {len(report.pairs)} "
-                f"tactic pairs" + (f" ({failed} did not replay)" if failed else ""),
-        metrics={"theorems": len(theorems), "pairs": len(report.pairs), "failed": failed},
+        summary=f"traced {report.replayed}/{len(theorems)} corpus theorems into {len(pairs)} tactic pairs "
+                f"({report.rechecked} whole proofs re-checked)" + (f", {failed} did not replay" if failed else ""),
+        metrics={"theorems": len(theorems), "pairs": len(pairs), "failed": failed, "seconds": report.elapsed_s},
     )
 
 
