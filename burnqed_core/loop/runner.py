@@ -37,19 +37,27 @@ def _echo_result(echo: Callable[[str], None], res: StageResult) -> None:
         echo(f"{head} {res.summary}")
 
 
-async def run_loop(profile: Profile, iterations: Sequence[int], echo: Callable[[str], None] = print) -> list[str]:
-    """Run ``iterations`` (e.g. [0, 1]) of the loop; returns the eval summary
-    paths. Iteration N needs the trajectories of every iteration < N."""
+async def run_loop(
+    profile: Profile,
+    iterations: Sequence[int],
+    echo: Callable[[str], None] = print,
+    env: ProofEnv | None = None,
+) -> list[str]:
+    """Run ``iterations`` (e.g. [0, 1]) of the loop; returns the eval output
+    directories. Iteration N needs the trajectories of every iteration < N.
+    ``env``: an already started Lean environment to use (else a pool is
+    started on first need and closed at the end)."""
     from burnqed_core.data.theorems import automation_map, load_theorems
     from burnqed_core.eval.report import format_comparison
     from burnqed_core.lean.pool import LeanPool
 
     layout = BaseLayout(root=Path(profile.paths.work_dir))
     echo(f"burnqed loop: profile {profile.name}, iterations {list(iterations)}, outputs in {layout.root}")
-    pool = LeanPool(profile.lean)
-    started = False
+    pool: ProofEnv = env if env is not None else LeanPool(profile.lean)
+    started = env is not None
+    own_pool = env is None
 
-    async def env() -> LeanPool:
+    async def get_env() -> ProofEnv:
         nonlocal started
         if not started:
             echo(f"starting Lean ({profile.lean.backend} backend) ...")
@@ -66,7 +74,7 @@ async def run_loop(profile: Profile, iterations: Sequence[int], echo: Callable[[
 
     try:
         async def trace() -> StageResult:
-            return await stages.trace_base(profile, await env(), layout.traced)
+            return await stages.trace_base(profile, await get_env(), layout.traced)
 
         _echo_result(echo, await run_async(layout.traced, trace))
         base = stages.base_pairs(layout.traced)
@@ -74,18 +82,20 @@ async def run_loop(profile: Profile, iterations: Sequence[int], echo: Callable[[
 
         corpus = load_theorems(profile.data.corpus)
         benchmark = load_theorems(profile.data.benchmark)
+        if profile.eval.max_theorems is not None:
+            benchmark = sorted(benchmark, key=lambda t: t.name)[:profile.eval.max_theorems]
         automation = automation_map(profile.data.benchmark)
         easy = {k for k, v in (automation_map(profile.data.corpus) or {}).items() if v is not None}
         summaries = []
         for n in iterations:
-            summaries.append(await _iteration(profile, layout, n, corpus, benchmark, automation, easy, env,
+            summaries.append(await _iteration(profile, layout, n, corpus, benchmark, automation, easy, get_env,
                                               run_async, echo))
         if summaries:
             echo("")
             echo(format_comparison(summaries))
         return [str(layout.iteration(n).eval) for n in iterations]
     finally:
-        if started:
+        if started and own_pool:
             await pool.close()
 
 
