@@ -30,6 +30,7 @@ counters (`EngineStats`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import logging
 import time
@@ -224,8 +225,9 @@ class SearchEngine:
 
     async def search(self, theorem: Theorem) -> SearchOutcome:
         """Search one theorem (batching then only spans its own frontier)."""
-        async for outcome in self.search_many([theorem]):
-            return outcome
+        async with contextlib.aclosing(self.search_many([theorem])) as outcomes:
+            async for outcome in outcomes:
+                return outcome
         raise RuntimeError("search_many yielded nothing")  # pragma: no cover
 
     async def search_many(self, theorems: Iterable[Theorem]) -> AsyncIterator[SearchOutcome]:
