@@ -1,10 +1,11 @@
 """The local policy: any causal-LM directory run by transformers, on CPU or GPU.
 
 One batched ``generate`` call covers many states x n samples (rows are
-prompt-major and sorted by prompt length so that a chunk of
-``batch_size`` sequences carries little padding): on the tiny model that is
-~15x faster than one sequence per call (notes/stack-ml.md,
-``benchmarks/generate_batching.py``). The traps this module avoids:
+prompt-major, states sorted by prompt length so that a chunk of
+``batch_size`` sequences carries little padding, and each prompt's KV cache
+is computed once and shared by its n samples): far faster than one
+sequence per call (``benchmarks/generate_batching.py``). The traps this
+module avoids:
 
 * prompts are padded on the LEFT (a decoder-only model continues the last
   column) and truncated from the left, keeping BOS;
@@ -203,38 +204,84 @@ class LocalPolicy:
         samples = 1 if greedy else n
         max_new = max_new_tokens or self.max_new_tokens
         prompts = [self._encode_text(format_prompt(s)) for s in states]
-        # Sequences are (state index, sample index), grouped by prompt length so
-        # that a chunk pads little; each chunk is one generate() call.
+        # States sorted by prompt length so that a chunk pads little; a chunk is
+        # up to batch_size sequences (states x k samples), one generate() call.
         order = sorted(range(len(states)), key=lambda i: len(prompts[i]))
-        rows = [(i, j) for i in order for j in range(samples)]
+        k_max = min(samples, self.batch_size)
+        per_chunk = max(1, self.batch_size // k_max)
         out: list[list[Sample | None]] = [[None] * samples for _ in states]
         with self._lock:
             self._calls += 1
             call_seed = self.seed * 1_000_003 + self._calls
-            for start in range(0, len(rows), self.batch_size):
-                chunk = rows[start : start + self.batch_size]
-                cands = self._generate_chunk([prompts[i] for i, _ in chunk], temperature, max_new, call_seed + start)
-                for (i, j), c in zip(chunk, cands, strict=True):
-                    out[i][j] = c
+            chunk_no = 0
+            for start in range(0, len(order), per_chunk):
+                idx = order[start : start + per_chunk]
+                for j0 in range(0, samples, k_max):
+                    k = min(k_max, samples - j0)
+                    chunk_no += 1
+                    cands = self._generate_chunk([prompts[i] for i in idx], k, temperature, max_new,
+                                                 call_seed * 7919 + chunk_no)
+                    for r, c in enumerate(cands):  # prompt-major rows
+                        out[idx[r // k]][j0 + r % k] = c
         result = [[c for c in per if c is not None] for per in out]
         if greedy:
             result = [per * n for per in result]
         return result
 
+    def _shared_prefill(self, input_ids: Any, mask: Any, k: int) -> Any:
+        """The KV cache of the prompts but their last token, computed once per
+        prompt and repeated for its ``k`` samples (what SGLang's radix cache does
+        on a server): the prompt is most of the tokens of a tactic-sized
+        generation. None when it does not apply (one sample, one-token prompts)
+        or the model's cache cannot be repeated."""
+        import torch
+        from transformers import DynamicCache
+
+        if k < 2 or input_ids.shape[1] < 2:
+            return None
+        # The positions generate() derives from a left-padded mask.
+        pos = (mask.long().cumsum(-1) - 1).clamp(min=0)
+        try:
+            with torch.inference_mode():
+                cache = DynamicCache(config=self.model.config)
+                res = self.model(input_ids=input_ids[:, :-1], attention_mask=mask[:, :-1],
+                                 position_ids=pos[:, :-1], past_key_values=cache, use_cache=True)
+                cache = res.past_key_values
+                cache.batch_repeat_interleave(k)
+        except (TypeError, ValueError, AttributeError, NotImplementedError) as e:
+            if not getattr(self, "_warned_prefill", False):
+                log.warning("prompt KV sharing unavailable for this model (%s); prefilling every sample", e)
+                self._warned_prefill = True
+            return None
+        return cache
+
     def _generate_chunk(
-        self, prompts: list[list[int]], temperature: float, max_new: int, seed: int
+        self, prompts: list[list[int]], k: int, temperature: float, max_new: int, seed: int
     ) -> list[Sample]:
+        """``k`` samples of each prompt, rows prompt-major."""
         import torch
         from transformers import GenerationConfig
 
-        input_ids, mask = self._pad(prompts, left=True)
+        unique_ids, unique_mask = self._pad(prompts, left=True)
+        cache = self._shared_prefill(unique_ids, unique_mask, k)
+        input_ids = unique_ids.repeat_interleave(k, dim=0)
+        mask = unique_mask.repeat_interleave(k, dim=0)
         greedy = temperature <= 0
+        # Values left None would be filled from the model's generation_config
+        # (a hub model often ships top_p / top_k / repetition_penalty): set
+        # every knob that changes the distribution to its neutral value.
         gen_cfg = GenerationConfig(
             max_new_tokens=max_new,
             do_sample=not greedy,
-            temperature=None if greedy else float(temperature),
-            top_k=None,
-            top_p=None,
+            temperature=1.0 if greedy else float(temperature),
+            top_k=0,
+            top_p=1.0,
+            min_p=0.0,
+            typical_p=1.0,
+            epsilon_cutoff=0.0,
+            eta_cutoff=0.0,
+            repetition_penalty=1.0,
+            no_repeat_ngram_size=0,
             num_beams=1,
             use_cache=True,
             eos_token_id=self.eos_ids,
@@ -247,7 +294,8 @@ class LocalPolicy:
         torch.manual_seed(seed)
         with torch.inference_mode():
             res = self.model.generate(
-                input_ids=input_ids, attention_mask=mask, generation_config=gen_cfg, tokenizer=self.tokenizer
+                input_ids=input_ids, attention_mask=mask, past_key_values=cache, generation_config=gen_cfg,
+                tokenizer=self.tokenizer,
             )
         gen = res.sequences[:, input_ids.shape[1]:]
         # log-softmax of the raw logits, one step at a time (a 7B vocabulary x

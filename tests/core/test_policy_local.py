@@ -198,3 +198,19 @@ def test_factory_builds_local_policy(model_dir: Path) -> None:
     assert isinstance(p, LocalPolicy) and p.max_new_tokens == 8
     with pytest.raises(PolicyError, match="no model"):
         make_policy(profile)
+
+
+def test_model_generation_config_does_not_narrow_sampling(model_dir: Path, tmp_path: Path) -> None:
+    """A hub model's generation_config.json (here top_k=1, i.e. greedy in
+    disguise) must not change the sampling distribution."""
+    import shutil
+
+    from transformers import GenerationConfig
+
+    d = tmp_path / "m"
+    shutil.copytree(model_dir, d)
+    GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=0, do_sample=True, temperature=0.1, top_k=1,
+                     repetition_penalty=5.0).save_pretrained(d)
+    p = LocalPolicy(d, max_new_tokens=8, seed=3)
+    per = p.generate_sync([STATES[3]] * 4, 4, 1.5)
+    assert len({c.tactic for cs in per for c in cs}) > 1
