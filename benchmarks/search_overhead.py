@@ -4,12 +4,12 @@ Prints, in one run:
 
 * the engine's own time per node against the policy's and Lean's (goal: the
   engine is < 1 % of the total), and
-* search throughput (nodes/s, tactics/s) with frontier batch 1 vs 8 vs 32,
-  at the same concurrency (theorems searched at once).
+* search throughput (nodes/s, tactics/s) with frontier batch 1 vs 8 vs 32
+  (theorems searched at once: max(batch, --concurrency), so a batch can fill).
 
 Usage::
 
-    python benchmarks/search_overhead.py [--model DIR] [--theorems bundled:benchmark] [--limit 12]
+    python benchmarks/search_overhead.py [--model DIR] [--theorems bundled:benchmark] [--limit 32]
 
 Without ``--model`` the policy is the fixed automation list (policy time is
 then ~0 and the figures show Lean vs engine); with ``--model`` it is the
@@ -89,7 +89,9 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
     async with LeanPool(profile.lean) as pool:
         await run_config(policy, pool, theorems[:4], profile, 8, args.concurrency, args.max_nodes)  # warm-up
         for batch in args.batches:
-            row = await run_config(policy, pool, theorems, profile, batch, args.concurrency, args.max_nodes)
+            # at least B theorems at once, or a batch of B could never fill
+            row = await run_config(policy, pool, theorems, profile, batch, max(batch, args.concurrency),
+                                   args.max_nodes)
             rows.append(row)
             print(f"  frontier_batch={batch:<3} done in {row['wall_s']:.1f} s", flush=True)
     await policy.close()
@@ -100,9 +102,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", type=Path, help="local policy model dir (default: fixed automation tactics)")
     ap.add_argument("--theorems", default="bundled:benchmark")
-    ap.add_argument("--limit", type=int, default=12)
+    ap.add_argument("--limit", type=int, default=32)
     ap.add_argument("--profile", default="tiny")
-    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--concurrency", type=int, default=8, help="theorems at once (at least the batch)")
     ap.add_argument("--max-nodes", type=int, default=16)
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32])
     ap.add_argument("--json", type=Path, help="also write the rows as JSON here")
@@ -110,13 +112,14 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     policy_name = f"local {args.model}" if args.model else "fixed automation tactics"
     print(f"search overhead: {args.limit} theorems of {args.theorems}, policy: {policy_name}, "
-          f"concurrency {args.concurrency}, max_nodes {args.max_nodes}", flush=True)
+          f"concurrency max(batch, {args.concurrency}), max_nodes {args.max_nodes}", flush=True)
     rows = asyncio.run(main_async(args))
     print()
-    print(f"{'batch':>5} {'nodes':>6} {'proved':>6} {'wall s':>7} {'nodes/s':>8} {'tac/s':>7} "
+    print(f"{'batch':>5} {'conc':>4} {'nodes':>6} {'proved':>6} {'wall s':>7} {'nodes/s':>8} {'tac/s':>7} "
           f"{'policy ms/node':>14} {'Lean ms/node':>12} {'engine ms/node':>14} {'engine %':>8}")
     for r in rows:
-        print(f"{r['frontier_batch']:>5} {r['nodes']:>6} {r['proved']:>6} {r['wall_s']:>7.1f} {r['nodes_per_s']:>8.2f} "
+        print(f"{r['frontier_batch']:>5} {r['concurrency']:>4} {r['nodes']:>6} {r['proved']:>6} "
+              f"{r['wall_s']:>7.1f} {r['nodes_per_s']:>8.2f} "
               f"{r['tactics_per_s']:>7.1f} {r['policy_ms_per_node']:>14.1f} {r['lean_ms_per_node']:>12.1f} "
               f"{r['engine_ms_per_node']:>14.3f} {100 * r['engine_fraction']:>7.3f}%")
     base = rows[0]["nodes_per_s"] if rows else 0

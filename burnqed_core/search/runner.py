@@ -18,19 +18,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import signal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from tqdm import tqdm
 
-from burnqed_core.errors import DataError
+from burnqed_core.config import LeanConfig, Profile
+from burnqed_core.errors import BurnqedError, DataError
+from burnqed_core.policy.base import Policy
+from burnqed_core.policy.prompt import PROMPT_VERSION
 from burnqed_core.records import Theorem
-from burnqed_core.search.engine import SearchEngine
+from burnqed_core.search.engine import EngineStats, Sampling, SearchEngine, resolve_sampling
+from burnqed_core.search.scoring import EnergyScorer
 from burnqed_core.search.trajectories import (
     OutputExistsError,
     ResumeMismatchError,
@@ -40,6 +45,7 @@ from burnqed_core.search.trajectories import (
     clean_temporaries,
     finished_theorems,
     list_parts,
+    model_identity,
     now_iso,
     read_results,
     read_run_record,
@@ -179,3 +185,158 @@ async def run_search(
     log.info("search %s: %d searched (%d proved), %d skipped, %.1f s", status, report.searched, report.proved,
              report.skipped, report.wall_s)
     return report
+
+
+# -- the whole job: policy + Lean pool + engine + output (CLI and pipeline) --------------------
+
+
+class EbmUnavailableError(BurnqedError):
+    """An EBM was asked for but cannot be loaded."""
+
+
+class SearchInterrupted(BurnqedError):
+    """SIGTERM/SIGINT arrived before the search started: nothing was written."""
+
+
+def load_scorer(ebm_dir: Path, policy: Any) -> EnergyScorer:
+    """The EBM in ``ebm_dir`` as an `EnergyScorer`
+    (``burnqed_core.ebm.scorer.load_energy_scorer(dir, policy)``)."""
+    try:
+        from burnqed_core.ebm.scorer import load_energy_scorer  # type: ignore[import-not-found]
+    except ImportError:
+        raise EbmUnavailableError(
+            "--ebm: the energy-based model is not available in this version of burnqed "
+            "(burnqed_core.ebm.scorer is missing); search without --ebm") from None
+    if not ebm_dir.is_dir():
+        raise EbmUnavailableError(f"--ebm {ebm_dir}: no such directory")
+    return load_energy_scorer(ebm_dir, policy)  # type: ignore[no-any-return]
+
+
+def lean_version(lean: LeanConfig, pool: object = None) -> str:
+    v = getattr(pool, "lean_version", None)
+    if isinstance(v, str) and v:
+        return v
+    if lean.backend == "embedded":
+        from burnqed_core.lean.install import expected_stamp
+
+        return expected_stamp()
+    return f"pantograph {lean.pantograph.executable} (LEAN_PATH={lean.pantograph.lean_path})"
+
+
+def theorems_digest(theorems: Sequence[Theorem]) -> str:
+    h = hashlib.sha256()
+    for t in theorems:
+        h.update(t.model_dump_json().encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def make_run_record(
+    profile: Profile,
+    theorems: Sequence[Theorem],
+    sampling: Sampling,
+    *,
+    model_path: str | Path | None = None,
+    ebm: Path | None = None,
+    theorems_source: str = "",
+    iteration: int = 0,
+) -> RunRecord:
+    cfg = profile.search
+    return RunRecord(
+        model=model_identity(model_path),
+        policy_backend=profile.policy.backend,
+        prompt_version=PROMPT_VERSION,
+        sampling=sampling,
+        budgets={"max_nodes": cfg.max_nodes, "max_depth": cfg.max_depth, "timeout_s": cfg.timeout_s},
+        search=cfg.model_dump(mode="json"),
+        ebm=str(ebm.resolve()) if ebm is not None else None,
+        lean_backend=profile.lean.backend,
+        lean_version=lean_version(profile.lean),
+        seeds={"profile": profile.seed, "search": cfg.seed},
+        theorems_source=theorems_source,
+        theorems_sha256=theorems_digest(theorems),
+        theorems_total=len(theorems),
+        iteration=iteration,
+        profile=str(profile.source or profile.name),
+    )
+
+
+async def search_job(
+    profile: Profile,
+    theorems: Sequence[Theorem],
+    out: str | Path,
+    *,
+    model_path: str | Path | None = None,
+    ebm: Path | None = None,
+    temperature: float | None = None,
+    num_candidates: int | None = None,
+    resume: bool = False,
+    iteration: int = 0,
+    theorems_source: str = "",
+    progress: bool = True,
+    handle_signals: bool = True,
+) -> tuple[RunReport, EngineStats]:
+    """Everything ``burnqed search`` does: check the output first (before any
+    model or Lean starts), load the policy (and EBM), start the Lean pool, run
+    `run_search`, close everything. A signal before the search started raises
+    `SearchInterrupted`; one during it returns a report with ``interrupted``."""
+    out = Path(out)
+    cfg = profile.search
+    model_path = model_path or profile.policy.model_path
+    if ebm is not None and profile.policy.backend == "fixed":
+        raise EbmUnavailableError("--ebm needs a model policy (the fixed-tactics policy has no encoder)")
+    sampling = resolve_sampling(cfg, ebm=ebm is not None, temperature=temperature, num_candidates=num_candidates,
+                                max_new_tokens=profile.policy.max_new_tokens)
+    record = make_run_record(profile, theorems, sampling, model_path=model_path, ebm=ebm,
+                             theorems_source=theorems_source, iteration=iteration)
+    check_unique_names(theorems)
+    prepare_output(out, record, resume)
+
+    from burnqed_core.lean.pool import LeanPool
+    from burnqed_core.policy.factory import make_policy
+
+    main = asyncio.current_task()
+    caught: list[str] = []
+
+    def install() -> None:
+        # Until the runner installs its own handlers (and after it removed
+        # them), a signal cancels the job so that Lean workers are closed.
+        if not handle_signals or main is None:
+            return
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, lambda s=sig: (caught.append(signal.Signals(s).name), main.cancel()))
+
+    def uninstall() -> None:
+        if handle_signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(sig)
+
+    install()
+    policy: Policy | None = None
+    pool = LeanPool(profile.lean)
+    try:
+        policy = make_policy(profile, model_path)
+        record.policy_backend = getattr(policy, "name", profile.policy.backend)
+        scorer = load_scorer(ebm, policy) if ebm is not None else None
+        await pool.start()
+        record.lean_version = lean_version(profile.lean, pool)
+        engine = SearchEngine(policy, pool, cfg, sampling=sampling, scorer=scorer, iteration=iteration)
+        report = await run_search(engine, theorems, out, record, resume=resume, flush_every=cfg.flush_every,
+                                  progress=progress, handle_signals=handle_signals)
+        install()
+    except asyncio.CancelledError:
+        if not caught:
+            raise
+        raise SearchInterrupted(f"interrupted by {caught[0]} before the search started; nothing was written") from None
+    finally:
+        with contextlib.suppress(Exception):
+            await pool.close()
+        if policy is not None:
+            with contextlib.suppress(Exception):
+                await policy.close()
+        uninstall()
+    return report, engine.stats
