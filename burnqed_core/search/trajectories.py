@@ -242,7 +242,9 @@ class TrajectoryStats(BaseModel):
     positive: int = 0
     negative: int = 0
     unknown: int = 0
-    time_s: float | None = None
+    time_s: float | None = Field(None, description="sum of per-theorem search times (concurrent: > wall)")
+    wall_s: float | None = Field(None, description="wall time of the run's closed sessions (run record)")
+    sessions: int = 0
     policy_s: float | None = None
     lean_s: float | None = None
     engine_s: float | None = None
@@ -264,6 +266,10 @@ def trajectory_stats(path: str | Path) -> TrajectoryStats:
     labels = table.column("label").to_pylist() if table.num_rows else []
     counts = {k: labels.count(k) for k in ("positive", "negative", "unknown")}
     results = read_results(path) if path.is_dir() else []
+    record = read_run_record(path) if path.is_dir() else None
+    sessions = record.sessions if record is not None else []
+    closed = [(datetime.fromisoformat(x.started), datetime.fromisoformat(x.ended)) for x in sessions if x.ended]
+    wall = sum((b - a).total_seconds() for a, b in closed) if closed else None
     if results:
         searched = [r for r in results if r.expansions > 0]
         exp = sum(r.expansions for r in results)
@@ -276,6 +282,8 @@ def trajectory_stats(path: str | Path) -> TrajectoryStats:
             rows=table.num_rows,
             **counts,
             time_s=sum(r.time_s for r in results),
+            wall_s=wall,
+            sessions=len(sessions),
             policy_s=sum(r.policy_s for r in results),
             lean_s=sum(r.lean_s for r in results),
             engine_s=sum(r.engine_s for r in results),
@@ -311,6 +319,8 @@ def format_stats(stats: TrajectoryStats) -> str:
         lines.append(f"time          {stats.time_s:.1f} s searched ({per_t:.2f} s per theorem; "
                      f"policy {stats.policy_s or 0:.1f} s, Lean {stats.lean_s or 0:.1f} s, "
                      f"engine {stats.engine_s or 0:.2f} s)")
+    if stats.wall_s is not None:
+        lines.append(f"wall          {stats.wall_s:.0f} s over {stats.sessions} session(s)")
     if stats.expansions is not None:
         lines.append(f"expansions    {stats.expansions}")
         lines.append(f"candidates/expansion (unique)  min {stats.candidates_min}  avg {stats.candidates_avg or 0:.2f}"

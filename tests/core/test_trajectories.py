@@ -178,6 +178,8 @@ async def test_runner_resume_skips_saved_theorems(tmp_path: Path) -> None:
     assert rec is not None and [s.status for s in rec.sessions] == ["complete", "complete"]
     assert rec.sessions[1].resumed and rec.sessions[1].theorems_at_start == 5
     assert rec.sessions[0].theorems_written == 5 and rec.sessions[1].theorems_written == 3
+    st = trajectory_stats(out)
+    assert (st.theorems, st.proved, st.sessions) == (8, 8, 2) and st.wall_s is not None and st.wall_s >= 0
 
 
 async def test_runner_sigterm_flushes_and_closes(tmp_path: Path) -> None:
