@@ -116,7 +116,9 @@ class SearchOutcome:
 
 @dataclass
 class EngineStats:
-    """Aggregate counters over every search this engine ran (benchmarks, logs)."""
+    """Aggregate counters over every search this engine ran (benchmarks, logs).
+    Times are wall time of the calls; concurrent calls of one kind (the starts
+    of a refill, the re-checks of a step) count once."""
 
     policy_s: float = 0.0
     lean_s: float = 0.0
@@ -251,7 +253,10 @@ class SearchEngine:
                             input_left = False
                             break
                     if batch_in:
-                        for item in await asyncio.gather(*(self._start(t) for t in batch_in)):
+                        t0 = time.perf_counter()
+                        started = await asyncio.gather(*(self._start(thm) for thm in batch_in))
+                        self.stats.lean_s += time.perf_counter() - t0  # wall time: the starts overlap
+                        for item in started:
                             if isinstance(item, SearchOutcome):
                                 finished.append(item)
                             else:
@@ -299,7 +304,6 @@ class SearchEngine:
         s = _Search(theorem=theorem, t0=time.perf_counter(), t0_unix=time.time())
         res = await self.env.start_proof(theorem)
         s.lean_s += time.perf_counter() - s.t0
-        self.stats.lean_s += time.perf_counter() - s.t0
         if not res.ok:
             infra = res.status.is_infra or res.status is Status.OK
             stop: StopReason = "infra" if infra else "start_error"
@@ -320,7 +324,6 @@ class SearchEngine:
             t = time.perf_counter()
             (root.energy,) = await score_states(self.scorer, [root.text], s.goal)
             s.ebm_s += time.perf_counter() - t
-            self.stats.ebm_s += time.perf_counter() - t
         root.priority = priority(0.0, 0, root.energy, self.config.alpha, self.config.beta)
         if self.config.max_depth > 0:
             s.push(root)
@@ -440,7 +443,9 @@ class SearchEngine:
         self._charge_engine(time.perf_counter() - t, list({e.search: None for e in expansions}))
 
         if self.scorer is not None and new_nodes:
+            t = time.perf_counter()
             await asyncio.gather(*(self._score(s, nodes) for s, nodes in new_nodes.items()))
+            self.stats.ebm_s += time.perf_counter() - t
         t = time.perf_counter()
         for s, nodes in new_nodes.items():
             for n in nodes:
@@ -449,7 +454,9 @@ class SearchEngine:
                     s.push(n)
         self._charge_engine(time.perf_counter() - t, list(new_nodes))
         if proofs:
+            t = time.perf_counter()
             await asyncio.gather(*(self._recheck(s, nodes) for s, nodes in proofs.items()))
+            self.stats.lean_s += time.perf_counter() - t
 
     async def _score(self, s: _Search, nodes: list[Node]) -> None:
         assert self.scorer is not None
@@ -457,9 +464,7 @@ class SearchEngine:
         energies = await score_states(self.scorer, [n.text for n in nodes], s.goal)
         for n, energy in zip(nodes, energies, strict=True):
             n.energy = energy
-        dt = time.perf_counter() - t
-        s.ebm_s += dt
-        self.stats.ebm_s += dt
+        s.ebm_s += time.perf_counter() - t
 
     async def _recheck(self, s: _Search, terminals: list[Node]) -> None:
         """Re-check closed-goal paths as whole theorems, best first, until one passes."""
@@ -467,9 +472,7 @@ class SearchEngine:
             tactics = s.tree.tactics_to(node.node_id)
             t = time.perf_counter()
             check = await self.env.check_proof(s.theorem, tactics)
-            dt = time.perf_counter() - t
-            s.lean_s += dt
-            self.stats.lean_s += dt
+            s.lean_s += time.perf_counter() - t
             if check.ok:
                 s.tree.proof_node = node.node_id
                 s.proved = True
