@@ -22,7 +22,9 @@ from burnqed_core.lean.install import install_problem
 
 def tiny_lean_config(**overrides: object) -> LeanConfig:
     """The tiny profile's Lean section with one worker, plus ``overrides``."""
-    profile = load_profile("tiny", overrides={"lean.num_workers": 1,
+    # A generous start-up limit: on a loaded shared machine the ~20 s start
+    # has been seen to take minutes.
+    profile = load_profile("tiny", overrides={"lean.num_workers": 1, "lean.embedded.start_timeout_s": 900,
                                               **{f"lean.{k}": v for k, v in overrides.items()}})
     return profile.lean
 

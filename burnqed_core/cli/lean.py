@@ -126,7 +126,8 @@ def _one_line(message: str) -> str:
 
 @app.command()
 def trace(
-    theorems: Annotated[str, typer.Option("--theorems", "-t", help="theorem set: bundled:NAME, file or dir")],
+    theorems: Annotated[list[str], typer.Option("--theorems", "-t",
+                                                help="theorem set: bundled:NAME, file or dir (repeatable)")],
     out: Annotated[Path, typer.Option("--out", "-o", help="tactic pairs Parquet to write")],
     report: Annotated[Path | None, typer.Option("--report", help="also write the report as JSON")] = None,
     recheck: Annotated[bool, typer.Option("--recheck/--no-recheck", help="re-check whole proofs")] = True,
@@ -137,14 +138,14 @@ def trace(
 ) -> None:
     """Replay the known proofs of a theorem set into tactic pairs; exit code 1 if any theorem does not replay
     or re-check."""
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems import load_many
     from burnqed_core.lean.pool import LeanPool
     from burnqed_core.lean.tracing import trace_theorems
     from burnqed_core.record_io import write_parquet
     from burnqed_core.records import TacticPair
 
     _, cfg = _lean_config(profile, verbose, backend, workers)
-    thms = load_theorems(theorems)
+    thms = load_many(theorems)
 
     async def run():  # type: ignore[no-untyped-def]
         async with LeanPool(cfg) as pool:
@@ -165,7 +166,8 @@ def trace(
 
 @app.command()
 def baseline(
-    theorems: Annotated[str, typer.Argument(help="theorem set: a .lean/.jsonl/.parquet file, dir or bundled:NAME")],
+    theorems: Annotated[list[str], typer.Argument(
+        help="theorem sets: .lean/.jsonl/.parquet files, dirs or bundled:NAME")],
     write: Annotated[Path | None, typer.Option("--write", help="write/merge the name -> tactic map (JSON)")] = None,
     backend: BackendOpt = None,
     workers: WorkersOpt = None,
@@ -174,12 +176,12 @@ def baseline(
 ) -> None:
     """Which single automation tactic (rfl, trivial, decide, omega, simp, simp_all, grind) closes each
     theorem alone; prints one line per theorem and the summary (closed by automation / hard)."""
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems import load_many
     from burnqed_core.lean.baseline import automation_baseline, write_automation
     from burnqed_core.lean.pool import LeanPool
 
     _, cfg = _lean_config(profile, verbose, backend, workers)
-    thms = load_theorems(theorems)
+    thms = load_many(theorems)
 
     async def run():  # type: ignore[no-untyped-def]
         async with LeanPool(cfg) as pool:

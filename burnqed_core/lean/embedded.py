@@ -172,7 +172,8 @@ class EmbeddedBackend:
         self.worker = LspWorker(inst.command(*args), env=inst.env(), timeout_s=self.config.embedded.request_timeout_s)
         t0 = time.monotonic()
         try:
-            diags = await asyncio.wait_for(self.worker.start(WARMUP), self.config.embedded.start_timeout_s)
+            limit = self.config.embedded.start_timeout_s
+            diags = await asyncio.wait_for(self.worker.start(WARMUP, timeout_s=limit), limit)
         except (TimeoutError, BackendDied) as e:
             tail = " | ".join(list(self.worker.stderr_tail)[-5:])
             await self.worker.close()

@@ -124,8 +124,10 @@ class LspWorker:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None and self._dead is None
 
-    async def start(self, text: str = "") -> list[Diagnostic]:
-        """Start the process, open the document with ``text``; its diagnostics."""
+    async def start(self, text: str = "", timeout_s: float | None = None) -> list[Diagnostic]:
+        """Start the process, open the document with ``text``; its diagnostics.
+        ``timeout_s`` bounds each wait of the start-up (default: the request
+        timeout); loading the library takes ~20 s on an idle machine."""
         self.proc = await asyncio.create_subprocess_exec(
             *self.argv,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -142,7 +144,11 @@ class LspWorker:
             self._send({"jsonrpc": "2.0", "method": "textDocument/didOpen",
                         "params": {"textDocument": {"uri": self.uri, "languageId": "lean4",
                                                     "version": 1, "text": text}}})
-            return await self._wait(1)
+            request_timeout, self.timeout_s = self.timeout_s, timeout_s or self.timeout_s
+            try:
+                return await self._wait(1)
+            finally:
+                self.timeout_s = request_timeout
 
     async def close(self) -> None:
         """Kill the process group and stop the readers."""

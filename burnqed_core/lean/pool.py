@@ -278,9 +278,11 @@ class LeanPool:
             log.error("worker %d could not be restarted: %s", slot.index, e)
             slot.backend = None
 
-    def _timeout(self, n: int) -> float:
-        """Per-call limit: the tactic timeout plus a little per extra block."""
-        return self.config.tactic_timeout_s + 0.5 * max(0, n - 1)
+    def _timeout(self, n: int, retry: bool = False) -> float:
+        """Per-call limit: the tactic timeout plus a little per extra block;
+        doubled for a retry, which runs on a fresh process whose first use of
+        each tactic is slow (up to ~4 s measured)."""
+        return (self.config.tactic_timeout_s + 0.5 * max(0, n - 1)) * (2 if retry else 1)
 
     def _count(self, results: Sequence[TacticResult]) -> None:
         for r in results:
@@ -291,7 +293,8 @@ class LeanPool:
         last: InfraFailure | None = None
         for attempt in range(2):
             try:
-                r = await self._call(theorem.preamble, lambda b: b.start_proof(theorem), self._timeout(1))
+                r = await self._call(theorem.preamble, lambda b: b.start_proof(theorem),
+                                     self._timeout(1, retry=attempt > 0))
                 r = r.model_copy(update={"retried": attempt > 0})
                 self._count([r])
                 return r
@@ -344,7 +347,7 @@ class LeanPool:
         out = []
         for item in items:
             try:
-                r = (await self._call(preamble, lambda b, it=item: b.apply_many([it]), self._timeout(1)))[0]
+                r = (await self._call(preamble, lambda b, it=item: b.apply_many([it]), self._timeout(1, retry=True)))[0]
                 out.append(r.model_copy(update={"retried": True}))
             except InfraFailure as e:
                 out.append(TacticResult(status=e.status, message=e.message, retried=True))
@@ -363,7 +366,7 @@ class LeanPool:
         for attempt in range(2):
             try:
                 return await self._call(theorem.preamble, lambda b: check_proof(b, theorem, tactics),
-                                        self._timeout(len(tactics) + 1))
+                                        self._timeout(len(tactics) + 1, retry=attempt > 0))
             except InfraFailure as e:
                 last = e
                 if attempt == 0:

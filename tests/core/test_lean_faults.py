@@ -25,7 +25,7 @@ THM = Theorem(name="comm", statement="(a b : Nat) : a + b = b + a")
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def own_pool() -> AsyncIterator[LeanPool]:
-    config = tiny_lean_config(tactic_timeout_s=6.0, self_test=False)
+    config = tiny_lean_config(tactic_timeout_s=15.0, self_test=False)
     skip_unless_lean_installed(config)
     pool = LeanPool(config)
     await pool.start()
@@ -100,3 +100,29 @@ async def test_recycle_after_max_requests(own_pool: LeanPool) -> None:
         assert own_pool.pids[0] != pid0 and own_pool.stats().recycles == recycles0 + 1
     finally:
         own_pool.config.max_requests_per_worker = 1000
+
+
+def test_worker_processes_die_with_their_parent() -> None:
+    """A backend process runs in its own session (so the pool can kill its
+    group) and would outlive a crashed parent: it must be killed with it."""
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import asyncio, os\n"
+        "from burnqed_core.lean.lsp import _die_with_parent\n"
+        "async def main():\n"
+        "    p = await asyncio.create_subprocess_exec('sleep', '120', start_new_session=True,\n"
+        "                                             preexec_fn=_die_with_parent)\n"
+        "    print(p.pid, flush=True)\n"
+        "    os._exit(0)\n"
+        "asyncio.run(main())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    child = int(out.stdout.strip())
+    for _ in range(50):
+        if pid_gone(child):
+            break
+        time.sleep(0.1)
+    assert pid_gone(child)
