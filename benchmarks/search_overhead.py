@@ -40,15 +40,16 @@ AUTOMATION = ["omega", "simp", "decide", "intro h", "constructor", "rfl", "simp_
 
 
 async def run_config(policy: Policy, pool: LeanPool, theorems: list[Theorem], profile: Any, batch: int,
-                     concurrency: int, max_nodes: int, overlap: bool = True) -> dict[str, Any]:
+                     concurrency: int, max_nodes: int, overlap: bool) -> dict[str, Any]:
     cfg = profile.search.model_copy(update={"frontier_batch": batch, "concurrency": concurrency,
                                             "max_nodes": max_nodes})
     sampling = resolve_sampling(cfg, max_new_tokens=profile.policy.max_new_tokens)
     engine = SearchEngine(policy, pool, cfg, sampling=sampling, overlap=overlap)
     t0 = time.perf_counter()
-    proved = 0
+    proved = infra = 0
     async for o in engine.search_many(theorems):
         proved += o.result.proved
+        infra += o.result.infra_failures
     wall = time.perf_counter() - t0
     st = engine.stats
     busy = st.policy_s + st.lean_s + st.engine_s
@@ -58,6 +59,7 @@ async def run_config(policy: Policy, pool: LeanPool, theorems: list[Theorem], pr
         "overlap": overlap,
         "theorems": len(theorems),
         "proved": proved,
+        "infra_failures": infra,
         "nodes": st.nodes,
         "expansions": st.expansions,
         "tactics": st.pairs_applied,
@@ -87,11 +89,12 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
         policy = FixedTacticsPolicy(AUTOMATION)
     rows = []
     async with LeanPool(profile.lean) as pool:
-        await run_config(policy, pool, theorems[:4], profile, 8, args.concurrency, args.max_nodes)  # warm-up
+        await run_config(policy, pool, theorems[:4], profile, 8, args.concurrency, args.max_nodes,
+                         not args.no_overlap)  # warm-up
         for batch in args.batches:
             # at least B theorems at once, or a batch of B could never fill
             row = await run_config(policy, pool, theorems, profile, batch, max(batch, args.concurrency),
-                                   args.max_nodes)
+                                   args.max_nodes, not args.no_overlap)
             rows.append(row)
             print(f"  frontier_batch={batch:<3} done in {row['wall_s']:.1f} s", flush=True)
     await policy.close()
@@ -107,18 +110,21 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=8, help="theorems at once (at least the batch)")
     ap.add_argument("--max-nodes", type=int, default=16)
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32])
+    ap.add_argument("--no-overlap", action="store_true", help="generate only after Lean answered (no pipelining)")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     policy_name = f"local {args.model}" if args.model else "fixed automation tactics"
     print(f"search overhead: {args.limit} theorems of {args.theorems}, policy: {policy_name}, "
-          f"concurrency max(batch, {args.concurrency}), max_nodes {args.max_nodes}", flush=True)
+          f"concurrency max(batch, {args.concurrency}), max_nodes {args.max_nodes}, "
+          f"overlap {'off' if args.no_overlap else 'on'}", flush=True)
     rows = asyncio.run(main_async(args))
     print()
-    print(f"{'batch':>5} {'conc':>4} {'nodes':>6} {'proved':>6} {'wall s':>7} {'nodes/s':>8} {'tac/s':>7} "
+    print(f"{'batch':>5} {'conc':>4} {'nodes':>6} {'proved':>6} {'infra':>5} {'wall s':>7} {'nodes/s':>8} {'tac/s':>7} "
           f"{'policy ms/node':>14} {'Lean ms/node':>12} {'engine ms/node':>14} {'engine %':>8}")
     for r in rows:
         print(f"{r['frontier_batch']:>5} {r['concurrency']:>4} {r['nodes']:>6} {r['proved']:>6} "
+              f"{r['infra_failures']:>5} "
               f"{r['wall_s']:>7.1f} {r['nodes_per_s']:>8.2f} "
               f"{r['tactics_per_s']:>7.1f} {r['policy_ms_per_node']:>14.1f} {r['lean_ms_per_node']:>12.1f} "
               f"{r['engine_ms_per_node']:>14.3f} {100 * r['engine_fraction']:>7.3f}%")
