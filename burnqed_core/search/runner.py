@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import signal
 import time
@@ -29,12 +28,11 @@ from typing import Any, Literal
 
 from tqdm import tqdm
 
-from burnqed_core.config import LeanConfig, Profile
+from burnqed_core.config import Profile
 from burnqed_core.errors import BurnqedError, DataError
 from burnqed_core.policy.base import Policy
-from burnqed_core.policy.prompt import PROMPT_VERSION
 from burnqed_core.records import Theorem
-from burnqed_core.search.engine import EngineStats, Sampling, SearchEngine, resolve_sampling
+from burnqed_core.search.engine import EngineStats, SearchEngine, resolve_sampling
 from burnqed_core.search.scoring import EnergyScorer
 from burnqed_core.search.trajectories import (
     OutputExistsError,
@@ -45,7 +43,6 @@ from burnqed_core.search.trajectories import (
     clean_temporaries,
     finished_theorems,
     list_parts,
-    model_identity,
     now_iso,
     read_results,
     read_run_record,
@@ -212,55 +209,6 @@ def load_scorer(ebm_dir: Path, policy: Any) -> EnergyScorer:
     return load_energy_scorer(ebm_dir, policy)  # type: ignore[no-any-return]
 
 
-def lean_version(lean: LeanConfig, pool: object = None) -> str:
-    v = getattr(pool, "lean_version", None)
-    if isinstance(v, str) and v:
-        return v
-    if lean.backend == "embedded":
-        from burnqed_core.lean.install import expected_stamp
-
-        return expected_stamp()
-    return f"pantograph {lean.pantograph.executable} (LEAN_PATH={lean.pantograph.lean_path})"
-
-
-def theorems_digest(theorems: Sequence[Theorem]) -> str:
-    h = hashlib.sha256()
-    for t in theorems:
-        h.update(t.model_dump_json().encode())
-        h.update(b"\n")
-    return h.hexdigest()
-
-
-def make_run_record(
-    profile: Profile,
-    theorems: Sequence[Theorem],
-    sampling: Sampling,
-    *,
-    model_path: str | Path | None = None,
-    ebm: Path | None = None,
-    theorems_source: str = "",
-    iteration: int = 0,
-) -> RunRecord:
-    cfg = profile.search
-    return RunRecord(
-        model=model_identity(model_path),
-        policy_backend=profile.policy.backend,
-        prompt_version=PROMPT_VERSION,
-        sampling=sampling,
-        budgets={"max_nodes": cfg.max_nodes, "max_depth": cfg.max_depth, "timeout_s": cfg.timeout_s},
-        search=cfg.model_dump(mode="json"),
-        ebm=str(ebm.resolve()) if ebm is not None else None,
-        lean_backend=profile.lean.backend,
-        lean_version=lean_version(profile.lean),
-        seeds={"profile": profile.seed, "search": cfg.seed},
-        theorems_source=theorems_source,
-        theorems_sha256=theorems_digest(theorems),
-        theorems_total=len(theorems),
-        iteration=iteration,
-        profile=str(profile.source or profile.name),
-    )
-
-
 async def search_job(
     profile: Profile,
     theorems: Sequence[Theorem],
@@ -280,6 +228,8 @@ async def search_job(
     model or Lean starts), load the policy (and EBM), start the Lean pool, run
     `run_search`, close everything. A signal before the search started raises
     `SearchInterrupted`; one during it returns a report with ``interrupted``."""
+    from burnqed_core.search.session import build_run_record, search_theorems
+
     out = Path(out)
     cfg = profile.search
     model_path = model_path or profile.policy.model_path
@@ -287,10 +237,12 @@ async def search_job(
         raise EbmUnavailableError("--ebm needs a model policy (the fixed-tactics policy has no encoder)")
     sampling = resolve_sampling(cfg, ebm=ebm is not None, temperature=temperature, num_candidates=num_candidates,
                                 max_new_tokens=profile.policy.max_new_tokens)
-    record = make_run_record(profile, theorems, sampling, model_path=model_path, ebm=ebm,
-                             theorems_source=theorems_source, iteration=iteration)
     check_unique_names(theorems)
-    prepare_output(out, record, resume)
+    # the settings that a resume must match are known before any model or Lean starts
+    preflight = build_run_record(profile, cfg, sampling, model_path=model_path, policy=None,  # type: ignore[arg-type]
+                                 env=None, theorems=theorems, theorems_source=theorems_source,
+                                 iteration=iteration, ebm=ebm)
+    prepare_output(out, preflight, resume)
 
     from burnqed_core.lean.pool import LeanPool
     from burnqed_core.policy.factory import make_policy
@@ -320,13 +272,12 @@ async def search_job(
     pool = LeanPool(profile.lean)
     try:
         policy = make_policy(profile, model_path)
-        record.policy_backend = getattr(policy, "name", profile.policy.backend)
         scorer = load_scorer(ebm, policy) if ebm is not None else None
         await pool.start()
-        record.lean_version = lean_version(profile.lean, pool)
-        engine = SearchEngine(policy, pool, cfg, sampling=sampling, scorer=scorer, iteration=iteration)
-        report = await run_search(engine, theorems, out, record, resume=resume, flush_every=cfg.flush_every,
-                                  progress=progress, handle_signals=handle_signals)
+        report, engine = await search_theorems(
+            profile, policy, pool, theorems, out, sampling=sampling, model_path=model_path,
+            theorems_source=theorems_source, iteration=iteration, scorer=scorer, ebm=ebm, resume=resume,
+            progress=progress, handle_signals=handle_signals)
         install()
     except asyncio.CancelledError:
         if not caught:
