@@ -78,6 +78,15 @@ def default_num_workers(config: LeanConfig) -> int:
     return max(1, min(cores // 2, int(available_memory_gb() // per_worker_gb)))
 
 
+def load_factor(cap: float = 8.0) -> float:
+    """How oversubscribed the CPUs are (1-minute load / cores), at least 1."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return 1.0
+    return min(cap, max(1.0, load / (os.cpu_count() or 1)))
+
+
 def make_backend(config: LeanConfig) -> LeanBackend:
     """A new (not started) backend of the configured kind."""
     if config.backend == "embedded":
@@ -281,8 +290,11 @@ class LeanPool:
     def _timeout(self, n: int, retry: bool = False) -> float:
         """Per-call limit: the tactic timeout plus a little per extra block;
         doubled for a retry, which runs on a fresh process whose first use of
-        each tactic is slow (up to ~4 s measured)."""
-        return (self.config.tactic_timeout_s + 0.5 * max(0, n - 1)) * (2 if retry else 1)
+        each tactic is slow (up to ~4 s measured); stretched by the machine's
+        load (a shared box 10x oversubscribed must not turn every slow answer
+        into a timeout and a restart)."""
+        base = (self.config.tactic_timeout_s + 0.5 * max(0, n - 1)) * (2 if retry else 1)
+        return base * load_factor()
 
     def _count(self, results: Sequence[TacticResult]) -> None:
         for r in results:

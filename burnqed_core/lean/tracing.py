@@ -26,6 +26,7 @@ from burnqed_core.lean.types import GoalState, ProofEnv, Status
 from burnqed_core.records import TacticPair, Theorem
 
 log = logging.getLogger(__name__)
+SLICE = 64  # (state, tactic) pairs per apply_many call
 
 
 class TraceFailure(BaseModel):
@@ -93,8 +94,13 @@ async def trace_theorems(env: ProofEnv, theorems: Sequence[Theorem], recheck: bo
             del active[i]
         if not todo:
             break
-        results = await env.apply_many([(s, with_proof[i].proof[depth]) for i, s in todo])
-        bar.update(len(todo))
+        # Same preambles next to each other (one document each), slices for progress.
+        todo.sort(key=lambda x: with_proof[x[0]].preamble)
+        results = []
+        for k in range(0, len(todo), SLICE):
+            part = todo[k:k + SLICE]
+            results += await env.apply_many([(s, with_proof[i].proof[depth]) for i, s in part])
+            bar.update(len(part))
         for (i, before), r in zip(todo, results, strict=True):
             thm = with_proof[i]
             tactic = thm.proof[depth]

@@ -66,7 +66,11 @@ async def test_sigkill_mid_tactic_is_retried_on_a_fresh_process(own_pool: LeanPo
     assert nxt.ok and not nxt.retried
 
 
-async def test_endless_tactic_times_out_without_failing_the_others(own_pool: LeanPool) -> None:
+async def test_endless_tactic_times_out_without_failing_the_others(own_pool: LeanPool,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from burnqed_core.lean import pool as pool_mod
+
+    monkeypatch.setattr(pool_mod, "load_factor", lambda: 1.0)  # the configured limit, however busy the box
     start = await own_pool.start_proof(THM)
     assert start.state is not None
     before = own_pool.stats()
