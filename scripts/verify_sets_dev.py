@@ -97,7 +97,7 @@ def _key(mode: str | None, t: Theorem) -> str:
 class Checker:
     """One Lean worker at a time; restarted when it dies or grows past ``max_rss_mb``."""
 
-    def __init__(self, lsp: ModuleType, max_rss_mb: int = 8500) -> None:
+    def __init__(self, lsp: ModuleType, max_rss_mb: int = 10500) -> None:
         self.lsp = lsp
         self.max_rss_mb = max_rss_mb
         self.worker = None

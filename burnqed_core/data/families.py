@@ -125,7 +125,6 @@ def _double_half(rng: random.Random) -> list[Instance]:
                  ("induction m", "simp [double]", "rw [← Nat.add_assoc]", "simp [double]", "omega"), pre),
         Instance("half_double", "(n : Nat) : half (double n) = n",
                  ("induction n", "simp [double, half]", "simp [double, half]", "omega"), pre),
-        Instance("half_add_two", "(n : Nat) : half (n + 2) = half n + 1", ("simp [half]",), pre),
         Instance("sumTo_twice", "(n : Nat) : 2 * sumTo n = n * (n + 1)",
                  ("induction n", "simp [sumTo]", "simp [sumTo, Nat.mul_add, Nat.add_mul]", "grind"), pre),
         Instance("sumTo_ge", "(n : Nat) : n ≤ sumTo n",
@@ -321,6 +320,8 @@ def _expr_lang(rng: random.Random) -> list[Instance]:
                  ("induction e", "all_goals simp [swapArgs, nodes, *]", "all_goals omega"), pre),
         Instance("swapArgs_swapArgs", "(e : Expr) : swapArgs (swapArgs e) = e",
                  ("induction e", "all_goals simp [swapArgs, *]"), pre),
+        Instance("eval_addZero", "(x : Nat) (e : Expr) : eval x (addZero e) = eval x e",
+                 ("induction e using addZero.induct", "all_goals simp_all [addZero, eval]"), pre),
         Instance("nodes_pos", "(e : Expr) : 0 < nodes e",
                  ("cases e", "all_goals simp [nodes]"), pre),
     ]
@@ -331,10 +332,6 @@ def _expr_lang(rng: random.Random) -> list[Instance]:
         out.append(Instance(f"eval_plug_num_{k}",
                             f"(x : Nat) (e : Expr) : eval x (plug (.num {k}) e) = eval {k} e",
                             ("induction e", "all_goals simp [plug, eval, *]"), pre))
-    for a, b in _pick(rng, [(a, b) for a in range(1, 8) for b in range(1, 8)], 4):
-        out.append(Instance(f"eval_lin_{a}_{b}",
-                            f"(x : Nat) : eval x (.add (.mul (.num {a}) .var) (.num {b})) = {a} * x + {b}",
-                            ("simp [eval]",), pre))
     return out
 
 
@@ -498,7 +495,7 @@ def _case_split_rec(rng: random.Random) -> list[Instance]:
 def _omega_nat(rng: random.Random) -> list[Instance]:
     """Linear Nat facts under hypotheses (``omega``)."""
     out = []
-    for i in range(30):
+    for i in range(40):
         a, b, c = rng.randint(1, 9), rng.randint(1, 9), rng.randint(0, 9)
         shape = i % 4
         if shape == 0:
@@ -813,13 +810,12 @@ def _bool_exprs(rng: random.Random) -> list[Instance]:
         Instance("beval_dropNegNeg", "(b : BExp) : beval (dropNegNeg b) = beval b",
                  ("induction b using dropNegNeg.induct", "all_goals simp_all [dropNegNeg, beval]"), pre),
     ]
-    for n in _pick(rng, list(range(1, 7)), 4):
-        e = ".tt"
-        for _ in range(n):
-            e = f".neg ({e})"
-        value = "true" if n % 2 == 0 else "false"
-        out.append(Instance(f"neg_tower_{n}", f"(b : BExp) (h : b = {e}) : beval b = {value}",
-                            ("subst h", "rfl"), pre))
+    for n in _pick(rng, list(range(1, 6)), 4):
+        e = "b"
+        for _ in range(2 * n):
+            e = f".neg ({e})" if e != "b" else ".neg b"
+        out.append(Instance(f"neg_tower_{2 * n}", f"(b : BExp) : beval ({e}) = beval b",
+                            ("simp only [beval]", "simp"), pre))
     return out
 
 
