@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -69,7 +70,9 @@ async def run_loop(
         """`run_stage` for a stage that needs Lean (started on first use)."""
         if (out / DONE).exists():
             return run_stage(out, make_never)
+        t0 = time.perf_counter()
         res = await make()
+        res = res.model_copy(update={"seconds": round(time.perf_counter() - t0, 1)})
         return run_stage(out, lambda: res)
 
     try:

@@ -50,7 +50,8 @@ def run_stage(out_dir: Path, fn: Callable[[], StageResult]) -> StageResult:
         return res.model_copy(update={"skipped": True})
     t0 = time.perf_counter()
     res = fn()
-    res = res.model_copy(update={"seconds": round(time.perf_counter() - t0, 1)})
+    if not res.seconds:
+        res = res.model_copy(update={"seconds": round(time.perf_counter() - t0, 1)})
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = done.with_name(done.name + ".tmp")
     tmp.write_text(res.model_dump_json(indent=1), encoding="utf-8")
