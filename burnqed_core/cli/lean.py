@@ -145,6 +145,7 @@ def trace(
     from burnqed_core.records import TacticPair
 
     _, cfg = _lean_config(profile, verbose, backend, workers)
+    cfg.embedded.elab_async = False  # many different preambles: see embedded.SYNC_ELAB_OPTIONS
     thms = load_many(theorems)
 
     async def run():  # type: ignore[no-untyped-def]
@@ -181,6 +182,7 @@ def baseline(
     from burnqed_core.lean.pool import LeanPool
 
     _, cfg = _lean_config(profile, verbose, backend, workers)
+    cfg.embedded.elab_async = False  # many different preambles: see embedded.SYNC_ELAB_OPTIONS
     thms = load_many(theorems)
 
     async def run():  # type: ignore[no-untyped-def]

@@ -37,13 +37,15 @@ from burnqed_core.records import Theorem
 log = logging.getLogger(__name__)
 
 BLOCK_NAME = "burnqed_goal_{}"
-# Elaborate proofs synchronously. With Lean's default (async proof tasks), a
-# stream of documents with changing preambles made the worker start new
-# threads (each a new ~0.5 GB Worker in this build): 5 -> 9.7 GB RSS within
-# 44 s of tracing, so it was recycled every few calls. Measured with this
-# option: 150 corpus theorems replayed and re-checked at a steady 6.7-6.9 GB,
-# 16-17 threads, and starts ~2x faster. Requests are one at a time anyway.
-WORKER_OPTIONS = ("-DElab.async=false",)
+# Used when lean.embedded.elab_async is off. Lean's default elaborates the
+# proofs of a document's blocks as parallel tasks: 64 tactics/s at 32 blocks
+# per edit against 26/s without (measured 2026-11-22, 2 cores). But a stream
+# of documents with changing preambles (tracing a corpus whose theorems each
+# have their own definitions) made the worker start new threads (each a new
+# ~0.5 GB Worker in this build): 5 -> 9.7 GB RSS within 44 s, recycled every
+# few calls. With this option 150 corpus theorems replayed and re-checked at
+# a steady 6.7-6.9 GB, 16-17 threads. `burnqed lean trace/baseline` use it.
+SYNC_ELAB_OPTIONS = ("-DElab.async=false",)
 WARMUP = "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
 _PARSE_ERROR = re.compile(r"^(unexpected |expected |unknown tactic|unterminated )")
 
@@ -178,7 +180,7 @@ class EmbeddedBackend:
 
     async def start(self) -> None:
         inst: LeanInstall = require_installed(self.install_root)
-        args = [f"-Dserver.reportDelayMs={self.config.embedded.report_delay_ms}", *WORKER_OPTIONS, "--worker"]
+        args = [f"-Dserver.reportDelayMs={self.config.embedded.report_delay_ms}", *self.worker_options(), "--worker"]
         self.worker = LspWorker(inst.command(*args), env=inst.env(), timeout_s=self.config.embedded.request_timeout_s)
         t0 = time.monotonic()
         try:
@@ -200,6 +202,9 @@ class EmbeddedBackend:
     async def close(self) -> None:
         if self.worker is not None:
             await self.worker.close()
+
+    def worker_options(self) -> tuple[str, ...]:
+        return () if self.config.embedded.elab_async else SYNC_ELAB_OPTIONS
 
     def _w(self) -> LspWorker:
         if self.worker is None or not self.worker.alive():
