@@ -159,7 +159,7 @@ async def _iteration(
 
         async def evaluate() -> StageResult:
             return await stages.eval_report(profile, n, policy, await env(), benchmark, automation, it.eval,
-                                            it.merged, earlier_solved)
+                                            it.merged, earlier_solved if earlier else None)
 
         _echo_result(echo, await run_async(it.trajectories, search))
         _echo_result(echo, await run_async(it.eval, evaluate))
