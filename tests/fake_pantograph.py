@@ -198,7 +198,8 @@ class Fake:
         if "slow_elab" in text and not self.v02 and self.timeout_ms:
             return {"error": "internal", "desc": "interrupt"}
         data = text.encode("utf-8")
-        starts = [m.start() for m in re.finditer(r"^(theorem|example|def|lemma|inductive|open|#eval)\b", text, re.M)]
+        unit_start = r"^(set_option \S+ \S+ in )?(theorem|example|def|lemma|inductive|open|#eval)\b"
+        starts = [m.start() for m in re.finditer(unit_start, text, re.M)]
         if not starts or starts[0] != 0:
             starts.insert(0, 0)
         bounds = [*starts, len(text)]
@@ -212,7 +213,8 @@ class Fake:
             if self.v02:
                 unit["goals"] = []
             msgs = unit["messages"]
-            m = re.match(r"(?:theorem|lemma) (\S+) (.*)$", src, re.S)
+            # the checker may prefix `set_option autoImplicit false in` (one command)
+            m = re.match(r"(?:set_option \S+ \S+ in )?(?:theorem|lemma) (\S+) (.*)$", src, re.S)
             if m:
                 statement, proof = self._split_decl(m.group(2))
                 if "double" in statement and "double" not in defined:
