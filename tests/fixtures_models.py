@@ -97,3 +97,37 @@ def make_pairs(names: list[str], theorem_prefix: str = "thm") -> list:
 
 TRAIN_NAMES = ["n", "m", "k", "a", "b", "c", "x", "i"]
 VAL_NAMES = ["j", "z"]
+
+
+def fine_tune_tiny(base: Path, out: Path, pairs: list[tuple[str, str]], steps: int) -> Path:
+    """A few seconds of full completion-only training of a tiny model on
+    (state, tactic) pairs, in the shared prompt format, so that it ends its
+    tactics with EOS. Saves model + tokenizer to ``out``."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from burnqed_core.policy.prompt import format_completion, format_prompt
+
+    tok = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForCausalLM.from_pretrained(base)
+    torch.manual_seed(0)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    rows = [(tok(format_prompt(s))["input_ids"],
+             [*tok(format_completion(t), add_special_tokens=False)["input_ids"], tok.eos_token_id]) for s, t in pairs]
+    width = max(len(p) + len(c) for p, c in rows)
+    ids = torch.full((len(rows), width), tok.pad_token_id)
+    labels = torch.full((len(rows), width), -100)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, (p, c) in enumerate(rows):
+        ids[i, : len(p) + len(c)] = torch.tensor(p + c)
+        mask[i, : len(p) + len(c)] = 1
+        labels[i, len(p): len(p) + len(c)] = torch.tensor(c)
+    model.train()
+    for _ in range(steps):
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out

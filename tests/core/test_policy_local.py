@@ -19,7 +19,8 @@ from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import Candidate, Policy, dedup_candidates
 from burnqed_core.policy.factory import make_policy
 from burnqed_core.policy.local import LocalPolicy
-from burnqed_core.policy.prompt import format_completion, format_prompt
+from burnqed_core.policy.prompt import format_prompt
+from tests.fixtures_models import fine_tune_tiny
 
 PAIRS = [
     ("n : Nat\n⊢ n + 0 = n", "simp"),
@@ -32,41 +33,10 @@ PAIRS = [
 STATES = [s for s, _ in PAIRS]
 
 
-def _fine_tune(base: Path, out: Path, steps: int) -> None:
-    """Train the shared untrained tiny model (``tiny_model_dir``) on `PAIRS`, completion-only, and save it."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(base)
-    model = AutoModelForCausalLM.from_pretrained(base)
-    torch.manual_seed(0)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    pairs = [
-        (tok(format_prompt(s))["input_ids"],
-         [*tok(format_completion(t), add_special_tokens=False)["input_ids"], tok.eos_token_id])
-        for s, t in PAIRS
-    ]
-    width = max(len(p) + len(c) for p, c in pairs)
-    ids = torch.full((len(pairs), width), tok.pad_token_id)
-    labels = torch.full((len(pairs), width), -100)
-    mask = torch.zeros((len(pairs), width), dtype=torch.long)
-    for i, (p, c) in enumerate(pairs):
-        ids[i, : len(p) + len(c)] = torch.tensor(p + c)
-        mask[i, : len(p) + len(c)] = 1
-        labels[i, len(p) : len(p) + len(c)] = torch.tensor(c)
-    model.train()
-    for _ in range(steps):
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
-
-
 @pytest.fixture(scope="module")
 def model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("policy_model")
-    _fine_tune(tiny_model_dir, out, steps=30)
+    fine_tune_tiny(tiny_model_dir, out, PAIRS, steps=30)
     return out
 
 

@@ -8,13 +8,12 @@ import itertools
 from pathlib import Path
 
 import pytest
-import torch
 
 from burnqed_core.config import SearchConfig
 from burnqed_core.policy.fixed import FixedTacticsPolicy
-from burnqed_core.policy.prompt import format_completion, format_prompt
 from burnqed_core.records import Theorem
 from burnqed_core.search.engine import SearchEngine, SearchOutcome
+from tests.fixtures_models import fine_tune_tiny
 
 pytestmark = pytest.mark.lean
 
@@ -96,38 +95,9 @@ PAIRS = [
 ]
 
 
-def fine_tune(base: Path, out: Path, steps: int = 60) -> Path:
-    """A few seconds of completion-only training of the shared tiny model on `PAIRS`."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(base)
-    model = AutoModelForCausalLM.from_pretrained(base)
-    torch.manual_seed(0)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    rows = [(tok(format_prompt(s))["input_ids"],
-             [*tok(format_completion(t), add_special_tokens=False)["input_ids"], tok.eos_token_id]) for s, t in PAIRS]
-    width = max(len(p) + len(c) for p, c in rows)
-    ids = torch.full((len(rows), width), tok.pad_token_id)
-    labels = torch.full((len(rows), width), -100)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, (p, c) in enumerate(rows):
-        ids[i, : len(p) + len(c)] = torch.tensor(p + c)
-        mask[i, : len(p) + len(c)] = 1
-        labels[i, len(p): len(p) + len(c)] = torch.tensor(c)
-    model.train()
-    for _ in range(steps):
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
-    return out
-
-
 @pytest.fixture(scope="module")
 def trained_model(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return fine_tune(tiny_model_dir, tmp_path_factory.mktemp("search_model"))
+    return fine_tune_tiny(tiny_model_dir, tmp_path_factory.mktemp("search_model"), PAIRS, steps=60)
 
 
 async def test_tiny_trained_model_proves_the_trivial_theorems(lean_pool: object, trained_model: Path) -> None:
