@@ -22,7 +22,7 @@ training theorems.
 
 Whether a family is hard is a claim made here (``Family.hard``); the map of
 which single automation tactic closes each theorem is measured with Lean by
-``scripts/verify_sets_dev.py`` and stored in ``sets/automation.json``.
+``burnqed lean baseline`` and stored in ``sets/automation.json``.
 """
 
 from __future__ import annotations
