@@ -45,6 +45,15 @@ class Policy(Protocol):
     async def close(self) -> None: ...
 
 
+def samples_per_state(n: int, temperature: float) -> int:
+    """How many sequences to generate per state for ``n`` candidates: one when
+    decoding greedily (``temperature <= 0``; the candidate is repeated ``n``
+    times), else ``n``."""
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    return 1 if temperature <= 0 else n
+
+
 def dedup_candidates(cands: Sequence[Candidate]) -> list[Candidate]:
     """Unique candidates by whitespace-normalised tactic text, keeping the
     best logprob of each, best first; empty tactics dropped."""

@@ -32,7 +32,7 @@ from typing import Any
 
 from burnqed_core.config import PolicyConfig
 from burnqed_core.errors import PolicyError
-from burnqed_core.policy.base import Candidate
+from burnqed_core.policy.base import Candidate, samples_per_state
 from burnqed_core.policy.prompt import format_prompt, parse_completion
 
 log = logging.getLogger(__name__)
@@ -196,12 +196,10 @@ class LocalPolicy:
         max_new_tokens: int | None = None,
     ) -> list[list[Sample]]:
         """`generate_sync` with the generated token ids kept (tests, analysis)."""
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+        samples = samples_per_state(n, temperature)
         if not states:
             return []
         greedy = temperature <= 0
-        samples = 1 if greedy else n
         max_new = max_new_tokens or self.max_new_tokens
         prompts = [self._encode_text(format_prompt(s)) for s in states]
         # States sorted by prompt length so that a chunk pads little; a chunk is

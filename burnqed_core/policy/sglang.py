@@ -50,7 +50,7 @@ import httpx
 
 from burnqed_core.config import SglangConfig
 from burnqed_core.errors import PolicyError
-from burnqed_core.policy.base import Candidate
+from burnqed_core.policy.base import Candidate, samples_per_state
 from burnqed_core.policy.prompt import format_prompt, parse_completion
 
 if TYPE_CHECKING:
@@ -364,12 +364,10 @@ class SglangPolicy:
     ) -> list[list[Candidate]]:
         """For each state, ``n`` candidates (greedy, ``temperature <= 0``: one
         generation per state, returned ``n`` times)."""
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+        samples = samples_per_state(n, temperature)
         if not states:
             return []
         greedy = temperature <= 0
-        samples = 1 if greedy else n
         max_new = max_new_tokens or self.max_new_tokens
         prompts = [format_prompt(s) for s in states]
         if self.cfg.parallel_sampling == "native" and samples > 1:
