@@ -23,9 +23,20 @@ from burnqed_core.records import Record, arrow_schema
 R = TypeVar("R", bound=Record)
 
 
-def _atomic_target(path: Path) -> Path:
+def atomic_target(path: Path) -> Path:
+    """A hidden temporary name beside ``path`` (parent created): write there,
+    then ``replace`` it onto ``path`` so readers never see half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write a text file atomically (temporary file + rename)."""
+    path = Path(path)
+    tmp = atomic_target(path)
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
 
 
 def to_table(records: Sequence[Record], model: type[R]) -> pa.Table:
@@ -41,7 +52,7 @@ def write_parquet(records: Sequence[R], path: str | Path, model: type[R] | None 
         if not records:
             raise ValueError("model is required to write an empty record list")
         model = type(records[0])
-    tmp = _atomic_target(path)
+    tmp = atomic_target(path)
     pq.write_table(to_table(records, model), tmp)
     tmp.replace(path)
     return path
@@ -93,7 +104,7 @@ def read_parquet(path: str | Path, model: type[R]) -> list[R]:
 
 def write_jsonl(records: Iterable[Record], path: str | Path) -> Path:
     path = Path(path)
-    tmp = _atomic_target(path)
+    tmp = atomic_target(path)
     with tmp.open("w", encoding="utf-8") as f:
         for r in records:
             f.write(r.model_dump_json() + "\n")

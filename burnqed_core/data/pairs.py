@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -38,7 +37,7 @@ from tqdm import tqdm
 
 from burnqed_core.errors import DataError
 from burnqed_core.policy.prompt import format_example
-from burnqed_core.record_io import read_records
+from burnqed_core.record_io import atomic_target, atomic_write_text, read_records
 from burnqed_core.records import Record, TacticPair, arrow_schema
 
 TokenCounter = Callable[[str], int]
@@ -251,11 +250,6 @@ def prepare_pairs(
     return PreparedPairs(train=train, val=val, stats=stats)
 
 
-def _tmp_beside(path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
-
-
 def frame_to_table(df: pl.DataFrame, model: type[Record]) -> pa.Table:
     """A frame with a record type's columns as an Arrow table with its schema."""
     schema = arrow_schema(model)
@@ -266,7 +260,7 @@ def frame_to_table(df: pl.DataFrame, model: type[Record]) -> pa.Table:
 def write_frame(df: pl.DataFrame, model: type[Record], path: str | Path) -> Path:
     """Write a frame as a record Parquet file (atomic), readable by `read_records`."""
     path = Path(path)
-    tmp = _tmp_beside(path)
+    tmp = atomic_target(path)
     pq.write_table(frame_to_table(df, model), tmp)
     tmp.replace(path)
     return path
@@ -283,8 +277,6 @@ def write_prepared(prepared: PreparedPairs, out_dir: str | Path, extra: dict | N
     }
     stats = prepared.stats.model_dump(mode="json") | (extra or {})
     stats_path = out / "stats.json"
-    tmp = _tmp_beside(stats_path)
-    tmp.write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(stats_path)
+    atomic_write_text(stats_path, json.dumps(stats, indent=1) + "\n")
     paths["stats"] = stats_path
     return paths

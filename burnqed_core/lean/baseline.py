@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from burnqed_core.lean.types import GoalState, ProofEnv, Status
+from burnqed_core.record_io import atomic_write_text
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
@@ -100,8 +101,5 @@ def write_automation(mapping: Mapping[str, str | None], path: Path, merge: bool 
         if isinstance(old, dict):
             data.update(old)
     data.update(mapping)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(dict(sorted(data.items())), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(path, json.dumps(dict(sorted(data.items())), indent=1, ensure_ascii=False) + "\n")
     return path

@@ -22,7 +22,7 @@ from burnqed_core.config import Profile
 from burnqed_core.errors import DataError
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.loop.layout import DONE
-from burnqed_core.record_io import read_parquet, write_parquet
+from burnqed_core.record_io import atomic_write_text, read_parquet, write_parquet
 from burnqed_core.records import TacticPair, Theorem, TrajectoryRecord
 
 log = logging.getLogger(__name__)
@@ -52,10 +52,7 @@ def run_stage(out_dir: Path, fn: Callable[[], StageResult]) -> StageResult:
     res = fn()
     if not res.seconds:
         res = res.model_copy(update={"seconds": round(time.perf_counter() - t0, 1)})
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = done.with_name(done.name + ".tmp")
-    tmp.write_text(res.model_dump_json(indent=1), encoding="utf-8")
-    tmp.replace(done)
+    atomic_write_text(done, res.model_dump_json(indent=1))
     return res
 
 

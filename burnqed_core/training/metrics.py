@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.errors import RecordFileError
+from burnqed_core.record_io import atomic_write_text
 
 METRICS_FILE = "metrics.json"
 
@@ -60,12 +60,7 @@ class TrainingMetrics(BaseModel):
     device: str = "cpu"
 
     def save(self, out_dir: str | Path) -> Path:
-        path = Path(out_dir) / METRICS_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.write_text(self.model_dump_json(indent=2), encoding="utf-8")
-        tmp.replace(path)
-        return path
+        return atomic_write_text(Path(out_dir) / METRICS_FILE, self.model_dump_json(indent=2))
 
     @classmethod
     def load(cls, out_dir: str | Path) -> TrainingMetrics:

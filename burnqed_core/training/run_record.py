@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.policy.prompt import PROMPT_VERSION
+from burnqed_core.record_io import atomic_write_text
 from burnqed_core.records import TacticPair
 
 RUN_FILE = "run.json"
@@ -73,9 +74,4 @@ class RunRecord(BaseModel):
     device: str = "cpu"
 
     def save(self, out_dir: str | Path) -> Path:
-        path = Path(out_dir) / RUN_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.write_text(self.model_dump_json(indent=2), encoding="utf-8")
-        tmp.replace(path)
-        return path
+        return atomic_write_text(Path(out_dir) / RUN_FILE, self.model_dump_json(indent=2))
