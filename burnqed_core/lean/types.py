@@ -74,6 +74,45 @@ class CheckResult(BaseModel):
     infra: bool = Field(False, description="the check could not run (timeout, crash): not a verdict")
 
 
+class Diagnostic(BaseModel):
+    """A Lean message: severity 1 error, 2 warning, 3 information, 4 hint;
+    0-based lines of the source it was reported on."""
+
+    model_config = ConfigDict(frozen=True)
+    severity: int
+    line: int
+    end_line: int
+    message: str
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == 1
+
+
+class Elaboration(BaseModel):
+    """What Lean itself reports after elaborating one whole source text: the
+    authority for the whole-proof checker (never our own parse of the text).
+
+    ``declarations``: the names of the declarations Lean added, in source
+    order (LSP document symbols / info trees for the embedded backend,
+    ``frontend.process`` units' ``newConstants`` for Pantograph); None when
+    the backend cannot say (then the check fails closed).
+    ``axioms``: for each name asked for in ``axioms_of``, the axioms Lean says
+    it depends on (``Lean.collectAxioms`` / ``#print axioms``); a name that is
+    missing here was not answered (the check fails closed).
+    ``complete``: Lean processed the text to its end (no ``#exit``, no early
+    end of input, no abort)."""
+
+    model_config = ConfigDict(frozen=True)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    declarations: list[str] | None = None
+    axioms: dict[str, list[str]] = Field(default_factory=dict)
+    complete: bool = False
+
+
+ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
+
+
 class ProofEnv(Protocol):
     """What the search, tracing and the checker need from Lean. Implemented by
     each backend and by the pool (which routes to backends)."""
@@ -98,21 +137,6 @@ class ProofEnv(Protocol):
     async def free(self, states: Sequence[GoalState]) -> None: ...
 
 
-class Diagnostic(BaseModel):
-    """A Lean message: severity 1 error, 2 warning, 3 information, 4 hint;
-    0-based lines of the source it was reported on."""
-
-    model_config = ConfigDict(frozen=True)
-    severity: int
-    line: int
-    end_line: int
-    message: str
-
-    @property
-    def is_error(self) -> bool:
-        return self.severity == 1
-
-
 class LeanBackend(ProofEnv, Protocol):
     """One Lean process (embedded worker or Pantograph REPL). The pool owns
     several, serialises requests to each, times them out, and recycles or
@@ -128,6 +152,13 @@ class LeanBackend(ProofEnv, Protocol):
 
     async def check_source(self, text: str) -> list[Diagnostic]:
         """Elaborate a whole Lean source text; all its messages."""
+        ...
+
+    async def elaborate(self, text: str, axioms_of: Sequence[str] = ()) -> Elaboration:
+        """Elaborate a whole Lean source text in a fresh, clean document /
+        environment (nothing from earlier requests visible) and report what
+        Lean says it contains (`Elaboration`), with the axioms of the named
+        declarations."""
         ...
 
 
