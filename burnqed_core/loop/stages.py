@@ -170,8 +170,8 @@ async def automation_baselines(profile: Profile, env: Callable[[], Awaitable[Pro
     return StageResult(stage="automation_baselines", path=str(out_dir),
                        summary=f"{spec}: automation alone closes {closed}/{len(known)} theorems "
                                f"({len(known) - closed} hard; {len(missing)} measured now, the rest from file)",
-                       metrics={spec: {"theorems": len(known), "closed": closed, "hard": len(known) - closed,
-                                       "measured_now": len(missing)}})
+                       metrics={"benchmark": spec, "theorems": len(known), "closed": closed,
+                                "hard": len(known) - closed, "measured_now": len(missing)})
 
 
 def read_automation(out_dir: Path, spec: str) -> dict[str, str | None]:
