@@ -34,6 +34,6 @@ def test_every_core_module_imports_without_dagster() -> None:
 
 
 def test_the_blocker_catches_an_import_of_dagster() -> None:
-    script = SCRIPT.replace("import burnqed_core\n", "import burnqed_core\nimport burnqed_pipeline.cli\n", 1)
+    script = SCRIPT.replace("import burnqed_core\n", "import burnqed_core\nimport dagster\n", 1)
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "blocked" in proc.stderr
