@@ -118,6 +118,8 @@ def _flat(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
             out[key] = dg.MetadataValue.bool(v)
         elif isinstance(v, (int, float)):
             out[key] = v
+        elif isinstance(v, str) and len(v) <= 200:
+            out[key] = v
         elif isinstance(v, Mapping) and not prefix:
             out.update(_flat(v, prefix=f"{key}."))
     return out
