@@ -116,9 +116,7 @@ def _flat(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         key = f"{prefix}{k}"
         if isinstance(v, bool):
             out[key] = dg.MetadataValue.bool(v)
-        elif isinstance(v, (int, float)):
-            out[key] = v
-        elif isinstance(v, str) and len(v) <= 200:
+        elif isinstance(v, (int, float)) or (isinstance(v, str) and len(v) <= 200):
             out[key] = v
         elif isinstance(v, Mapping) and not prefix:
             out.update(_flat(v, prefix=f"{key}."))
