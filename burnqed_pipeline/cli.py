@@ -138,6 +138,7 @@ def loop(
 
     from burnqed_core.eval.report import format_comparison, read_summary
     from burnqed_core.loop.layout import BaseLayout
+    from burnqed_core.loop.markers import is_done
     from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource
 
     its = parse_iterations(iterations)
@@ -151,8 +152,9 @@ def loop(
     with DagsterInstance.get() as instance:
         materialize_stages(instance, resources, its, echo=typer.echo, log_level="DEBUG" if verbose else "INFO")
     layout = BaseLayout(root=wd)
+    done = [n for n in range(max(its) + 1) if is_done(layout.iteration(n).eval)]  # earlier runs' too
     typer.echo("")
-    typer.echo(format_comparison([read_summary(layout.iteration(n).eval) for n in its]))
+    typer.echo(format_comparison([read_summary(layout.iteration(n).eval) for n in done]))
     typer.echo(f"\nSee the runs in the UI: DAGSTER_HOME={home} dagster dev -h 127.0.0.1 (README: Use the Dagster UI)")
 
 
