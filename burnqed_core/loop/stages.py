@@ -27,6 +27,7 @@ from burnqed_core.records import TacticPair, Theorem, TrajectoryRecord
 
 log = logging.getLogger(__name__)
 
+
 class StageResult(BaseModel):
     """What a stage did, for the terminal and the Dagster UI."""
 

@@ -1,6 +1,5 @@
 """``automation_baselines``: what Lean's automation alone proves, per benchmark."""
 
-
 import dagster as dg
 
 from burnqed_core.data.theorems import AUTOMATION_FILE, resolve_spec

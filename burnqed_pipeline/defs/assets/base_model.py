@@ -1,6 +1,5 @@
 """``base_model``: the model every iteration's LoRA adapter starts from."""
 
-
 import dagster as dg
 
 from burnqed_core.loop import stages

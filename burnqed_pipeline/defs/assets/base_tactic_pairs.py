@@ -1,6 +1,5 @@
 """``base_tactic_pairs``: the traced base corpus every iteration trains on."""
 
-
 import dagster as dg
 
 from burnqed_core.data.theorems import resolve_spec

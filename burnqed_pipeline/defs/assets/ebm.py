@@ -2,7 +2,6 @@
 
 Defined only once `burnqed_core.loop.stages` has the EBM stages (`EBM_WIRED`)."""
 
-
 import dagster as dg
 
 from burnqed_core.loop import stages

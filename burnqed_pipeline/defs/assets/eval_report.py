@@ -1,6 +1,5 @@
 """``eval_report[N]``: iteration N on the held-out benchmark, beside the automation-only baseline."""
 
-
 from typing import Any
 
 import dagster as dg

@@ -1,6 +1,5 @@
 """``lora_adapter[N]``: LoRA (QLoRA in prod) fine-tuning of iteration N."""
 
-
 from pathlib import Path
 
 import dagster as dg

@@ -1,6 +1,5 @@
 """``merged_model[N]``: the adapter merged into its base, loadable by SGLang and transformers."""
 
-
 import dagster as dg
 
 from burnqed_core.loop import stages

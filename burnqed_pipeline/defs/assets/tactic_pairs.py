@@ -1,6 +1,5 @@
 """``tactic_pairs[N]``: the training data of iteration N."""
 
-
 import dagster as dg
 
 from burnqed_core.loop import stages

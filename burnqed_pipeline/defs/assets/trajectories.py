@@ -1,6 +1,5 @@
 """``trajectories[N]``: best-first search of the selected corpus theorems with iteration N's model."""
 
-
 from typing import Any
 
 import dagster as dg
