@@ -135,7 +135,7 @@ def stage_metadata(res: StageResult, used: UsedPartitions, extra: Mapping[str, A
         "partitions_used": used.describe(),
         "partitions_used_json": dg.MetadataValue.json(used.model_dump()),
     }
-    md.update(_flat({k: v for k, v in res.metrics.items() if k not in md}))
+    md.update(_flat({k: v for k, v in res.metrics.items() if k not in md and k != "served"}))
     if extra:
         md.update(extra)
     return md
