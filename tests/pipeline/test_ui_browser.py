@@ -3,8 +3,9 @@ Playwright in Debian's Chromium (/usr/bin/chromium; Playwright's own browser dow
 
 The base assets are materialised in-process first (no Lean: a LeanDojo-format corpus and the benchmark's
 automation.json), partition 0 is added, then the test opens the asset graph, finds the assets and the
-partition, launches ``tactic_pairs[0]`` (a cheap CPU stage) through "Materialize…", waits for Success and
-saves screenshots (to ``BURNQED_UI_SCREENSHOTS`` if set, else the test's temporary directory)."""
+partition, launches ``tactic_pairs[0]`` (a cheap CPU stage) through "Materialize…", waits for Success, opens
+the loss-curve plot of ``base_model`` and saves screenshots (to ``BURNQED_UI_SCREENSHOTS`` if set, else the
+test's temporary directory)."""
 
 from __future__ import annotations
 
@@ -164,10 +165,17 @@ def test_materialize_a_partition_from_the_ui(tmp_path: Path) -> None:
             page.goto(f"{url}/assets/tactic_pairs?view=partitions&partition=0")
             expect(page.get_by_text("train_pairs").first).to_be_visible(timeout=60_000)
             page.screenshot(path=str(shots / "tactic_pairs-0.png"), full_page=True)
+
+            # a plot: the PNG inlined in markdown as a data URI renders as an image
+            page.goto(f"{url}/assets/base_model?view=events")
+            row = page.get_by_role("row").filter(has=page.get_by_text("loss_curve", exact=True)).first
+            row.get_by_text("[Show Markdown]").click()
+            expect(page.get_by_role("img", name="pre-training loss curve")).to_be_visible(timeout=30_000)
+            page.screenshot(path=str(shots / "base_model-loss-curve.png"))
             browser.close()
 
     assert inst.get_materialized_partitions(dg.AssetKey("tactic_pairs")) == {"0"}
     stats = json.loads((tmp_path / "work" / "iter_0" / "tactic_pairs" / "stats.json").read_text())
     assert stats["iteration"] == 0
-    for name in ("asset-graph.png", "run.png", "tactic_pairs-0.png"):
+    for name in ("asset-graph.png", "run.png", "tactic_pairs-0.png", "base_model-loss-curve.png"):
         assert (shots / name).stat().st_size > 10_000
