@@ -97,6 +97,7 @@ def _is_ident_char(ch: str) -> bool:
 
 
 _CHAR_LIT = re.compile(r"'(\\.[^']*|[^'\\])'")
+_RAW_STR = re.compile(r'r(#*)"')
 
 
 def tokenize(text: str) -> list[Token]:
@@ -137,6 +138,17 @@ def tokenize(text: str) -> list[Token]:
                 else:
                     i += 1
             add(kind, start, i)
+            nl = text.count("\n", start, i)
+            if nl:
+                line += nl
+                line_start = text.rfind("\n", start, i) + 1
+            continue
+        if ch == "r" and (m := _RAW_STR.match(text, i)):
+            # r"..." / r#"..."#: no escapes, ends at a quote + as many #.
+            close = '"' + m.group(1)
+            j = text.find(close, m.end())
+            i = n if j < 0 else j + len(close)
+            add("str", start, i)
             nl = text.count("\n", start, i)
             if nl:
                 line += nl

@@ -22,6 +22,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import secrets
+import shutil
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,12 +34,28 @@ from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean.install import LeanInstall, require_installed
 from burnqed_core.lean.lsp import LspWorker, is_sorry_warning, process_rss_mb
-from burnqed_core.lean.types import BackendDied, CheckResult, Diagnostic, GoalState, Status, TacticResult
+from burnqed_core.lean.source import preamble_text, proof_text
+from burnqed_core.lean.types import (
+    BackendDied,
+    CheckResult,
+    Diagnostic,
+    Elaboration,
+    GoalState,
+    Status,
+    TacticResult,
+)
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
 
-BLOCK_NAME = "burnqed_goal_{}"
+# Every document of the worker starts with this header (changing a
+# document's imports makes the file worker exit, so it is the same for all).
+# It makes `Lean.collectAxioms` available to the axiom query of `elaborate`:
+# the build treats every document as a `module`, where `#print axioms` is
+# refused ("cannot use `#print axioms` in a `module`"), but `#eval` of a
+# `CoreM` action calling the compiled `Lean.collectAxioms` works.
+HEADER = "import Lean.Util.CollectAxioms\nimport Lean.CoreM\n"
+HEADER_LINES = HEADER.count("\n")
 # Used when lean.embedded.elab_async is off. Lean's default elaborates the
 # proofs of a document's blocks as parallel tasks: 64 tactics/s at 32 blocks
 # per edit against 26/s without (measured 2026-11-22, 2 cores). But a stream
@@ -46,16 +65,8 @@ BLOCK_NAME = "burnqed_goal_{}"
 # few calls. With this option 150 corpus theorems replayed and re-checked at
 # a steady 6.7-6.9 GB, 16-17 threads. `burnqed lean trace/baseline` use it.
 SYNC_ELAB_OPTIONS = ("-DElab.async=false",)
-WARMUP = "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
+WARMUP = HEADER + "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
 _PARSE_ERROR = re.compile(r"^(unexpected |expected |unknown tactic|unterminated )")
-
-
-def indent_tactic(tactic: str, indent: str = "  ") -> str:
-    """A tactic as lines of a ``by`` block: every line gets ``indent``, so a
-    multi-line tactic keeps its inner layout (``induction ... with`` arms,
-    bullets, ``calc`` steps) relative to its first line."""
-    lines = tactic.strip("\n").splitlines() or [""]
-    return "".join(f"{indent}{line.rstrip()}\n" if line.strip() else "\n" for line in lines)
 
 
 @dataclass(frozen=True)
@@ -69,32 +80,17 @@ class Block:
     end_line: int           # last line of the block
 
 
-# Unknown names in a statement are errors, not silently bound as implicit
-# variables (Lean's default): `n = undefinedConst` must not start a proof.
-STRICT_PREFIX = "set_option autoImplicit false in "
-
-
-def proof_text(name: str, statement: str, tactics: Sequence[str], strict: bool = True) -> str:
-    """``theorem <name> <statement> := by`` + tactic lines (no trailing skip),
-    with auto-bound implicits off when ``strict`` (same line: line numbers
-    do not move)."""
-    prefix = STRICT_PREFIX if strict else ""
-    return f"{prefix}theorem {name} {statement.strip()} := by\n" + "".join(indent_tactic(t) for t in tactics)
-
-
-def preamble_text(preamble: str) -> str:
-    return preamble.strip("\n") + "\n\n" if preamble.strip() else ""
-
-
 def build_document(preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> tuple[str, list[Block]]:
-    """One document: the preamble, then one block per (statement, tactic path),
-    each ending in ``skip``. Also where each block is."""
-    parts = [preamble_text(preamble)]
+    """One document: `HEADER`, the preamble, then one anonymous ``example``
+    block per (statement, tactic path), each ending in ``skip``. Blocks are
+    anonymous so that no candidate can cite another (by name or through
+    ``exact?``). Also where each block is."""
+    parts = [HEADER + preamble_text(preamble)]
     line = parts[0].count("\n")
     blocks = []
-    for i, (statement, tactics) in enumerate(items):
-        text = proof_text(BLOCK_NAME.format(i), statement, tactics)
-        header_lines = f"theorem x {statement.strip()} := by\n".count("\n")
+    for statement, tactics in items:
+        text = proof_text(None, statement, tactics)
+        header_lines = f"example {statement.strip()} := by\n".count("\n")
         text += "  skip\n\n"
         n = text.count("\n")
         blocks.append(Block(decl_line=line, first_tactic_line=line + header_lines, goal_line=line + n - 2,
@@ -102,6 +98,13 @@ def build_document(preamble: str, items: Sequence[tuple[str, Sequence[str]]]) ->
         parts.append(text)
         line += n
     return "".join(parts), blocks
+
+
+NAMESPACE_KIND = 3  # LSP SymbolKind.Namespace: `namespace`/`section` blocks are not declarations
+
+
+def _shift(d: Diagnostic, by: int) -> Diagnostic:
+    return d.model_copy(update={"line": d.line + by, "end_line": d.end_line + by})
 
 
 def is_parse_error(message: str) -> bool:
@@ -146,6 +149,74 @@ def _isolate(tactic: str) -> bool:
     return "/-" in tactic or "-/" in tactic or tactic.count('"') % 2 == 1
 
 
+# The axiom query appended after the text by `elaborate`. `Lean.collectAxioms`
+# runs compiled; the glue code around it avoids library functions whose
+# compiled code needs private specialisations that the exported-level
+# imports of this build lack (`Name.toString`, `List.toString`, `Array.all`,
+# `logInfo` all fail with "Unknown constant `_private...`"). Each leaf is
+# tagged local (L) or imported (I) and with its kind. Imported theorems and
+# definitions are leaves here because their bodies are not in the exported
+# `.olean` files: they are library facts, not axioms; imported leaves of
+# kind `axiom`, and every local leaf, are reported.
+_QUERY_DEF = """
+def burnqedAxioms{nonce} (n : Lean.Name) (tag : String) : Lean.CoreM String := do
+  let rec go : Lean.Name → String
+    | .anonymous => ""
+    | .str p s => let q := go p; if q.isEmpty then s else q ++ "." ++ s
+    | .num p _ => go p ++ ".#"
+  let env ← Lean.getEnv
+  let kind (c : Lean.Name) : String := match env.find? c with
+    | some (.axiomInfo _) => "ax" | some (.thmInfo _) => "thm" | some (.defnInfo _) => "def"
+    | some (.opaqueInfo _) => "opq" | some _ => "oth" | none => "none"
+  let rec loop (a : Array Lean.Name) : Nat → Nat → String → String
+    | 0, _, acc => acc
+    | k+1, i, acc =>
+      let c := a.getD i .anonymous
+      let loc := if (env.getModuleIdxFor? c).isSome then "I" else "L"
+      loop a k (i+1) (acc ++ " " ++ loc ++ ":" ++ kind c ++ ":" ++ go c)
+  let a ← Lean.collectAxioms n
+  return tag ++ loop a a.size 0 ""
+"""
+
+
+def axiom_query(nonce: str, names: Sequence[str]) -> tuple[str, dict[int, tuple[str, str]], int]:
+    """Lean text asking the axioms of ``names``, the line (within the query)
+    of each name's answer with the tag that answer starts with, and the line
+    of the end marker."""
+    text = _QUERY_DEF.format(nonce=nonce)
+    lines = text.count("\n")
+    where: dict[int, tuple[str, str]] = {}
+    for k, name in enumerate(names):
+        where[lines] = (name, f"{nonce}:{k}")
+        text += f'#eval burnqedAxioms{nonce} ``{name} "{nonce}:{k}"\n'
+        lines += 1
+    text += f'#eval "burnqed-end-{nonce}"\n'
+    return text, where, lines
+
+
+def classify_leaves(answer: str) -> list[str]:
+    """The axioms in one query answer (``tag L:ax:foo I:thm:Nat.x ...``):
+    local leaves as ``local:<name>``, imported leaves of kind ``ax``;
+    imported theorems/definitions (bodies not loaded) are dropped."""
+    out = []
+    for item in answer.split()[1:]:
+        loc, _, rest = item.partition(":")
+        kind, _, name = rest.partition(":")
+        if loc == "L":
+            out.append(f"local:{name}")
+        elif kind == "ax" or kind not in ("thm", "def", "opq"):
+            out.append(name)
+    return out
+
+
+def _lean_string(message: str) -> str | None:
+    """The value of an `#eval` of a String (Lean prints it quoted)."""
+    m = message.strip()
+    if len(m) < 2 or m[0] != '"' or m[-1] != '"':
+        return None
+    return m[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+
+
 class EmbeddedBackend:
     """One ``lean --worker`` process (WebAssembly Lean run by Node 26).
 
@@ -160,6 +231,7 @@ class EmbeddedBackend:
             raise LeanSetupError("lean.embedded.install_dir is not set (load a profile, or pass install_dir)")
         self.install_root = Path(root)
         self.worker: LspWorker | None = None
+        self.scratch: str | None = None
         self.last_preamble: str | None = None
         self.started_at = 0.0
         self.startup_s = 0.0
@@ -181,18 +253,22 @@ class EmbeddedBackend:
     async def start(self) -> None:
         inst: LeanInstall = require_installed(self.install_root)
         args = [f"-Dserver.reportDelayMs={self.config.embedded.report_delay_ms}", *self.worker_options(), "--worker"]
-        self.worker = LspWorker(inst.command(*args), env=inst.env(), timeout_s=self.config.embedded.request_timeout_s)
+        # The worker sees the library (read-only) and this directory only.
+        self.scratch = tempfile.mkdtemp(prefix="burnqed-lean-scratch-")
+        env = dict(inst.env(), BURNQED_LEAN_SCRATCH=self.scratch)
+        self.worker = LspWorker(inst.command(*args), env=env, timeout_s=self.config.embedded.request_timeout_s,
+                                cwd=self.scratch)
         t0 = time.monotonic()
         try:
             limit = self.config.embedded.start_timeout_s
             diags = await asyncio.wait_for(self.worker.start(WARMUP, timeout_s=limit), limit)
         except (TimeoutError, BackendDied) as e:
             tail = " | ".join(list(self.worker.stderr_tail)[-5:])
-            await self.worker.close()
+            await self.close()
             detail = f": {tail}" if tail else ""
             raise LeanSetupError(f"the embedded Lean worker did not start ({e or 'timeout'}){detail}") from None
         if any(d.is_error for d in diags):
-            await self.worker.close()
+            await self.close()
             raise LeanSetupError(f"the embedded Lean worker cannot elaborate `1 + 1 = 2`: {diags[0].message}")
         self.started_at = time.monotonic()
         self.startup_s = self.started_at - t0
@@ -202,6 +278,9 @@ class EmbeddedBackend:
     async def close(self) -> None:
         if self.worker is not None:
             await self.worker.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
     def worker_options(self) -> tuple[str, ...]:
         return () if self.config.embedded.elab_async else SYNC_ELAB_OPTIONS
@@ -280,10 +359,46 @@ class EmbeddedBackend:
         return [r for r in results if r is not None]
 
     async def check_source(self, text: str) -> list[Diagnostic]:
+        """Diagnostics of ``text`` (lines of ``text``: the header is hidden)."""
         async with self._doc_lock:
-            diags = await self._w().check(text)
+            diags = await self._w().check(HEADER + text)
         self.last_preamble = None
-        return diags
+        return [_shift(d, -HEADER_LINES) for d in diags if d.line >= HEADER_LINES]
+
+    async def elaborate(self, text: str, axioms_of: Sequence[str] = ()) -> Elaboration:
+        """`LeanBackend.elaborate`: ``text`` after `HEADER` as the whole
+        document, then the axiom query and an end marker. Declarations are
+        the document symbols of Lean's parse (with their command ranges);
+        answers count only on the query's own lines and with this call's
+        nonce (model text cannot forge them: a `trace` message sits on the
+        model's lines)."""
+        nonce = secrets.token_hex(6)
+        body = HEADER + text + ("" if text.endswith("\n") else "\n") + "\n"
+        q0 = body.count("\n")
+        query, where, end_line = axiom_query(nonce, axioms_of)
+        async with self._doc_lock:
+            w = self._w()
+            diags = await w.check(body + query)
+            symbols = await w.document_symbols()
+        self.last_preamble = None
+        axioms: dict[str, list[str]] = {}
+        complete = False
+        for d in diags:
+            if d.line < q0 or d.severity != 3:
+                continue
+            value = _lean_string(d.message)
+            if value is None:
+                continue
+            if d.line - q0 == end_line and value == f"burnqed-end-{nonce}":
+                complete = True
+            asked = where.get(d.line - q0)
+            if asked is not None and value.split(" ", 1)[0] == asked[1]:
+                axioms[asked[0]] = classify_leaves(value)
+        text_diags = [_shift(d, -HEADER_LINES) for d in diags if HEADER_LINES <= d.line < q0]
+        decls = [s for s in symbols if HEADER_LINES <= s.line < q0 and s.kind != NAMESPACE_KIND]
+        return Elaboration(
+            diagnostics=text_diags, declarations=[s.name for s in decls], axioms=axioms, complete=complete,
+            declaration_lines=[(s.line - HEADER_LINES, s.end_line - HEADER_LINES) for s in decls])
 
     async def check_proof(self, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
         from burnqed_core.lean.checker import check_proof
