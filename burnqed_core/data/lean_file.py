@@ -55,6 +55,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from burnqed_core.lean.sandbox import forbidden_words_regex
 from burnqed_core.records import Split, Theorem
 
 # Keywords that start a declaration-like command at any indentation.
@@ -74,7 +75,7 @@ MODIFIERS = frozenset({"private", "protected", "noncomputable", "partial", "unsa
 THEOREM_KEYWORDS = frozenset({"theorem", "lemma", "example"})
 OPEN_BRACKETS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⁅": "⁆", "⟦": "⟧"}
 CLOSE_BRACKETS = frozenset(OPEN_BRACKETS.values())
-UNSAFE_PROOF_RE = re.compile(r"(?<![\w.'])(sorry|admit)(?![\w'])")
+UNSAFE_PROOF_RE = re.compile(forbidden_words_regex())  # the one list: sandbox.FORBIDDEN_WORDS
 BLOCK_ENDERS = ("termination_by", "decreasing_by", "where")
 
 

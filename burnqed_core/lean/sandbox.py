@@ -232,10 +232,21 @@ def _scan_ident(text: str, i: int) -> int:
 
 # --- the rules ---------------------------------------------------------------
 
-SORRY_NAMES = frozenset({"sorry", "admit", "sorryAx", "stop"})
+SORRY_NAMES = frozenset({"sorry", "admit", "sorryAx", "stop", "cheat"})
 NATIVE_NAMES = frozenset({
     "native_decide", "decide!", "ofReduceBool", "ofReduceNat", "reduceBool", "trustCompiler",
 })
+# THE list of words that make a proof not count: the static rules, the file
+# parser (a proof using one is no known proof) and the training-data filter
+# (`burnqed_core.data.pairs`) all use it.
+FORBIDDEN_WORDS = SORRY_NAMES | NATIVE_NAMES
+
+
+def forbidden_words_regex() -> str:
+    """`FORBIDDEN_WORDS` as a whole-word regex (no look-around, so that
+    polars' Rust regex engine accepts it too)."""
+    parts = [re.escape(w) + (r"\b" if w[-1].isalnum() or w[-1] == "_" else "") for w in sorted(FORBIDDEN_WORDS)]
+    return r"\b(?:" + "|".join(parts) + ")"
 CODE_RUNNERS = frozenset({
     "run_tac", "run_cmd", "run_elab", "run_meta", "by_elab", "evalExpr", "evalConst",
     "implemented_by", "extern", "csimp",
@@ -270,7 +281,7 @@ def option_problem(name: str) -> str | None:
 def _name_problem(tok: Token) -> str | None:
     """The rule a single identifier breaks, if any."""
     comps = tok.components
-    if comps in (["sorry"], ["admit"]) or "sorryAx" in comps:
+    if comps in (["sorry"], ["admit"], ["cheat"]) or "sorryAx" in comps:
         return f"`{tok.text}` leaves the proof unfinished"
     if comps == ["stop"]:
         return "`stop` discards the rest of the proof (it is `repeat sorry`)"
