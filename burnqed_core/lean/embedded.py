@@ -33,7 +33,7 @@ from pathlib import Path
 from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean.install import LeanInstall, require_installed
-from burnqed_core.lean.lsp import LspWorker, is_sorry_warning, process_rss_mb
+from burnqed_core.lean.lsp import LspWorker, Symbol, is_sorry_warning, process_rss_mb
 from burnqed_core.lean.source import preamble_text, proof_text
 from burnqed_core.lean.types import (
     BackendDied,
@@ -141,6 +141,25 @@ def judge_block(block: Block, diags: Sequence[Diagnostic], goals: list[str] | No
         # No proof state at the position: never read as "no goals left".
         return BlockVerdict(Status.PARSE_ERROR, message="no proof state after the tactic (not parsed as a tactic)")
     return BlockVerdict(Status.OK, goals=tuple(goals))
+
+
+def parse_problem(blocks: Sequence[Block], symbols: Sequence[Symbol]) -> str | None:
+    """Lean's own parse of a batch document against its blocks: a
+    declaration after the preamble that does not start on a block's line,
+    or a block's command that ends before its ``skip`` line, means model text
+    left its block (then no verdict of that document is used)."""
+    if not blocks:
+        return None
+    starts = {b.decl_line: b for b in blocks}
+    for s in symbols:
+        if s.line < blocks[0].decl_line or s.kind == NAMESPACE_KIND:
+            continue
+        b = starts.get(s.line)
+        if b is None:
+            return f"unexpected declaration `{s.name}` at line {s.line + 1}"
+        if s.end_line < b.goal_line:
+            return f"the block at line {b.decl_line + 1} ends before its last tactic"
+    return None
 
 
 def _isolate(tactic: str) -> bool:
@@ -291,14 +310,18 @@ class EmbeddedBackend:
         return self.worker
 
     # -- documents ----------------------------------------------------------------------------------------------
-    async def run_blocks(self, preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict]:
-        """Elaborate (statement, tactic path) blocks in one document."""
+    async def run_blocks(self, preamble: str,
+                         items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict] | None:
+        """Elaborate (statement, tactic path) blocks in one document; None when
+        Lean's parse of a batch shows a declaration that is not one of the
+        blocks (the caller redoes the batch one block per document)."""
         if not items:
             return []
         async with self._doc_lock:
             return await self._run_blocks(preamble, items)
 
-    async def _run_blocks(self, preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict]:
+    async def _run_blocks(self, preamble: str,
+                          items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict] | None:
         w = self._w()
         text, blocks = build_document(preamble, items)
         diags = await w.check(text)
@@ -308,6 +331,8 @@ class EmbeddedBackend:
         if pre_errors:
             msg = f"preamble: {first_line(pre_errors[0].message)}"
             return [BlockVerdict(Status.START_ERROR, message=msg) for _ in items]
+        if len(blocks) > 1 and parse_problem(blocks, await w.document_symbols()):
+            return None
         goals = await w.goals_many([(b.goal_line, b.goal_col) for b in blocks])
         return [judge_block(b, diags, g) for b, g in zip(blocks, goals, strict=True)]
 
@@ -321,13 +346,20 @@ class EmbeddedBackend:
         bs = self.config.batch_size
         for k in range(0, len(shared), bs):
             idx = shared[k:k + bs]
-            for i, v in zip(idx, await self.run_blocks(preamble, [items[i] for i in idx]), strict=True):
+            got = await self.run_blocks(preamble, [items[i] for i in idx])
+            if got is None:  # Lean's parse differs from the blocks: each one alone, in its own document
+                log.warning("a batch of %d blocks parsed into unexpected declarations: redone one by one", len(idx))
+                alone += idx
+                continue
+            for i, v in zip(idx, got, strict=True):
                 out[i] = v
             if len(idx) > 1:
                 alone += [i for i in idx if (v := out[i]) is not None and v.status is Status.PARSE_ERROR
                           and v.message.startswith("no proof state")]
         for i in alone:
-            out[i] = (await self.run_blocks(preamble, [items[i]]))[0]
+            one = await self.run_blocks(preamble, [items[i]])
+            assert one is not None  # a single block is never re-split
+            out[i] = one[0]
         return [v for v in out if v is not None]
 
     # -- ProofEnv -----------------------------------------------------------------------------------------------

@@ -307,3 +307,18 @@ def test_axiom_query_answers_are_classified() -> None:
     leaves = classify_leaves("abc:0 I:ax:propext I:thm:Classical.em L:ax:_private.x.0.cheat I:ax:Lean.ofReduceBool "
                              "I:def:Nat.add I:opq:Lean.reduceBool")
     assert leaves == ["propext", "local:_private.x.0.cheat", "Lean.ofReduceBool"]
+
+
+def test_batch_parse_problem_from_lean_symbols() -> None:
+    from burnqed_core.lean.embedded import build_document, parse_problem
+    from burnqed_core.lean.lsp import Symbol
+
+    text, blocks = build_document("def d := 1", [(": True", ["trivial"]), (": 1 = 1", ["rfl"])])
+    assert text.count("example ") == 2 and "theorem" not in text
+    ok = [Symbol("d", 12, blocks[0].decl_line - 2, blocks[0].decl_line - 2, 10)]
+    ok += [Symbol("example", 12, b.decl_line, b.goal_line, 6) for b in blocks]
+    assert parse_problem(blocks, ok) is None
+    extra = [*ok, Symbol("cheat", 12, blocks[0].goal_line, blocks[0].goal_line, 5)]
+    assert parse_problem(blocks, extra) is not None
+    short = [Symbol("example", 12, blocks[0].decl_line, blocks[0].decl_line, 6)]
+    assert parse_problem(blocks, short) is not None

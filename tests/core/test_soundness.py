@@ -146,21 +146,24 @@ async def test_batch_verdicts_equal_each_candidate_alone(lean_pool: LeanPool) ->
     assert not batch[2].ok  # no block is reachable by name
 
 
-async def test_code_run_by_lean_never_touches_the_host(lean_pool: LeanPool, lean_config: LeanConfig) -> None:
+async def test_code_run_by_lean_never_touches_the_host(lean_pool: LeanPool, lean_config: LeanConfig,
+                                                       tmp_path: Path) -> None:
     tag = uuid.uuid4().hex
+    secret = tmp_path / "secret.txt"
+    secret.write_text(f"secret-{tag}")
     lib = Path(lean_config.embedded.install_dir) / "lib"
     targets = [Path(f"/tmp/burnqed-escape-{tag}"), Path.home() / f"burnqed-escape-{tag}", lib / f"escape-{tag}.txt",
                Path.cwd() / f"burnqed-escape-{tag}"]
     src = "".join(f'#eval IO.FS.writeFile "{p}" "pwned"\n' for p in targets)
     src += f'#eval IO.FS.readFile "/tmp/burnqed-escape-{tag}"\n'
-    src += '#eval IO.FS.readFile "/etc/hostname"\n'
+    src += f'#eval IO.FS.readFile "{secret}"\n'
     elab = await lean_pool.elaborate(src)
     for p in targets:
         assert not p.exists(), f"Lean wrote {p} on the host"
     msgs = [d.message for d in elab.diagnostics]
     # The write to /tmp landed in the process's own in-memory file system.
     assert any("pwned" in m for m in msgs), msgs
-    assert not any(Path("/etc/hostname").read_text().strip() in m for m in msgs if m.strip()), msgs
+    assert not any(f"secret-{tag}" in m for m in msgs), msgs  # host files are not readable either
 
 
 LEAN_FILE = '''def s := r#"
