@@ -29,17 +29,19 @@ def _lean_config(profile: str, verbose: bool, backend: str | None, workers: int 
     from burnqed_core.errors import BurnqedError
 
     prof = load(profile, verbose)
-    cfg = prof.lean
+    update: dict[str, object] = {}
     if backend is not None:
         if backend not in ("embedded", "pantograph"):
             raise BurnqedError(f"--backend must be embedded or pantograph, got {backend!r}")
         kind: Literal["embedded", "pantograph"] = "embedded" if backend == "embedded" else "pantograph"
-        cfg.backend = kind
+        update["backend"] = kind
     if workers is not None:
-        cfg.num_workers = workers
+        update["num_workers"] = workers
     if self_test is not None:
-        cfg.self_test = self_test
-    return prof, cfg
+        update["self_test"] = self_test
+    # A copy: the loaded profile is never changed in place.
+    cfg = prof.lean.model_copy(update=update)
+    return prof.model_copy(update={"lean": cfg}), cfg
 
 
 @app.command()

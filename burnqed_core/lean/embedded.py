@@ -32,6 +32,7 @@ from pathlib import Path
 
 from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
+from burnqed_core.lean import checker
 from burnqed_core.lean.install import LeanInstall, require_installed
 from burnqed_core.lean.lsp import LspWorker, Symbol, is_sorry_warning, process_rss_mb
 from burnqed_core.lean.source import preamble_text, proof_text
@@ -433,9 +434,7 @@ class EmbeddedBackend:
             declaration_lines=[(s.line - HEADER_LINES, s.end_line - HEADER_LINES) for s in decls])
 
     async def check_proof(self, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
-        from burnqed_core.lean.checker import check_proof
-
-        return await check_proof(self, theorem, tactics)
+        return await checker.check_proof(self, theorem, tactics)
 
     async def free(self, states: Sequence[GoalState]) -> None:
         """Nothing to free: a state is its text."""
