@@ -57,6 +57,8 @@ class TokKind(StrEnum):
     NAME = "name"        # a name literal: `` `foo `` or ``` ``foo ```
     HASH = "hash"        # a hash command: `#eval`, `#exit`, `#print`
     SYMBOL = "symbol"    # anything else: `:=`, `(`, `@[`, `<;>`, `⟨` ...
+    COMMENT = "comment"  # `-- ...` or `/- ... -/` (only with ``comments=True``)
+    DOC = "doc"          # a docstring `/-- ... -/` (only with ``comments=True``)
 
 
 @dataclass(frozen=True)
@@ -114,11 +116,15 @@ def _is_id_rest(ch: str) -> bool:
 _SYMBOLS = ("<;>", ":=", "=>", "@[", "#[", "%[", "`(", "``(")
 
 
-def tokenize(text: str) -> list[Token]:
-    """Lex Lean source into tokens, skipping whitespace and comments.
+def tokenize(text: str, *, comments: bool = False, strict: bool = True) -> list[Token]:
+    """Lex Lean source into tokens, skipping whitespace (and comments unless
+    ``comments``). The one Lean lexer of the project: the static rules use
+    it strictly, the file parser (`burnqed_core.data.lean_file`) with
+    comments and leniently.
 
-    Raises `LexError` on an unterminated block comment, string or char
-    literal: in a batched document it would swallow what follows.
+    ``strict``: raise `LexError` on an unterminated block comment, string,
+    char literal or ``«`` (in a batched document it would swallow what
+    follows); otherwise such a token runs to the end of the text.
     """
     toks: list[Token] = []
     i, n = 0, len(text)
@@ -130,14 +136,22 @@ def tokenize(text: str) -> list[Token]:
         first = not toks or toks[-1].line != line
         toks.append(Token(kind, text[start:i], start, line, col, first))
 
+    def unterminated(what: str) -> int:
+        if strict:
+            raise LexError(f"unterminated {what}")
+        return n
+
     while i < n:
         ch = text[i]
         if ch.isspace():
             i += 1
             continue
+        start = i
         if text.startswith("--", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
+            if comments:
+                emit(TokKind.COMMENT, start)
             continue
         if text.startswith("/-", i):
             depth, j = 1, i + 2
@@ -148,26 +162,22 @@ def tokenize(text: str) -> list[Token]:
                     depth, j = depth - 1, j + 2
                 else:
                     j += 1
-            if depth:
-                raise LexError("unterminated comment `/-`")
-            i = j
+            i = unterminated("comment `/-`") if depth else j
+            if comments:
+                doc = text.startswith("/--", start) and not text.startswith("/--/", start)
+                emit(TokKind.DOC if doc else TokKind.COMMENT, start)
             continue
-        start = i
-        if ch == "r" and re.match(r'r#*"', text[i:i + 64]):
-            hashes = len(re.match(r"r(#*)", text[i:]).group(1))  # type: ignore[union-attr]
-            end = text.find('"' + "#" * hashes, i + 2 + hashes)
-            if end < 0:
-                raise LexError("unterminated raw string literal")
-            i = end + 1 + hashes
+        if ch == "r" and (m := re.match(r'r(#*)"', text[i:i + 64])):
+            close = '"' + m.group(1)
+            end = text.find(close, i + m.end())
+            i = unterminated("raw string literal") if end < 0 else end + len(close)
             emit(TokKind.STRING, start)
             continue
         if ch == '"':
             j = i + 1
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            if j >= n:
-                raise LexError("unterminated string literal")
-            i = j + 1
+            i = unterminated("string literal") if j >= n else j + 1
             emit(TokKind.STRING, start)
             continue
         if ch == "'":
@@ -180,7 +190,7 @@ def tokenize(text: str) -> list[Token]:
                 emit(TokKind.SYMBOL, start)
             continue
         if _is_id_first(ch) or ch == "«":
-            i = _scan_ident(text, i)
+            i = _scan_ident(text, i, strict)
             emit(TokKind.IDENT, start)
             continue
         if ch.isdigit():
@@ -193,13 +203,13 @@ def tokenize(text: str) -> list[Token]:
             emit(TokKind.NUMBER, start)
             continue
         if ch == "#" and i + 1 < n and _is_id_first(text[i + 1]):
-            i = _scan_ident(text, i + 1)
+            i = _scan_ident(text, i + 1, strict)
             emit(TokKind.HASH, start)
             continue
         if ch == "`":
             k = i + 2 if text.startswith("``", i) else i + 1
             if k < n and (_is_id_first(text[k]) or text[k] == "«"):
-                i = _scan_ident(text, k)
+                i = _scan_ident(text, k, strict)
                 emit(TokKind.NAME, start)
                 continue
         for sym in _SYMBOLS:
@@ -212,14 +222,16 @@ def tokenize(text: str) -> list[Token]:
     return toks
 
 
-def _scan_ident(text: str, i: int) -> int:
+def _scan_ident(text: str, i: int, strict: bool = True) -> int:
     """End of the dotted identifier starting at ``i``."""
     n = len(text)
     while True:
         if i < n and text[i] == "«":
             j = text.find("»", i + 1)
             if j < 0:
-                raise LexError("unterminated `«` identifier")
+                if strict:
+                    raise LexError("unterminated `«` identifier")
+                return n
             i = j + 1
         else:
             while i < n and _is_id_rest(text[i]):
