@@ -33,7 +33,7 @@ from typing import Protocol
 
 from burnqed_core.lean import sandbox
 from burnqed_core.lean.lsp import failures
-from burnqed_core.lean.source import preamble_text, proof_text
+from burnqed_core.lean.source import STRICT_LINE, preamble_text, proof_text
 from burnqed_core.lean.types import ALLOWED_AXIOMS, CheckResult, Diagnostic, Elaboration
 from burnqed_core.records import Theorem
 
@@ -59,8 +59,11 @@ def static_problems(theorem: Theorem, source: str) -> list[str]:
 
 def proof_source(theorem: Theorem, tactics: Sequence[str], name: str = CHECK_NAME) -> str:
     """The theorem with its preamble and proof as one Lean source. A fresh
-    declaration name: the theorem's own may already exist (``Nat.add_comm``)."""
-    return preamble_text(theorem.preamble) + proof_text(name, theorem.statement, tactics or ["skip"])
+    declaration name: the theorem's own may already exist (``Nat.add_comm``).
+    Auto-bound implicits are off (`STRICT_LINE`, a command of its own: the
+    declaration must be a plain declaration command for Lean's symbols)."""
+    return (preamble_text(theorem.preamble) + STRICT_LINE
+            + proof_text(name, theorem.statement, tactics or ["skip"], strict=False))
 
 
 def verdict(diags: Sequence[Diagnostic]) -> list[str]:
@@ -146,9 +149,8 @@ async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[s
     problems = static_problems(theorem, body)
     if problems:
         return CheckResult(ok=False, errors=problems, elapsed_s=time.monotonic() - t0)
-    pre = preamble_text(theorem.preamble)
-    source = pre + proof_text(CHECK_NAME, theorem.statement, tactics)
-    start = pre.count("\n")
+    source = proof_source(theorem, tactics)
+    start = (preamble_text(theorem.preamble) + STRICT_LINE).count("\n")
     end = len(source.rstrip().split("\n")) - 1
     elab = await backend.elaborate(source, axioms_of=[CHECK_NAME])
     pre_decls = None

@@ -35,7 +35,7 @@ from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean import checker
 from burnqed_core.lean.install import LeanInstall, require_installed
 from burnqed_core.lean.lsp import LspWorker, Symbol, is_sorry_warning, process_rss_mb
-from burnqed_core.lean.source import preamble_text, proof_text
+from burnqed_core.lean.source import STRICT_LINE, preamble_text, proof_text
 from burnqed_core.lean.types import (
     BackendDied,
     CheckResult,
@@ -86,11 +86,11 @@ def build_document(preamble: str, items: Sequence[tuple[str, Sequence[str]]]) ->
     block per (statement, tactic path), each ending in ``skip``. Blocks are
     anonymous so that no candidate can cite another (by name or through
     ``exact?``). Also where each block is."""
-    parts = [HEADER + preamble_text(preamble)]
+    parts = [HEADER + preamble_text(preamble) + STRICT_LINE]
     line = parts[0].count("\n")
     blocks = []
     for statement, tactics in items:
-        text = proof_text(None, statement, tactics)
+        text = proof_text(None, statement, tactics, strict=False)
         header_lines = f"example {statement.strip()} := by\n".count("\n")
         text += "  skip\n\n"
         n = text.count("\n")
@@ -146,20 +146,20 @@ def judge_block(block: Block, diags: Sequence[Diagnostic], goals: list[str] | No
 
 def parse_problem(blocks: Sequence[Block], symbols: Sequence[Symbol]) -> str | None:
     """Lean's own parse of a batch document against its blocks: a
-    declaration after the preamble that does not start on a block's line,
-    or a block's command that ends before its ``skip`` line, means model text
-    left its block (then no verdict of that document is used)."""
+    declaration after the preamble that does not start on a block's line
+    means model text left its block and declared something (then no verdict
+    of that document is used). A block that merely ends early (a parse
+    error: Lean skips to the next block's ``example``) is that block's own
+    parse error. Commands that declare nothing are refused by the static
+    rules before Lean."""
     if not blocks:
         return None
-    starts = {b.decl_line: b for b in blocks}
+    starts = {b.decl_line for b in blocks}
     for s in symbols:
         if s.line < blocks[0].decl_line or s.kind == NAMESPACE_KIND:
             continue
-        b = starts.get(s.line)
-        if b is None:
+        if s.line not in starts:
             return f"unexpected declaration `{s.name}` at line {s.line + 1}"
-        if s.end_line < b.goal_line:
-            return f"the block at line {b.decl_line + 1} ends before its last tactic"
     return None
 
 

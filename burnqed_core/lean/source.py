@@ -14,6 +14,10 @@ from collections.abc import Sequence
 # Unknown names in a statement are errors, not silently bound as implicit
 # variables (Lean's default): `n = undefinedConst` must not start a proof.
 STRICT_PREFIX = "set_option autoImplicit false in "
+# The same as a command of its own line, for documents whose declarations
+# must show in Lean's document symbols (a `set_option ... in` command is not
+# a declaration there, so the declaration after `in` would be invisible).
+STRICT_LINE = "set_option autoImplicit false\n"
 
 
 def indent_tactic(tactic: str, indent: str = "  ") -> str:

@@ -320,5 +320,3 @@ def test_batch_parse_problem_from_lean_symbols() -> None:
     assert parse_problem(blocks, ok) is None
     extra = [*ok, Symbol("cheat", 12, blocks[0].goal_line, blocks[0].goal_line, 5)]
     assert parse_problem(blocks, extra) is not None
-    short = [Symbol("example", 12, blocks[0].decl_line, blocks[0].decl_line, 6)]
-    assert parse_problem(blocks, short) is not None
