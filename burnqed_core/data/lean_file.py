@@ -377,10 +377,14 @@ def parse_lean_file(
         prefixes: list[str] = []  # each without its `in`
         while True:
             head_k = _head(sig, k)
-            if head_k < len(sig) and sig[head_k].text in ("open", "set_option", "attribute"):
+            if head_k < len(sig) and (sig[head_k].text in ("open", "set_option", "attribute")
+                                      or sig[head_k].text.startswith("#")):
                 j = _find_top_level(sig, head_k + 1, {"in"})
                 if 0 < j < len(sig) - 1 and sig[j].kind == "ident":
-                    prefixes.append(text[sig[head_k].start:sig[j].start].rstrip())
+                    # `#guard_msgs in` and other hash-command prefixes are dropped
+                    # (not preamble text); the theorem after them is still a theorem.
+                    if not sig[head_k].text.startswith("#"):
+                        prefixes.append(text[sig[head_k].start:sig[j].start].rstrip())
                     k = j + 1
                     continue
             break

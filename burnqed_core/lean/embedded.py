@@ -37,6 +37,8 @@ from burnqed_core.lean.install import LeanInstall, require_installed
 from burnqed_core.lean.lsp import LspWorker, Symbol, is_sorry_warning, process_rss_mb
 from burnqed_core.lean.source import STRICT_LINE, preamble_text, proof_text
 from burnqed_core.lean.types import (
+    ALLOWED_AXIOMS,
+    KNOWN_BAD_AXIOMS,
     BackendDied,
     CheckResult,
     Diagnostic,
@@ -49,14 +51,77 @@ from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
 
-# Every document of the worker starts with this header (changing a
-# document's imports makes the file worker exit, so it is the same for all).
-# It makes `Lean.collectAxioms` available to the axiom query of `elaborate`:
-# the build treats every document as a `module`, where `#print axioms` is
-# refused ("cannot use `#print axioms` in a `module`"), but `#eval` of a
-# `CoreM` action calling the compiled `Lean.collectAxioms` works.
-HEADER = "import Lean.Util.CollectAxioms\nimport Lean.CoreM\n"
-HEADER_LINES = HEADER.count("\n")
+# How `elaborate` asks Lean for axioms. `#print axioms` is refused in this
+# build: it treats every document as a `module` ("cannot use `#print axioms`
+# in a `module`"). `#eval` of a `CoreM` action calling the compiled
+# `Lean.collectAxioms` works, given the imports in `HEADER`. The glue code
+# around it avoids library functions whose compiled code needs private
+# specialisations that the exported-level imports lack (`Name.toString`,
+# `List.toString`, `Array.all`, `logInfo` fail with "Unknown constant
+# `_private...`"). Each leaf is tagged local (L, declared in the document)
+# or imported (I) and with its kind.
+#
+# The library's `.olean` files are the exported level only: imported
+# theorems (and definitions whose bodies are not exposed) carry no proof and
+# are reported as `axiom` leaves (`Classical.em`, `Nat.add_comm`, ...). So an
+# imported leaf is kept only when it is one of Lean's real axioms that matter
+# (`ALLOWED_AXIOMS` and `KNOWN_BAD_AXIOMS`); other imported leaves are
+# library facts (proved when the library was built). Every local leaf is
+# kept (as ``local:<name>``): an axiom of the preamble or of the proof.
+# The only unsound axioms of the library are those of `KNOWN_BAD_AXIOMS`
+# (sorry and compiled-code trust); any other library axiom is consistent,
+# so dropping one cannot let `False` through.
+AXIOM_QUERY_DEF = """
+def burnqedAxiomLeaves (n : Lean.Name) (tag : String) : Lean.CoreM String := do
+  let rec go : Lean.Name → String
+    | .anonymous => ""
+    | .str p s => let q := go p; if q.isEmpty then s else q ++ "." ++ s
+    | .num p _ => go p ++ ".#"
+  let env ← Lean.getEnv
+  let kind (c : Lean.Name) : String := match env.find? c with
+    | some (.axiomInfo _) => "ax" | some (.thmInfo _) => "thm" | some (.defnInfo _) => "def"
+    | some (.opaqueInfo _) => "opq" | some _ => "oth" | none => "none"
+  let rec loop (a : Array Lean.Name) : Nat → Nat → String → String
+    | 0, _, acc => acc
+    | k+1, i, acc =>
+      let c := a.getD i .anonymous
+      let loc := if (env.getModuleIdxFor? c).isSome then "I" else "L"
+      loop a k (i+1) (acc ++ " " ++ loc ++ ":" ++ kind c ++ ":" ++ go c)
+  let a ← Lean.collectAxioms n
+  return tag ++ loop a a.size 0 ""
+"""
+
+
+def axiom_query(nonce: str, names: Sequence[str]) -> tuple[str, dict[int, tuple[str, str]], int]:
+    """Lean text asking the axioms of ``names`` (with `AXIOM_QUERY_DEF`,
+    defined in `HEADER`), the line (within the query) of each name's answer
+    with the tag that answer starts with, and the line of the end marker."""
+    text = ""
+    lines = 0
+    where: dict[int, tuple[str, str]] = {}
+    for k, name in enumerate(names):
+        where[lines] = (name, f"{nonce}:{k}")
+        text += f'#eval burnqedAxiomLeaves ``{name} "{nonce}:{k}"\n'
+        lines += 1
+    text += f'#eval "burnqed-end-{nonce}"\n'
+    return text, where, lines
+
+
+def classify_leaves(answer: str) -> list[str]:
+    """The axioms in one query answer (``tag L:ax:foo I:ax:Nat.x ...``):
+    local leaves as ``local:<name>``; imported leaves only when they are
+    real axioms of `ALLOWED_AXIOMS` or `KNOWN_BAD_AXIOMS` (see above)."""
+    out = []
+    for item in answer.split()[1:]:
+        loc, _, rest = item.partition(":")
+        _kind, _, name = rest.partition(":")
+        if loc != "I":
+            out.append(f"local:{name}")
+        elif name in ALLOWED_AXIOMS or name in KNOWN_BAD_AXIOMS:
+            out.append(name)
+    return out
+
+
 # Used when lean.embedded.elab_async is off. Lean's default elaborates the
 # proofs of a document's blocks as parallel tasks: 64 tactics/s at 32 blocks
 # per edit against 26/s without (measured 2026-11-22, 2 cores). But a stream
@@ -66,7 +131,6 @@ HEADER_LINES = HEADER.count("\n")
 # few calls. With this option 150 corpus theorems replayed and re-checked at
 # a steady 6.7-6.9 GB, 16-17 threads. `burnqed lean trace/baseline` use it.
 SYNC_ELAB_OPTIONS = ("-DElab.async=false",)
-WARMUP = HEADER + "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
 _PARSE_ERROR = re.compile(r"^(unexpected |expected |unknown tactic|unterminated )")
 
 
@@ -79,6 +143,15 @@ class Block:
     goal_line: int          # the trailing ``skip`` line
     goal_col: int           # end of that line
     end_line: int           # last line of the block
+
+
+# Every document of the worker starts with this header (changing a
+# document's imports makes the file worker exit, so it is the same for all):
+# the imports and the definition that the axiom query of `elaborate` needs
+# (elaborated once: Lean reuses the unchanged prefix of a document).
+HEADER = "import Lean.Util.CollectAxioms\nimport Lean.CoreM\n" + AXIOM_QUERY_DEF + "\n"
+HEADER_LINES = HEADER.count("\n")
+WARMUP = HEADER + "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
 
 
 def build_document(preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> tuple[str, list[Block]]:
@@ -167,66 +240,6 @@ def _isolate(tactic: str) -> bool:
     """Tactics that could swallow the blocks after them (an unclosed comment
     or string runs to the end of the document): checked in a document alone."""
     return "/-" in tactic or "-/" in tactic or tactic.count('"') % 2 == 1
-
-
-# The axiom query appended after the text by `elaborate`. `Lean.collectAxioms`
-# runs compiled; the glue code around it avoids library functions whose
-# compiled code needs private specialisations that the exported-level
-# imports of this build lack (`Name.toString`, `List.toString`, `Array.all`,
-# `logInfo` all fail with "Unknown constant `_private...`"). Each leaf is
-# tagged local (L) or imported (I) and with its kind. Imported theorems and
-# definitions are leaves here because their bodies are not in the exported
-# `.olean` files: they are library facts, not axioms; imported leaves of
-# kind `axiom`, and every local leaf, are reported.
-_QUERY_DEF = """
-def burnqedAxioms{nonce} (n : Lean.Name) (tag : String) : Lean.CoreM String := do
-  let rec go : Lean.Name → String
-    | .anonymous => ""
-    | .str p s => let q := go p; if q.isEmpty then s else q ++ "." ++ s
-    | .num p _ => go p ++ ".#"
-  let env ← Lean.getEnv
-  let kind (c : Lean.Name) : String := match env.find? c with
-    | some (.axiomInfo _) => "ax" | some (.thmInfo _) => "thm" | some (.defnInfo _) => "def"
-    | some (.opaqueInfo _) => "opq" | some _ => "oth" | none => "none"
-  let rec loop (a : Array Lean.Name) : Nat → Nat → String → String
-    | 0, _, acc => acc
-    | k+1, i, acc =>
-      let c := a.getD i .anonymous
-      let loc := if (env.getModuleIdxFor? c).isSome then "I" else "L"
-      loop a k (i+1) (acc ++ " " ++ loc ++ ":" ++ kind c ++ ":" ++ go c)
-  let a ← Lean.collectAxioms n
-  return tag ++ loop a a.size 0 ""
-"""
-
-
-def axiom_query(nonce: str, names: Sequence[str]) -> tuple[str, dict[int, tuple[str, str]], int]:
-    """Lean text asking the axioms of ``names``, the line (within the query)
-    of each name's answer with the tag that answer starts with, and the line
-    of the end marker."""
-    text = _QUERY_DEF.format(nonce=nonce)
-    lines = text.count("\n")
-    where: dict[int, tuple[str, str]] = {}
-    for k, name in enumerate(names):
-        where[lines] = (name, f"{nonce}:{k}")
-        text += f'#eval burnqedAxioms{nonce} ``{name} "{nonce}:{k}"\n'
-        lines += 1
-    text += f'#eval "burnqed-end-{nonce}"\n'
-    return text, where, lines
-
-
-def classify_leaves(answer: str) -> list[str]:
-    """The axioms in one query answer (``tag L:ax:foo I:thm:Nat.x ...``):
-    local leaves as ``local:<name>``, imported leaves of kind ``ax``;
-    imported theorems/definitions (bodies not loaded) are dropped."""
-    out = []
-    for item in answer.split()[1:]:
-        loc, _, rest = item.partition(":")
-        kind, _, name = rest.partition(":")
-        if loc == "L":
-            out.append(f"local:{name}")
-        elif kind == "ax" or kind not in ("thm", "def", "opq"):
-            out.append(name)
-    return out
 
 
 def _lean_string(message: str) -> str | None:

@@ -149,7 +149,8 @@ PATCHES: list[tuple[str, str, list[tuple[str, str]]]] = [
     ("6-sandbox-fs",
      "The glue mounts host /home and /tmp (NODEFS) and the cwd, so code run "
      "by Lean (`#eval IO.FS.writeFile ...`) reads and writes the host. "
-     "Mount instead only the LEAN_PATH directories, READ-ONLY (every NODEFS "
+     "Mount instead only the LEAN_PATH directories and the glue's own "
+     "directory (Lean looks up its app path), READ-ONLY (every NODEFS "
      "write path refuses with EACCES on them), and the scratch directory "
      "named by $BURNQED_LEAN_SCRATCH (read-write, also the cwd); everything "
      "else (/tmp, /home, ...) is the in-memory file system of the process.",
@@ -165,7 +166,9 @@ PATCHES: list[tuple[str, str, list[tuple[str, str]]]] = [
        'so[k]=function(st,...a){if(ro(st.node))deny();return f.call(this,st,...a)}})(k)})();'
        'var leanMkdirs=p=>{var c="";for(var x of p.split("/")){if(!x)continue;c+="/"+x;'
        'if(!FS.analyzePath(c).exists)FS.mkdir(c)}};'
-       'for(var p of(process.env.LEAN_PATH||"").split(":")){if(!p)continue;leanMkdirs(p);'
+       'var leanRO=(process.env.LEAN_PATH||"").split(":");'
+       'leanRO.push(__dirname);'
+       'for(var p of leanRO){if(!p||FS.analyzePath(p).exists)continue;leanMkdirs(p);'
        'FS.mount(NODEFS,{root:p,burnqedReadOnly:true},p)}'
        'var leanScratch=process.env.BURNQED_LEAN_SCRATCH||"";'
        'if(leanScratch){leanMkdirs(leanScratch);FS.mount(NODEFS,{root:leanScratch},leanScratch)}'

@@ -520,3 +520,10 @@ def test_raw_strings_hide_no_theorem() -> None:
             'def t := r"theorem hidden2 : False := sorry"\n'
             "theorem real : True := trivial\n")
     assert [t.name for t in parse_lean_file(text).theorems] == ["real"]
+
+
+def test_hash_command_prefixes_do_not_hide_a_theorem() -> None:
+    text = "/-- warning: declaration uses `sorry` -/\n#guard_msgs in\ntheorem caught : False := sorry\n"
+    f = parse_lean_file(text)
+    assert [e.theorem.name for e in f.entries] == ["caught"]
+    assert "#guard_msgs" not in f.entries[0].theorem.preamble

@@ -90,17 +90,22 @@ async def test_axioms_are_the_authority(lean_pool: LeanPool) -> None:
            "theorem byax : 1 = 2 := cheat.elim\n"
            "theorem em' (p : Prop) : p ∨ ¬p := Classical.em p\n"
            "theorem simp' (n : Nat) : n + 0 = n := by simp\n"
-           "theorem plain : 1 = 1 := rfl\n")
-    names = ["nat", "quiet", "caught", "byax", "em'", "simp'", "plain"]
+           "theorem plain : 1 = 1 := rfl\n"
+           "noncomputable def pick (h : Nonempty Nat) : Nat := Classical.choice h\n"
+           "theorem pick_eq : ∃ n : Nat, n = pick ⟨0⟩ := ⟨_, rfl⟩\n")
+    names = ["nat", "quiet", "caught", "byax", "em'", "simp'", "plain", "pick_eq"]
     elab = await lean_pool.elaborate(src, axioms_of=names)
     assert elab.complete and not [d for d in elab.diagnostics if d.is_error]
     assert set(names) <= set(elab.axioms)
     assert "Lean.ofReduceBool" in elab.axioms["nat"]
     assert "sorryAx" in elab.axioms["quiet"] and "sorryAx" in elab.axioms["caught"]
     assert any(a.startswith("local:") and a.endswith("cheat") for a in elab.axioms["byax"])
-    for ok in ("em'", "simp'", "plain"):
+    for ok in ("em'", "simp'", "plain", "pick_eq"):
         assert set(elab.axioms[ok]) <= ALLOWED_AXIOMS, elab.axioms[ok]
-    assert "Classical.choice" in elab.axioms["em'"]
+    # Library theorems carry no proofs in this build's exported-level .olean
+    # files (what `Classical.em` uses is not visible: trusted library); an
+    # allowed axiom used directly is reported.
+    assert elab.axioms["pick_eq"] == ["Classical.choice"]
     assert elab.declarations is not None and "nat" in elab.declarations and "plain" in elab.declarations
 
 
