@@ -28,7 +28,6 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from burnqed_core.lean import sandbox
@@ -151,6 +150,8 @@ async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[s
         return CheckResult(ok=False, errors=problems, elapsed_s=time.monotonic() - t0)
     source = proof_source(theorem, tactics)
     start = (preamble_text(theorem.preamble) + STRICT_LINE).count("\n")
+    if not hasattr(backend, "elaborate"):
+        return await _legacy_check(backend, source, t0)
     end = len(source.rstrip().split("\n")) - 1
     elab = await backend.elaborate(source, axioms_of=[CHECK_NAME])
     pre_decls = None
@@ -160,15 +161,18 @@ async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[s
     return CheckResult(ok=not errors, errors=errors, elapsed_s=time.monotonic() - t0)
 
 
-@dataclass(frozen=True)
-class Declaration:
-    """A top-level declaration of a file and what Lean said about it."""
+_warned_legacy = False
 
-    line: int
-    kind: str
-    name: str
-    errors: tuple[str, ...]
 
-    @property
-    def ok(self) -> bool:
-        return not self.errors
+async def _legacy_check(backend: object, source: str, t0: float) -> CheckResult:
+    """For a backend without `elaborate` (none of the project's, once the
+    Pantograph side lands): errors and the sorry warning only, as before
+    issue 16; logged loudly, since axioms are then checked only statically."""
+    global _warned_legacy
+    if not _warned_legacy:
+        log.warning("%s has no `elaborate`: proofs are checked without Lean's axiom report (static rules only)",
+                    type(backend).__name__)
+        _warned_legacy = True
+    diags = await backend.check_source(source)  # type: ignore[attr-defined]
+    errors = verdict(diags)
+    return CheckResult(ok=not errors, errors=errors, elapsed_s=time.monotonic() - t0)
