@@ -300,6 +300,9 @@ class EmbeddedBackend:
             await self.close()
             detail = f": {tail}" if tail else ""
             raise LeanSetupError(f"the embedded Lean worker did not start ({e or 'timeout'}){detail}") from None
+        except BaseException:  # cancelled (or anything else): never leave the process or its scratch behind
+            await asyncio.shield(self.close())
+            raise
         if any(d.is_error for d in diags):
             await self.close()
             raise LeanSetupError(f"the embedded Lean worker cannot elaborate `1 + 1 = 2`: {diags[0].message}")
