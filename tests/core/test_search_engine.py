@@ -102,11 +102,13 @@ class ToyPolicy:
     def __init__(self, tactics: dict[str, float], delay: float = 0.0) -> None:
         self.tactics = list(tactics.items())
         self.calls: list[list[str]] = []
+        self.seeds: list[list[int]] = []
         self.delay = delay
 
-    async def generate(self, states: Sequence[str], n: int, temperature: float,
-                       max_new_tokens: int | None = None) -> list[list[Candidate]]:
+    async def generate(self, states: Sequence[str], n: int, temperature: float, max_new_tokens: int | None = None,
+                       seeds: Sequence[int] | None = None) -> list[list[Candidate]]:
         self.calls.append(list(states))
+        self.seeds.append(list(seeds or []))
         if self.delay:
             await asyncio.sleep(self.delay)
         return [[Candidate(tactic=self.tactics[i % len(self.tactics)][0],
