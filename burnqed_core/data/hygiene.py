@@ -63,8 +63,17 @@ def _binder_names(tokens: Sequence[str]) -> list[str]:
 
 
 def _rename(tokens: Sequence[str], names: Sequence[str]) -> str:
+    """Tokens joined by spaces, bound names replaced (also as the head of a
+    dotted name: ``xs.reverse``)."""
     mapping = {n: f"x{k}" for k, n in enumerate(dict.fromkeys(names))}
-    return " ".join(mapping.get(t, t) for t in tokens)
+
+    def sub(t: str) -> str:
+        if t in mapping:
+            return mapping[t]
+        head, dot, rest = t.partition(".")
+        return f"{mapping[head]}.{rest}" if dot and head in mapping else t
+
+    return " ".join(sub(t) for t in tokens)
 
 
 def statement_key(statement: str) -> str:

@@ -109,6 +109,7 @@ async def run_eval(
             raise EvalInterrupted(f"interrupted by {report.signal}; rerun with --resume to continue {out_dir}")
         rows.extend(rows_of(out, iteration=iteration, benchmark=benchmark, budget=top, attempt=attempt, seed=seed,
                             baselines=baselines, model=str(model_path or ""), ebm=this_ebm))
+    rows.sort(key=lambda r: (r.attempt, r.theorem))
     await verify_proofs(env, theorems, rows)
     merged = [r for r in existing_rows(out_dir) if r.ebm != this_ebm] + rows
     merged.sort(key=lambda r: (r.ebm, r.attempt, r.theorem))

@@ -126,7 +126,8 @@ def statement_definitions(theorem: Theorem) -> list[str]:
 
 def statement_variables(statement: str) -> list[str]:
     """Names bound by the statement's leading explicit/implicit binders
-    (``(a b : T)``, ``{x : T}``, ``⦃x⦄``; instance binders ``[..]`` skipped)."""
+    (``(a b : T)``, ``{x : T}``, ``⦃x⦄``; instance binders ``[..]`` and type
+    variables ``(α : Type)`` skipped)."""
     pairs = {"(": ")", "{": "}", "⦃": "⦄", "[": "]"}
     out: list[str] = []
     i, n = 0, len(statement)
@@ -148,7 +149,9 @@ def statement_variables(statement: str) -> list[str]:
         i = j + 1
         if open_ == "[":
             continue
-        head = inner.split(":", 1)[0] if ":" in inner else inner
+        head, _, typ = inner.partition(":")
+        if re.match(r"\s*(Type|Sort|Prop)\b", typ):  # a type variable: nothing to induct on
+            continue
         for name in head.split():
             if re.fullmatch(r"[A-Za-z_\u00c0-\u1fff][\w'\u00c0-\u1fff]*", name) and name not in out:
                 out.append(name)

@@ -90,8 +90,8 @@ def test_timeouts_are_counted_and_reported() -> None:
 
 
 def test_ebm_ablation_rows_give_a_summary_with_and_without() -> None:
-    rows = results() + [row("easy1", 1, ebm="ebm_dir"), row("easy2", 30, ebm="ebm_dir"),
-                        row("hard1", 5, ebm="ebm_dir"), row("hard2", 9, ebm="ebm_dir")]
+    rows = [*results(), row("easy1", 1, ebm="ebm_dir"), row("easy2", 30, ebm="ebm_dir"),
+            row("hard1", 5, ebm="ebm_dir"), row("hard2", 9, ebm="ebm_dir")]
     s = summarize_variants(rows, BASE, iteration=1, benchmark="bench", budgets=[8, 32])
     assert s.ebm == "ebm_dir" and s.without_ebm is not None and s.without_ebm.ebm == ""
     assert s.rate_at(8) == 0.5 and s.without_ebm.rate_at(8) == 0.25 and s.rate_at(32) == 1.0
