@@ -261,22 +261,18 @@ class LocalPolicy:
     def _sample_seeded(
         self, prompts: list[list[int]], seeds: list[int], samples: int, temperature: float, max_new: int
     ) -> list[list[Sample]]:
-        """Each state alone (its samples share one unpadded prompt, so nothing
-        else in the call changes its logits), sampled with a generator seeded
-        from its seed and the chunk: reproducible per state."""
+        """Each state alone, all its samples in one chunk (they share one
+        unpadded prompt, so nothing else in the call, nor ``batch_size``,
+        changes its logits), sampled with a generator seeded from its seed:
+        reproducible per (state, seed, n, temperature, max_new_tokens)."""
         import torch
 
-        k_max = min(samples, self.batch_size)
         out: list[list[Sample]] = []
         with self._lock:
             for prompt, seed in zip(prompts, seeds, strict=True):
-                per: list[Sample] = []
-                for j0 in range(0, samples, k_max):
-                    k = min(k_max, samples - j0)
-                    gen = torch.Generator(device="cpu")
-                    gen.manual_seed(derive_seed(seed, j0))
-                    per.extend(self._generate_chunk([prompt], k, temperature, max_new, 0, generator=gen))
-                out.append(per)
+                gen = torch.Generator(device="cpu")
+                gen.manual_seed(derive_seed("state", seed))
+                out.append(self._generate_chunk([prompt], samples, temperature, max_new, 0, generator=gen))
         return out
 
     def _shared_prefill(self, input_ids: Any, mask: Any, k: int) -> Any:
