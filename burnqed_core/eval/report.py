@@ -36,12 +36,12 @@ def _variant(s: EvalSummary) -> str:
 def format_table(s: EvalSummary) -> str:
     """The terminal table: one row per node budget (pass@k), then the baselines."""
     k = s.pass_k
-    head = (f"{'budget':>7} | {f'pass@{k}':>16} | {'pass@1':>7} | {'hard (neither baseline)':>23} | "
+    head = (f"{'budget':>7} | {f'solved (pass@{k})':>17} | {'pass@1 (mean)':>13} | {'hard (neither baseline)':>23} | "
             f"{'avg nodes to proof':>18}")
     lines = [f"Eval: iteration {s.iteration}, {_variant(s)}, on {s.benchmark} ({s.theorems} theorems, "
              f"{s.hard_theorems} hard, pass@{k})", head, "-" * len(head)]
     for b in s.budgets:
-        lines.append(f"{b.budget:>7} | {b.all!s:>16} | {_pct(b.pass1):>7} | {b.hard!s:>23} | "
+        lines.append(f"{b.budget:>7} | {b.all!s:>17} | {_pct(b.pass1):>13} | {b.hard!s:>23} | "
                      f"{b.avg_nodes_proved:>18.1f}")
     lines.append("-" * len(head))
     lines.append(f"baseline (a) single tactic (rfl/trivial/decide/omega/simp/simp_all/grind): {s.automation_baseline}")
