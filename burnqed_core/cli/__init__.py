@@ -14,6 +14,7 @@ import sys
 import typer
 
 from burnqed_core.cli import data, lean, search, train
+from burnqed_core.cli import eval as eval_cli
 from burnqed_core.errors import BurnqedError
 
 app = typer.Typer(
@@ -27,6 +28,7 @@ app.add_typer(data.app, name="data")
 app.add_typer(lean.app, name="lean")
 app.add_typer(train.app, name="train")
 search.register(app)
+eval_cli.register(app)
 
 
 def main(command: typer.Typer | None = None) -> None:

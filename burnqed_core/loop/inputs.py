@@ -12,7 +12,6 @@ The pipeline records in each materialisation which iterations it used.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from pathlib import Path
 
@@ -92,20 +91,17 @@ def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path])
     for p in earlier_trajectories:
         searched |= finished_theorems(p)
     return select_theorems(corpus, profile.data.search_theorems, profile.data.seed + n, searched=searched,
-                           held_out={t.name for t in benchmark}, easy=easy)
+                           held_out={t.name for t in benchmark}, easy=easy, held_out_theorems=benchmark)
 
 
 def earlier_solved(earlier: list[IterationLayout]) -> set[str] | None:
-    """Benchmark theorems proved by any earlier iteration's eval; None at iteration 0."""
-    from burnqed_core.eval.run import read_eval_results
+    """Benchmark theorems proved by any earlier iteration's eval (None at iteration 0); a missing or corrupt
+    earlier eval raises, naming the file (`burnqed_core.eval.run.earlier_solved`)."""
+    from burnqed_core.eval.run import earlier_solved as read_earlier_solved
 
     if not earlier:
         return None
-    solved: set[str] = set()
-    for it in earlier:
-        with contextlib.suppress(BurnqedError, FileNotFoundError):
-            solved |= {r.theorem for r in read_eval_results(it.eval) if r.proved}
-    return solved
+    return read_earlier_solved(it.eval for it in earlier)
 
 
 class UsedPartitions(BaseModel):

@@ -31,14 +31,16 @@ def eval_report(context: dg.AssetExecutionContext, profile: ProfileResource, lea
     earlier = earlier_iterations(st.layout, n, "eval", me)
     bench = benchmark_theorems(st.profile)
     fp = fingerprint("eval_report", st.profile, {"merged": merged, "ebm": ebm_dir, "baselines": baselines,
+                                                 "pairs": it.pairs,
                                                  "earlier": [e.eval for e in earlier]}, {"n": n})
 
     async def evaluate() -> StageResult:
         pol, served = await policy.for_model(merged, n)
         kw: dict[str, Any] = {"ebm_dir": ebm_dir} if EBM_WIRED else {}
-        res = await stages.eval_report(st.profile, n, pol, await lean.env(), bench,
-                                       stages.read_automation(baselines, st.profile.data.benchmark), it.eval, merged,
-                                       earlier_solved=earlier_solved(earlier), **kw)
+        # automation=None: the stage measures both baselines (cached per benchmark under paths.home)
+        res = await stages.eval_report(st.profile, n, pol, await lean.env(), bench, None, it.eval, merged,
+                                       earlier_solved=earlier_solved(earlier), progress=False,
+                                       training_pairs=[st.layout.traced / stages.PAIRS_FILE, it.pairs], **kw)
         return res.model_copy(update={"metrics": {**res.metrics, "served": served}})
 
     with logs_to(context), progress(context, searched_progress(it.eval, len(bench))):
