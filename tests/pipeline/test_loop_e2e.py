@@ -71,7 +71,7 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert ev1["skipped"] is True  # the latest one is the re-run's
     ebm1 = ", ebm[1]" if EBM_WIRED else ""
     assert ev1["partitions_used"] == f"merged_model[1], automation_baselines{ebm1}, eval_report[0]"
-    assert "| budget | solved |" in ev1["eval_table"] and "Δ 0→1" in ev1["comparison"]
+    assert "| node budget |" in ev1["eval_table"] and "Δ 0→1" in ev1["comparison"]
     assert ev1["solve_rate_plot"].startswith("![solve rate per budget](data:image/png;base64,")
     assert ev1["theorems"] == 6 and 0 <= ev1["cumulative_rate"] <= 1
     assert ev1["served_model"]["model_path"].endswith("iter_1/merged_model")
