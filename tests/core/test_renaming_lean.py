@@ -1,0 +1,82 @@
+"""Lean's word on the renaming: every pool name is free in core Lean and usable
+in its role, and renamed bundled theorems still replay and re-check."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from burnqed_core.data.renaming import CONSTRUCTORS, FUNCTIONS, TYPES, VARIABLES
+from burnqed_core.data.theorems import load_theorems
+from burnqed_core.lean.pool import LeanPool
+from burnqed_core.lean.tracing import trace_theorems
+
+pytestmark = pytest.mark.lean
+
+
+def _unique(*pools: tuple[str, ...]) -> list[str]:
+    return list(dict.fromkeys(n for pool in pools for n in pool))
+
+
+def pool_document() -> tuple[str, list[tuple[str, str]]]:
+    """One Lean source exercising every pool name, and the owner (role, name) of each line."""
+    lines: list[str] = []
+    owner: list[tuple[str, str]] = []
+
+    def add(text: str, role: str, name: str) -> None:
+        for ln in text.splitlines():
+            lines.append(ln)
+            owner.append((role, name))
+
+    functions = _unique(*FUNCTIONS.values())
+    types = _unique(*TYPES.values())
+    ctors = _unique(*CONSTRUCTORS.values())
+    variables = _unique(*VARIABLES.values())
+    for name in functions + types + ctors + variables:
+        add(f"#check @{name}", "free", name)        # must fail: not a name of core Lean
+    for i, name in enumerate(functions):
+        add(f"namespace BqPoolF{i}\ndef {name} (n : Nat) : Nat := n + 1\nend BqPoolF{i}\n"
+            f"open BqPoolF{i} in\nexample : {name} 1 = 2 := by simp [{name}]", "function", name)
+    for i, name in enumerate(types):
+        add(f"namespace BqPoolT{i}\ninductive {name} where\n  | a | b\n"
+            f"def {name}.f : {name} → Nat\n  | .a => 0 | .b => 1\nend BqPoolT{i}\nopen BqPoolT{i} in\n"
+            f"example (t : {name}) : t.f < 2 := by cases t <;> simp [{name}.f]",
+            "type", name)
+    for i in range(0, len(ctors), 10):
+        chunk = ctors[i:i + 10]
+        alts = " | ".join(chunk)
+        add(f"namespace BqPoolC{i}\ninductive C where\n  | {alts}\nend BqPoolC{i}\nopen BqPoolC{i} in\n"
+            f"example (t : C) (h : t = .{chunk[0]}) : True := by\n  cases t with\n"
+            + "\n".join(f"  | {c} => trivial" for c in chunk) + "\n"
+            + "\n".join(f"open BqPoolC{i} in\nexample : (.{c} : C) = C.{c} := rfl" for c in chunk),
+            "constructor", ",".join(chunk))
+    for name in variables:
+        add(f"example ({name} : Nat) (h_ : {name} = 0) : {name} + 0 = 0 := by\n  induction {name} <;> simp_all",
+            "variable", name)
+    return "\n".join(lines) + "\n", owner
+
+
+async def test_pool_names_are_free_and_usable_in_lean(lean_pool: LeanPool) -> None:
+    text, owner = pool_document()
+    diags = await lean_pool.check_source(text, timeout_s=600)
+    errors: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for d in diags:
+        if d.is_error:
+            errors[owner[min(d.line, len(owner) - 1)]].append(d.message)
+    taken = sorted(name for (role, name) in set(owner) if role == "free"
+                   and not any("unknown identifier" in m.lower() for m in errors.get((role, name), [])))
+    assert taken == [], f"pool names that exist in core Lean: {taken}"
+    unusable = {key: msgs[0] for key, msgs in errors.items() if key[0] != "free"}
+    assert unusable == {}
+
+
+async def test_one_renamed_theorem_per_family_replays(lean_pool: LeanPool) -> None:
+    """The bundled sets are checked whole by ``burnqed lean trace``; here the
+    first theorem of every family, renamed, replays and re-checks."""
+    firsts = {}
+    for t in load_theorems("bundled:corpus") + load_theorems("bundled:benchmark"):
+        firsts.setdefault(t.family, t)
+    _, report = await trace_theorems(lean_pool, list(firsts.values()))
+    assert report.ok, [f.line() for f in report.failures]
+    assert report.replayed == report.rechecked == len(firsts) >= 20
