@@ -45,10 +45,11 @@ from typing import Any
 
 from burnqed_core.config import TrainingConfig
 from burnqed_core.errors import BurnqedError, DataError, ProfileError
+from burnqed_core.record_io import file_sha256
 from burnqed_core.records import TacticPair
 from burnqed_core.training.collate import IGNORE_INDEX, CompletionCollator, Example, encode_pairs
 from burnqed_core.training.metrics import EvalPoint, LossPoint, TrainingMetrics
-from burnqed_core.training.run_record import RunRecord, fingerprint_file, fingerprint_pairs
+from burnqed_core.training.run_record import RunRecord, fingerprint_pairs
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +143,7 @@ def load_pairs_dir(path: str | Path) -> tuple[list[TacticPair], list[TacticPair]
         files[split] = found
     train = read_records(files["train"], TacticPair)
     val = read_records(files["val"], TacticPair)
-    prints = {f"{split}:{f.name}": fingerprint_file(f) for split, f in files.items()}
+    prints = {f"{split}:{f.name}": file_sha256(f) for split, f in files.items()}
     return train, val, prints
 
 

@@ -13,11 +13,10 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
 
 from burnqed_core.config import LoraConfig, TrainingConfig
 from burnqed_core.policy.prompt import format_prompt
-from burnqed_core.record_io import write_parquet
+from burnqed_core.record_io import file_sha256, write_parquet
 from burnqed_core.training.collate import CompletionCollator, encode_pairs
 from burnqed_core.training.merge import merge_adapter
 from burnqed_core.training.metrics import TrainingMetrics
-from burnqed_core.training.run_record import fingerprint_file
 from burnqed_core.training.sft import (
     CHECKPOINTS,
     TrainingError,
@@ -80,7 +79,7 @@ def test_lora_lowers_eval_loss_and_keeps_best_checkpoint(lora_run: Path, pairs_d
         match = [v for k, v in saved.items() if k.replace(".default", "") == name]
         assert len(match) == 1 and torch.equal(match[0], t), name
     run = json.loads((lora_run / "run.json").read_text())
-    assert run["data"]["train:train.parquet"] == fingerprint_file(pairs_dir / "train.parquet")
+    assert run["data"]["train:train.parquet"] == file_sha256(pairs_dir / "train.parquet")
     assert run["libraries"]["peft"] and run["seeds"] == {"training": 0} and run["config"]["lr"] == CFG.lr
     assert (lora_run / "tokenizer.json").exists()
 
