@@ -114,12 +114,13 @@ async def run_search(
     """Search every theorem not yet saved in ``out``; see the module docstring."""
     out = Path(out)
     check_unique_names(theorems)
+    served = record.served_model
     saved, record = prepare_output(out, record, resume)
     todo = [t for t in theorems if t.name not in saved]
     report = RunReport(out=out, total=len(theorems), skipped=len(theorems) - len(todo))
     if resume:
         log.info("resume: %d of %d theorems already saved, %d to search", report.skipped, len(theorems), len(todo))
-    session = RunSession(resumed=resume and bool(saved), theorems_at_start=len(saved))
+    session = RunSession(resumed=resume and bool(saved), theorems_at_start=len(saved), served_model=served)
     record.sessions.append(session)
     out.mkdir(parents=True, exist_ok=True)
     write_run_record(out, record)

@@ -336,6 +336,8 @@ class RunSession(BaseModel):
     theorems_written: int = 0
     host: str = Field(default_factory=socket.gethostname)
     pid: int = Field(default_factory=os.getpid)
+    served_model: dict[str, str | None] | None = Field(
+        None, description="what the policy server reported serving in this session (model_path, weight_version)")
 
 
 class RunRecord(BaseModel):
@@ -358,6 +360,9 @@ class RunRecord(BaseModel):
     theorems_total: int = 0
     iteration: int = 0
     profile: str = ""
+    served_model: dict[str, str | None] | None = Field(
+        None, description="what a policy server (SGLang) reported serving: its /model_info model_path and "
+        "weight_version, which may differ from `model` after a refused weight swap; None for in-process policies")
     sessions: list[RunSession] = Field(default_factory=list)
 
     # what must match for a resume to add to the same output
