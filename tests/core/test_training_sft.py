@@ -138,6 +138,23 @@ def test_merge_matches_adapter(which: str, request: pytest.FixtureRequest, tiny_
         report.max_abs_logit_diff
 
 
+def test_failed_merge_verification_keeps_the_previous_output(lora_run: Path, tmp_path: Path) -> None:
+    from burnqed_core.training.merge import MergeError
+
+    out = tmp_path / "merged"
+    merge_adapter(lora_run, out, verify=False)
+    before = {p.name: file_sha256(p) for p in out.iterdir()}
+    with pytest.raises(MergeError, match="previous output, if any, is kept"):
+        merge_adapter(lora_run, out, tolerance=-1.0)  # no merge can pass: the verification fails
+    assert {p.name: file_sha256(p) for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["merged"]  # no temporary or set-aside directory left
+    # and a verified merge replaces it
+    report = merge_adapter(lora_run, out)
+    assert report.max_abs_logit_diff is not None
+    assert json.loads((out / "merge.json").read_text())["max_abs_logit_diff"] == report.max_abs_logit_diff
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["merged"]
+
+
 def test_warm_start_from_adapter_and_from_merged(lora_run: Path, pairs_dir: Path, tiny_model_dir: Path,
                                                  tmp_path: Path) -> None:
     prev = TrainingMetrics.load(lora_run)
