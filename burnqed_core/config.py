@@ -105,6 +105,10 @@ class SglangConfig(Section):
     return_original_logprob: bool = Field(
         True, description="launch with SGLANG_RETURN_ORIGINAL_LOGPROB=1: logprobs from raw logits, not T-scaled"
     )
+    deterministic: bool = Field(
+        True, description="launch with --enable-deterministic-inference: SGLang honours the per-request "
+        "sampling_seed (reproducible search and eval) only in this mode"
+    )
 
 
 class PolicyConfig(Section):

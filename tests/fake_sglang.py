@@ -395,6 +395,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=30000)
     ap.add_argument("--is-embedding", action="store_true")
+    ap.add_argument("--enable-deterministic-inference", action="store_true")
     ap.add_argument("--fake-fail-503", type=int, default=0)
     ap.add_argument("--fake-stuck", action="store_true")
     ap.add_argument("--fake-old-server", action="store_true")

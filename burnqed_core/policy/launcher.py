@@ -69,6 +69,8 @@ class SglangServer:
                "--host", self.host, "--port", str(self.port)]
         if self.is_embedding:
             cmd.append("--is-embedding")
+        elif self.cfg.deterministic and "--enable-deterministic-inference" not in self.cfg.launch_args:
+            cmd.append("--enable-deterministic-inference")
         return [*cmd, *self.cfg.launch_args, *self.extra_args]
 
     @property

@@ -522,3 +522,13 @@ async def test_search_run_record_names_the_model_the_server_serves(server: Sglan
     assert record.served_model == {"model_path": "/models/iter_0", "weight_version": "default"}
     assert record.sessions[0].served_model == record.served_model
     await policy.close()
+
+
+def test_generation_server_is_launched_deterministic() -> None:
+    """SGLang honours ``sampling_seed`` only with deterministic inference on:
+    the launcher asks for it unless the profile turns it off."""
+    cfg = fake_config(free_port())
+    assert "--enable-deterministic-inference" in SglangServer(cfg, "/models/m").command()
+    off = cfg.model_copy(update={"deterministic": False})
+    assert "--enable-deterministic-inference" not in SglangServer(off, "/models/m").command()
+    assert "--enable-deterministic-inference" not in SglangServer(cfg, "/models/m", is_embedding=True).command()
