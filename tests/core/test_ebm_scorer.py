@@ -163,3 +163,17 @@ def test_default_config_builds_the_seed_architecture() -> None:
     assert [lin.weight.shape[1] for lin in h.linears] == [12288, 2048, 1024, 512]
     assert 25e6 < count_params(h) < 30e6  # seed 002: ~25M parameters
     assert EBMConfig().first_layer_scale == 0.1
+
+
+def test_search_ebm_flag_loads_the_scorer(trained_ebm: tuple[Path, Path], tiny_model_dir: Path,
+                                          tmp_path: Path) -> None:
+    """What `burnqed search --ebm DIR` calls (search.runner.load_scorer); the search itself is
+    covered on Lean by test_ebm_search_lean."""
+    from burnqed_core.ebm.scorer import EbmScorer
+    from burnqed_core.search.runner import EbmUnavailableError, load_scorer
+
+    ebm_dir, _ = trained_ebm
+    assert isinstance(load_scorer(ebm_dir, LocalPolicy(tiny_model_dir)), EbmScorer)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(EbmUnavailableError, match="no trained EBM"):
+        load_scorer(tmp_path / "empty", LocalPolicy(tiny_model_dir))
