@@ -294,7 +294,9 @@ async def encode_states(
     unique = list(dict.fromkeys(states))
     have = cache.keys()
     keys = [state_key(s) for s in unique]
-    todo = [(k, s) for k, s in zip(keys, unique, strict=True) if k not in have]
+    # sorted by length: a batch of similar lengths carries little padding (and none often,
+    # which lets attention take its causal fast path)
+    todo = sorted(((k, s) for k, s in zip(keys, unique, strict=True) if k not in have), key=lambda ks: len(ks[1]))
     report = EncodeReport(states=len(unique), cached=len(unique) - len(todo), pooling=cache.meta.pooling,
                           fingerprint=cache.meta.fingerprint, dim=cache.meta.dim)
     if not todo:

@@ -365,11 +365,23 @@ class LocalPolicy:
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
                 ids, mask = self._pad([encoded[i] for i in idx], left=False)
-                hidden = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[-1]
+                hidden = self._last_hidden(ids, mask)
                 pooled = pool_hidden(hidden, mask, self.pooling).float().cpu()
                 for k, i in enumerate(idx):
                     vecs[i] = pooled[k].tolist()
         return [v for v in vecs if v is not None]
+
+    def _last_hidden(self, ids: Any, mask: Any) -> Any:
+        """The final hidden states (after the last norm), without the LM head:
+        the decoder alone when the model exposes it (``base_model``), else the
+        last of ``hidden_states``."""
+        base = getattr(self.model, "base_model", None)
+        if base is not None and base is not self.model:
+            out = base(input_ids=ids, attention_mask=mask, use_cache=False)
+            hidden = getattr(out, "last_hidden_state", None)
+            if hidden is not None:
+                return hidden
+        return self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[-1]
 
     async def encode(self, texts: Sequence[str]) -> list[list[float]]:
         return await asyncio.to_thread(self.encode_sync, list(texts))
