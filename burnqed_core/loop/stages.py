@@ -134,10 +134,21 @@ def tactic_pairs(
 
 
 def lora_adapter(profile: Profile, iteration: int, pairs_dir: Path, base_model: Path,
-                 warm_from: Path | None, out_dir: Path) -> StageResult:
+                 warm_from: Path | None, out_dir: Path, trajectory_dirs: Sequence[Path] = ()) -> StageResult:
+    """LoRA SFT; with ``ebm.joint.enabled`` at iteration N > 0 (given the
+    trajectories of iterations < N), the adapter and the energy head are
+    trained together (`training.joint`; the `ebm` stage then adopts the head)."""
     from burnqed_core.training.sft import load_pairs_dir, train_sft
 
     train, val, fingerprints = load_pairs_dir(pairs_dir)
+    if profile.ebm.joint.enabled and iteration > 0 and trajectory_dirs:
+        from burnqed_core.ebm.run import read_trajectory_dirs
+        from burnqed_core.training.joint import train_joint
+
+        rep = train_joint(train, val, read_trajectory_dirs(trajectory_dirs), profile.training, profile.ebm, out_dir,
+                          base_model, iteration=iteration, warm_from=warm_from, progress=True)
+        return StageResult(stage="lora_adapter", iteration=iteration, path=str(out_dir), summary=rep.summary(),
+                           metrics=rep.model_dump(mode="json") | {"joint": True})
     m = train_sft(train, val, profile.training, out_dir, base_model, iteration=iteration, warm_from=warm_from,
                   data_fingerprints=fingerprints, progress=True)
     return StageResult(stage="lora_adapter", iteration=iteration, path=str(out_dir),
@@ -206,11 +217,15 @@ def ebm(
     trajectory_dirs: Sequence[Path],
     out_dir: Path,
     progress: bool = True,
+    adapter_dir: Path | None = None,
+    model_path: Path | None = None,
 ) -> StageResult:
     """Train the energy head on the embeddings of the trajectories of
     iterations < N. Iteration 0 (no trajectories), ``ebm.enabled: false``, or
     trajectories without a single proof path: no EBM (nothing a scorer would
-    load is written; the search then runs without one)."""
+    load is written; the search then runs without one). With joint training
+    (``ebm.joint.enabled``), the head trained with the adapter in
+    ``adapter_dir`` is adopted as the EBM of the merged model ``model_path``."""
     from burnqed_core.ebm.embeddings import cache_dir_for
     from burnqed_core.ebm.run import train_from_dirs
 
@@ -222,6 +237,17 @@ def ebm(
         return none("ebm.enabled is false")
     if iteration == 0 or not trajectory_dirs:
         return none("iteration 0 has no trajectories to learn from")
+    from burnqed_core.training.joint import attach_encoder, has_joint_head
+
+    if profile.ebm.joint.enabled and has_joint_head(adapter_dir) and model_path is not None:
+        from burnqed_core.ebm.run import measure
+
+        assert adapter_dir is not None
+        attach_encoder(adapter_dir, model_path, out_dir)
+        m = measure(out_dir, cache_dir_for(embeddings_dir), trajectory_dirs, profile.ebm)
+        return StageResult(stage="ebm", iteration=iteration, path=str(out_dir),
+                           summary=f"jointly trained EBM adopted from {adapter_dir}; {m.summary()}",
+                           metrics={"trained": True, "joint": True, "val": m.model_dump(mode="json")})
     try:
         rep = train_from_dirs(cache_dir_for(embeddings_dir), trajectory_dirs, profile.ebm, out_dir,
                               iteration=iteration, progress=progress)
