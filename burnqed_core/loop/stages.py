@@ -270,9 +270,9 @@ async def trajectories(
 ) -> StageResult:
     """Search the selected theorems (and, at iteration 0, again at the noise
     temperature for diverse data). With an EBM in ``ebm_dir`` (none at
-    iteration 0) its energy joins the priority and the EBM sampling defaults
-    apply (seed 000: T=1.0, 8 candidates) unless the profile's
-    ``collect_candidates`` is set."""
+    iteration 0) its energy joins the priority (``search.beta``) and the
+    EBM temperature applies (``search.ebm_temperature``, seed 000: 1.0); the
+    candidates stay ``search.collect_candidates``."""
     from burnqed_core.ebm.train import has_ebm
     from burnqed_core.search.engine import resolve_sampling
     from burnqed_core.search.session import search_theorems
