@@ -157,3 +157,23 @@ def test_cache_resumes_after_sigkill_without_reencoding(tiny_model_dir: Path, tm
 def test_encode_config_defaults() -> None:
     c = EBMConfig()
     assert c.checkpoint_every >= 1 and c.encode_batch_size >= 1 and not c.joint.enabled
+
+
+async def test_sglang_policy_fills_a_last_l2_cache_and_refuses_a_mean_one(tmp_path: Path) -> None:
+    """The same cache path on the SGLang backend (its wire format from tests/fake_sglang.py)."""
+    from tests.core.test_policy_sglang import policy_for, start_fake
+
+    server = start_fake(tmp_path, is_embedding=True)
+    try:
+        policy = policy_for(server, batch_size=4)
+        policy.is_embedding = True
+        assert policy.pooling == "last_l2"
+        cache = EmbeddingCache.open(tmp_path / "c", CacheMeta(fingerprint="sglang", pooling=policy.pooling))
+        rep = await encode_states(policy, STATES[:10], cache, batch_size=4, checkpoint_every=4)
+        assert rep.encoded == 10 and cache.matrix([state_key(s) for s in STATES[:10]]).shape[0] == 10
+        mean = EmbeddingCache.open(tmp_path / "m", CacheMeta(fingerprint="sglang", pooling="mean"))
+        with pytest.raises(EmbeddingMismatchError, match="refusing to mix poolings"):
+            await encode_states(policy, STATES[:2], mean)
+        await policy.close()
+    finally:
+        server.stop()
