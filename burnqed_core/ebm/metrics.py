@@ -94,18 +94,21 @@ def depth_bucket(depth: int) -> str:
 @torch.no_grad()
 def group_energies(head: EnergyHead, z: torch.Tensor, data: ContrastiveData, positives: Sequence[int],
                    groups: Sequence[Sequence[int]], batch: int = 512) -> list[np.ndarray]:
-    """Energies ``[E_pos, E_neg...]`` of each group (eval mode)."""
+    """Energies ``[E_pos, E_neg...]`` of each group (eval mode, batched)."""
     was = head.training
     head.eval()
     out: list[np.ndarray] = []
     try:
         for s in range(0, len(positives), batch):
-            idx = positives[s : s + batch]
-            for j, i in enumerate(idx):
-                p = data.positives[i]
-                rows = [p.state, *groups[s + j]]
-                e = head(z[rows], z[p.goal].unsqueeze(0))
-                out.append(e.cpu().numpy())
+            idx = list(positives[s : s + batch])
+            members = [[data.positives[i].state, *groups[s + j]] for j, i in enumerate(idx)]
+            width = max(len(m) for m in members)
+            rows = torch.zeros((len(idx), width), dtype=torch.long)
+            for j, m in enumerate(members):
+                rows[j, : len(m)] = torch.tensor(m)
+            goals = torch.tensor([data.positives[i].goal for i in idx], dtype=torch.long)
+            e = head(z[rows], z[goals].unsqueeze(1)).cpu().numpy()
+            out.extend(e[j, : len(m)] for j, m in enumerate(members))
     finally:
         head.train(was)
     return out
