@@ -177,3 +177,14 @@ def test_search_ebm_flag_loads_the_scorer(trained_ebm: tuple[Path, Path], tiny_m
     (tmp_path / "empty").mkdir()
     with pytest.raises(EbmUnavailableError, match="no trained EBM"):
         load_scorer(tmp_path / "empty", LocalPolicy(tiny_model_dir))
+
+
+def test_no_proof_path_means_no_ebm(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Trajectories with no proved theorem: encoded, but no EBM is trained (the search runs without one)."""
+    unproved = [r for r in toy_records(n_theorems=6) if not r.proved]
+    traj = write_parquet(unproved, tmp_path / "traj.parquet", TrajectoryRecord)
+    profile = load_profile("tiny")
+    asyncio.run(stages.embeddings(profile, 1, LocalPolicy(tiny_model_dir), [traj], tmp_path / "emb",
+                                  progress=False))
+    res = stages.ebm(profile, 1, tmp_path / "emb", [traj], tmp_path / "ebm", progress=False)
+    assert not res.metrics["trained"] and "no positive" in res.summary and not has_ebm(tmp_path / "ebm")
