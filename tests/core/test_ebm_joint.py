@@ -68,3 +68,32 @@ def test_joint_training_reaches_adapter_and_head(tiny_model_dir: Path, tmp_path:
     scorer = load_energy_scorer(ebm_dir, LocalPolicy(merged))
     e = asyncio.run(scorer.score(["⊢ good 1 1", "⊢ bad 1 1 0"], "n1 : Nat\n⊢ goal 1"))
     assert len(e) == 2 and all(np.isfinite(e))
+
+
+def test_joint_through_the_stages(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """ebm.joint.enabled: the lora_adapter stage trains adapter + head, the ebm stage adopts the head as
+    the EBM of the merged model (fingerprint filled in), and a scorer loads it."""
+    from burnqed_core.ebm.train import has_ebm
+    from burnqed_core.loop import stages
+    from burnqed_core.record_io import write_parquet
+    from burnqed_core.records import TacticPair, TrajectoryRecord
+    from burnqed_core.training.joint import REPORT_FILE
+
+    profile = load_profile("tiny", overrides={
+        "training.max_steps_later": 4, "training.batch_size": 8, "training.warmup_steps": 1,
+        "ebm.hidden_dims": [32, 16], "ebm.joint.enabled": True, "ebm.joint.contrastive_batch_size": 4})
+    pairs = tmp_path / "pairs"
+    pairs.mkdir()
+    write_parquet(make_pairs(TRAIN_NAMES), pairs / "train.parquet", TacticPair)
+    write_parquet(make_pairs(VAL_NAMES, "val"), pairs / "val.parquet", TacticPair)
+    traj = write_parquet(toy_records(n_theorems=12), tmp_path / "traj.parquet", TrajectoryRecord)
+    res = stages.lora_adapter(profile, 1, pairs, tiny_model_dir, None, tmp_path / "adapter", trajectory_dirs=[traj])
+    assert res.metrics["joint"] and (tmp_path / "adapter" / REPORT_FILE).exists()
+    stages.merged_model(profile, 1, tmp_path / "adapter", tmp_path / "merged")
+    policy = LocalPolicy(tmp_path / "merged")
+    asyncio.run(stages.embeddings(profile, 1, policy, [traj], tmp_path / "emb", progress=False))
+    res = stages.ebm(profile, 1, tmp_path / "emb", [traj], tmp_path / "ebm", progress=False,
+                     adapter_dir=tmp_path / "adapter", model_path=tmp_path / "merged")
+    assert res.metrics["trained"] and res.metrics["joint"] and has_ebm(tmp_path / "ebm"), res.summary
+    assert load_head(tmp_path / "ebm")[1].fingerprint != PENDING
+    load_energy_scorer(tmp_path / "ebm", policy)
