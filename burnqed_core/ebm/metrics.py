@@ -31,6 +31,7 @@ from burnqed_core.ebm.model import EnergyHead
 #: line applies to the raw centroid L2 of mean-pooled vectors only.
 RED_LINE_RANK1_DEEP = 0.25
 RED_LINE_PROBE = 0.65
+RED_LINE_VARIANCE = 1e-4
 
 
 class RankStats(BaseModel):
@@ -51,6 +52,8 @@ class SeparationMetrics(BaseModel):
     linear_probe_acc: float | None = Field(None, description="balanced accuracy on held-out theorems' states")
     probe_chance: float = 0.5
     probe_split: str = Field("theorem", description="'theorem' (held-out theorems) or 'rows' (too few theorems)")
+    variance_ratio: float | None = Field(None, description="total variance of the state vectors / their mean "
+                                         "squared norm (0: every state embeds the same, a collapse)")
 
 
 class EbmMetrics(BaseModel):
@@ -197,6 +200,9 @@ def separation_metrics(z: np.ndarray | torch.Tensor, data: ContrastiveData, val_
     if not pos or not neg:
         return m
     zp, zn = zz[pos].astype(np.float64), zz[neg].astype(np.float64)
+    both = np.concatenate([zp, zn])
+    sq = float((both**2).sum(1).mean())
+    m.variance_ratio = float(both.var(0).sum() / sq) if sq > 0 else 0.0
     cp, cn = zp.mean(0), zn.mean(0)
     m.centroid_l2 = float(np.linalg.norm(cp - cn))
     spread = float(np.concatenate([np.linalg.norm(zp - cp, axis=1), np.linalg.norm(zn - cn, axis=1)]).mean())
@@ -216,7 +222,12 @@ def separation_metrics(z: np.ndarray | torch.Tensor, data: ContrastiveData, val_
 
 
 def separation_warnings(s: SeparationMetrics) -> list[str]:
-    """The seed's red line that transfers across poolings (the linear probe)."""
+    """The encoder's red lines that transfer across poolings: the linear probe
+    (seed 002: < 0.65) and a collapse of all states onto one vector. Empty: healthy
+    (or too few states to tell). For the pipeline's `embeddings` check."""
+    out = []
     if s.linear_probe_acc is not None and s.positives + s.negatives >= 20 and s.linear_probe_acc < RED_LINE_PROBE:
-        return [f"linear probe {s.linear_probe_acc:.2f} < red line {RED_LINE_PROBE} (embedding collapse?)"]
-    return []
+        out.append(f"linear probe {s.linear_probe_acc:.2f} < red line {RED_LINE_PROBE} (embedding collapse?)")
+    if s.variance_ratio is not None and s.variance_ratio < RED_LINE_VARIANCE:
+        out.append(f"state embeddings have almost no variance (ratio {s.variance_ratio:.2e}): collapsed")
+    return out

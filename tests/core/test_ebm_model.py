@@ -199,3 +199,15 @@ def test_training_resumes_exactly_after_sigkill(tmp_path: Path) -> None:
     for (n, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
         assert torch.equal(x, y), n
     assert [p.loss for p in rep.loss_curve] == [p.loss for p in read_report(tmp_path / "ref").loss_curve]
+
+
+def test_separation_catches_a_collapse() -> None:
+    from burnqed_core.ebm.metrics import separation_metrics, separation_warnings
+
+    data = build_data(toy_records(n_theorems=30))
+    healthy = separation_metrics(separable_embeddings(data), data)
+    assert healthy.variance_ratio is not None and healthy.variance_ratio > 0.1 and not separation_warnings(healthy)
+    z = np.tile(separable_embeddings(data)[:1], (len(data.texts), 1))  # every state embeds the same
+    collapsed = separation_metrics(z + 1e-6 * np.random.default_rng(0).normal(size=z.shape), data)
+    warnings = separation_warnings(collapsed)
+    assert any("collapsed" in w for w in warnings) and any("linear probe" in w for w in warnings)
