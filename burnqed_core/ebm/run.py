@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from burnqed_core.config import EBMConfig
-from burnqed_core.ebm.data import ContrastiveData, build_data, fixed_groups, other_theorem_pool, split_positives
+from burnqed_core.ebm.data import (
+    ContrastiveData,
+    build_data,
+    fixed_groups,
+    other_theorem_pool,
+    split_positives,
+    theorem_in_val,
+)
 from burnqed_core.ebm.embeddings import (
     CacheMeta,
     EmbeddingCache,
@@ -89,11 +96,14 @@ def measure(ebm_dir: str | Path, cache_dir: str | Path, trajectory_dirs: Sequenc
         raise EmbeddingMismatchError(f"{cache_dir} holds {meta.pooling!r} embeddings of another encoder than the EBM "
                                      f"in {ebm_dir} ({record.pooling!r}): refusing to mix")
     train_idx, val_idx = split_positives(data, cfg.val_fraction, cfg.seed)
-    idx = val_idx if held_out_only and val_idx else train_idx + val_idx
-    theorems = {data.positives[i].theorem for i in idx}
-    pool = other_theorem_pool(data, sorted(theorems))
+    held_out = bool(held_out_only and val_idx)
+    idx = val_idx if held_out else train_idx + val_idx
+    # negatives from other theorems: those of the same split, as in training (`train.train_ebm`)
+    theorems = [t for t in sorted(data.theorem_states)
+                if not held_out or theorem_in_val(t, cfg.val_fraction, cfg.seed)]
+    pool = other_theorem_pool(data, theorems)
     groups = fixed_groups(data, idx, record.num_negatives or cfg.num_negatives, cfg.seed, pool)
     zt = torch.from_numpy(z)
-    m = rank_metrics(head, zt, data, idx, groups, split="val" if held_out_only and val_idx else "all")
+    m = rank_metrics(head, zt, data, idx, groups, split="val" if held_out else "all")
     m.separation = separation_metrics(zt, data, cfg.val_fraction, cfg.seed)
     return m
