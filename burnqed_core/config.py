@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from burnqed_core.errors import ProfileError
 
@@ -238,10 +238,25 @@ class EBMConfig(Section):
 
 
 class EvalConfig(Section):
-    budgets: list[int] = Field(default_factory=lambda: [100, 300, 600])
-    pass_n: int = 1
+    """Evaluation on the held-out benchmark (``burnqed eval``, the loop's eval stage)."""
+
+    budgets: list[int] = Field(default_factory=lambda: [100, 300, 600], min_length=1,
+                               description="node budgets reported; one search per attempt runs at the largest")
+    pass_k: int = Field(1, ge=1, description="attempts (independent seeds) per theorem: pass@k")
     num_candidates: int = 16
     max_theorems: int | None = None
+    timeout_s: float = Field(600.0, gt=0, description="per-theorem safety cap on the time charged to it "
+                             "(reported as timeouts); sized not to bind at the largest budget")
+    regression_pp: float = Field(2.0, ge=0, description="go/no-go: a drop in solve rate (percentage points) "
+                                 "beyond this at any budget or on the hard split is a regression")
+    ebm_min_gain_pp: float = Field(0.0, ge=0, description="go/no-go: the EBM must add more than this (pp)")
+
+    @field_validator("budgets")
+    @classmethod
+    def _budgets_positive(cls, v: list[int]) -> list[int]:
+        if any(b < 1 for b in v):
+            raise ValueError(f"node budgets must be >= 1, got {v}")
+        return sorted(set(v))
 
 
 class Profile(Section):

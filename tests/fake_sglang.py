@@ -290,8 +290,12 @@ class Handler(BaseHTTPRequestHandler):
             self._send(400, {"error": {"message": "This model does not appear to be a generation model."}})
             return
         unknown = set(body) - GENERATE_KEYS
-        params = body.get("sampling_params") or {}
-        unknown |= {f"sampling_params.{k}" for k in set(params) - SAMPLING_KEYS}
+        raw_params = body.get("sampling_params") or {}
+        # one dict for every prompt, or a list of one dict per prompt (GenerateReqInput)
+        per_prompt = raw_params if isinstance(raw_params, list) else None
+        params = per_prompt[0] if per_prompt else raw_params
+        for p in per_prompt or [params]:
+            unknown |= {f"sampling_params.{k}" for k in set(p) - SAMPLING_KEYS}
         if unknown:
             self._send(400, {"error": {"message": f"unknown fields {sorted(unknown)}"}})
             return
@@ -329,7 +333,14 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(float(st.config["delay_s"]))
             rng = random.Random(f"{seed}-{st.model_path}")
             outs = []
+            if per_prompt is not None and len(per_prompt) != len(texts):
+                self._send(400, {"error": {"message": "sampling_params list and text differ in length"}})
+                return
             for i, prompt in enumerate(texts):
+                if per_prompt is not None:
+                    params = per_prompt[i]
+                    if "sampling_seed" in params:  # a seeded request samples alone from its seed
+                        rng = random.Random(f"{params['sampling_seed']}-{st.model_path}-{prompt}")
                 for _ in range(n):
                     if n > 1:
                         r = uuid.uuid4().hex  # regenerate_rid(): ids do not name the prompt

@@ -10,6 +10,7 @@ import sys
 import typer
 
 from burnqed_core.cli import data, ebm, lean, loop, search, train
+from burnqed_core.cli import eval as eval_cli
 from burnqed_core.errors import BurnqedError
 
 app = typer.Typer(
@@ -24,6 +25,7 @@ app.add_typer(lean.app, name="lean")
 app.add_typer(train.app, name="train")
 app.add_typer(ebm.app, name="ebm")
 search.register(app)
+eval_cli.register(app)
 loop.register(app)
 
 

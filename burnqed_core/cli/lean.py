@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -13,7 +12,7 @@ import typer
 
 from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
 from burnqed_core.config import LeanConfig, Profile
-from burnqed_core.lean.types import Diagnostic
+from burnqed_core.lean.types import Elaboration
 
 app = typer.Typer(help="Lean: install the embedded backend, check files, trace proofs, automation baseline.",
                   no_args_is_help=True)
@@ -30,17 +29,19 @@ def _lean_config(profile: str, verbose: bool, backend: str | None, workers: int 
     from burnqed_core.errors import BurnqedError
 
     prof = load(profile, verbose)
-    cfg = prof.lean
+    update: dict[str, object] = {}
     if backend is not None:
         if backend not in ("embedded", "pantograph"):
             raise BurnqedError(f"--backend must be embedded or pantograph, got {backend!r}")
         kind: Literal["embedded", "pantograph"] = "embedded" if backend == "embedded" else "pantograph"
-        cfg.backend = kind
+        update["backend"] = kind
     if workers is not None:
-        cfg.num_workers = workers
+        update["num_workers"] = workers
     if self_test is not None:
-        cfg.self_test = self_test
-    return prof, cfg
+        update["self_test"] = self_test
+    # A copy: the loaded profile is never changed in place.
+    cfg = prof.lean.model_copy(update=update)
+    return prof.model_copy(update={"lean": cfg}), cfg
 
 
 @app.command()
@@ -69,16 +70,19 @@ def check(
     verbose: VerboseOpt = False,
 ) -> None:
     """Check every theorem of a Lean file: one line per theorem, `ok NAME` or `FAIL NAME: first error`;
-    exit code 1 if any fails."""
+    exit code 1 if any fails. A theorem is ok only if Lean elaborated it without error and its axioms
+    are within propext, Classical.choice and Quot.sound (a silenced `sorry`, `native_decide` or an axiom
+    of the file all fail); the file is elaborated in the sandboxed worker (it cannot write outside scratch)."""
     from burnqed_core.lean.pool import LeanPool
 
     _, cfg = _lean_config(profile, verbose, backend, workers=1, self_test=False)
     text = file.read_text(encoding="utf-8")
 
     async def run() -> list[tuple[str, str | None]]:
+        source, names = checkable_source(text, str(file))
         async with LeanPool(cfg) as pool:
-            diags = await pool.check_source(text, timeout_s=max(300.0, cfg.tactic_timeout_s))
-        return file_verdicts(text, diags, str(file))
+            elab = await pool.elaborate(source, axioms_of=names, timeout_s=max(300.0, cfg.tactic_timeout_s))
+        return file_verdicts(text, elab, str(file))
 
     verdicts = asyncio.run(run())
     for name, err in verdicts:
@@ -89,34 +93,61 @@ def check(
         raise typer.Exit(1)
 
 
-def file_verdicts(text: str, diags: Sequence[Diagnostic], source: str = "") -> list[tuple[str, str | None]]:
-    """(theorem name, first problem or None) for every theorem of a file, from
-    the file's diagnostics plus the static rules. Problems outside any theorem
-    (a broken definition) are reported under the name ``<file>``."""
-    from burnqed_core.data.lean_file import parse_lean_file, render_theorem
-    from burnqed_core.lean.checker import sandbox_module
-    from burnqed_core.lean.lsp import failures
+def checkable_source(text: str, source: str = "") -> tuple[str, list[str]]:
+    """The file as Lean will check it, and the names whose axioms to ask:
+    CRLF normalised, each ``example`` turned into ``theorem example_<line>``
+    (the name `parse_lean_file` gives it) so that its axioms can be asked."""
+    from burnqed_core.data.lean_file import parse_lean_file
+    from burnqed_core.lean.sandbox import normalize_source
 
+    text = normalize_source(text)
     parsed = parse_lean_file(text, source=source)
-    bad = failures(diags)
-    sb = sandbox_module()
+    lines = text.split("\n")
+    for e in parsed.entries:
+        if e.theorem.name.startswith("example_") and 0 < e.line <= len(lines):
+            lines[e.line - 1] = re.sub(r"\bexample\b", f"theorem {e.theorem.name}", lines[e.line - 1], count=1)
+    return "\n".join(lines), [e.theorem.name for e in parsed.entries]
+
+
+def file_verdicts(text: str, elab: Elaboration, source: str = "") -> list[tuple[str, str | None]]:
+    """(theorem name, first problem or None) for every theorem of a file from
+    what Lean reported (`Elaboration`) plus the static rules: an error in
+    the theorem, a theorem Lean never elaborated (after ``#exit``, swallowed
+    by a comment), a disallowed axiom (``sorryAx`` also when its warning is
+    silenced or captured by ``#guard_msgs``), a forbidden word anywhere in
+    the declaration. Problems outside any theorem (a broken definition) are
+    reported under the name ``<file>``."""
+    from burnqed_core.data.lean_file import parse_lean_file
+    from burnqed_core.lean.checker import axiom_problems
+    from burnqed_core.lean.lsp import failures
+    from burnqed_core.lean.sandbox import normalize_source, source_problems
+
+    text = normalize_source(text)
+    parsed = parse_lean_file(text, source=source)
+    lines = text.split("\n")
+    bad = failures(elab.diagnostics)
+    declared = set(elab.declarations or [])
     out: list[tuple[str, str | None]] = []
     covered: set[int] = set()
     for e in parsed.entries:
         lo, hi = e.line - 1, e.end_line - 1
         mine = [d for d in bad if lo <= d.line <= hi]
         covered.update(id(d) for d in mine)
-        problem = _one_line(mine[0].message) if mine else None
         thm = e.theorem
-        if problem is None and re.search(r"^\s*axiom\s", thm.preamble, re.M):
-            problem = "the file declares an axiom before this theorem"
-        if problem is None and sb is not None and thm.proof:
-            static = sb.check_proof_source(thm.statement, render_theorem(thm, name="burnqed_checked"))
-            problem = static[0] if static else None
-        out.append((thm.name, problem))
+        problems = [_one_line(d.message) for d in mine]
+        # Elaborated = Lean's environment has the constant (its axioms were
+        # answered) or Lean's parse shows the declaration.
+        if thm.name not in elab.axioms and not any(
+                d == thm.name or d.endswith("." + thm.name) or thm.name.endswith("." + d) for d in declared):
+            problems.append("Lean did not elaborate this theorem (after `#exit`, inside a comment or string?)")
+        problems += axiom_problems(thm.name, elab)
+        problems += source_problems("\n".join(lines[lo:hi + 1]))
+        out.append((thm.name, problems[0] if problems else None))
     rest = [d for d in bad if id(d) not in covered]
     if rest:
         out.insert(0, ("<file>", f"line {rest[0].line + 1}: {_one_line(rest[0].message)}"))
+    elif not elab.complete:
+        out.insert(0, ("<file>", "Lean did not process the whole file (`#exit` or an early end)"))
     return out
 
 

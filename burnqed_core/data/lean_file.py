@@ -55,6 +55,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from burnqed_core.lean.sandbox import TokKind, forbidden_words_regex
+from burnqed_core.lean.sandbox import tokenize as lex
 from burnqed_core.records import Split, Theorem
 
 # Keywords that start a declaration-like command at any indentation.
@@ -74,7 +76,7 @@ MODIFIERS = frozenset({"private", "protected", "noncomputable", "partial", "unsa
 THEOREM_KEYWORDS = frozenset({"theorem", "lemma", "example"})
 OPEN_BRACKETS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⁅": "⁆", "⟦": "⟧"}
 CLOSE_BRACKETS = frozenset(OPEN_BRACKETS.values())
-UNSAFE_PROOF_RE = re.compile(r"(?<![\w.'])(sorry|admit)(?![\w'])")
+UNSAFE_PROOF_RE = re.compile(forbidden_words_regex())  # the one list: sandbox.FORBIDDEN_WORDS
 BLOCK_ENDERS = ("termination_by", "decreasing_by", "where")
 
 
@@ -88,105 +90,19 @@ class Token:
     col: int
 
 
-def _is_ident_start(ch: str) -> bool:
-    return ch.isalpha() or ch == "_" or ch == "«"
-
-
-def _is_ident_char(ch: str) -> bool:
-    return ch.isalnum() or ch in "_'!?." or ch in "₀₁₂₃₄₅₆₇₈₉ₐₑₒₓₔₕₖₗₘₙₚₛₜᵢᵣᵤᵥⱼ"
-
-
-_CHAR_LIT = re.compile(r"'(\\.[^']*|[^'\\])'")
+_KINDS = {TokKind.IDENT: "ident", TokKind.HASH: "ident", TokKind.STRING: "str", TokKind.COMMENT: "comment",
+          TokKind.DOC: "doc"}
+# Multi-character openers of the lexer (`#[1, 2]`, `%[...]`, quotations) close with `]` / `)`.
+OPENERS = frozenset(OPEN_BRACKETS) | {"@[", "#[", "%[", "`(", "``("}
 
 
 def tokenize(text: str) -> list[Token]:
-    """Lex Lean source into tokens (whitespace dropped, comments kept)."""
-    tokens: list[Token] = []
-    i, n = 0, len(text)
-    line, line_start = 0, 0
-
-    def add(kind: str, start: int, end: int) -> None:
-        tokens.append(Token(kind, text[start:end], start, end, line, start - line_start))
-
-    while i < n:
-        ch = text[i]
-        if ch == "\n":
-            line += 1
-            line_start = i + 1
-            i += 1
-            continue
-        if ch.isspace():
-            i += 1
-            continue
-        start = i
-        if text.startswith("--", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            add("comment", start, i)
-            continue
-        if text.startswith("/-", i):
-            kind = "doc" if text.startswith("/--", i) and not text.startswith("/--/", i) else "comment"
-            depth, i = 1, i + 2
-            while i < n and depth:
-                if text.startswith("/-", i):
-                    depth += 1
-                    i += 2
-                elif text.startswith("-/", i):
-                    depth -= 1
-                    i += 2
-                else:
-                    i += 1
-            add(kind, start, i)
-            nl = text.count("\n", start, i)
-            if nl:
-                line += nl
-                line_start = text.rfind("\n", start, i) + 1
-            continue
-        if ch == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            i = min(i + 1, n)
-            add("str", start, i)
-            nl = text.count("\n", start, i)
-            if nl:
-                line += nl
-                line_start = text.rfind("\n", start, i) + 1
-            continue
-        if ch == "'" and (m := _CHAR_LIT.match(text, i)):
-            i = m.end()
-            add("str", start, i)
-            continue
-        if ch == "«":
-            j = text.find("»", i)
-            i = n if j < 0 else j + 1
-            while i < n and _is_ident_char(text[i]):
-                i += 1
-            add("ident", start, i)
-            continue
-        if _is_ident_start(ch) and ch not in "λΠΣ":
-            i += 1
-            while i < n and (_is_ident_char(text[i]) or (text[i] == "«")):
-                if text[i] == "«":
-                    j = text.find("»", i)
-                    i = n if j < 0 else j + 1
-                else:
-                    i += 1
-            add("ident", start, i)
-            continue
-        if ch == "#" and i + 1 < n and text[i + 1].isalpha():
-            i += 1
-            while i < n and _is_ident_char(text[i]):
-                i += 1
-            add("ident", start, i)
-            continue
-        if text.startswith(":=", i) or text.startswith("@[", i) or text.startswith("<;>", i):
-            i += 3 if text.startswith("<;>", i) else 2
-            add("sym", start, i)
-            continue
-        i += 1
-        add("sym", start, i)
-    return tokens
+    """Lex Lean source into tokens (whitespace dropped, comments kept): the
+    project's one Lean lexer (`burnqed_core.lean.sandbox.tokenize`), with
+    comments and leniently (an unterminated comment, string or ``«`` runs to
+    the end of the file instead of raising: Lean reports it)."""
+    return [Token(_KINDS.get(t.kind, "sym"), t.text, t.offset, t.offset + len(t.text), t.line, t.col)
+            for t in lex(text, comments=True, strict=False)]
 
 
 def _blank_comments(text: str, tokens: Sequence[Token]) -> str:
@@ -245,7 +161,7 @@ def _skip_attribute(toks: Sequence[Token], k: int) -> int:
     depth = 1
     k += 1
     while k < len(toks) and depth:
-        if toks[k].text in ("[", "@["):
+        if toks[k].text in ("[", "@[", "#[", "%["):
             depth += 1
         elif toks[k].text == "]":
             depth -= 1
@@ -346,7 +262,7 @@ def _find_top_level(toks: Sequence[Token], start: int, texts: set[str]) -> int:
     pending_binds = 0
     for k in range(start, len(toks)):
         s = toks[k].text
-        if (toks[k].kind == "sym" and s in OPEN_BRACKETS) or s == "@[":
+        if toks[k].kind == "sym" and s in OPENERS:
             depth += 1
         elif toks[k].kind == "sym" and s in CLOSE_BRACKETS:
             depth = max(depth - 1, 0)
@@ -461,10 +377,14 @@ def parse_lean_file(
         prefixes: list[str] = []  # each without its `in`
         while True:
             head_k = _head(sig, k)
-            if head_k < len(sig) and sig[head_k].text in ("open", "set_option", "attribute"):
+            if head_k < len(sig) and (sig[head_k].text in ("open", "set_option", "attribute")
+                                      or sig[head_k].text.startswith("#")):
                 j = _find_top_level(sig, head_k + 1, {"in"})
                 if 0 < j < len(sig) - 1 and sig[j].kind == "ident":
-                    prefixes.append(text[sig[head_k].start:sig[j].start].rstrip())
+                    # `#guard_msgs in` and other hash-command prefixes are dropped
+                    # (not preamble text); the theorem after them is still a theorem.
+                    if not sig[head_k].text.startswith("#"):
+                        prefixes.append(text[sig[head_k].start:sig[j].start].rstrip())
                     k = j + 1
                     continue
             break

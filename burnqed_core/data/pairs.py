@@ -7,8 +7,9 @@ The rules come from the seeds (002, gotchas 11-12) and are not optional:
   A theorem goes to validation when a hash of ``seed:name`` falls below
   ``val_fraction``: deterministic, independent of input order, and stable
   when theorems are added (a theorem never changes side).
-* **Drop whole theorems** any of whose tactics contains ``sorry``, ``admit``,
-  ``cheat`` or ``native_decide`` (word match): one such step makes the whole
+* **Drop whole theorems** any of whose tactics contains a word of
+  `burnqed_core.lean.sandbox.FORBIDDEN_WORDS` (``sorry``, ``admit``, ``cheat``,
+  ``native_decide``, ``ofReduceBool`` ...): one such step makes the whole
   trace untrustworthy.
 * **Dedup** identical ``(state_before, tactic)`` pairs (first kept), before
   the split, so one example cannot sit on both sides.
@@ -36,12 +37,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from tqdm import tqdm
 
 from burnqed_core.errors import DataError
+from burnqed_core.lean.sandbox import forbidden_words_regex
 from burnqed_core.policy.prompt import format_example
 from burnqed_core.record_io import atomic_target, atomic_write_text, read_records
 from burnqed_core.records import Record, TacticPair, arrow_schema
 
 TokenCounter = Callable[[str], int]
-UNSAFE_TACTIC_RE = r"\b(sorry|admit|cheat|native_decide)\b"
+UNSAFE_TACTIC_RE = forbidden_words_regex()  # the one list: `burnqed_core.lean.sandbox.FORBIDDEN_WORDS`
 _UNSAFE = re.compile(UNSAFE_TACTIC_RE)
 PAIR_COLUMNS = list(TacticPair.model_fields)
 

@@ -1,71 +1,68 @@
 """Whole-proof re-check: the last word on whether a proof counts.
 
-Step-by-step tactic checking has accepted proofs that the compiler rejects
-(users of every REPL report it), so a found proof is accepted only when the
-theorem with its preamble and the whole proof, elaborated as ONE piece of
-source, gives no error and no "declaration uses `sorry`" warning, and the
-sandbox's static rules find nothing (no sorry/admit/native_decide, no new
-axiom, no implemented_by/extern/unsafe, the statement exactly the one asked).
+A found proof, `burnqed lean check`, tracing and evaluation all end here.
+The theorem with its preamble and the whole proof is elaborated as ONE piece
+of source in a fresh document holding only the preamble and that theorem
+(`LeanBackend.elaborate`), and it counts only if Lean itself says:
 
-Axioms: ``#print axioms`` is refused in the embedded build ("cannot use
-`#print axioms` in a `module`"), so axiom use is checked statically (no
-``axiom`` declaration and no ``sorryAx``/``native_decide`` text in the proof)
-plus Lean's own sorry warning.
+1. no error and no "declaration uses `sorry`" warning;
+2. Lean processed the text to its end (``complete``: no ``#exit``, no
+   unterminated comment swallowing the rest);
+3. Lean's own parse found exactly the preamble's declarations and then the
+   checked theorem, whose command runs to the end of the proof: an extra
+   command, a missing theorem or an unexpected declaration fails;
+4. the axioms Lean reports for the theorem are within `ALLOWED_AXIOMS`
+   (``propext``, ``Classical.choice``, ``Quot.sound``). This is the
+   authority: ``sorryAx`` (a silenced or captured ``sorry``), ``Lean.ofReduceBool``
+   / ``Lean.trustCompiler`` (``native_decide`` in every spelling), an axiom
+   declared anywhere (preamble or proof) all fail here.
+
+Static rules (`burnqed_core.lean.sandbox`) run first, as a cheap filter and
+so that model text never reaches Lean when it holds commands, IO or
+line-break tricks; they are never the authority.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-from burnqed_core.lean.embedded import preamble_text, proof_text
+from burnqed_core.lean import sandbox
 from burnqed_core.lean.lsp import failures
-from burnqed_core.lean.types import CheckResult, Diagnostic
+from burnqed_core.lean.source import STRICT_LINE, preamble_text, proof_text
+from burnqed_core.lean.types import ALLOWED_AXIOMS, CheckResult, Diagnostic, Elaboration
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
 
 CHECK_NAME = "burnqed_checked"
-_warned_no_sandbox = False
+__all__ = ["CHECK_NAME", "check_proof", "judge", "proof_source", "proof_text", "static_problems"]
 
 
-class SourceChecker(Protocol):
-    async def check_source(self, text: str) -> list[Diagnostic]: ...
+class Elaborator(Protocol):
+    async def elaborate(self, text: str, axioms_of: Sequence[str] = ()) -> Elaboration: ...
 
 
-def sandbox_module() -> Any | None:
-    """`burnqed_core.lean.sandbox`, imported lazily (None if absent)."""
-    global _warned_no_sandbox
-    try:
-        from burnqed_core.lean import sandbox
-    except ImportError:
-        if not _warned_no_sandbox:
-            log.warning("burnqed_core.lean.sandbox is missing: tactics and proofs are not statically filtered")
-            _warned_no_sandbox = True
-        return None
+def sandbox_module() -> object:
+    """The static rules module (kept for callers of the former lazy import)."""
     return sandbox
 
 
-# Used when the sandbox module is not there: the minimal rules a proof must pass.
-_FORBIDDEN = re.compile(r"\b(sorry|admit|native_decide|sorryAx|implemented_by|extern|unsafe|axiom)\b")
-
-
 def static_problems(theorem: Theorem, source: str) -> list[str]:
-    """Problems of a proof text found without Lean."""
-    sb = sandbox_module()
-    if sb is not None:
-        return list(sb.check_proof_source(theorem.statement, source))
-    return [f"forbidden: `{m}`" for m in sorted(set(_FORBIDDEN.findall(source)))]
+    """Problems of a proof text found without Lean (a first filter)."""
+    return list(sandbox.check_proof_source(theorem.statement, source))
 
 
 def proof_source(theorem: Theorem, tactics: Sequence[str], name: str = CHECK_NAME) -> str:
     """The theorem with its preamble and proof as one Lean source. A fresh
-    declaration name: the theorem's own may already exist (``Nat.add_comm``)."""
-    return preamble_text(theorem.preamble) + proof_text(name, theorem.statement, tactics or ["skip"])
+    declaration name: the theorem's own may already exist (``Nat.add_comm``).
+    Auto-bound implicits are off (`STRICT_LINE`, a command of its own: the
+    declaration must be a plain declaration command for Lean's symbols)."""
+    return (preamble_text(theorem.preamble) + STRICT_LINE
+            + proof_text(name, theorem.statement, tactics or ["skip"], strict=False))
 
 
 def verdict(diags: Sequence[Diagnostic]) -> list[str]:
@@ -73,50 +70,109 @@ def verdict(diags: Sequence[Diagnostic]) -> list[str]:
     return [d.message for d in failures(diags)]
 
 
-async def check_proof(backend: SourceChecker, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
-    """Elaborate the theorem with the proof as one source; accepted only if
-    Lean and the static rules find nothing."""
+def axiom_problems(name: str, elab: Elaboration) -> list[str]:
+    """Why the axioms Lean reports for ``name`` reject it ([] if allowed)."""
+    if name not in elab.axioms:
+        return [f"Lean did not report the axioms of `{name}` (not elaborated, or the query was cut off)"]
+    bad = sorted(a for a in elab.axioms[name] if a not in ALLOWED_AXIOMS)
+    return [f"`{name}` depends on disallowed axioms: {', '.join(bad)}"] if bad else []
+
+
+def _is_name(reported: str, expected: str) -> bool:
+    return reported == expected or reported.endswith("." + expected)
+
+
+# Declarations of a preamble as Lean reports them, for backends that give no
+# line ranges (few distinct preambles per run: a small LRU is enough).
+_PREAMBLE_DECLS: OrderedDict[str, list[str] | None] = OrderedDict()
+
+
+async def _preamble_declarations(backend: Elaborator, preamble: str) -> list[str] | None:
+    if preamble in _PREAMBLE_DECLS:
+        _PREAMBLE_DECLS.move_to_end(preamble)
+        return _PREAMBLE_DECLS[preamble]
+    elab = await backend.elaborate(preamble_text(preamble))
+    decls = elab.declarations if elab.complete and not any(d.is_error for d in elab.diagnostics) else None
+    _PREAMBLE_DECLS[preamble] = decls
+    while len(_PREAMBLE_DECLS) > 256:
+        _PREAMBLE_DECLS.popitem(last=False)
+    return decls
+
+
+def declaration_problems(elab: Elaboration, name: str, start_line: int, end_line: int,
+                         preamble_decls: list[str] | None = None) -> list[str]:
+    """Lean's parse against what the document must hold: the checked
+    declaration ``name`` is the only declaration at or after ``start_line``
+    and its command reaches ``end_line`` (the last line of the proof)."""
+    if elab.declarations is None:
+        return ["the Lean backend did not report the declarations of the document"]
+    decls = elab.declarations
+    if elab.declaration_lines is not None:
+        mine = [(d, r) for d, r in zip(decls, elab.declaration_lines, strict=True) if r[1] >= start_line]
+        if [d for d, _ in mine if not _is_name(d, name)]:
+            extra = ", ".join(d for d, _ in mine if not _is_name(d, name))
+            return [f"the proof declares something else: {extra}"]
+        if len(mine) != 1:
+            return [f"Lean found {len(mine)} declarations `{name}` (expected exactly one)"]
+        if mine[0][1][0] < start_line:
+            return ["the checked declaration starts inside the preamble"]
+        if mine[0][1][1] < end_line:
+            return ["the checked declaration ends before the proof does (a command follows it)"]
+        return []
+    if preamble_decls is None:
+        return ["the declarations of the preamble are unknown"]
+    k = len(preamble_decls)
+    if decls[:k] != preamble_decls or len(decls) != k + 1 or not _is_name(decls[k], name):
+        return [f"Lean's declarations differ from the expected ones: {decls[k:]} (expected `{name}` only)"]
+    return []
+
+
+def judge(elab: Elaboration, name: str, start_line: int, end_line: int,
+          preamble_decls: list[str] | None = None) -> list[str]:
+    """Every reason Lean's report rejects the checked declaration."""
+    errors = verdict(elab.diagnostics)
+    if not elab.complete:
+        errors.append("Lean did not process the whole text (early end: `#exit`, an unterminated comment ...)")
+    errors += declaration_problems(elab, name, start_line, end_line, preamble_decls)
+    errors += axiom_problems(name, elab)
+    return list(dict.fromkeys(errors))
+
+
+async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
+    """Elaborate the theorem with the proof as one source in a fresh
+    document; accepted only if the static filter and Lean (errors, parse,
+    completeness, axioms) find nothing."""
     t0 = time.monotonic()
-    body = proof_text(CHECK_NAME, theorem.statement, tactics or ["skip"], strict=False)
+    tactics = list(tactics) or ["skip"]
+    body = proof_text(CHECK_NAME, theorem.statement, tactics, strict=False)
     problems = static_problems(theorem, body)
     if problems:
         return CheckResult(ok=False, errors=problems, elapsed_s=time.monotonic() - t0)
-    diags = await backend.check_source(proof_source(theorem, tactics))
-    errors = verdict(diags)
+    source = proof_source(theorem, tactics)
+    start = (preamble_text(theorem.preamble) + STRICT_LINE).count("\n")
+    if not hasattr(backend, "elaborate"):
+        return await _legacy_check(backend, source, t0)
+    end = len(source.rstrip().split("\n")) - 1
+    elab = await backend.elaborate(source, axioms_of=[CHECK_NAME])
+    pre_decls = None
+    if elab.declaration_lines is None and elab.declarations is not None:
+        pre_decls = await _preamble_declarations(backend, theorem.preamble)
+    errors = judge(elab, CHECK_NAME, start, end, pre_decls)
     return CheckResult(ok=not errors, errors=errors, elapsed_s=time.monotonic() - t0)
 
 
-_DECL = re.compile(
-    r"^(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable|nonrec)\s+)*"
-    r"(theorem|lemma|example|def|abbrev|instance|inductive|structure)\b\s*([^\s:({\[]*)")
+_warned_legacy = False
 
 
-@dataclass(frozen=True)
-class Declaration:
-    """A top-level declaration of a file and what Lean said about it."""
-
-    line: int
-    kind: str
-    name: str
-    errors: tuple[str, ...]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-
-def per_declaration(text: str, diags: Sequence[Diagnostic]) -> tuple[list[Declaration], list[str]]:
-    """Attribute rejecting diagnostics to the top-level declarations of a
-    file by line range; also the rejecting messages outside any declaration."""
-    lines = text.splitlines()
-    starts = [(i, m.group(1), m.group(2) or f"<{m.group(1)} line {i + 1}>")
-              for i, ln in enumerate(lines) if (m := _DECL.match(ln))]
-    bad = failures(diags)
-    bounds = [s[0] for s in starts[1:]] + [len(lines) + 1]
-    decls = []
-    for (a, kind, name), b in zip(starts, bounds, strict=True):
-        errs = tuple(d.message for d in bad if a <= d.line < b)
-        decls.append(Declaration(line=a, kind=kind, name=name, errors=errs))
-    first = starts[0][0] if starts else len(lines) + 1
-    outside = [d.message for d in bad if d.line < first]
-    return decls, outside
+async def _legacy_check(backend: object, source: str, t0: float) -> CheckResult:
+    """For a backend without `elaborate` (none of the project's, once the
+    Pantograph side lands): errors and the sorry warning only, as before
+    issue 16; logged loudly, since axioms are then checked only statically."""
+    global _warned_legacy
+    if not _warned_legacy:
+        log.warning("%s has no `elaborate`: proofs are checked without Lean's axiom report (static rules only)",
+                    type(backend).__name__)
+        _warned_legacy = True
+    diags = await backend.check_source(source)  # type: ignore[attr-defined]
+    errors = verdict(diags)
+    return CheckResult(ok=not errors, errors=errors, elapsed_s=time.monotonic() - t0)

@@ -22,6 +22,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import secrets
+import shutil
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,14 +32,96 @@ from pathlib import Path
 
 from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
+from burnqed_core.lean import checker
 from burnqed_core.lean.install import LeanInstall, require_installed
-from burnqed_core.lean.lsp import LspWorker, is_sorry_warning, process_rss_mb
-from burnqed_core.lean.types import BackendDied, CheckResult, Diagnostic, GoalState, Status, TacticResult
+from burnqed_core.lean.lsp import LspWorker, Symbol, is_sorry_warning, process_rss_mb
+from burnqed_core.lean.source import STRICT_LINE, preamble_text, proof_text
+from burnqed_core.lean.types import (
+    ALLOWED_AXIOMS,
+    KNOWN_BAD_AXIOMS,
+    BackendDied,
+    CheckResult,
+    Diagnostic,
+    Elaboration,
+    GoalState,
+    Status,
+    TacticResult,
+)
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
 
-BLOCK_NAME = "burnqed_goal_{}"
+# How `elaborate` asks Lean for axioms. `#print axioms` is refused in this
+# build: it treats every document as a `module` ("cannot use `#print axioms`
+# in a `module`"). `#eval` of a `CoreM` action calling the compiled
+# `Lean.collectAxioms` works, given the imports in `HEADER`. The glue code
+# around it avoids library functions whose compiled code needs private
+# specialisations that the exported-level imports lack (`Name.toString`,
+# `List.toString`, `Array.all`, `logInfo` fail with "Unknown constant
+# `_private...`"). Each leaf is tagged local (L, declared in the document)
+# or imported (I) and with its kind.
+#
+# The library's `.olean` files are the exported level only: imported
+# theorems (and definitions whose bodies are not exposed) carry no proof and
+# are reported as `axiom` leaves (`Classical.em`, `Nat.add_comm`, ...). So an
+# imported leaf is kept only when it is one of Lean's real axioms that matter
+# (`ALLOWED_AXIOMS` and `KNOWN_BAD_AXIOMS`); other imported leaves are
+# library facts (proved when the library was built). Every local leaf is
+# kept (as ``local:<name>``): an axiom of the preamble or of the proof.
+# The only unsound axioms of the library are those of `KNOWN_BAD_AXIOMS`
+# (sorry and compiled-code trust); any other library axiom is consistent,
+# so dropping one cannot let `False` through.
+AXIOM_QUERY_DEF = """
+def burnqedAxiomLeaves (n : Lean.Name) (tag : String) : Lean.CoreM String := do
+  let rec go : Lean.Name → String
+    | .anonymous => ""
+    | .str p s => let q := go p; if q.isEmpty then s else q ++ "." ++ s
+    | .num p _ => go p ++ ".#"
+  let env ← Lean.getEnv
+  let kind (c : Lean.Name) : String := match env.find? c with
+    | some (.axiomInfo _) => "ax" | some (.thmInfo _) => "thm" | some (.defnInfo _) => "def"
+    | some (.opaqueInfo _) => "opq" | some _ => "oth" | none => "none"
+  let rec loop (a : Array Lean.Name) : Nat → Nat → String → String
+    | 0, _, acc => acc
+    | k+1, i, acc =>
+      let c := a.getD i .anonymous
+      let loc := if (env.getModuleIdxFor? c).isSome then "I" else "L"
+      loop a k (i+1) (acc ++ " " ++ loc ++ ":" ++ kind c ++ ":" ++ go c)
+  let a ← Lean.collectAxioms n
+  return tag ++ loop a a.size 0 ""
+"""
+
+
+def axiom_query(nonce: str, names: Sequence[str]) -> tuple[str, dict[int, tuple[str, str]], int]:
+    """Lean text asking the axioms of ``names`` (with `AXIOM_QUERY_DEF`,
+    defined in `HEADER`), the line (within the query) of each name's answer
+    with the tag that answer starts with, and the line of the end marker."""
+    text = ""
+    lines = 0
+    where: dict[int, tuple[str, str]] = {}
+    for k, name in enumerate(names):
+        where[lines] = (name, f"{nonce}:{k}")
+        text += f'#eval burnqedAxiomLeaves ``{name} "{nonce}:{k}"\n'
+        lines += 1
+    text += f'#eval "burnqed-end-{nonce}"\n'
+    return text, where, lines
+
+
+def classify_leaves(answer: str) -> list[str]:
+    """The axioms in one query answer (``tag L:ax:foo I:ax:Nat.x ...``):
+    local leaves as ``local:<name>``; imported leaves only when they are
+    real axioms of `ALLOWED_AXIOMS` or `KNOWN_BAD_AXIOMS` (see above)."""
+    out = []
+    for item in answer.split()[1:]:
+        loc, _, rest = item.partition(":")
+        _kind, _, name = rest.partition(":")
+        if loc != "I":
+            out.append(f"local:{name}")
+        elif name in ALLOWED_AXIOMS or name in KNOWN_BAD_AXIOMS:
+            out.append(name)
+    return out
+
+
 # Used when lean.embedded.elab_async is off. Lean's default elaborates the
 # proofs of a document's blocks as parallel tasks: 64 tactics/s at 32 blocks
 # per edit against 26/s without (measured 2026-11-22, 2 cores). But a stream
@@ -46,16 +131,7 @@ BLOCK_NAME = "burnqed_goal_{}"
 # few calls. With this option 150 corpus theorems replayed and re-checked at
 # a steady 6.7-6.9 GB, 16-17 threads. `burnqed lean trace/baseline` use it.
 SYNC_ELAB_OPTIONS = ("-DElab.async=false",)
-WARMUP = "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
 _PARSE_ERROR = re.compile(r"^(unexpected |expected |unknown tactic|unterminated )")
-
-
-def indent_tactic(tactic: str, indent: str = "  ") -> str:
-    """A tactic as lines of a ``by`` block: every line gets ``indent``, so a
-    multi-line tactic keeps its inner layout (``induction ... with`` arms,
-    bullets, ``calc`` steps) relative to its first line."""
-    lines = tactic.strip("\n").splitlines() or [""]
-    return "".join(f"{indent}{line.rstrip()}\n" if line.strip() else "\n" for line in lines)
 
 
 @dataclass(frozen=True)
@@ -69,32 +145,26 @@ class Block:
     end_line: int           # last line of the block
 
 
-# Unknown names in a statement are errors, not silently bound as implicit
-# variables (Lean's default): `n = undefinedConst` must not start a proof.
-STRICT_PREFIX = "set_option autoImplicit false in "
-
-
-def proof_text(name: str, statement: str, tactics: Sequence[str], strict: bool = True) -> str:
-    """``theorem <name> <statement> := by`` + tactic lines (no trailing skip),
-    with auto-bound implicits off when ``strict`` (same line: line numbers
-    do not move)."""
-    prefix = STRICT_PREFIX if strict else ""
-    return f"{prefix}theorem {name} {statement.strip()} := by\n" + "".join(indent_tactic(t) for t in tactics)
-
-
-def preamble_text(preamble: str) -> str:
-    return preamble.strip("\n") + "\n\n" if preamble.strip() else ""
+# Every document of the worker starts with this header (changing a
+# document's imports makes the file worker exit, so it is the same for all):
+# the imports and the definition that the axiom query of `elaborate` needs
+# (elaborated once: Lean reuses the unchanged prefix of a document).
+HEADER = "import Lean.Util.CollectAxioms\nimport Lean.CoreM\n" + AXIOM_QUERY_DEF + "\n"
+HEADER_LINES = HEADER.count("\n")
+WARMUP = HEADER + "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
 
 
 def build_document(preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> tuple[str, list[Block]]:
-    """One document: the preamble, then one block per (statement, tactic path),
-    each ending in ``skip``. Also where each block is."""
-    parts = [preamble_text(preamble)]
+    """One document: `HEADER`, the preamble, then one anonymous ``example``
+    block per (statement, tactic path), each ending in ``skip``. Blocks are
+    anonymous so that no candidate can cite another (by name or through
+    ``exact?``). Also where each block is."""
+    parts = [HEADER + preamble_text(preamble) + STRICT_LINE]
     line = parts[0].count("\n")
     blocks = []
-    for i, (statement, tactics) in enumerate(items):
-        text = proof_text(BLOCK_NAME.format(i), statement, tactics)
-        header_lines = f"theorem x {statement.strip()} := by\n".count("\n")
+    for statement, tactics in items:
+        text = proof_text(None, statement, tactics, strict=False)
+        header_lines = f"example {statement.strip()} := by\n".count("\n")
         text += "  skip\n\n"
         n = text.count("\n")
         blocks.append(Block(decl_line=line, first_tactic_line=line + header_lines, goal_line=line + n - 2,
@@ -102,6 +172,13 @@ def build_document(preamble: str, items: Sequence[tuple[str, Sequence[str]]]) ->
         parts.append(text)
         line += n
     return "".join(parts), blocks
+
+
+NAMESPACE_KIND = 3  # LSP SymbolKind.Namespace: `namespace`/`section` blocks are not declarations
+
+
+def _shift(d: Diagnostic, by: int) -> Diagnostic:
+    return d.model_copy(update={"line": d.line + by, "end_line": d.end_line + by})
 
 
 def is_parse_error(message: str) -> bool:
@@ -140,10 +217,37 @@ def judge_block(block: Block, diags: Sequence[Diagnostic], goals: list[str] | No
     return BlockVerdict(Status.OK, goals=tuple(goals))
 
 
+def parse_problem(blocks: Sequence[Block], symbols: Sequence[Symbol]) -> str | None:
+    """Lean's own parse of a batch document against its blocks: a
+    declaration after the preamble that does not start on a block's line
+    means model text left its block and declared something (then no verdict
+    of that document is used). A block that merely ends early (a parse
+    error: Lean skips to the next block's ``example``) is that block's own
+    parse error. Commands that declare nothing are refused by the static
+    rules before Lean."""
+    if not blocks:
+        return None
+    starts = {b.decl_line for b in blocks}
+    for s in symbols:
+        if s.line < blocks[0].decl_line or s.kind == NAMESPACE_KIND:
+            continue
+        if s.line not in starts:
+            return f"unexpected declaration `{s.name}` at line {s.line + 1}"
+    return None
+
+
 def _isolate(tactic: str) -> bool:
     """Tactics that could swallow the blocks after them (an unclosed comment
     or string runs to the end of the document): checked in a document alone."""
     return "/-" in tactic or "-/" in tactic or tactic.count('"') % 2 == 1
+
+
+def _lean_string(message: str) -> str | None:
+    """The value of an `#eval` of a String (Lean prints it quoted)."""
+    m = message.strip()
+    if len(m) < 2 or m[0] != '"' or m[-1] != '"':
+        return None
+    return m[1:-1].replace('\\"', '"').replace("\\\\", "\\")
 
 
 class EmbeddedBackend:
@@ -160,6 +264,7 @@ class EmbeddedBackend:
             raise LeanSetupError("lean.embedded.install_dir is not set (load a profile, or pass install_dir)")
         self.install_root = Path(root)
         self.worker: LspWorker | None = None
+        self.scratch: str | None = None
         self.last_preamble: str | None = None
         self.started_at = 0.0
         self.startup_s = 0.0
@@ -181,18 +286,25 @@ class EmbeddedBackend:
     async def start(self) -> None:
         inst: LeanInstall = require_installed(self.install_root)
         args = [f"-Dserver.reportDelayMs={self.config.embedded.report_delay_ms}", *self.worker_options(), "--worker"]
-        self.worker = LspWorker(inst.command(*args), env=inst.env(), timeout_s=self.config.embedded.request_timeout_s)
+        # The worker sees the library (read-only) and this directory only.
+        self.scratch = tempfile.mkdtemp(prefix="burnqed-lean-scratch-")
+        env = dict(inst.env(), BURNQED_LEAN_SCRATCH=self.scratch)
+        self.worker = LspWorker(inst.command(*args), env=env, timeout_s=self.config.embedded.request_timeout_s,
+                                cwd=self.scratch)
         t0 = time.monotonic()
         try:
             limit = self.config.embedded.start_timeout_s
             diags = await asyncio.wait_for(self.worker.start(WARMUP, timeout_s=limit), limit)
         except (TimeoutError, BackendDied) as e:
             tail = " | ".join(list(self.worker.stderr_tail)[-5:])
-            await self.worker.close()
+            await self.close()
             detail = f": {tail}" if tail else ""
             raise LeanSetupError(f"the embedded Lean worker did not start ({e or 'timeout'}){detail}") from None
+        except BaseException:  # cancelled (or anything else): never leave the process or its scratch behind
+            await asyncio.shield(self.close())
+            raise
         if any(d.is_error for d in diags):
-            await self.worker.close()
+            await self.close()
             raise LeanSetupError(f"the embedded Lean worker cannot elaborate `1 + 1 = 2`: {diags[0].message}")
         self.started_at = time.monotonic()
         self.startup_s = self.started_at - t0
@@ -202,6 +314,9 @@ class EmbeddedBackend:
     async def close(self) -> None:
         if self.worker is not None:
             await self.worker.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
     def worker_options(self) -> tuple[str, ...]:
         return () if self.config.embedded.elab_async else SYNC_ELAB_OPTIONS
@@ -212,14 +327,18 @@ class EmbeddedBackend:
         return self.worker
 
     # -- documents ----------------------------------------------------------------------------------------------
-    async def run_blocks(self, preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict]:
-        """Elaborate (statement, tactic path) blocks in one document."""
+    async def run_blocks(self, preamble: str,
+                         items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict] | None:
+        """Elaborate (statement, tactic path) blocks in one document; None when
+        Lean's parse of a batch shows a declaration that is not one of the
+        blocks (the caller redoes the batch one block per document)."""
         if not items:
             return []
         async with self._doc_lock:
             return await self._run_blocks(preamble, items)
 
-    async def _run_blocks(self, preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict]:
+    async def _run_blocks(self, preamble: str,
+                          items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict] | None:
         w = self._w()
         text, blocks = build_document(preamble, items)
         diags = await w.check(text)
@@ -229,6 +348,8 @@ class EmbeddedBackend:
         if pre_errors:
             msg = f"preamble: {first_line(pre_errors[0].message)}"
             return [BlockVerdict(Status.START_ERROR, message=msg) for _ in items]
+        if len(blocks) > 1 and parse_problem(blocks, await w.document_symbols()):
+            return None
         goals = await w.goals_many([(b.goal_line, b.goal_col) for b in blocks])
         return [judge_block(b, diags, g) for b, g in zip(blocks, goals, strict=True)]
 
@@ -242,13 +363,20 @@ class EmbeddedBackend:
         bs = self.config.batch_size
         for k in range(0, len(shared), bs):
             idx = shared[k:k + bs]
-            for i, v in zip(idx, await self.run_blocks(preamble, [items[i] for i in idx]), strict=True):
+            got = await self.run_blocks(preamble, [items[i] for i in idx])
+            if got is None:  # Lean's parse differs from the blocks: each one alone, in its own document
+                log.warning("a batch of %d blocks parsed into unexpected declarations: redone one by one", len(idx))
+                alone += idx
+                continue
+            for i, v in zip(idx, got, strict=True):
                 out[i] = v
             if len(idx) > 1:
                 alone += [i for i in idx if (v := out[i]) is not None and v.status is Status.PARSE_ERROR
                           and v.message.startswith("no proof state")]
         for i in alone:
-            out[i] = (await self.run_blocks(preamble, [items[i]]))[0]
+            one = await self.run_blocks(preamble, [items[i]])
+            assert one is not None  # a single block is never re-split
+            out[i] = one[0]
         return [v for v in out if v is not None]
 
     # -- ProofEnv -----------------------------------------------------------------------------------------------
@@ -280,15 +408,49 @@ class EmbeddedBackend:
         return [r for r in results if r is not None]
 
     async def check_source(self, text: str) -> list[Diagnostic]:
+        """Diagnostics of ``text`` (lines of ``text``: the header is hidden)."""
         async with self._doc_lock:
-            diags = await self._w().check(text)
+            diags = await self._w().check(HEADER + text)
         self.last_preamble = None
-        return diags
+        return [_shift(d, -HEADER_LINES) for d in diags if d.line >= HEADER_LINES]
+
+    async def elaborate(self, text: str, axioms_of: Sequence[str] = ()) -> Elaboration:
+        """`LeanBackend.elaborate`: ``text`` after `HEADER` as the whole
+        document, then the axiom query and an end marker. Declarations are
+        the document symbols of Lean's parse (with their command ranges);
+        answers count only on the query's own lines and with this call's
+        nonce (model text cannot forge them: a `trace` message sits on the
+        model's lines)."""
+        nonce = secrets.token_hex(6)
+        body = HEADER + text + ("" if text.endswith("\n") else "\n") + "\n"
+        q0 = body.count("\n")
+        query, where, end_line = axiom_query(nonce, axioms_of)
+        async with self._doc_lock:
+            w = self._w()
+            diags = await w.check(body + query)
+            symbols = await w.document_symbols()
+        self.last_preamble = None
+        axioms: dict[str, list[str]] = {}
+        complete = False
+        for d in diags:
+            if d.line < q0 or d.severity != 3:
+                continue
+            value = _lean_string(d.message)
+            if value is None:
+                continue
+            if d.line - q0 == end_line and value == f"burnqed-end-{nonce}":
+                complete = True
+            asked = where.get(d.line - q0)
+            if asked is not None and value.split(" ", 1)[0] == asked[1]:
+                axioms[asked[0]] = classify_leaves(value)
+        text_diags = [_shift(d, -HEADER_LINES) for d in diags if HEADER_LINES <= d.line < q0]
+        decls = [s for s in symbols if HEADER_LINES <= s.line < q0 and s.kind != NAMESPACE_KIND]
+        return Elaboration(
+            diagnostics=text_diags, declarations=[s.name for s in decls], axioms=axioms, complete=complete,
+            declaration_lines=[(s.line - HEADER_LINES, s.end_line - HEADER_LINES) for s in decls])
 
     async def check_proof(self, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
-        from burnqed_core.lean.checker import check_proof
-
-        return await check_proof(self, theorem, tactics)
+        return await checker.check_proof(self, theorem, tactics)
 
     async def free(self, states: Sequence[GoalState]) -> None:
         """Nothing to free: a state is its text."""

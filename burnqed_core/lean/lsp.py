@@ -28,6 +28,7 @@ import os
 import signal
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -276,6 +277,26 @@ class LspWorker:
                                                           "position": {"line": line, "character": character}})
         return None if r is None else [str(g) for g in r["goals"]]
 
+    async def document_symbols(self) -> list[Symbol]:
+        """The declarations Lean's own parse found in the current document
+        (``textDocument/documentSymbol``), flattened in source order; a
+        declaration inside ``namespace A`` is named ``A.name``."""
+        async with self._lock:
+            r = await self._request("textDocument/documentSymbol", {"textDocument": {"uri": self.uri}})
+        out: list[Symbol] = []
+
+        def walk(items: Sequence[dict[str, Any]], prefix: str) -> None:
+            for s in items:
+                rng = s.get("range") or s.get("location", {}).get("range")
+                name = str(s.get("name", ""))
+                full = f"{prefix}{name}"
+                out.append(Symbol(name=full, kind=int(s.get("kind", 0)), line=rng["start"]["line"],
+                                  end_line=rng["end"]["line"], end_col=rng["end"]["character"]))
+                walk(s.get("children") or [], f"{full}.")
+
+        walk(r or [], "")
+        return sorted(out, key=lambda s: (s.line, s.end_line))
+
     async def goals_many(self, positions: Sequence[tuple[int, int]]) -> list[list[str] | None]:
         """`goals` at several positions, one request after the other under one lock."""
         out: list[list[str] | None] = []
@@ -285,6 +306,18 @@ class LspWorker:
                                                               "position": {"line": line, "character": character}})
                 out.append(None if r is None else [str(g) for g in r["goals"]])
         return out
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A document symbol: a declaration (or namespace) and its command's
+    range, 0-based lines, end exclusive in characters (LSP)."""
+
+    name: str
+    kind: int
+    line: int
+    end_line: int
+    end_col: int
 
 
 class LspError(RuntimeError):

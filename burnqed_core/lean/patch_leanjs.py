@@ -4,7 +4,8 @@
 Why patches at all: the published glue reads stdin in a way that breaks on a
 pipe, buffers stdout by lines, never returns exited pthreads to the pool (each
 new thread costs a fresh Worker, ~0.5 GB), leaks mimalloc heaps, looks up
-symbols by linear search over ~201k exports, and mounts only /tmp and /home.
+symbols by linear search over ~201k exports, and mounts host /tmp and /home
+(instead: the library read-only and one scratch directory).
 
 Every fix is an exact replacement in the single-line, minified glue. Each old
 text must occur exactly once in the original, otherwise `PatchError` says
@@ -145,16 +146,33 @@ PATCHES: list[tuple[str, str, list[tuple[str, str]]]] = [
      [('var result=getWasmTableEntry(ptr)(arg);',
        'var result=getWasmTableEntry(ptr)(arg);_mi_thread_done();')]),
 
-    ("6-host-paths",
-     "Only host /tmp and /home are mounted (NODEFS) in the wasm file system, "
-     "so LEAN_PATH, files and the cwd elsewhere (e.g. under $HOME) "
-     "are 'no such file'. Also mount every other top-level host directory "
-     "at the same path (not /dev, /proc, /sys).",
-     [('FS.mount(NODEFS,{root:"/tmp"},"/tmp");',
-       'FS.mount(NODEFS,{root:"/tmp"},"/tmp");'
-       'for(var d of fs.readdirSync("/")){var p="/"+d;try{if(["dev","proc","sys"].includes(d)||'
-       'FS.analyzePath(p).exists||!fs.statSync(p).isDirectory())continue;FS.mkdir(p);'
-       'FS.mount(NODEFS,{root:p},p)}catch(e){}}')]),
+    ("6-sandbox-fs",
+     "The glue mounts host /home and /tmp (NODEFS) and the cwd, so code run "
+     "by Lean (`#eval IO.FS.writeFile ...`) reads and writes the host. "
+     "Mount instead only the LEAN_PATH directories and the glue's own "
+     "directory (Lean looks up its app path), READ-ONLY (every NODEFS "
+     "write path refuses with EACCES on them), and the scratch directory "
+     "named by $BURNQED_LEAN_SCRATCH (read-write, also the cwd); everything "
+     "else (/tmp, /home, ...) is the in-memory file system of the process.",
+     [('FS.mount(NODEFS,{root:"/home"},"/home");FS.mount(NODEFS,{root:"/tmp"},"/tmp");var cwd=process.cwd();',
+       '(function(){var ops=NODEFS.node_ops,so=NODEFS.stream_ops;'
+       'var ro=n=>!!(n&&n.mount&&n.mount.opts&&n.mount.opts.burnqedReadOnly);'
+       'var deny=()=>{throw new FS.ErrnoError(2)};'
+       'for(var k of["mknod","rename","unlink","rmdir","symlink","setattr"])(k=>{var f=ops[k];'
+       'ops[k]=function(n,...a){if(ro(n))deny();return f.call(this,n,...a)}})(k);'
+       'var op=so.open;so.open=function(st){if(ro(st.node)&&(st.flags&(1|2|64|512|1024)))deny();'
+       'return op.call(this,st)};'
+       'for(var k of["write","setattr","msync"])(k=>{var f=so[k];'
+       'so[k]=function(st,...a){if(ro(st.node))deny();return f.call(this,st,...a)}})(k)})();'
+       'var leanMkdirs=p=>{var c="";for(var x of p.split("/")){if(!x)continue;c+="/"+x;'
+       'if(!FS.analyzePath(c).exists)FS.mkdir(c)}};'
+       'var leanRO=(process.env.LEAN_PATH||"").split(":");'
+       'leanRO.push(__dirname);'
+       'for(var p of leanRO){if(!p||FS.analyzePath(p).exists)continue;leanMkdirs(p);'
+       'FS.mount(NODEFS,{root:p,burnqedReadOnly:true},p)}'
+       'var leanScratch=process.env.BURNQED_LEAN_SCRATCH||"";'
+       'if(leanScratch){leanMkdirs(leanScratch);FS.mount(NODEFS,{root:leanScratch},leanScratch)}'
+       'var cwd=leanScratch||"/";')]),
 ]
 
 

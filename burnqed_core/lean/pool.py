@@ -43,7 +43,16 @@ from pydantic import BaseModel, Field
 from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean.checker import sandbox_module, static_problems
-from burnqed_core.lean.types import BackendDied, CheckResult, Diagnostic, GoalState, LeanBackend, Status, TacticResult
+from burnqed_core.lean.types import (
+    BackendDied,
+    CheckResult,
+    Diagnostic,
+    Elaboration,
+    GoalState,
+    LeanBackend,
+    Status,
+    TacticResult,
+)
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
@@ -390,6 +399,13 @@ class LeanPool:
         """Elaborate a whole source on some worker (no retry: raises
         `InfraFailure` on timeout or crash)."""
         return await self._call(None, lambda b: b.check_source(text), timeout_s or max(60.0, self._timeout(1)))
+
+    async def elaborate(self, text: str, axioms_of: Sequence[str] = (),
+                        timeout_s: float | None = None) -> Elaboration:
+        """`LeanBackend.elaborate` on some worker (no retry: raises
+        `InfraFailure` on timeout or crash)."""
+        return await self._call(None, lambda b: b.elaborate(text, axioms_of),
+                                timeout_s or max(60.0, self._timeout(1)))
 
     async def free(self, states: Sequence[GoalState]) -> None:
         handles = [s for s in states if s.handle is not None]

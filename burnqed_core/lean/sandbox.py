@@ -57,6 +57,8 @@ class TokKind(StrEnum):
     NAME = "name"        # a name literal: `` `foo `` or ``` ``foo ```
     HASH = "hash"        # a hash command: `#eval`, `#exit`, `#print`
     SYMBOL = "symbol"    # anything else: `:=`, `(`, `@[`, `<;>`, `⟨` ...
+    COMMENT = "comment"  # `-- ...` or `/- ... -/` (only with ``comments=True``)
+    DOC = "doc"          # a docstring `/-- ... -/` (only with ``comments=True``)
 
 
 @dataclass(frozen=True)
@@ -114,11 +116,15 @@ def _is_id_rest(ch: str) -> bool:
 _SYMBOLS = ("<;>", ":=", "=>", "@[", "#[", "%[", "`(", "``(")
 
 
-def tokenize(text: str) -> list[Token]:
-    """Lex Lean source into tokens, skipping whitespace and comments.
+def tokenize(text: str, *, comments: bool = False, strict: bool = True) -> list[Token]:
+    """Lex Lean source into tokens, skipping whitespace (and comments unless
+    ``comments``). The one Lean lexer of the project: the static rules use
+    it strictly, the file parser (`burnqed_core.data.lean_file`) with
+    comments and leniently.
 
-    Raises `LexError` on an unterminated block comment, string or char
-    literal: in a batched document it would swallow what follows.
+    ``strict``: raise `LexError` on an unterminated block comment, string,
+    char literal or ``«`` (in a batched document it would swallow what
+    follows); otherwise such a token runs to the end of the text.
     """
     toks: list[Token] = []
     i, n = 0, len(text)
@@ -130,14 +136,22 @@ def tokenize(text: str) -> list[Token]:
         first = not toks or toks[-1].line != line
         toks.append(Token(kind, text[start:i], start, line, col, first))
 
+    def unterminated(what: str) -> int:
+        if strict:
+            raise LexError(f"unterminated {what}")
+        return n
+
     while i < n:
         ch = text[i]
         if ch.isspace():
             i += 1
             continue
+        start = i
         if text.startswith("--", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
+            if comments:
+                emit(TokKind.COMMENT, start)
             continue
         if text.startswith("/-", i):
             depth, j = 1, i + 2
@@ -148,26 +162,22 @@ def tokenize(text: str) -> list[Token]:
                     depth, j = depth - 1, j + 2
                 else:
                     j += 1
-            if depth:
-                raise LexError("unterminated comment `/-`")
-            i = j
+            i = unterminated("comment `/-`") if depth else j
+            if comments:
+                doc = text.startswith("/--", start) and not text.startswith("/--/", start)
+                emit(TokKind.DOC if doc else TokKind.COMMENT, start)
             continue
-        start = i
-        if ch == "r" and re.match(r'r#*"', text[i:i + 64]):
-            hashes = len(re.match(r"r(#*)", text[i:]).group(1))  # type: ignore[union-attr]
-            end = text.find('"' + "#" * hashes, i + 2 + hashes)
-            if end < 0:
-                raise LexError("unterminated raw string literal")
-            i = end + 1 + hashes
+        if ch == "r" and (m := re.match(r'r(#*)"', text[i:i + 64])):
+            close = '"' + m.group(1)
+            end = text.find(close, i + m.end())
+            i = unterminated("raw string literal") if end < 0 else end + len(close)
             emit(TokKind.STRING, start)
             continue
         if ch == '"':
             j = i + 1
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            if j >= n:
-                raise LexError("unterminated string literal")
-            i = j + 1
+            i = unterminated("string literal") if j >= n else j + 1
             emit(TokKind.STRING, start)
             continue
         if ch == "'":
@@ -180,7 +190,7 @@ def tokenize(text: str) -> list[Token]:
                 emit(TokKind.SYMBOL, start)
             continue
         if _is_id_first(ch) or ch == "«":
-            i = _scan_ident(text, i)
+            i = _scan_ident(text, i, strict)
             emit(TokKind.IDENT, start)
             continue
         if ch.isdigit():
@@ -193,13 +203,13 @@ def tokenize(text: str) -> list[Token]:
             emit(TokKind.NUMBER, start)
             continue
         if ch == "#" and i + 1 < n and _is_id_first(text[i + 1]):
-            i = _scan_ident(text, i + 1)
+            i = _scan_ident(text, i + 1, strict)
             emit(TokKind.HASH, start)
             continue
         if ch == "`":
             k = i + 2 if text.startswith("``", i) else i + 1
             if k < n and (_is_id_first(text[k]) or text[k] == "«"):
-                i = _scan_ident(text, k)
+                i = _scan_ident(text, k, strict)
                 emit(TokKind.NAME, start)
                 continue
         for sym in _SYMBOLS:
@@ -212,13 +222,17 @@ def tokenize(text: str) -> list[Token]:
     return toks
 
 
-def _scan_ident(text: str, i: int) -> int:
+def _scan_ident(text: str, i: int, strict: bool = True) -> int:
     """End of the dotted identifier starting at ``i``."""
     n = len(text)
     while True:
         if i < n and text[i] == "«":
             j = text.find("»", i + 1)
-            i = n if j < 0 else j + 1
+            if j < 0:
+                if strict:
+                    raise LexError("unterminated `«` identifier")
+                return n
+            i = j + 1
         else:
             while i < n and _is_id_rest(text[i]):
                 i += 1
@@ -230,10 +244,21 @@ def _scan_ident(text: str, i: int) -> int:
 
 # --- the rules ---------------------------------------------------------------
 
-SORRY_NAMES = frozenset({"sorry", "admit", "sorryAx", "stop"})
+SORRY_NAMES = frozenset({"sorry", "admit", "sorryAx", "stop", "cheat"})
 NATIVE_NAMES = frozenset({
     "native_decide", "decide!", "ofReduceBool", "ofReduceNat", "reduceBool", "trustCompiler",
 })
+# THE list of words that make a proof not count: the static rules, the file
+# parser (a proof using one is no known proof) and the training-data filter
+# (`burnqed_core.data.pairs`) all use it.
+FORBIDDEN_WORDS = SORRY_NAMES | NATIVE_NAMES
+
+
+def forbidden_words_regex() -> str:
+    """`FORBIDDEN_WORDS` as a whole-word regex (no look-around, so that
+    polars' Rust regex engine accepts it too)."""
+    parts = [re.escape(w) + (r"\b" if w[-1].isalnum() or w[-1] == "_" else "") for w in sorted(FORBIDDEN_WORDS)]
+    return r"\b(?:" + "|".join(parts) + ")"
 CODE_RUNNERS = frozenset({
     "run_tac", "run_cmd", "run_elab", "run_meta", "by_elab", "evalExpr", "evalConst",
     "implemented_by", "extern", "csimp",
@@ -268,9 +293,9 @@ def option_problem(name: str) -> str | None:
 def _name_problem(tok: Token) -> str | None:
     """The rule a single identifier breaks, if any."""
     comps = tok.components
-    if tok.text in ("sorry", "admit") or "sorryAx" in comps:
+    if comps in (["sorry"], ["admit"], ["cheat"]) or "sorryAx" in comps:
         return f"`{tok.text}` leaves the proof unfinished"
-    if tok.text == "stop":
+    if comps == ["stop"]:
         return "`stop` discards the rest of the proof (it is `repeat sorry`)"
     for c in comps:
         if c in NATIVE_NAMES:
@@ -317,7 +342,7 @@ def _combinator_problem(toks: list[Token], k: int) -> str | None:
     if head.text == "set_option":
         if len(args) != 2 or args[0].kind is not TokKind.IDENT:
             return "malformed `set_option ... in`"
-        return option_problem(args[0].text)
+        return option_problem(".".join(args[0].components))
     for t in args:
         if t.kind is TokKind.IDENT and t.components[0] in OPEN_FORBIDDEN:
             return f"`open {t.text}` reaches IO or Lean's meta level"
@@ -325,14 +350,27 @@ def _combinator_problem(toks: list[Token], k: int) -> str | None:
 
 
 def _kernel_flag_problem(toks: list[Token], k: int) -> str | None:
-    """``decide +kernel`` / ``+native`` and ``(kernel := true)`` config forms."""
+    """Configuration that makes ``decide`` (or any tactic) trust compiled
+    code or skip checks, in every spelling Lean reads the same way:
+    ``+native``/``+kernel``, ``+«native»``, ``(native := true)``,
+    ``(config := { native := true })``, ``(config := ⟨...⟩)`` / positional
+    ``DecideConfig.mk`` arguments (anonymous constructors cannot be checked
+    field by field, so they are refused)."""
     t = toks[k]
-    if t.text not in ("kernel", "native"):
+    comps = t.components
+    if not comps:
         return None
+    last = comps[-1]
     prev = toks[k - 1].text if k > 0 else ""
     nxt = toks[k + 1].text if k + 1 < len(toks) else ""
-    if prev == "+" or nxt == ":=":
+    if last in ("kernel", "native") and (prev == "+" or nxt == ":="):
         return f"`{prev if prev == '+' else ''}{t.text}` option trusts compiled code or skips checks"
+    if any(c in ("DecideConfig", "Config") for c in comps) and ("Decide" in t.text or "decide" in t.text):
+        return f"`{t.text}`: decide's configuration is not allowed"
+    if last == "config" and nxt == ":=":
+        after = toks[k + 2] if k + 2 < len(toks) else None
+        if after is None or after.text != "{":
+            return "`config :=` must be a structure instance `{ field := value }`"
     return None
 
 
@@ -371,15 +409,38 @@ def _token_problems(toks: list[Token], *, allow_leading_decl: bool) -> list[str]
     return problems
 
 
-def _control_char_problem(text: str) -> str | None:
+# Characters Python's `str.splitlines` breaks lines on, besides "\n": Lean
+# does not (for Lean they are not even whitespace), so text holding them
+# would be laid out differently by us and by Lean.
+LINE_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def normalize_source(text: str) -> str:
+    """Trusted source (a user's file, a preamble) as Lean reads it: CRLF is
+    one line break for Lean (the server normalises it), so it becomes
+    ``\n``; nothing else changes. Untrusted text is not normalised but
+    rejected (`control_char_problem`) if it holds any other line break."""
+    return text.replace("\r\n", "\n")
+
+
+def control_char_problem(text: str) -> str | None:
+    """Why text must not reach Lean because of a character in it: every
+    line break but ``\n`` (``\r``, ``\v``, ``\f``, U+0085, U+2028, U+2029
+    ...), every other control or format character (bidi overrides, BOM,
+    zero-width), surrogates, private-use and unassigned code points. Tabs
+    are left to Lean (an error there)."""
     for ch in text:
         if ch in "\n\t":
             continue
+        if ch in LINE_BREAKS:
+            return f"line terminator U+{ord(ch):04X} (Lean does not break lines there)"
         cat = unicodedata.category(ch)
-        # Cc: NUL and other control characters; Cf bidi overrides hide code from readers.
-        if cat == "Cc" or (cat == "Cf" and ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"):
+        if cat in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
             return f"control character U+{ord(ch):04X}"
     return None
+
+
+_control_char_problem = control_char_problem
 
 
 def check_tactic(tactic: str, max_chars: int) -> str | None:
@@ -462,4 +523,28 @@ def check_proof_source(statement_expected: str, source: str) -> list[str]:
             got = " ".join(t.text for t in body[: max(got_end, 0)])
             problems.append(f"statement differs from the one asked: got `{got[:200]}`, expected "
                             f"`{' '.join(expected)[:200]}`")
+    return list(dict.fromkeys(problems))
+
+
+def source_problems(text: str) -> list[str]:
+    """Forbidden words in one declaration of a user's file (any form:
+    ``theorem``, ``def``, ``instance``, ``abbrev`` ..., with any modifiers and
+    attributes): the name rules of `check_tactic` (``sorry``, ``native_decide``
+    and ``«native_decide»``, ``implemented_by``, ``extern``, ``unsafe``, IO,
+    the meta level) and the kernel/native configuration forms. Command
+    keywords are allowed here (the text is a declaration); a lexer error
+    (unterminated comment, string or ``«``) is a problem."""
+    try:
+        toks = tokenize(text)
+    except LexError as e:
+        return [str(e)]
+    problems: list[str] = []
+    for k, t in enumerate(toks):
+        p: str | None = None
+        if t.kind is TokKind.IDENT:
+            p = _name_problem(t) or _kernel_flag_problem(toks, k)
+        elif t.kind is TokKind.NAME:
+            p = _name_problem(Token(TokKind.IDENT, t.text.lstrip("`"), t.offset, t.line, t.col, t.line_start))
+        if p:
+            problems.append(p)
     return list(dict.fromkeys(problems))

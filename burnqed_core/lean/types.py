@@ -101,16 +101,33 @@ class Elaboration(BaseModel):
     it depends on (``Lean.collectAxioms`` / ``#print axioms``); a name that is
     missing here was not answered (the check fails closed).
     ``complete``: Lean processed the text to its end (no ``#exit``, no early
-    end of input, no abort)."""
+    end of input, no abort).
+    ``declaration_lines``: optional, parallel to ``declarations``: the first
+    and last 0-based line of each declaration's whole command in the text
+    (LSP document symbol ranges), so that the checker can see that the
+    checked theorem's command runs to the end of the proof (no command of
+    any kind after it); None when the backend cannot say (the checker then
+    compares with the declarations of the preamble alone).
+
+    Lines of ``diagnostics`` are 0-based lines of the given text. An axiom
+    that Lean reports for a local (non-imported) constant is named
+    ``local:<name>``, so it can never match an allowed axiom."""
 
     model_config = ConfigDict(frozen=True)
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     declarations: list[str] | None = None
     axioms: dict[str, list[str]] = Field(default_factory=dict)
     complete: bool = False
+    declaration_lines: list[tuple[int, int]] | None = None
 
 
 ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
+# Never accepted, whatever the route (named here for messages and tests):
+# `sorryAx` is what `sorry` elaborates to (also when its warning is silenced);
+# `Lean.ofReduceBool` / `Lean.ofReduceNat` / `Lean.trustCompiler` trust
+# compiled code (`native_decide`, `decide +native`), and in the WebAssembly
+# build compiled `USize` and `USize.size` disagree, so they prove `False`.
+KNOWN_BAD_AXIOMS = frozenset({"sorryAx", "Lean.ofReduceBool", "Lean.ofReduceNat", "Lean.trustCompiler"})
 
 
 class ProofEnv(Protocol):

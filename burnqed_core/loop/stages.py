@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -316,23 +316,66 @@ async def eval_report(
     policy: Any,
     env: ProofEnv,
     benchmark: Sequence[Theorem],
-    automation: Mapping[str, str | None] | None,
+    automation: Any,
     out_dir: Path,
     model_path: Path,
     earlier_solved: set[str] | None = None,
+    ebm_dir: Path | None = None,
+    training_pairs: Sequence[Path] = (),
+    progress: bool = True,
 ) -> StageResult:
+    """THE eval stage: both automation baselines (measured by ``env``, cached
+    per benchmark under ``<paths.home>/baselines``; ``automation`` may pass
+    precomputed `Baselines`), one search per theorem and attempt at the
+    largest node budget (resumable), with and without the EBM when
+    ``ebm_dir`` is given (ablation rows), every proof re-checked, the held-out
+    check against ``training_pairs`` (files or prepared-pairs directories: a
+    benchmark theorem in them is an error), then ``results.parquet``,
+    ``summary.json``, ``report.md`` and ``solve_rate.png`` in ``out_dir``.
+    ``earlier_solved``: theorems solved by earlier iterations
+    (`burnqed_core.eval.run.earlier_solved`), for "newly solved"."""
+    from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
+    from burnqed_core.eval.baselines import Baselines, measure_baselines
     from burnqed_core.eval.report import format_table, write_report
-    from burnqed_core.eval.run import run_eval
-    from burnqed_core.eval.summary import summarize
+    from burnqed_core.eval.run import read_eval_results, root_goals, run_eval
+    from burnqed_core.eval.summary import summarize_variants
+    from burnqed_core.search.runner import load_scorer
+    from burnqed_core.search.session import lean_version
 
-    rows = await run_eval(profile, policy, env, benchmark, out_dir, iteration=iteration,
-                          benchmark=profile.data.benchmark, automation=automation, model_path=model_path)
-    s = summarize(rows, automation, iteration=iteration, benchmark=profile.data.benchmark,
-                  earlier_solved=earlier_solved)
+    bench_name = profile.data.benchmark
+    pairs = load_training_pairs(training_pairs) if training_pairs else []
+    if pairs:  # by name, before any search
+        check_training_pairs(benchmark, pairs, where=f"training pairs of iteration {iteration}")
+    if isinstance(automation, Baselines):
+        baselines = automation
+    else:
+        baselines = await measure_baselines(env, benchmark, profile.paths.home / "baselines",
+                                            lean_version=lean_version(profile, env), progress=progress)
+    budgets = profile.eval.budgets
+    await run_eval(profile, policy, env, benchmark, out_dir, iteration=iteration, benchmark=bench_name,
+                   baselines=baselines, model_path=model_path, progress=progress)
+    if ebm_dir is not None:
+        scorer = load_scorer(Path(ebm_dir), policy)
+        await run_eval(profile, policy, env, benchmark, out_dir, iteration=iteration, benchmark=bench_name,
+                       baselines=baselines, model_path=model_path, scorer=scorer, ebm=ebm_dir, progress=progress)
+    if pairs:  # by root goal as Lean printed it: catches a renamed copy
+        check_training_pairs(benchmark, pairs, root_goals(out_dir),
+                             where=f"training pairs of iteration {iteration}")
+    keep = {"", str(ebm_dir)} if ebm_dir is not None else {""}
+    rows = [r for r in read_eval_results(out_dir) if r.ebm in keep]
+    s = summarize_variants(rows, baselines, iteration=iteration, benchmark=bench_name, budgets=budgets,
+                           earlier_solved=earlier_solved)
     write_report(s, out_dir)
+    metrics: dict[str, Any] = {
+        "cumulative_rate": s.cumulative.rate, "hard_rate": s.cumulative_hard.rate,
+        "automation_baseline": s.automation_baseline.rate, "defaware_baseline": s.defaware_baseline.rate,
+        "beyond_automation": s.beyond_count, "timeouts": s.timeouts, "pass_k": s.pass_k,
+        **{f"rate_at_{b.budget}": b.all.rate for b in s.budgets},
+    }
+    if s.without_ebm is not None:
+        metrics["rate_without_ebm"] = s.without_ebm.cumulative.rate
     return StageResult(stage="eval_report", iteration=iteration, path=str(out_dir), summary=format_table(s),
-                       metrics={"cumulative_rate": s.cumulative.rate, "hard_rate": s.cumulative_hard.rate,
-                                "automation_baseline": s.automation_baseline.rate})
+                       metrics=metrics)
 
 
 def _train_metrics(m: Any) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Literal, Protocol, runtime_checkable
 
@@ -42,8 +43,14 @@ class Policy(Protocol):
         n: int,
         temperature: float,
         max_new_tokens: int | None = None,
+        seeds: Sequence[int] | None = None,
     ) -> list[list[Candidate]]:
-        """For each state, ``n`` sampled candidates (duplicates allowed)."""
+        """For each state, ``n`` sampled candidates (duplicates allowed).
+
+        ``seeds``: one per state. When given, a state's samples depend only on
+        the model, the sampling settings, the state and its seed, never on the
+        other states of the call or on earlier calls (reproducible search);
+        when None, a backend may sample from a stream that advances per call."""
         ...
 
     async def encode(self, texts: Sequence[str]) -> list[list[float]]:
@@ -52,6 +59,21 @@ class Policy(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+SEED_BITS = 63
+
+
+def derive_seed(*parts: object) -> int:
+    """A 63-bit seed from ``parts`` (ints, strings): stable across processes
+    and platforms (BLAKE2b of their ``repr``), unlike Python's ``hash``."""
+    h = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(h, "little") & ((1 << SEED_BITS) - 1)
+
+
+def check_seeds(states: Sequence[str], seeds: Sequence[int] | None) -> None:
+    if seeds is not None and len(seeds) != len(states):
+        raise ValueError(f"{len(seeds)} seeds for {len(states)} states: pass one seed per state")
 
 
 def samples_per_state(n: int, temperature: float) -> int:

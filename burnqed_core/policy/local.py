@@ -15,9 +15,13 @@ module avoids:
   tokens up to and including EOS (or the token that completes a closing
   fence), so it equals a teacher-forced recompute of exactly those tokens;
 * after EOS a row holds padding with non-zero scores: those are masked;
-* generation is deterministic for a given seed and call sequence (a
-  counter advances the seed each call), and runs in a worker thread so the
-  event loop keeps serving Lean meanwhile.
+* with per-state ``seeds`` (what the search passes: one seed per
+  expansion), each state is generated on its own (its ``n`` samples share one
+  unpadded prompt) and sampled with its own ``torch.Generator``: a state's
+  samples do not depend on the other states of the call or on earlier calls,
+  byte for byte on CPU. Without seeds, states are batched across the call
+  and the seed advances with a per-call counter. Generation runs in a worker
+  thread so the event loop keeps serving Lean meanwhile.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Any
 
 from burnqed_core.config import PolicyConfig
 from burnqed_core.errors import PolicyError
-from burnqed_core.policy.base import POOLINGS, Candidate, Pooling, samples_per_state
+from burnqed_core.policy.base import POOLINGS, Candidate, Pooling, check_seeds, derive_seed, samples_per_state
 from burnqed_core.policy.prompt import format_prompt, parse_completion
 
 log = logging.getLogger(__name__)
@@ -76,6 +80,27 @@ def _torch_dtype(name: str) -> Any:
     import torch
 
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+class _GeneratorSampler:
+    """A logits processor that samples the next token of every row from
+    softmax(scores / T) with its own ``torch.Generator`` and leaves only that
+    token finite, so that greedy decoding picks it. The sampling happens on
+    CPU in float32 whatever the model's device, so a seed gives the same
+    tokens for the same logits."""
+
+    def __init__(self, temperature: float, generator: Any) -> None:
+        self.temperature = temperature
+        self.generator = generator
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        probs = torch.softmax(scores.detach().float().cpu() / self.temperature, dim=-1)
+        tokens = torch.multinomial(probs, 1, generator=self.generator).to(scores.device)
+        out = torch.full_like(scores, float("-inf"))
+        out.scatter_(1, tokens, 0.0)
+        return out
 
 
 class LocalPolicy:
@@ -204,10 +229,12 @@ class LocalPolicy:
         n: int,
         temperature: float,
         max_new_tokens: int | None = None,
+        seeds: Sequence[int] | None = None,
     ) -> list[list[Candidate]]:
         """Blocking `generate`. ``temperature <= 0`` decodes greedily once per
         state and returns that candidate ``n`` times (identical anyway)."""
-        return [[s.candidate() for s in per] for per in self.sample_sync(states, n, temperature, max_new_tokens)]
+        return [[s.candidate() for s in per]
+                for per in self.sample_sync(states, n, temperature, max_new_tokens, seeds)]
 
     def sample_sync(
         self,
@@ -215,14 +242,19 @@ class LocalPolicy:
         n: int,
         temperature: float,
         max_new_tokens: int | None = None,
+        seeds: Sequence[int] | None = None,
     ) -> list[list[Sample]]:
         """`generate_sync` with the generated token ids kept (tests, analysis)."""
         samples = samples_per_state(n, temperature)
+        check_seeds(states, seeds)
         if not states:
             return []
         greedy = temperature <= 0
         max_new = max_new_tokens or self.max_new_tokens
         prompts = [self._encode_text(format_prompt(s)) for s in states]
+        if seeds is not None:
+            result = self._sample_seeded(prompts, list(seeds), samples, temperature, max_new)
+            return [per * n for per in result] if greedy else result
         # States sorted by prompt length so that a chunk pads little; a chunk is
         # up to batch_size sequences (states x k samples), one generate() call.
         order = sorted(range(len(states)), key=lambda i: len(prompts[i]))
@@ -246,6 +278,23 @@ class LocalPolicy:
         if greedy:
             result = [per * n for per in result]
         return result
+
+    def _sample_seeded(
+        self, prompts: list[list[int]], seeds: list[int], samples: int, temperature: float, max_new: int
+    ) -> list[list[Sample]]:
+        """Each state alone, all its samples in one chunk (they share one
+        unpadded prompt, so nothing else in the call, nor ``batch_size``,
+        changes its logits), sampled with a generator seeded from its seed:
+        reproducible per (state, seed, n, temperature, max_new_tokens)."""
+        import torch
+
+        out: list[list[Sample]] = []
+        with self._lock:
+            for prompt, seed in zip(prompts, seeds, strict=True):
+                gen = torch.Generator(device="cpu")
+                gen.manual_seed(derive_seed("state", seed))
+                out.append(self._generate_chunk([prompt], samples, temperature, max_new, 0, generator=gen))
+        return out
 
     def _shared_prefill(self, input_ids: Any, mask: Any, k: int) -> Any:
         """The KV cache of the prompts but their last token, computed once per
@@ -275,24 +324,29 @@ class LocalPolicy:
         return cache
 
     def _generate_chunk(
-        self, prompts: list[list[int]], k: int, temperature: float, max_new: int, seed: int
+        self, prompts: list[list[int]], k: int, temperature: float, max_new: int, seed: int,
+        generator: Any = None,
     ) -> list[Sample]:
-        """``k`` samples of each prompt, rows prompt-major."""
+        """``k`` samples of each prompt, rows prompt-major. With ``generator``,
+        sampling draws from it (not from torch's global RNG): HF decodes
+        greedily over scores on which `_GeneratorSampler` has already chosen
+        the token."""
         import torch
-        from transformers import GenerationConfig
+        from transformers import GenerationConfig, LogitsProcessorList
 
         unique_ids, unique_mask = self._pad(prompts, left=True)
         cache = self._shared_prefill(unique_ids, unique_mask, k)
         input_ids = unique_ids.repeat_interleave(k, dim=0)
         mask = unique_mask.repeat_interleave(k, dim=0)
         greedy = temperature <= 0
+        seeded = generator is not None and not greedy
         # Values left None would be filled from the model's generation_config
         # (a hub model often ships top_p / top_k / repetition_penalty): set
         # every knob that changes the distribution to its neutral value.
         gen_cfg = GenerationConfig(
             max_new_tokens=max_new,
-            do_sample=not greedy,
-            temperature=1.0 if greedy else float(temperature),
+            do_sample=not (greedy or seeded),
+            temperature=1.0 if (greedy or seeded) else float(temperature),
             top_k=0,
             top_p=1.0,
             min_p=0.0,
@@ -310,11 +364,13 @@ class LocalPolicy:
             output_logits=True,
             stop_strings=list(STOP_STRINGS),
         )
-        torch.manual_seed(seed)
+        processors = LogitsProcessorList([_GeneratorSampler(float(temperature), generator)] if seeded else [])
+        if not seeded:
+            torch.manual_seed(seed)
         with torch.inference_mode():
             res = self.model.generate(
                 input_ids=input_ids, attention_mask=mask, past_key_values=cache, generation_config=gen_cfg,
-                tokenizer=self.tokenizer,
+                tokenizer=self.tokenizer, logits_processor=processors,
             )
         gen = res.sequences[:, input_ids.shape[1]:]
         # log-softmax of the raw logits, one step at a time (a 7B vocabulary x
@@ -339,9 +395,11 @@ class LocalPolicy:
         n: int,
         temperature: float,
         max_new_tokens: int | None = None,
+        seeds: Sequence[int] | None = None,
     ) -> list[list[Candidate]]:
-        """For each state, ``n`` candidates from one batched generate (worker thread)."""
-        return await asyncio.to_thread(self.generate_sync, list(states), n, temperature, max_new_tokens)
+        """For each state, ``n`` candidates (worker thread); see `generate_sync`."""
+        return await asyncio.to_thread(self.generate_sync, list(states), n, temperature, max_new_tokens,
+                                       None if seeds is None else list(seeds))
 
     # --------------------------------------------------------------- encoding
 

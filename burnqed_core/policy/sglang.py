@@ -49,7 +49,7 @@ import httpx
 
 from burnqed_core.config import SglangConfig
 from burnqed_core.errors import PolicyError
-from burnqed_core.policy.base import Candidate, Pooling, samples_per_state
+from burnqed_core.policy.base import Candidate, Pooling, check_seeds, derive_seed, samples_per_state
 from burnqed_core.policy.prompt import format_prompt, parse_completion
 
 if TYPE_CHECKING:
@@ -61,6 +61,15 @@ RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 STOP_STRINGS = ["```"]
 MAX_BACKOFF_S = 30.0
 HEALTH_PROMPT = "Complete the following Lean 4 code:\n"
+
+
+#: SGLang keeps per-request seeds in an int32 tensor.
+SGLANG_SEED_MASK = (1 << 31) - 1
+
+
+def sample_seed(state_seed: int, sample: int) -> int:
+    """The ``sampling_seed`` of sample ``sample`` of a state (31 bits)."""
+    return derive_seed(state_seed, sample) & SGLANG_SEED_MASK
 
 
 def health_request(is_embedding: bool) -> tuple[str, dict[str, Any]]:
@@ -282,7 +291,8 @@ class SglangPolicy:
         return params
 
     async def _generate_replicated(
-        self, prompts: list[str], samples: int, temperature: float, max_new: int
+        self, prompts: list[str], samples: int, temperature: float, max_new: int,
+        seeds: Sequence[int] | None = None,
     ) -> list[list[Candidate]]:
         batch = uuid.uuid4().hex[:12]
         rows = [(i, j) for i in range(len(prompts)) for j in range(samples)]
@@ -290,10 +300,14 @@ class SglangPolicy:
 
         async def run(chunk: list[tuple[int, int]]) -> None:
             rids = {f"bq-{batch}-{i}-{j}": (i, j) for i, j in chunk}
+            params: dict[str, Any] | list[dict[str, Any]] = self._sampling_params(temperature, max_new)
+            if seeds is not None:
+                # one sampling_params per prompt copy, each with its own seed
+                params = [{**params, "sampling_seed": sample_seed(seeds[i], j)} for i, j in chunk]
             body = {
                 "text": [prompts[i] for i, _ in chunk],
                 "rid": list(rids),
-                "sampling_params": self._sampling_params(temperature, max_new),
+                "sampling_params": params,
                 "return_logprob": True,
             }
             items = await self._generate_checked(body, len(chunk))
@@ -363,19 +377,26 @@ class SglangPolicy:
         n: int,
         temperature: float,
         max_new_tokens: int | None = None,
+        seeds: Sequence[int] | None = None,
     ) -> list[list[Candidate]]:
         """For each state, ``n`` candidates (greedy, ``temperature <= 0``: one
-        generation per state, returned ``n`` times)."""
+        generation per state, returned ``n`` times). With ``seeds`` (one per
+        state), sample j of state i carries ``sampling_params.sampling_seed =
+        sample_seed(seeds[i], j)``; those requests are always replicated
+        (SGLang's native ``n`` copies would share one seed and be identical).
+        SGLang 0.5.x honours ``sampling_seed`` only on a server launched with
+        ``--enable-deterministic-inference``."""
         samples = samples_per_state(n, temperature)
+        check_seeds(states, seeds)
         if not states:
             return []
         greedy = temperature <= 0
         max_new = max_new_tokens or self.max_new_tokens
         prompts = [format_prompt(s) for s in states]
-        if self.cfg.parallel_sampling == "native" and samples > 1:
+        if self.cfg.parallel_sampling == "native" and samples > 1 and seeds is None:
             out = await self._generate_native(prompts, samples, temperature, max_new)
         else:
-            out = await self._generate_replicated(prompts, samples, temperature, max_new)
+            out = await self._generate_replicated(prompts, samples, temperature, max_new, seeds)
         return [per * n for per in out] if greedy else out
 
     async def encode(self, texts: Sequence[str]) -> list[list[float]]:

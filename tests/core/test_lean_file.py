@@ -513,3 +513,17 @@ async def test_rendered_theorems_elaborate_alone_in_lean(lean_pool: object) -> N
     # and a wrong proof is rejected in the same setting
     bad = with_proof[0]
     assert await check(lean_pool, bad.preamble + "\n" + render_theorem(bad, ["rfl"]))
+
+
+def test_raw_strings_hide_no_theorem() -> None:
+    text = ('def s := r#"\ntheorem hidden : False := sorry\n"#\n'
+            'def t := r"theorem hidden2 : False := sorry"\n'
+            "theorem real : True := trivial\n")
+    assert [t.name for t in parse_lean_file(text).theorems] == ["real"]
+
+
+def test_hash_command_prefixes_do_not_hide_a_theorem() -> None:
+    text = "/-- warning: declaration uses `sorry` -/\n#guard_msgs in\ntheorem caught : False := sorry\n"
+    f = parse_lean_file(text)
+    assert [e.theorem.name for e in f.entries] == ["caught"]
+    assert "#guard_msgs" not in f.entries[0].theorem.preamble

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from burnqed_core.cli import app
-from burnqed_core.cli.lean import file_verdicts
+from burnqed_core.cli.lean import checkable_source, file_verdicts
 from burnqed_core.lean.baseline import automation_baseline, write_automation
 from burnqed_core.lean.pool import LeanPool
 from burnqed_core.lean.tracing import trace_theorems
@@ -110,8 +110,9 @@ theorem native (n : Nat) : n + 0 = n := by
 
 @pytest.mark.lean
 async def test_file_verdicts(lean_pool: LeanPool) -> None:
-    diags = await lean_pool.check_source(LEAN_FILE)
-    verdicts = dict(file_verdicts(LEAN_FILE, diags))
+    source, names = checkable_source(LEAN_FILE)
+    elab = await lean_pool.elaborate(source, axioms_of=names)
+    verdicts = dict(file_verdicts(LEAN_FILE, elab))
     assert verdicts["double_two"] is None and verdicts["good"] is None
     assert verdicts["wrong"] is not None and "omega" in verdicts["wrong"]
     assert verdicts["cheat"] is not None and "sorry" in verdicts["cheat"]

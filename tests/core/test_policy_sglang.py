@@ -397,3 +397,31 @@ def test_factory_builds_sglang_policy() -> None:
     assert isinstance(p, SglangPolicy) and p.expected_model == "/models/iter_4"
     assert p.name == "sglang:http://127.0.0.1:1"
     asyncio.run(p.close())
+
+
+async def test_seeded_samples_depend_only_on_their_state_and_seed(server: SglangServer) -> None:
+    """One ``sampling_params`` per prompt copy, each with its own
+    ``sampling_seed``: a state's samples do not depend on the other states of
+    the request; the same seeds give the same samples (also with native n,
+    whose copies would share one seed)."""
+    switch(server, shuffle=True)
+    policy = policy_for(server, batch_size=5)
+    seeds = [11, 22, 33]
+    a = await policy.generate(STATES[:3], 4, 1.0, seeds=seeds)
+    b = await policy.generate([STATES[2], STATES[0]], 4, 1.0, seeds=[33, 11])
+    assert [[c.tactic for c in per] for per in (a[2], a[0])] == [[c.tactic for c in per] for per in b]
+    assert [c.logprob for c in a[2]] == [c.logprob for c in b[0]]
+    native = policy_for(server, parallel_sampling="native")
+    c = await native.generate(STATES[:3], 4, 1.0, seeds=seeds)
+    assert [[x.tactic for x in per] for per in c] == [[x.tactic for x in per] for per in a]
+    with pytest.raises(ValueError, match="one seed per state"):
+        await policy.generate(STATES[:3], 4, 1.0, seeds=[1])
+    await policy.close()
+    await native.close()
+
+
+def test_per_sample_seeds_fit_sglangs_int32() -> None:
+    from burnqed_core.policy.sglang import sample_seed
+
+    seeds = {sample_seed(2**62 + 5, j) for j in range(64)}
+    assert len(seeds) == 64 and all(0 <= s < 2**31 for s in seeds)

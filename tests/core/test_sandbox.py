@@ -238,3 +238,87 @@ def test_statement_comparison_ignores_whitespace_and_comments() -> None:
     stmt = ": let x := 1; x = 1"
     assert check_proof_source(stmt, "theorem t : let x := 1; x = 1 := by intro x; rfl") == []
     assert check_proof_source(stmt, "theorem t : let x := 2; x = 2 := by intro x; rfl") != []
+
+
+# --- issue 16: what Lean reads, not what the text looks like ------------------------------------------------
+
+LINE_TERMINATOR_ESCAPES = [
+    "skip\u2028theorem t : False := sorry",
+    "skip\u2029axiom t : False",
+    "skip\u0085#exit",
+    "skip\rtheorem t : False := sorry",
+    "skip\x0btheorem t : False := sorry",
+    "skip\x0ctheorem t : False := sorry",
+    "skip\x1ctheorem t : False := sorry",
+    "skip\ufeff",
+    "skip\u200b",
+]
+
+
+@pytest.mark.parametrize("tactic", LINE_TERMINATOR_ESCAPES)
+def test_every_line_terminator_and_control_character_is_rejected(tactic: str) -> None:
+    assert check_tactic(tactic, MAX) is not None
+
+
+GUILLEMET_AND_CONFIG_SPELLINGS = [
+    "«native_decide»",
+    "exact «Lean».«ofReduceBool» _ _ rfl",
+    "exact Lean.«ofReduceBool» _ _ rfl",
+    "exact «sorryAx» False",
+    "decide +«native»",
+    "decide (config := ⟨true, true, true, true⟩)",
+    "decide (config := Lean.Parser.Tactic.DecideConfig.mk true true true true)",
+    "decide (config := { «native» := true })",
+    "decide (native := true)",
+    "set_option «maxHeartbeats» 0 in simp",
+    "set_option warn.sorry false in sorry",
+    "exact «False.elim",  # unterminated guillemet: a lexer error
+]
+
+
+@pytest.mark.parametrize("tactic", GUILLEMET_AND_CONFIG_SPELLINGS)
+def test_spellings_lean_reads_the_same_are_rejected(tactic: str) -> None:
+    assert check_tactic(tactic, MAX) is not None
+
+
+def test_unterminated_guillemet_is_a_lexer_error() -> None:
+    with pytest.raises(LexError):
+        tokenize("exact «foo")
+
+
+def test_normalize_source_and_source_problems() -> None:
+    from burnqed_core.lean.sandbox import normalize_source, source_problems
+
+    assert normalize_source("a\r\nb") == "a\nb"
+    assert source_problems("theorem x : 2 + 2 = 4 := by native_decide")
+    assert source_problems("@[implemented_by f] def g : Nat := 1")
+    assert source_problems("theorem x : 2 + 2 = 4 := of_decide_eq_true (Lean.«ofReduceBool» _ _ rfl)")
+    assert source_problems("unsafe def g : Nat := 1")
+    assert source_problems("def g : Nat := /- unterminated")
+    assert source_problems("theorem x (a b : Nat) : a + b = b + a := by omega") == []
+
+
+def test_axiom_query_answers_are_classified() -> None:
+    from burnqed_core.lean.embedded import axiom_query, classify_leaves
+
+    text, where, end = axiom_query("abc", ["foo", "A.«b c»"])
+    assert "``foo" in text and "``A.«b c»" in text and sorted(n for n, _ in where.values()) == ["A.«b c»", "foo"]
+    assert end > max(where)
+    # As the exported-level library reports them: imported theorems look like axioms.
+    leaves = classify_leaves("abc:0 I:ax:propext I:ax:Classical.em L:ax:_private.x.0.cheat I:ax:Lean.ofReduceBool "
+                             "I:ax:Nat.eq_of_beq_eq_true I:ax:Lean.reduceBool I:ax:sorryAx L:thm:_private.x.0.lemma")
+    assert leaves == ["propext", "local:_private.x.0.cheat", "Lean.ofReduceBool", "sorryAx",
+                      "local:_private.x.0.lemma"]
+
+
+def test_batch_parse_problem_from_lean_symbols() -> None:
+    from burnqed_core.lean.embedded import build_document, parse_problem
+    from burnqed_core.lean.lsp import Symbol
+
+    text, blocks = build_document("def d := 1", [(": True", ["trivial"]), (": 1 = 1", ["rfl"])])
+    assert text.count("example ") == 2 and "theorem" not in text
+    ok = [Symbol("d", 12, blocks[0].decl_line - 2, blocks[0].decl_line - 2, 10)]
+    ok += [Symbol("example", 12, b.decl_line, b.goal_line, 6) for b in blocks]
+    assert parse_problem(blocks, ok) is None
+    extra = [*ok, Symbol("cheat", 12, blocks[0].goal_line, blocks[0].goal_line, 5)]
+    assert parse_problem(blocks, extra) is not None
