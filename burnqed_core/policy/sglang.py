@@ -22,9 +22,8 @@ section 4):
 * ``/encode`` answers ``[{"embedding": [...]}, ...]`` or, on other
   versions, ``{"embeddings": [...]}`` (seed 000); both are read. NOTE: a
   causal LM served with ``--is-embedding`` pools the LAST token and
-  L2-normalises (SGLang's ``Pooler(LAST, normalize=True)``), unlike the local
-  policy's mean pooling: an EBM must be trained and used on embeddings from
-  the same backend.
+  L2-normalises (SGLang's ``Pooler(LAST, normalize=True)``): pooling
+  ``last_l2``, which the local policy produces too (``SglangPolicy.pooling``).
 * 503, 429, 5xx and connection errors are retried with exponential backoff
   (bounded); requests run under a semaphore (``max_concurrency``).
 * ``healthy()`` is a real one-token generation with a short timeout:
@@ -56,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.config import SglangConfig
 from burnqed_core.errors import PolicyError
-from burnqed_core.policy.base import Candidate, check_seeds, derive_seed, samples_per_state
+from burnqed_core.policy.base import Candidate, Pooling, check_seeds, derive_seed, samples_per_state
 from burnqed_core.policy.prompt import format_prompt, parse_completion
 from burnqed_core.policy.sglang_probe import HEALTH_PROMPT, RestartableServer, health_request, health_response_ok
 
@@ -244,6 +243,9 @@ class SglangClient:
 
 class SglangPolicy:
     """`Policy` over an SGLang server (see the module docstring)."""
+
+    #: what ``/encode`` returns for a causal LM: the last token, L2-normalised
+    pooling: Pooling = "last_l2"
 
     def __init__(
         self,

@@ -36,15 +36,15 @@ class SearchInterrupted(BurnqedError):
 def load_scorer(ebm_dir: Path, policy: Any) -> EnergyScorer:
     """The EBM in ``ebm_dir`` as an `EnergyScorer`
     (``burnqed_core.ebm.scorer.load_energy_scorer(dir, policy)``)."""
-    try:
-        from burnqed_core.ebm.scorer import load_energy_scorer  # type: ignore[import-not-found]
-    except ImportError:
-        raise EbmUnavailableError(
-            "--ebm: the energy-based model is not available in this version of burnqed "
-            "(burnqed_core.ebm.scorer is missing); search without --ebm") from None
+    from burnqed_core.ebm.scorer import load_energy_scorer
+    from burnqed_core.ebm.train import RECORD_FILE, has_ebm
+
     if not ebm_dir.is_dir():
         raise EbmUnavailableError(f"--ebm {ebm_dir}: no such directory")
-    return load_energy_scorer(ebm_dir, policy)  # type: ignore[no-any-return]
+    if not has_ebm(ebm_dir):
+        raise EbmUnavailableError(f"--ebm {ebm_dir}: no trained EBM there (no {RECORD_FILE}; iteration 0 "
+                                  f"trains none): train one with `burnqed ebm train`")
+    return load_energy_scorer(ebm_dir, policy)
 
 
 async def search_job(
