@@ -335,14 +335,13 @@ async def eval_report(
     ``earlier_solved``: theorems solved by earlier iterations
     (`burnqed_core.eval.run.earlier_solved`), for "newly solved"."""
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
+    from burnqed_core.ebm.train import has_ebm
     from burnqed_core.eval.baselines import Baselines, measure_baselines
     from burnqed_core.eval.report import format_table, write_report
     from burnqed_core.eval.run import read_eval_results, root_goals, run_eval
     from burnqed_core.eval.summary import summarize_variants
     from burnqed_core.search.job import load_scorer
     from burnqed_core.search.session import lean_version
-
-    from burnqed_core.ebm.train import has_ebm
 
     if ebm_dir is not None and not has_ebm(ebm_dir):
         log.info("eval_report: no trained EBM in %s (iteration 0 trains none): policy-only eval", ebm_dir)
