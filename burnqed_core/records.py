@@ -93,23 +93,36 @@ class TrajectoryRecord(Record):
 
 
 class EvalResult(Record):
-    """One theorem searched at one budget in an evaluation (one attempt)."""
+    """One search of one theorem in an evaluation (one attempt, one EBM setting).
+
+    The search ran at the largest node budget ``budget``; every smaller budget
+    B is read off it: proved at B iff ``nodes_to_proof <= B`` (the number of
+    nodes created before the proof's closing node), so solve rates are monotone
+    in the budget by construction.
+    """
 
     kind: ClassVar[str] = "eval_result"
     iteration: int
     benchmark: str
     theorem: str
-    budget: int
+    budget: int = Field(description="the node budget the search ran with (the largest reported)")
     attempt: int = 0
+    seed: int = Field(0, description="the search seed of this attempt")
     proved: bool
+    nodes_to_proof: int | None = Field(None, description="nodes created before the proof was found")
     nodes_used: int
     time_s: float
+    timeout: bool = Field(False, description="the per-theorem safety cap stopped the search")
     proof: list[str] = Field(default_factory=list)
-    hard: bool | None = Field(None, description="no single automation tactic closes it (None: unknown)")
+    hard: bool | None = Field(None, description="closed by neither automation baseline (None: not measured)")
     automation: str | None = Field(None, description="the single automation tactic that closes it, if any")
+    defaware: str | None = Field(None, description="the definition-aware automation that closes it, if any")
     error: str = Field("", description="'start' (statement did not elaborate) or 'infra' (Lean died), else ''")
     model: str = ""
-    ebm: str = ""
+    ebm: str = Field("", description="the EBM directory that scored the search; '' without one (ablation rows)")
+
+    def proved_within(self, budget: int) -> bool:
+        return self.proved and self.nodes_to_proof is not None and self.nodes_to_proof <= budget
 
 
 RECORD_TYPES: dict[str, type[Record]] = {

@@ -9,7 +9,8 @@ import sys
 
 import typer
 
-from burnqed_core.cli import data, lean, loop, search, train
+from burnqed_core.cli import data, ebm, lean, loop, search, train
+from burnqed_core.cli import eval as eval_cli
 from burnqed_core.errors import BurnqedError
 
 app = typer.Typer(
@@ -22,7 +23,9 @@ app = typer.Typer(
 app.add_typer(data.app, name="data")
 app.add_typer(lean.app, name="lean")
 app.add_typer(train.app, name="train")
+app.add_typer(ebm.app, name="ebm")
 search.register(app)
+eval_cli.register(app)
 loop.register(app)
 
 

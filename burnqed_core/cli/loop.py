@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
+from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load, with_changes
 
 
 def loop(
@@ -26,7 +26,7 @@ def loop(
 
     prof = load(profile, verbose)
     if work_dir is not None:
-        prof.paths.work_dir = work_dir
+        prof = with_changes(prof, paths=with_changes(prof.paths, work_dir=work_dir))
     try:
         its = [int(x) for x in iterations.split(",") if x.strip()]
     except ValueError:

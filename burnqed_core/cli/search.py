@@ -32,7 +32,7 @@ async def _search_main(
     verbose: bool,
 ) -> int:
     from burnqed_core.data.theorems import load_theorems
-    from burnqed_core.search.runner import SearchInterrupted, search_job
+    from burnqed_core.search.job import SearchInterrupted, search_job
 
     profile = load(profile_name, verbose)
     theorems = load_theorems(theorems_spec)
@@ -93,9 +93,13 @@ def search(
 def stats(
     path: Annotated[Path, typer.Argument(help="a search output directory, or a Parquet file of trajectory records")],
     as_json: Annotated[bool, typer.Option("--json", help="print the statistics as JSON")] = False,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
 ) -> None:
     """Theorems, proved, nodes, time, unique candidates per expansion."""
     from burnqed_core.search.trajectories import format_stats, trajectory_stats
+
+    load(profile, verbose)  # every command takes --profile: validated, logging set up
 
     s = trajectory_stats(path)
     typer.echo(json.dumps(s.model_dump(), indent=2) if as_json else format_stats(s))

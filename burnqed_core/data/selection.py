@@ -7,7 +7,10 @@ iterations and, always, the held-out benchmark. Each excluded theorem is
 counted under the first reason that applies, in that order: held out,
 already searched, automation-easy, short. The sample is a seeded random
 draw from the eligible theorems sorted by name, so it does not depend on
-input order.
+input order. A theorem is held out by name, by split, or by what it states:
+``held_out_theorems`` are compared by normalised statement
+(`burnqed_core.data.hygiene.statement_key`), so a benchmark theorem copied
+into the corpus under another name is excluded too.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from burnqed_core.data.hygiene import statement_key
 from burnqed_core.records import Split, Theorem
 
 HELD_OUT_SPLITS: tuple[Split, ...] = ("benchmark", "test")
@@ -51,6 +55,7 @@ def select_theorems(
     proof_lengths: Mapping[str, int] | None = None,
     easy: Iterable[str] = (),
     min_length: int = 2,
+    held_out_theorems: Iterable[Theorem] = (),
 ) -> Selection:
     """A seeded sample of up to ``n`` theorems to search.
 
@@ -60,13 +65,16 @@ def select_theorems(
     whose length is unknown are kept (counted as ``unknown_length``).
     """
     searched_set, held_set, easy_set = set(searched), set(held_out), set(easy)
+    held_statements = {statement_key(t.statement) for t in held_out_theorems}
+    held_set |= {t.name for t in held_out_theorems}
     lengths = proof_lengths or {}
     counts = {"held_out": 0, "searched": 0, "easy": 0, "short": 0}
     unknown = 0
     eligible: list[Theorem] = []
     for t in theorems:
         length = lengths.get(t.name, len(t.proof))
-        if t.name in held_set or t.split in held_out_splits:
+        if t.name in held_set or t.split in held_out_splits or (
+                held_statements and statement_key(t.statement) in held_statements):
             counts["held_out"] += 1
         elif t.name in searched_set:
             counts["searched"] += 1

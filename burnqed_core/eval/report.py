@@ -1,5 +1,7 @@
 """Eval reports: a text table for the terminal, markdown for the UI and files,
-JSON for machines, and the comparison across iterations (seed 003, 5.8)."""
+JSON for machines, a PNG plot, and the comparison across iterations (seed
+003, 5.8). Every table shows both automation baselines and what the prover
+solved beyond them."""
 
 from __future__ import annotations
 
@@ -7,93 +9,137 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from burnqed_core.errors import DataError
 from burnqed_core.eval.summary import EvalSummary
+from burnqed_core.record_io import atomic_write_text
 
 SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.md"
+PLOT_FILE = "solve_rate.png"
+MAX_LISTED = 12
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(names[:MAX_LISTED]) + (" ..." if len(names) > MAX_LISTED else "")
+
+
+def _variant(s: EvalSummary) -> str:
+    return "policy + EBM" if s.ebm else "policy"
+
+
 def format_table(s: EvalSummary) -> str:
-    """The terminal table: one row per budget, then cumulative and baseline."""
-    head = f"{'budget':>7} | {'solved':>14} | {'hard (no automation)':>20} | {'avg nodes':>9} | {'avg time':>8}"
-    lines = [f"Eval: iteration {s.iteration} on {s.benchmark} ({s.theorems} theorems, {s.hard_theorems} hard)",
-             head, "-" * len(head)]
+    """The terminal table: one row per node budget (pass@k), then the baselines."""
+    k = s.pass_k
+    head = (f"{'budget':>7} | {f'solved (pass@{k})':>17} | {'pass@1 (mean)':>13} | {'hard (neither baseline)':>23} | "
+            f"{'avg nodes to proof':>18}")
+    lines = [f"Eval: iteration {s.iteration}, {_variant(s)}, on {s.benchmark} ({s.theorems} theorems, "
+             f"{s.hard_theorems} hard, pass@{k})", head, "-" * len(head)]
     for b in s.budgets:
-        lines.append(f"{b.budget:>7} | {b.all!s:>14} | {b.hard!s:>20} | {b.avg_nodes_proved:>9.1f} | "
-                     f"{b.avg_time_s:>7.2f}s")
+        lines.append(f"{b.budget:>7} | {b.all!s:>17} | {_pct(b.pass1):>13} | {b.hard!s:>23} | "
+                     f"{b.avg_nodes_proved:>18.1f}")
     lines.append("-" * len(head))
-    lines.append(f"{'any':>7} | {s.cumulative!s:>14} | {s.cumulative_hard!s:>20} |")
-    lines.append(f"automation-only baseline (one of rfl/trivial/decide/omega/simp/simp_all/grind): "
-                 f"{s.automation_baseline}")
+    lines.append(f"baseline (a) single tactic (rfl/trivial/decide/omega/simp/simp_all/grind): {s.automation_baseline}")
+    lines.append(f"baseline (b) definition-aware (simp/grind [defs], induction x <;> ...):    {s.defaware_baseline}")
+    lines.append(f"either baseline: {s.either_baseline}")
+    lines.append(f"solved beyond automation: {s.beyond_count}" + (f" ({_names(s.beyond_automation)})"
+                                                                 if s.beyond_automation else ""))
+    if s.without_ebm is not None:
+        w = s.without_ebm
+        cells = ", ".join(f"{b.budget}: {_pct(b.all.rate)} -> {_pct(s.rate_at(b.budget) or 0.0)}" for b in w.budgets)
+        lines.append(f"EBM ablation (without -> with): {cells}; beyond automation {w.beyond_count} -> "
+                     f"{s.beyond_count}")
     if s.unmeasured:
-        lines.append(f"({s.unmeasured} theorems have no automation measurement: run `burnqed lean baseline`)")
-    errors = [(b.budget, b.start_errors, b.infra_errors) for b in s.budgets if b.start_errors or b.infra_errors]
-    for budget, se, ie in errors:
-        lines.append(f"budget {budget}: {se} start errors, {ie} infra errors (not counted as failures of the prover)")
-    if s.beyond_automation:
-        lines.append(f"proved beyond automation: {', '.join(s.beyond_automation[:10])}"
-                     + (" ..." if len(s.beyond_automation) > 10 else ""))
+        lines.append(f"({s.unmeasured} theorems have no baseline measurement)")
+    notes = []
+    if s.timeouts:
+        notes.append(f"{s.timeouts} timeouts (per-theorem cap)")
+    if s.start_errors:
+        notes.append(f"{s.start_errors} start errors")
+    if s.infra_errors:
+        notes.append(f"{s.infra_errors} infra errors (not counted as failures of the prover)")
+    lines.append("timeouts: " + (", ".join(notes) if notes else "0"))
+    if s.newly_solved:
+        lines.append(f"newly solved (no earlier iteration): {_names(s.newly_solved)}")
     return "\n".join(lines)
 
 
 def format_markdown(s: EvalSummary) -> str:
-    out = [f"### Iteration {s.iteration} on `{s.benchmark}`", "",
-           f"{s.theorems} theorems, {s.hard_theorems} automation-resistant. "
-           f"Automation-only baseline: **{s.automation_baseline}**.", "",
-           "| budget | solved | hard split | easy split | avg nodes (proved) | avg time |",
+    k = s.pass_k
+    out = [f"### Iteration {s.iteration} on `{s.benchmark}` ({_variant(s)})", "",
+           f"{s.theorems} theorems, {s.hard_theorems} closed by neither automation baseline (hard); pass@{k}; "
+           f"{s.timeouts} timeouts.", "",
+           f"| node budget | pass@{k} | pass@1 | hard split | easy split | avg nodes to proof |",
            "|---:|---:|---:|---:|---:|---:|"]
     for b in s.budgets:
-        out.append(f"| {b.budget} | {b.all} | {b.hard} | {b.easy} | {b.avg_nodes_proved:.1f} | {b.avg_time_s:.2f} s |")
-    out.append(f"| any | {s.cumulative} | {s.cumulative_hard} | | | |")
-    if s.beyond_automation:
-        out += ["", "Proved beyond automation: " + ", ".join(f"`{n}`" for n in s.beyond_automation)]
+        out.append(f"| {b.budget} | {b.all} | {_pct(b.pass1)} | {b.hard} | {b.easy} | {b.avg_nodes_proved:.1f} |")
+    out += ["", f"- baseline (a) single automation tactic: **{s.automation_baseline}**",
+            f"- baseline (b) definition-aware automation: **{s.defaware_baseline}**",
+            f"- either baseline: {s.either_baseline}",
+            f"- solved beyond automation: **{s.beyond_count}**"
+            + (": " + ", ".join(f"`{n}`" for n in s.beyond_automation) if s.beyond_automation else "")]
+    if s.without_ebm is not None:
+        out += ["", "EBM ablation:", "", "| node budget | without EBM | with EBM |", "|---:|---:|---:|"]
+        for b in s.without_ebm.budgets:
+            out.append(f"| {b.budget} | {b.all} | {_pct(s.rate_at(b.budget) or 0.0)} |")
     if s.newly_solved:
         out += ["", "Newly solved (no earlier iteration): " + ", ".join(f"`{n}`" for n in s.newly_solved)]
     return "\n".join(out) + "\n"
 
 
 def format_comparison(summaries: Sequence[EvalSummary]) -> str:
-    """Rates per budget for each iteration, and the change first -> last."""
+    """pass@k per budget for each iteration, the hard split, both baselines,
+    and the change first -> last (the loop's closing table)."""
     if not summaries:
         return "no eval results"
     budgets = sorted({b.budget for s in summaries for b in s.budgets})
-    head = "iteration | " + " | ".join(f"budget {b:>4}" for b in budgets) + " | cumulative | hard (cum.) | automation"
+    head = ("iteration | " + " | ".join(f"budget {b:>4}" for b in budgets)
+            + " | hard (max) | beyond auto | baseline (a) | baseline (b)")
     lines = [head, "-" * len(head)]
-
-    def rate(s: EvalSummary, budget: int) -> float | None:
-        return next((b.all.rate for b in s.budgets if b.budget == budget), None)
-
     for s in summaries:
-        cells = [_pct(r) if (r := rate(s, b)) is not None else "-" for b in budgets]
+        cells = [_pct(r) if (r := s.rate_at(b)) is not None else "-" for b in budgets]
         lines.append(f"{s.iteration:>9} | " + " | ".join(f"{c:>11}" for c in cells)
-                     + f" | {_pct(s.cumulative.rate):>10} | {_pct(s.cumulative_hard.rate):>11} | "
-                     + f"{_pct(s.automation_baseline.rate):>10}")
+                     + f" | {_pct(s.cumulative_hard.rate):>10} | {s.beyond_count:>11} | "
+                     + f"{_pct(s.automation_baseline.rate):>12} | {_pct(s.defaware_baseline.rate):>12}")
     if len(summaries) > 1:
         a, z = summaries[0], summaries[-1]
         deltas = []
         for b in budgets:
-            ra, rz = rate(a, b), rate(z, b)
+            ra, rz = a.rate_at(b), z.rate_at(b)
             deltas.append(f"{100 * (rz - ra):+.1f}pp" if ra is not None and rz is not None else "-")
         lines.append("-" * len(head))
         lines.append(f"{f'Δ {a.iteration}→{z.iteration}':>9} | " + " | ".join(f"{d:>11}" for d in deltas)
-                     + f" | {100 * (z.cumulative.rate - a.cumulative.rate):>+9.1f}pp"
-                     + f" | {100 * (z.cumulative_hard.rate - a.cumulative_hard.rate):>+10.1f}pp |")
+                     + f" | {100 * (z.cumulative_hard.rate - a.cumulative_hard.rate):>+8.1f}pp"
+                     + f" | {z.beyond_count - a.beyond_count:>+11} |")
     return "\n".join(lines)
 
 
-def write_report(s: EvalSummary, out_dir: str | Path) -> tuple[Path, Path]:
+def write_report(s: EvalSummary, out_dir: str | Path, plot: bool = True) -> tuple[Path, Path]:
+    """``summary.json``, ``report.md`` and (``plot``) ``solve_rate.png`` in ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     js = out_dir / SUMMARY_FILE
     md = out_dir / REPORT_FILE
-    js.write_text(json.dumps(s.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
-    md.write_text(format_markdown(s), encoding="utf-8")
+    atomic_write_text(js, json.dumps(s.model_dump(mode="json"), indent=2) + "\n")
+    atomic_write_text(md, format_markdown(s))
+    if plot:
+        from burnqed_core.eval.plot import plot_summaries
+
+        plot_summaries([s], out_dir / PLOT_FILE, title=f"iteration {s.iteration} on {s.benchmark}")
     return js, md
 
 
 def read_summary(out_dir: str | Path) -> EvalSummary:
-    return EvalSummary.model_validate_json((Path(out_dir) / SUMMARY_FILE).read_text(encoding="utf-8"))
+    """``summary.json`` of an eval output; missing or corrupt is an error naming the file."""
+    path = Path(out_dir) / SUMMARY_FILE
+    try:
+        return EvalSummary.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{path}: missing (not an eval output, or its eval did not finish)") from None
+    except (ValidationError, ValueError) as e:
+        raise DataError(f"{path}: corrupt eval summary ({str(e).splitlines()[0]})") from None

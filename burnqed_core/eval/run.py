@@ -1,30 +1,63 @@
-"""Evaluate a policy on a benchmark: one search per node budget (resumable:
-each budget's trajectory output continues where a killed run stopped), then
-per-theorem `EvalResult` rows and an `EvalSummary`."""
+"""Evaluate a policy on a benchmark: ONE search per theorem and attempt, at
+the largest node budget; every smaller budget is read off it.
+
+For attempt k (of ``eval.pass_k``) the search seed is `attempt_seed` of the
+profile's search seed, so the attempts are independent and reproducible; the
+per-expansion seeds of the engine make a theorem's search independent of the
+other theorems and of a resume. Each attempt's search output
+(``<out>/searches/<variant>/attempt_<k>.traj``) resumes where a killed run
+stopped. The per-theorem time cap is ``eval.timeout_s`` (a safety cap on the
+time charged to the theorem; a theorem stopped by it counts as a timeout).
+
+Every proof that enters the rows is re-checked as a whole theorem by the Lean
+environment (`verify_proofs`); a proof that fails is an error, never a solved
+theorem. The rows are written to ``<out>/results.parquet``.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from burnqed_core.config import Profile
+from burnqed_core.errors import BurnqedError, DataError
+from burnqed_core.eval.baselines import Baselines
 from burnqed_core.lean.types import ProofEnv
-from burnqed_core.policy.base import Policy
-from burnqed_core.record_io import read_parquet, write_parquet
+from burnqed_core.policy.base import Policy, derive_seed
+from burnqed_core.record_io import atomic_write_text, read_parquet, write_parquet
 from burnqed_core.records import EvalResult, Theorem
 from burnqed_core.search.engine import resolve_sampling
 from burnqed_core.search.scoring import EnergyScorer
-from burnqed_core.search.session import search_theorems
-from burnqed_core.search.trajectories import read_results
+from burnqed_core.search.trajectories import list_parts, read_results, read_trajectories
 
 log = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.parquet"
+SEARCHES_DIR = "searches"
+META_FILE = "eval.json"
 
 
-def budget_dir(out_dir: Path, budget: int, attempt: int) -> Path:
-    return out_dir / f"budget_{budget}" / f"attempt_{attempt}.traj"
+class EvalError(BurnqedError):
+    """An evaluation cannot be trusted as it stands (wrong proof, unreadable input)."""
+
+
+class WrongProofError(EvalError):
+    """A proof recorded as found fails the whole-theorem re-check."""
+
+
+def attempt_seed(seed: int, attempt: int) -> int:
+    """The search seed of attempt ``attempt`` (attempt 0 uses the profile's seed)."""
+    return seed if attempt == 0 else derive_seed("attempt", seed, attempt)
+
+
+def variant_name(ebm: str | Path | None) -> str:
+    return "ebm" if ebm else "policy"
+
+
+def attempt_dir(out_dir: Path, variant: str, attempt: int) -> Path:
+    return out_dir / SEARCHES_DIR / variant / f"attempt_{attempt}.traj"
 
 
 async def run_eval(
@@ -36,42 +69,145 @@ async def run_eval(
     *,
     iteration: int,
     benchmark: str,
-    automation: Mapping[str, str | None] | None = None,
+    baselines: Baselines | None = None,
     budgets: Sequence[int] | None = None,
+    pass_k: int | None = None,
     model_path: str | Path | None = None,
     scorer: EnergyScorer | None = None,
     ebm: str | Path | None = None,
     progress: bool = True,
+    handle_signals: bool = True,
 ) -> list[EvalResult]:
-    """Search every theorem at every budget (``eval.pass_n`` attempts each,
-    seeds differing per attempt) and return one row per (theorem, budget,
-    attempt); rows are also written to ``<out_dir>/results.parquet``."""
+    """Search every theorem ``pass_k`` times at the largest budget; return one
+    row per (theorem, attempt) for this variant (with or without ``scorer``)
+    and merge them into ``<out_dir>/results.parquet`` (rows of the other
+    variant kept)."""
+    from burnqed_core.search.session import search_theorems
+
     out_dir = Path(out_dir)
-    budgets = sorted(budgets or profile.eval.budgets)
+    budgets = sorted(set(budgets or profile.eval.budgets))
+    top = budgets[-1]
+    k = pass_k or profile.eval.pass_k
+    variant = variant_name(ebm if scorer is not None else None)
     sampling = resolve_sampling(profile.search, ebm=scorer is not None, num_candidates=profile.eval.num_candidates,
                                 max_new_tokens=profile.policy.max_new_tokens)
+    write_meta(out_dir, budgets=budgets, pass_k=k, iteration=iteration, benchmark=benchmark)
+    this_ebm = str(ebm or "") if scorer is not None else ""
     rows: list[EvalResult] = []
-    for budget in budgets:
-        for attempt in range(profile.eval.pass_n):
-            config = profile.search.model_copy(update={"max_nodes": budget, "seed": profile.search.seed + attempt})
-            out = budget_dir(out_dir, budget, attempt)
-            log.info("eval: budget %d, attempt %d, %d theorems -> %s", budget, attempt, len(theorems), out)
-            await search_theorems(profile, policy, env, theorems, out, sampling=sampling, config=config,
-                                  model_path=model_path, theorems_source=benchmark, iteration=iteration,
-                                  scorer=scorer, ebm=ebm, resume=True, progress=progress)
-            for r in read_results(out):
-                auto = automation.get(r.theorem) if automation is not None else None
-                measured = automation is not None and r.theorem in automation
-                rows.append(EvalResult(
-                    iteration=iteration, benchmark=benchmark, theorem=r.theorem, budget=budget, attempt=attempt,
-                    proved=r.proved, nodes_used=r.nodes, time_s=r.time_s, proof=list(r.proof),
-                    hard=(auto is None) if measured else None, automation=auto, error=r.error,
-                    model=str(model_path or ""), ebm=str(ebm or ""),
-                ))
-    rows.sort(key=lambda r: (r.budget, r.attempt, r.theorem))
-    write_parquet(rows, out_dir / RESULTS_FILE, EvalResult)
+    for attempt in range(k):
+        seed = attempt_seed(profile.search.seed, attempt)
+        config = profile.search.model_copy(update={"max_nodes": top, "seed": seed,
+                                                   "timeout_s": profile.eval.timeout_s})
+        out = attempt_dir(out_dir, variant, attempt)
+        log.info("eval (%s): attempt %d/%d, %d theorems at %d nodes -> %s", variant, attempt + 1, k, len(theorems),
+                 top, out)
+        report, _ = await search_theorems(
+            profile, policy, env, theorems, out, sampling=sampling, config=config, model_path=model_path,
+            theorems_source=benchmark, iteration=iteration, scorer=scorer, ebm=ebm, resume=True, progress=progress,
+            handle_signals=handle_signals)
+        if report.interrupted:
+            raise EvalInterrupted(f"interrupted by {report.signal}; rerun with --resume to continue {out_dir}")
+        rows.extend(rows_of(out, iteration=iteration, benchmark=benchmark, budget=top, attempt=attempt, seed=seed,
+                            baselines=baselines, model=str(model_path or ""), ebm=this_ebm))
+    rows.sort(key=lambda r: (r.attempt, r.theorem))
+    await verify_proofs(env, theorems, rows)
+    merged = [r for r in existing_rows(out_dir) if r.ebm != this_ebm] + rows
+    merged.sort(key=lambda r: (r.ebm, r.attempt, r.theorem))
+    write_parquet(merged, out_dir / RESULTS_FILE, EvalResult)
     return rows
 
 
+class EvalInterrupted(EvalError):
+    """SIGTERM/SIGINT stopped the eval; what was searched is saved."""
+
+
+def rows_of(out: Path, *, iteration: int, benchmark: str, budget: int, attempt: int, seed: int,
+            baselines: Baselines | None, model: str, ebm: str) -> list[EvalResult]:
+    rows = []
+    for r in read_results(out):
+        rows.append(EvalResult(
+            iteration=iteration, benchmark=benchmark, theorem=r.theorem, budget=budget, attempt=attempt, seed=seed,
+            proved=r.proved, nodes_to_proof=r.nodes_to_proof if r.proved else None, nodes_used=r.nodes,
+            time_s=r.time_s, timeout=r.stop == "timeout", proof=list(r.proof),
+            hard=baselines.hard(r.theorem) if baselines else None,
+            automation=baselines.single.get(r.theorem) if baselines else None,
+            defaware=baselines.defaware.get(r.theorem) if baselines else None,
+            error=r.error, model=model, ebm=ebm,
+        ))
+    return rows
+
+
+async def verify_proofs(env: ProofEnv, theorems: Sequence[Theorem], rows: Iterable[EvalResult]) -> None:
+    """Re-check every proved row's proof as a whole theorem; raise
+    `WrongProofError` for one that fails (an infrastructure failure of the
+    re-check is an `EvalError` too: nothing unchecked is reported)."""
+    import asyncio
+
+    by_name = {t.name: t for t in theorems}
+    proved = [r for r in rows if r.proved]
+    for r in proved:
+        if r.theorem not in by_name:
+            raise EvalError(f"eval row for {r.theorem!r}, which is not in the benchmark")
+        if not r.proof:
+            raise WrongProofError(f"{r.theorem} (attempt {r.attempt}) is marked proved but has no proof")
+    checks = await asyncio.gather(*(env.check_proof(by_name[r.theorem], r.proof) for r in proved))
+    for r, c in zip(proved, checks, strict=True):
+        if not c.ok:
+            what = "could not be re-checked (Lean failed)" if c.infra else "fails the whole-theorem re-check"
+            cls = EvalError if c.infra else WrongProofError
+            raise cls(f"{r.theorem} (attempt {r.attempt}, ebm={r.ebm or 'none'}): proof {r.proof!r} {what}: "
+                      + "; ".join(c.errors)[:500])
+
+
+def existing_rows(out_dir: Path) -> list[EvalResult]:
+    path = out_dir / RESULTS_FILE
+    return read_eval_results(out_dir) if path.exists() else []
+
+
+def write_meta(out_dir: Path, **meta: object) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out_dir / META_FILE, json.dumps(meta, indent=1) + "\n")
+
+
+def read_meta(out_dir: Path) -> dict[str, object]:
+    path = Path(out_dir) / META_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{path}: missing (not an eval output directory?)") from None
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path}: not valid JSON ({e.msg})") from None
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: expected a JSON object")
+    return data
+
+
 def read_eval_results(out_dir: str | Path) -> list[EvalResult]:
-    return read_parquet(Path(out_dir) / RESULTS_FILE, EvalResult)
+    """The rows of an eval output; a missing or unreadable file is an error naming it."""
+    path = Path(out_dir) / RESULTS_FILE
+    if not path.exists():
+        raise DataError(f"{path}: missing (the eval of {out_dir} did not finish?)")
+    return read_parquet(path, EvalResult)
+
+
+def earlier_solved(eval_dirs: Iterable[str | Path]) -> set[str]:
+    """Theorems proved (at any budget, by any attempt or variant) in the evals
+    of earlier iterations. A missing or corrupt output raises, naming the file:
+    a silently shorter list would make every theorem look "newly solved"."""
+    out: set[str] = set()
+    for d in eval_dirs:
+        out |= {r.theorem for r in read_eval_results(d) if r.proved}
+    return out
+
+
+def root_goals(out_dir: str | Path) -> dict[str, str]:
+    """Benchmark name -> its root goal as Lean printed it (from the eval's searches)."""
+    goals: dict[str, str] = {}
+    base = Path(out_dir) / SEARCHES_DIR
+    for traj in sorted(base.glob("*/attempt_*.traj")) if base.exists() else []:
+        if not list_parts(traj):
+            continue
+        for rec in read_trajectories(traj):
+            if rec.node_id == 0:
+                goals.setdefault(rec.theorem, rec.state)
+    return goals

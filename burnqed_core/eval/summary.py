@@ -1,18 +1,22 @@
-"""Aggregate per-theorem `EvalResult` rows into solve rates (seed 003, 5.4/5.8).
+"""Aggregate per-search `EvalResult` rows into solve rates (seed 003, 5.4/5.8).
 
-Pure functions over records: no Lean, no model. ``automation`` maps a theorem
-name to the single automation tactic that closes it alone (rfl, trivial,
-decide, omega, simp, simp_all, grind), or None when none does (a "hard"
-theorem); theorems absent from the map are "unmeasured".
+Pure functions over records: no Lean, no model. A theorem is solved at node
+budget B with pass@k when any of its k attempts found a proof with
+``nodes_to_proof <= B`` (one search per attempt at the largest budget, so the
+curve is monotone in B by construction). ``pass@1`` is the mean over the
+attempts of the single-attempt solve rate. Hard theorems are those neither
+automation baseline closes (`burnqed_core.eval.baselines`); "beyond
+automation" lists the hard theorems the prover solved.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from burnqed_core.eval.baselines import Baselines
 from burnqed_core.records import EvalResult
 
 
@@ -32,18 +36,15 @@ class Rate(BaseModel):
 class BudgetSummary(BaseModel):
     model_config = ConfigDict(frozen=True)
     budget: int
-    all: Rate
+    all: Rate = Field(description="pass@k: solved by any attempt within the budget")
     hard: Rate
     easy: Rate
-    avg_nodes_proved: float = Field(0.0, description="mean nodes used by proved theorems")
-    avg_time_s: float = 0.0
-    median_time_s: float = 0.0
-    start_errors: int = 0
-    infra_errors: int = 0
+    pass1: float = Field(0.0, description="mean over attempts of the single-attempt solve rate")
+    avg_nodes_proved: float = Field(0.0, description="mean nodes to proof of the proofs within the budget")
 
 
 class EvalSummary(BaseModel):
-    """Solve rates of one iteration on one benchmark."""
+    """Solve rates of one iteration (one EBM setting) on one benchmark."""
 
     model_config = ConfigDict(frozen=True)
     iteration: int
@@ -51,58 +52,80 @@ class EvalSummary(BaseModel):
     model: str = ""
     ebm: str = ""
     theorems: int
+    pass_k: int = 1
     budgets: list[BudgetSummary]
-    cumulative: Rate = Field(description="proved at any budget")
+    cumulative: Rate = Field(description="pass@k at the largest budget (= at any budget)")
     cumulative_hard: Rate
-    automation_baseline: Rate = Field(description="closed by a single automation tactic alone")
-    hard_theorems: int
-    unmeasured: int = Field(0, description="theorems with no automation measurement")
+    automation_baseline: Rate = Field(description="baseline (a): closed by a single automation tactic alone")
+    defaware_baseline: Rate = Field(Rate(solved=0, total=0), description="baseline (b): definition-aware automation")
+    either_baseline: Rate = Field(Rate(solved=0, total=0), description="closed by (a) or (b)")
+    hard_theorems: int = Field(description="closed by neither baseline")
+    unmeasured: int = Field(0, description="theorems with no baseline measurement")
     beyond_automation: list[str] = Field(default_factory=list,
-                                         description="hard theorems the prover solved (automation cannot)")
+                                         description="hard theorems the prover solved (neither baseline can)")
+    solved: list[str] = Field(default_factory=list, description="theorems solved (pass@k, largest budget)")
+    hard_names: list[str] = Field(default_factory=list)
     newly_solved: list[str] = Field(default_factory=list, description="solved now, by no earlier iteration")
+    timeouts: int = Field(0, description="searches stopped by the per-theorem time cap")
+    start_errors: int = 0
+    infra_errors: int = 0
+    avg_time_s: float = 0.0
+    median_time_s: float = 0.0
+    without_ebm: EvalSummary | None = Field(None, description="the same eval without the EBM (ablation)")
 
+    @property
+    def beyond_count(self) -> int:
+        return len(self.beyond_automation)
 
-def _is_hard(name: str, automation: Mapping[str, str | None] | None) -> bool | None:
-    if automation is None or name not in automation:
-        return None
-    return automation[name] is None
+    def rate_at(self, budget: int) -> float | None:
+        return next((b.all.rate for b in self.budgets if b.budget == budget), None)
+
+    def hard_rate_at(self, budget: int) -> float | None:
+        return next((b.hard.rate for b in self.budgets if b.budget == budget), None)
 
 
 def summarize(
     results: Sequence[EvalResult],
-    automation: Mapping[str, str | None] | None,
+    baselines: Baselines | None,
     *,
     iteration: int,
     benchmark: str,
+    budgets: Sequence[int] | None = None,
     earlier_solved: set[str] | None = None,
 ) -> EvalSummary:
-    """Per-budget and cumulative rates; pass@k over attempts (a theorem counts
-    as solved at a budget if any attempt proved it)."""
+    """The summary of one variant's rows (all with the same ``ebm``)."""
+    ebms = {r.ebm for r in results}
+    if len(ebms) > 1:
+        raise ValueError(f"rows of several EBM settings {sorted(ebms)}: use summarize_variants")
     names = sorted({r.theorem for r in results})
-    hard_names = {n for n in names if _is_hard(n, automation)}
-    easy_names = {n for n in names if _is_hard(n, automation) is False}
-    budgets = []
-    solved_any: set[str] = set()
-    for budget in sorted({r.budget for r in results}):
-        rows = [r for r in results if r.budget == budget]
-        solved = {r.theorem for r in rows if r.proved}
-        solved_any |= solved
-        proved_rows = [r for r in rows if r.proved]
-        times = [r.time_s for r in rows]
-        total = len({r.theorem for r in rows})
-        budgets.append(BudgetSummary(
-            budget=budget,
-            all=Rate(solved=len(solved), total=total),
+    budgets = sorted(set(budgets or {r.budget for r in results}))
+    attempts = sorted({r.attempt for r in results}) or [0]
+
+    def hard(n: str) -> bool | None:
+        return baselines.hard(n) if baselines is not None else None
+
+    hard_names = {n for n in names if hard(n)}
+    easy_names = {n for n in names if hard(n) is False}
+    out = []
+    for b in budgets:
+        within = [r for r in results if r.proved_within(b)]
+        solved = {r.theorem for r in within}
+        per_attempt = [len({r.theorem for r in within if r.attempt == a}) / len(names) if names else 0.0
+                       for a in attempts]
+        out.append(BudgetSummary(
+            budget=b,
+            all=Rate(solved=len(solved), total=len(names)),
             hard=Rate(solved=len(solved & hard_names), total=len(hard_names)),
             easy=Rate(solved=len(solved & easy_names), total=len(easy_names)),
-            avg_nodes_proved=statistics.fmean(r.nodes_used for r in proved_rows) if proved_rows else 0.0,
-            avg_time_s=statistics.fmean(times) if times else 0.0,
-            median_time_s=statistics.median(times) if times else 0.0,
-            start_errors=len({r.theorem for r in rows if r.error == "start"}),
-            infra_errors=len({r.theorem for r in rows if r.error == "infra"}),
+            pass1=statistics.fmean(per_attempt),
+            avg_nodes_proved=statistics.fmean(r.nodes_to_proof or 0 for r in within) if within else 0.0,
         ))
-    auto_closed = sum(1 for n in names if _is_hard(n, automation) is False)
-    measured = len(hard_names) + len(easy_names)
+    top = max(budgets) if budgets else 0
+    solved_top = {r.theorem for r in results if r.proved_within(top)}
+    single = {n for n in names if baselines is not None and baselines.single.get(n) is not None}
+    defaware = {n for n in names if baselines is not None and baselines.defaware.get(n) is not None}
+    measured = {n for n in names if baselines is not None and baselines.measured(n)}
+    times = [r.time_s for r in results]
     first = results[0] if results else None
     return EvalSummary(
         iteration=iteration,
@@ -110,12 +133,50 @@ def summarize(
         model=first.model if first else "",
         ebm=first.ebm if first else "",
         theorems=len(names),
-        budgets=budgets,
-        cumulative=Rate(solved=len(solved_any), total=len(names)),
-        cumulative_hard=Rate(solved=len(solved_any & hard_names), total=len(hard_names)),
-        automation_baseline=Rate(solved=auto_closed, total=len(names)),
+        pass_k=len(attempts),
+        budgets=out,
+        cumulative=Rate(solved=len(solved_top), total=len(names)),
+        cumulative_hard=Rate(solved=len(solved_top & hard_names), total=len(hard_names)),
+        automation_baseline=Rate(solved=len(single), total=len(names)),
+        defaware_baseline=Rate(solved=len(defaware), total=len(names)),
+        either_baseline=Rate(solved=len(single | defaware), total=len(names)),
         hard_theorems=len(hard_names),
-        unmeasured=len(names) - measured,
-        beyond_automation=sorted(solved_any & hard_names),
-        newly_solved=sorted(solved_any - earlier_solved) if earlier_solved is not None else [],
+        unmeasured=len(names) - len(measured),
+        beyond_automation=sorted(solved_top & hard_names),
+        solved=sorted(solved_top),
+        hard_names=sorted(hard_names),
+        newly_solved=sorted(solved_top - earlier_solved) if earlier_solved is not None else [],
+        timeouts=sum(r.timeout for r in results),
+        start_errors=len({r.theorem for r in results if r.error == "start"}),
+        infra_errors=len({r.theorem for r in results if r.error == "infra"}),
+        avg_time_s=statistics.fmean(times) if times else 0.0,
+        median_time_s=statistics.median(times) if times else 0.0,
     )
+
+
+def summarize_variants(
+    results: Iterable[EvalResult],
+    baselines: Baselines | None,
+    *,
+    iteration: int,
+    benchmark: str,
+    budgets: Sequence[int] | None = None,
+    earlier_solved: set[str] | None = None,
+) -> EvalSummary:
+    """The summary of an eval output: the EBM variant (when there is one) with
+    the no-EBM rows as its ``without_ebm`` ablation, else the policy alone."""
+    rows = list(results)
+    by_ebm: dict[str, list[EvalResult]] = {}
+    for r in rows:
+        by_ebm.setdefault(r.ebm, []).append(r)
+    with_ebm = sorted(k for k in by_ebm if k)
+    if len(with_ebm) > 1:
+        raise ValueError(f"eval rows of several EBMs: {with_ebm}")
+    kw = {"iteration": iteration, "benchmark": benchmark, "budgets": budgets, "earlier_solved": earlier_solved}
+    plain = summarize(by_ebm[""], baselines, **kw) if "" in by_ebm else None  # type: ignore[arg-type]
+    if not with_ebm:
+        if plain is None:
+            return summarize([], baselines, **kw)  # type: ignore[arg-type]
+        return plain
+    main = summarize(by_ebm[with_ebm[0]], baselines, **kw)  # type: ignore[arg-type]
+    return main.model_copy(update={"without_ebm": plain})

@@ -1,4 +1,11 @@
-"""The automation-only baseline: which single tactic closes a theorem alone.
+"""The automation-only baselines: which automation closes a theorem alone.
+
+Two baselines. (a) Single tactic, below. (b) Definition-aware
+(`definition_aware_tactics`): ``simp [defs]``, ``grind [defs]`` and, for
+each variable ``x`` of the statement, ``induction x <;> simp_all [defs]``
+and ``induction x <;> grind [defs]``, where ``defs`` are the user
+definitions (``def`` / ``abbrev`` of the preamble) that the statement names:
+what a user of Lean tries before reaching for a prover.
 
 Every solve rate is reported beside this baseline, and benchmarks report
 their automation-resistant ("hard") split separately: a prover that only
@@ -15,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -56,8 +64,124 @@ async def automation_baseline(env: ProofEnv, theorems: Sequence[Theorem],
                               progress: bool = False) -> tuple[dict[str, str | None], BaselineReport]:
     """name -> the first tactic of ``tactics`` that closes the theorem alone
     (None: none does, or the statement did not start), and a report."""
+    return await first_closing(env, theorems, {t.name: list(tactics) for t in theorems}, progress=progress,
+                               by_tactic=tactics)
+
+
+async def definition_aware_baseline(env: ProofEnv, theorems: Sequence[Theorem], progress: bool = False
+                                    ) -> tuple[dict[str, str | None], BaselineReport]:
+    """name -> the first of `definition_aware_tactics` that closes the theorem
+    (None: none does), and a report (``by_tactic`` counts tactic shapes)."""
+    lists = {t.name: definition_aware_tactics(t) for t in theorems}
+    mapping, report = await first_closing(env, theorems, lists, progress=progress, by_tactic=DEFAWARE_SHAPES)
+    return mapping, report
+
+
+DEFAWARE_SHAPES: tuple[str, ...] = ("simp [defs]", "grind [defs]", "induction <;> simp_all [defs]",
+                                    "induction <;> grind [defs]")
+
+_IDENT = r"[^\s:()\[\]{}⦃⦄,]+"
+_DEF_RE = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)?((?:(?:private|protected|noncomputable|partial|unsafe)\s+)*)"
+                     r"(?:def|abbrev)\s+(" + _IDENT + ")", re.MULTILINE)
+_NS_RE = re.compile(r"^\s*(namespace|end)\s+(" + _IDENT + r")\s*$", re.MULTILINE)
+_STMT_IDENT_RE = re.compile(r"[A-Za-z_\u00c0-\u1fff][\w.'!?\u00c0-\u1fff]*")
+
+
+def user_definitions(preamble: str) -> list[str]:
+    """Full names of the ``def`` / ``abbrev`` declarations of a preamble (in
+    order; ``partial``/``unsafe`` ones, which have no equations, left out),
+    prefixed with their ``namespace``."""
+    events = sorted([(m.start(), "def", m) for m in _DEF_RE.finditer(preamble)]
+                    + [(m.start(), "ns", m) for m in _NS_RE.finditer(preamble)], key=lambda e: e[0])
+    scope: list[str] = []
+    out: list[str] = []
+    for _, kind, m in events:
+        if kind == "ns":
+            if m.group(1) == "namespace":
+                scope.append(m.group(2))
+            elif scope and scope[-1] == m.group(2):
+                scope.pop()
+            continue
+        if re.search(r"\b(partial|unsafe)\b", m.group(1)):
+            continue
+        name = m.group(2).removeprefix("_root_.")
+        full = ".".join([*scope, name]) if scope and not m.group(2).startswith("_root_.") else name
+        if full not in out:
+            out.append(full)
+    return out
+
+
+def statement_definitions(theorem: Theorem) -> list[str]:
+    """The user definitions of the preamble that the statement names (by full
+    name, by the name without its namespace, or in dot notation ``x.f``)."""
+    idents = set(_STMT_IDENT_RE.findall(theorem.statement))
+    tails = {i.rsplit(".", 1)[-1] for i in idents if "." in i}
+    out = []
+    for full in user_definitions(theorem.preamble):
+        short = full.rsplit(".", 1)[-1]
+        if full in idents or short in idents or short in tails:
+            out.append(full)
+    return out
+
+
+def statement_variables(statement: str) -> list[str]:
+    """Names bound by the statement's leading explicit/implicit binders
+    (``(a b : T)``, ``{x : T}``, ``⦃x⦄``; instance binders ``[..]`` and type
+    variables ``(α : Type)`` skipped)."""
+    pairs = {"(": ")", "{": "}", "⦃": "⦄", "[": "]"}
+    out: list[str] = []
+    i, n = 0, len(statement)
+    while True:
+        while i < n and statement[i].isspace():
+            i += 1
+        if i >= n or statement[i] not in pairs:
+            break
+        open_, depth, j = statement[i], 0, i
+        while j < n:
+            if statement[j] in pairs:
+                depth += 1
+            elif statement[j] in pairs.values():
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        inner = statement[i + 1:j]
+        i = j + 1
+        if open_ == "[":
+            continue
+        head, _, typ = inner.partition(":")
+        if re.match(r"\s*(Type|Sort|Prop)\b", typ):  # a type variable: nothing to induct on
+            continue
+        for name in head.split():
+            if re.fullmatch(r"[A-Za-z_\u00c0-\u1fff][\w'\u00c0-\u1fff]*", name) and name not in out:
+                out.append(name)
+    return out
+
+
+def definition_aware_tactics(theorem: Theorem) -> list[str]:
+    """Baseline (b) for one theorem, in the order tried."""
+    defs = statement_definitions(theorem)
+    lst = f" [{', '.join(defs)}]" if defs else ""
+    out = [f"simp{lst}", f"grind{lst}"]
+    for x in statement_variables(theorem.statement):
+        out += [f"induction {x} <;> simp_all{lst}", f"induction {x} <;> grind{lst}"]
+    return out
+
+
+def _shape(tactic: str) -> str:
+    if tactic.startswith("induction"):
+        return "induction <;> simp_all [defs]" if "simp_all" in tactic else "induction <;> grind [defs]"
+    return "simp [defs]" if tactic.startswith("simp") else "grind [defs]"
+
+
+async def first_closing(env: ProofEnv, theorems: Sequence[Theorem], tactic_lists: Mapping[str, Sequence[str]],
+                        *, progress: bool = False, by_tactic: Sequence[str] = ()
+                        ) -> tuple[dict[str, str | None], BaselineReport]:
+    """name -> the first tactic of the theorem's list that closes it alone (None:
+    none does). Round r tries the r-th tactic of every theorem still open, in
+    one batched `apply_many`."""
     t0 = time.monotonic()
-    report = BaselineReport(theorems=len(theorems), by_tactic=dict.fromkeys(tactics, 0))
+    report = BaselineReport(theorems=len(theorems), by_tactic=dict.fromkeys(by_tactic, 0))
     result: dict[str, str | None] = {t.name: None for t in theorems}
     starts = await asyncio.gather(*(env.start_proof(t) for t in theorems))
     open_: dict[str, GoalState] = {}
@@ -68,16 +192,19 @@ async def automation_baseline(env: ProofEnv, theorems: Sequence[Theorem],
             report.infra.append(t.name)
         else:
             report.start_errors.append(t.name)
-    bar = tqdm(total=len(tactics), desc="baseline", unit="tactic", disable=not progress)
-    for tactic in tactics:
-        names = list(open_)
+    rounds = max((len(v) for v in tactic_lists.values()), default=0)
+    bar = tqdm(total=rounds, desc="baseline", unit="round", disable=not progress)
+    for k in range(rounds):
+        names = [n for n in open_ if k < len(tactic_lists[n])]
         if not names:
             break
-        results = await env.apply_many([(open_[n], tactic) for n in names])
+        results = await env.apply_many([(open_[n], tactic_lists[n][k]) for n in names])
         for n, r in zip(names, results, strict=True):
+            tactic = tactic_lists[n][k]
             if r.ok and r.state is not None and r.state.is_proved:
                 result[n] = tactic
-                report.by_tactic[tactic] += 1
+                key = tactic if tactic in report.by_tactic else _shape(tactic)
+                report.by_tactic[key] = report.by_tactic.get(key, 0) + 1
                 del open_[n]
             elif r.status.is_infra and n not in report.infra:
                 report.infra.append(n)

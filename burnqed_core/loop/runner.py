@@ -120,7 +120,7 @@ async def _iteration(
 ) -> EvalSummary:
     from burnqed_core.data.selection import select_theorems
     from burnqed_core.eval.report import read_summary
-    from burnqed_core.eval.run import read_eval_results
+    from burnqed_core.eval.run import earlier_solved as read_earlier_solved
     from burnqed_core.policy.factory import make_policy
     from burnqed_core.search.trajectories import finished_theorems
 
@@ -146,11 +146,9 @@ async def _iteration(
         with contextlib.suppress(BurnqedError):
             searched |= finished_theorems(p)
     sel = select_theorems(corpus, profile.data.search_theorems, profile.data.seed + n, searched=searched,
-                          held_out={t.name for t in benchmark}, easy=easy)
-    earlier_solved: set[str] = set()
-    for e in earlier:
-        with contextlib.suppress(BurnqedError, FileNotFoundError):
-            earlier_solved |= {r.theorem for r in read_eval_results(e.eval) if r.proved}
+                          held_out={t.name for t in benchmark}, easy=easy, held_out_theorems=benchmark)
+    # a missing or corrupt earlier eval is an error naming the file, not a changed "newly solved" list
+    earlier_solved = read_earlier_solved(e.eval for e in earlier)
     policy = make_policy(profile, it.merged)
     try:
         async def search() -> StageResult:
@@ -159,7 +157,8 @@ async def _iteration(
 
         async def evaluate() -> StageResult:
             return await stages.eval_report(profile, n, policy, await env(), benchmark, automation, it.eval,
-                                            it.merged, earlier_solved if earlier else None)
+                                            it.merged, earlier_solved if earlier else None,
+                                            training_pairs=[layout.traced / "pairs.parquet", it.pairs])
 
         _echo_result(echo, await run_async(it.trajectories, search))
         _echo_result(echo, await run_async(it.eval, evaluate))

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
+
+#: How `Policy.encode` turns a text's last hidden states into one vector.
+#: ``last_l2``: the last token's state, L2-normalised (what SGLang's ``/encode``
+#: returns for a causal LM; the default everywhere); ``mean``: the mean over
+#: the text's tokens (local backend only). An EBM is trained and used on ONE
+#: pooling: caches and EBM configs record it and refuse to mix.
+Pooling = Literal["last_l2", "mean"]
+POOLINGS: tuple[str, ...] = ("last_l2", "mean")
 
 
 class Candidate(BaseModel):
@@ -34,15 +43,37 @@ class Policy(Protocol):
         n: int,
         temperature: float,
         max_new_tokens: int | None = None,
+        seeds: Sequence[int] | None = None,
     ) -> list[list[Candidate]]:
-        """For each state, ``n`` sampled candidates (duplicates allowed)."""
+        """For each state, ``n`` sampled candidates (duplicates allowed).
+
+        ``seeds``: one per state. When given, a state's samples depend only on
+        the model, the sampling settings, the state and its seed, never on the
+        other states of the call or on earlier calls (reproducible search);
+        when None, a backend may sample from a stream that advances per call."""
         ...
 
     async def encode(self, texts: Sequence[str]) -> list[list[float]]:
-        """Mean-pooled last hidden state of each text."""
+        """One vector per text from the last hidden states, pooled as the
+        backend's ``pooling`` attribute says (`Pooling`; default ``last_l2``)."""
         ...
 
     async def close(self) -> None: ...
+
+
+SEED_BITS = 63
+
+
+def derive_seed(*parts: object) -> int:
+    """A 63-bit seed from ``parts`` (ints, strings): stable across processes
+    and platforms (BLAKE2b of their ``repr``), unlike Python's ``hash``."""
+    h = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(h, "little") & ((1 << SEED_BITS) - 1)
+
+
+def check_seeds(states: Sequence[str], seeds: Sequence[int] | None) -> None:
+    if seeds is not None and len(seeds) != len(states):
+        raise ValueError(f"{len(seeds)} seeds for {len(states)} states: pass one seed per state")
 
 
 def samples_per_state(n: int, temperature: float) -> int:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 
 from burnqed_core.errors import PolicyError
-from burnqed_core.policy.base import Candidate
+from burnqed_core.policy.base import Candidate, check_seeds
 from burnqed_core.policy.prompt import normalize_tactic
 
 
@@ -36,9 +36,12 @@ class FixedTacticsPolicy:
         n: int,
         temperature: float,
         max_new_tokens: int | None = None,
+        seeds: Sequence[int] | None = None,
     ) -> list[list[Candidate]]:
-        """Every tactic for every state; ``n``, ``temperature`` and
-        ``max_new_tokens`` do not apply to a fixed list."""
+        """Every tactic for every state; ``n``, ``temperature``,
+        ``max_new_tokens`` and ``seeds`` do not apply to a fixed list (it is
+        deterministic whatever they are)."""
+        check_seeds(states, seeds)
         return [list(self._candidates) for _ in states]
 
     async def encode(self, texts: Sequence[str]) -> list[list[float]]:

@@ -15,9 +15,13 @@ module avoids:
   tokens up to and including EOS (or the token that completes a closing
   fence), so it equals a teacher-forced recompute of exactly those tokens;
 * after EOS a row holds padding with non-zero scores: those are masked;
-* generation is deterministic for a given seed and call sequence (a
-  counter advances the seed each call), and runs in a worker thread so the
-  event loop keeps serving Lean meanwhile.
+* with per-state ``seeds`` (what the search passes: one seed per
+  expansion), each state is generated on its own (its ``n`` samples share one
+  unpadded prompt) and sampled with its own ``torch.Generator``: a state's
+  samples do not depend on the other states of the call or on earlier calls,
+  byte for byte on CPU. Without seeds, states are batched across the call
+  and the seed advances with a per-call counter. Generation runs in a worker
+  thread so the event loop keeps serving Lean meanwhile.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Any
 
 from burnqed_core.config import PolicyConfig
 from burnqed_core.errors import PolicyError
-from burnqed_core.policy.base import Candidate, samples_per_state
+from burnqed_core.policy.base import POOLINGS, Candidate, Pooling, check_seeds, derive_seed, samples_per_state
 from burnqed_core.policy.prompt import format_prompt, parse_completion
 
 log = logging.getLogger(__name__)
@@ -55,10 +59,48 @@ class Sample:
         return Candidate(tactic=self.tactic, logprob=self.logprob, num_tokens=len(self.token_ids))
 
 
+def pool_hidden(hidden: Any, mask: Any, pooling: Pooling) -> Any:
+    """Pool right-padded hidden states ``[B, T, H]`` with ``mask`` ``[B, T]``:
+    ``last_l2`` takes each row's last real token and L2-normalises it (SGLang's
+    causal-LM ``/encode``), ``mean`` averages the real tokens. Differentiable
+    (joint training pools through it)."""
+    import torch
+
+    if pooling == "last_l2":
+        last = (mask.sum(1) - 1).clamp(min=0)
+        rows = torch.arange(hidden.shape[0], device=hidden.device)
+        return torch.nn.functional.normalize(hidden[rows, last].float(), dim=-1)
+    if pooling == "mean":
+        m = mask.unsqueeze(-1).to(hidden.dtype)
+        return (hidden * m).sum(1) / m.sum(1).clamp(min=1)
+    raise PolicyError(f"unknown pooling {pooling!r}: one of {', '.join(POOLINGS)}")
+
+
 def _torch_dtype(name: str) -> Any:
     import torch
 
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+class _GeneratorSampler:
+    """A logits processor that samples the next token of every row from
+    softmax(scores / T) with its own ``torch.Generator`` and leaves only that
+    token finite, so that greedy decoding picks it. The sampling happens on
+    CPU in float32 whatever the model's device, so a seed gives the same
+    tokens for the same logits."""
+
+    def __init__(self, temperature: float, generator: Any) -> None:
+        self.temperature = temperature
+        self.generator = generator
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        probs = torch.softmax(scores.detach().float().cpu() / self.temperature, dim=-1)
+        tokens = torch.multinomial(probs, 1, generator=self.generator).to(scores.device)
+        out = torch.full_like(scores, float("-inf"))
+        out.scatter_(1, tokens, 0.0)
+        return out
 
 
 class LocalPolicy:
@@ -74,6 +116,7 @@ class LocalPolicy:
         max_prompt_tokens: int = 1024,
         max_new_tokens: int = 48,
         seed: int = 0,
+        pooling: Pooling = "last_l2",
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -81,6 +124,8 @@ class LocalPolicy:
         path = Path(model_path)
         if not (path / "config.json").is_file():
             raise PolicyError(f"no model at {path}: expected a causal-LM directory with config.json")
+        if pooling not in POOLINGS:
+            raise PolicyError(f"unknown pooling {pooling!r}: one of {', '.join(POOLINGS)}")
         if batch_size < 1 or max_prompt_tokens < 2 or max_new_tokens < 1:
             raise PolicyError("policy batch_size, max_new_tokens must be >= 1 and max_prompt_tokens >= 2")
         try:
@@ -97,6 +142,7 @@ class LocalPolicy:
         self.max_prompt_tokens = max_prompt_tokens
         self.max_new_tokens = max_new_tokens
         self.seed = seed
+        self.pooling: Pooling = pooling
         self._calls = 0
         self._lock = threading.Lock()
 
@@ -183,10 +229,12 @@ class LocalPolicy:
         n: int,
         temperature: float,
         max_new_tokens: int | None = None,
+        seeds: Sequence[int] | None = None,
     ) -> list[list[Candidate]]:
         """Blocking `generate`. ``temperature <= 0`` decodes greedily once per
         state and returns that candidate ``n`` times (identical anyway)."""
-        return [[s.candidate() for s in per] for per in self.sample_sync(states, n, temperature, max_new_tokens)]
+        return [[s.candidate() for s in per]
+                for per in self.sample_sync(states, n, temperature, max_new_tokens, seeds)]
 
     def sample_sync(
         self,
@@ -194,14 +242,19 @@ class LocalPolicy:
         n: int,
         temperature: float,
         max_new_tokens: int | None = None,
+        seeds: Sequence[int] | None = None,
     ) -> list[list[Sample]]:
         """`generate_sync` with the generated token ids kept (tests, analysis)."""
         samples = samples_per_state(n, temperature)
+        check_seeds(states, seeds)
         if not states:
             return []
         greedy = temperature <= 0
         max_new = max_new_tokens or self.max_new_tokens
         prompts = [self._encode_text(format_prompt(s)) for s in states]
+        if seeds is not None:
+            result = self._sample_seeded(prompts, list(seeds), samples, temperature, max_new)
+            return [per * n for per in result] if greedy else result
         # States sorted by prompt length so that a chunk pads little; a chunk is
         # up to batch_size sequences (states x k samples), one generate() call.
         order = sorted(range(len(states)), key=lambda i: len(prompts[i]))
@@ -225,6 +278,23 @@ class LocalPolicy:
         if greedy:
             result = [per * n for per in result]
         return result
+
+    def _sample_seeded(
+        self, prompts: list[list[int]], seeds: list[int], samples: int, temperature: float, max_new: int
+    ) -> list[list[Sample]]:
+        """Each state alone, all its samples in one chunk (they share one
+        unpadded prompt, so nothing else in the call, nor ``batch_size``,
+        changes its logits), sampled with a generator seeded from its seed:
+        reproducible per (state, seed, n, temperature, max_new_tokens)."""
+        import torch
+
+        out: list[list[Sample]] = []
+        with self._lock:
+            for prompt, seed in zip(prompts, seeds, strict=True):
+                gen = torch.Generator(device="cpu")
+                gen.manual_seed(derive_seed("state", seed))
+                out.append(self._generate_chunk([prompt], samples, temperature, max_new, 0, generator=gen))
+        return out
 
     def _shared_prefill(self, input_ids: Any, mask: Any, k: int) -> Any:
         """The KV cache of the prompts but their last token, computed once per
@@ -254,24 +324,29 @@ class LocalPolicy:
         return cache
 
     def _generate_chunk(
-        self, prompts: list[list[int]], k: int, temperature: float, max_new: int, seed: int
+        self, prompts: list[list[int]], k: int, temperature: float, max_new: int, seed: int,
+        generator: Any = None,
     ) -> list[Sample]:
-        """``k`` samples of each prompt, rows prompt-major."""
+        """``k`` samples of each prompt, rows prompt-major. With ``generator``,
+        sampling draws from it (not from torch's global RNG): HF decodes
+        greedily over scores on which `_GeneratorSampler` has already chosen
+        the token."""
         import torch
-        from transformers import GenerationConfig
+        from transformers import GenerationConfig, LogitsProcessorList
 
         unique_ids, unique_mask = self._pad(prompts, left=True)
         cache = self._shared_prefill(unique_ids, unique_mask, k)
         input_ids = unique_ids.repeat_interleave(k, dim=0)
         mask = unique_mask.repeat_interleave(k, dim=0)
         greedy = temperature <= 0
+        seeded = generator is not None and not greedy
         # Values left None would be filled from the model's generation_config
         # (a hub model often ships top_p / top_k / repetition_penalty): set
         # every knob that changes the distribution to its neutral value.
         gen_cfg = GenerationConfig(
             max_new_tokens=max_new,
-            do_sample=not greedy,
-            temperature=1.0 if greedy else float(temperature),
+            do_sample=not (greedy or seeded),
+            temperature=1.0 if (greedy or seeded) else float(temperature),
             top_k=0,
             top_p=1.0,
             min_p=0.0,
@@ -289,11 +364,13 @@ class LocalPolicy:
             output_logits=True,
             stop_strings=list(STOP_STRINGS),
         )
-        torch.manual_seed(seed)
+        processors = LogitsProcessorList([_GeneratorSampler(float(temperature), generator)] if seeded else [])
+        if not seeded:
+            torch.manual_seed(seed)
         with torch.inference_mode():
             res = self.model.generate(
                 input_ids=input_ids, attention_mask=mask, past_key_values=cache, generation_config=gen_cfg,
-                tokenizer=self.tokenizer,
+                tokenizer=self.tokenizer, logits_processor=processors,
             )
         gen = res.sequences[:, input_ids.shape[1]:]
         # log-softmax of the raw logits, one step at a time (a 7B vocabulary x
@@ -318,16 +395,23 @@ class LocalPolicy:
         n: int,
         temperature: float,
         max_new_tokens: int | None = None,
+        seeds: Sequence[int] | None = None,
     ) -> list[list[Candidate]]:
-        """For each state, ``n`` candidates from one batched generate (worker thread)."""
-        return await asyncio.to_thread(self.generate_sync, list(states), n, temperature, max_new_tokens)
+        """For each state, ``n`` candidates (worker thread); see `generate_sync`."""
+        return await asyncio.to_thread(self.generate_sync, list(states), n, temperature, max_new_tokens,
+                                       None if seeds is None else list(seeds))
 
     # --------------------------------------------------------------- encoding
 
     def encode_sync(self, texts: Sequence[str]) -> list[list[float]]:
-        """Mean of the last hidden states over each text's tokens. Rows are padded
-        on the RIGHT: with causal attention a real token never sees the padding
-        and positions start at 0, so a text embeds the same alone or in a batch."""
+        """One vector per text from the last hidden states, pooled as ``self.pooling``
+        says (`POOLINGS`): by default the LAST token's state, L2-normalised, which is
+        what SGLang's ``/encode`` returns for a causal LM (``Pooler(LAST,
+        normalize=True)``), so that an EBM trained on one backend scores on the
+        other. Rows are padded on the RIGHT: with causal attention a real token
+        never sees the padding and positions start at 0, so a text embeds the same
+        alone or in a batch, and the last real token is at ``mask.sum() - 1`` (the
+        text's own last token: the tokenizer adds BOS, never EOS)."""
         import torch
 
         if not texts:
@@ -339,12 +423,23 @@ class LocalPolicy:
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
                 ids, mask = self._pad([encoded[i] for i in idx], left=False)
-                hidden = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[-1]
-                m = mask.unsqueeze(-1).to(hidden.dtype)
-                pooled = ((hidden * m).sum(1) / m.sum(1).clamp(min=1)).float().cpu()
+                hidden = self._last_hidden(ids, mask)
+                pooled = pool_hidden(hidden, mask, self.pooling).float().cpu()
                 for k, i in enumerate(idx):
                     vecs[i] = pooled[k].tolist()
         return [v for v in vecs if v is not None]
+
+    def _last_hidden(self, ids: Any, mask: Any) -> Any:
+        """The final hidden states (after the last norm), without the LM head:
+        the decoder alone when the model exposes it (``base_model``), else the
+        last of ``hidden_states``."""
+        base = getattr(self.model, "base_model", None)
+        if base is not None and base is not self.model:
+            out = base(input_ids=ids, attention_mask=mask, use_cache=False)
+            hidden = getattr(out, "last_hidden_state", None)
+            if hidden is not None:
+                return hidden
+        return self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[-1]
 
     async def encode(self, texts: Sequence[str]) -> list[list[float]]:
         return await asyncio.to_thread(self.encode_sync, list(texts))

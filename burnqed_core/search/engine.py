@@ -10,10 +10,23 @@ the current one's children are known: throughput for a little best-first
 order).
 
 Budgets per theorem: ``max_nodes`` (nodes created, root included),
-``max_depth`` (nodes this deep are kept but not expanded), ``timeout_s`` (wall
-clock from the start of the search). The step in flight when a budget runs
-out is still integrated, so a proof found in it counts; closed-goal nodes are
-always created, even past ``max_nodes``.
+``max_depth`` (nodes this deep are kept but not expanded), ``timeout_s`` (a
+safety cap on the time CHARGED to this theorem: its share of the policy,
+Lean and engine time of the batches it was in, so theorems searched at the
+same time do not spend each other's time; recorded as ``stop="timeout"``).
+The step in flight when a budget runs out is still integrated, so a proof
+found in it counts; closed-goal nodes are always created, even past
+``max_nodes``. ``SearchResult.nodes_to_proof`` is the number of nodes
+created before the accepted proof's closing node: a search with a smaller
+node budget B is read off as "proved iff nodes_to_proof <= B".
+
+Reproducibility: every expansion asks the policy for its candidates with a
+seed derived from (``config.seed``, theorem name, node id) (`expansion_seed`),
+and each theorem gets the same number of nodes per batch whatever else is
+searched (``max(1, frontier_batch // concurrency)``), so a theorem's search
+depends only on the model, the sampling settings, the seed and the theorem:
+not on call order, on the other theorems of the run, or on a resume (as long
+as no timeout binds).
 
 A proof is found when a tactic leaves no goals; it counts only after the
 whole tactic path passes ``ProofEnv.check_proof`` (a failed re-check is
@@ -42,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.config import SearchConfig
 from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
-from burnqed_core.policy.base import Candidate, Policy, dedup_candidates
+from burnqed_core.policy.base import Candidate, Policy, dedup_candidates, derive_seed
 from burnqed_core.records import Theorem, TrajectoryRecord
 from burnqed_core.search.scoring import EnergyScorer, priority, score_states
 from burnqed_core.search.tree import Node, NodeStatus, SearchTree
@@ -91,6 +104,8 @@ class SearchResult(BaseModel):
         "", description="'start': the statement did not elaborate; 'infra': Lean failed, not a verdict")
     message: str = ""
     nodes: int = 0
+    nodes_to_proof: int | None = Field(
+        None, description="nodes created before the accepted proof's closing node (None: not proved)")
     expansions: int = 0
     depth_reached: int = 0
     time_s: float = 0.0
@@ -177,6 +192,10 @@ class _Search:
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
 
+    def charged(self) -> float:
+        """Seconds charged to this theorem (its shares of shared calls)."""
+        return self.policy_s + self.lean_s + self.engine_s + self.ebm_s
+
     def push(self, node: Node) -> None:
         heapq.heappush(self.frontier, (-node.priority, node.node_id, node.node_id))
 
@@ -195,6 +214,12 @@ class _Expansion:
     node: Node
     candidates: list[Candidate] = field(default_factory=list)
     results: list[TacticResult] | None = None
+
+
+def expansion_seed(seed: int, theorem: str, node_id: int) -> int:
+    """The policy seed of one expansion: a function of the run's seed, the
+    theorem and the node only (an eval attempt has a seed of its own)."""
+    return derive_seed("expand", seed, theorem, node_id)
 
 
 class SearchEngine:
@@ -329,37 +354,45 @@ class SearchEngine:
             s.push(root)
         return s
 
+    @property
+    def per_theorem(self) -> int:
+        """Nodes each theorem gets per batch: the same whatever else is searched."""
+        return max(1, self.config.frontier_batch // max(1, self.config.concurrency))
+
     def _select(self, active: Sequence[_Search], rotation: int) -> list[_Expansion]:
-        """Up to ``frontier_batch`` open nodes, the best of each theorem in
-        turn, never more in flight per theorem than its node budget left."""
+        """Up to `per_theorem` open nodes of every active theorem (best first,
+        the theorems in turn), never more in flight per theorem than its node
+        budget left. The batch holds at most ``concurrency x per_theorem``
+        nodes (``max(frontier_batch, concurrency)``)."""
         t = time.perf_counter()
         cfg = self.config
         out: list[_Expansion] = []
         n = len(active)
         order = [active[(rotation + i) % n] for i in range(n)] if n else []
-        progressed = True
-        while progressed and len(out) < cfg.frontier_batch:
-            progressed = False
+        taken: dict[int, int] = {}
+        for _ in range(self.per_theorem):
             for s in order:
-                if len(out) >= cfg.frontier_batch:
-                    break
-                if s.done or s.elapsed() > cfg.timeout_s or len(s.tree) + s.in_flight >= cfg.max_nodes:
+                if s.done or s.charged() > cfg.timeout_s or len(s.tree) + s.in_flight >= cfg.max_nodes:
+                    continue
+                if taken.get(id(s), 0) >= self.per_theorem:
                     continue
                 node = s.pop()
                 if node is None:
                     continue
                 node.status = NodeStatus.EXPANDED
                 s.in_flight += 1
+                taken[id(s)] = taken.get(id(s), 0) + 1
                 out.append(_Expansion(s, node))
-                progressed = True
         self._charge_engine(time.perf_counter() - t, [e.search for e in out])
         return out
 
     async def _generate(self, expansions: list[_Expansion]) -> list[_Expansion]:
         states = [e.node.text for e in expansions]
         t = time.perf_counter()
+        seeds = [expansion_seed(self.config.seed, e.search.theorem.name, e.node.node_id) for e in expansions]
         raw = await self.policy.generate(
-            states, self.sampling.num_candidates, self.sampling.temperature, self.sampling.max_new_tokens)
+            states, self.sampling.num_candidates, self.sampling.temperature, self.sampling.max_new_tokens,
+            seeds=seeds)
         dt = time.perf_counter() - t
         if len(raw) != len(states):
             raise RuntimeError(f"policy returned {len(raw)} candidate lists for {len(states)} states")
@@ -495,7 +528,7 @@ class SearchEngine:
             if s.proved:
                 stop = "proved"
             elif s.in_flight == 0:
-                if s.elapsed() > cfg.timeout_s:
+                if s.charged() > cfg.timeout_s:
                     stop = "timeout"
                 elif len(s.tree) >= cfg.max_nodes:
                     stop = "max_nodes"
@@ -552,6 +585,7 @@ class SearchEngine:
             theorem=s.theorem.name,
             proved=s.proved,
             proof=tree.tactics_to(tree.proof_node) if tree.proof_node is not None else [],
+            nodes_to_proof=tree.proof_node if s.proved else None,
             stop=s.stop,
             error=error,
             message=" | ".join(s.messages)[:2000],

@@ -67,7 +67,7 @@ async def test_iterations_0_and_1_then_resume(tmp_path: Path, lean_pool: object)
     layout = BaseLayout(root=tmp_path / "work")
     for stage in ("tactic_pairs", "lora_adapter", "merged_model", "trajectories", "eval_report"):
         assert f"[iter 0 {stage}]" in text and f"[iter 1 {stage}]" in text, text
-    assert "automation-only baseline" in text and "Δ 0→1" in text
+    assert "baseline (a) single tactic" in text and "baseline (b) definition-aware" in text and "Δ 0→1" in text
     for n in (0, 1):
         it = layout.iteration(n)
         for d in (it.pairs, it.adapter, it.merged, it.trajectories, it.eval):

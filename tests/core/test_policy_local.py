@@ -184,3 +184,21 @@ def test_model_generation_config_does_not_narrow_sampling(model_dir: Path, tmp_p
     p = LocalPolicy(d, max_new_tokens=8, seed=3)
     per = p.generate_sync([STATES[3]] * 4, 4, 1.5)
     assert len({c.tactic for cs in per for c in cs}) > 1
+
+
+def test_seeded_samples_depend_only_on_state_and_seed(model_dir: Path, policy: LocalPolicy) -> None:
+    """Per-state seeds: the same samples (tokens and logprobs, byte for byte)
+    whatever the other states of the call, the call order, the batch size or
+    the policy object; another seed samples differently; logprobs stay the
+    raw-logit ones."""
+    seeds = [101, 202, 303, 404, 505, 606]
+    a = policy.sample_sync(STATES, 4, 0.8, seeds=seeds)
+    policy.sample_sync(STATES[:2], 3, 1.0)  # an unseeded call in between advances nothing that matters
+    other = LocalPolicy(model_dir, batch_size=3, max_new_tokens=20, seed=99)
+    b = other.sample_sync([STATES[4], STATES[1]], 4, 0.8, seeds=[505, 202])
+    assert b == [a[4], a[1]]
+    assert policy.sample_sync(STATES[1:2], 4, 0.8, seeds=[203]) != [a[1]]
+    for state, per in zip(STATES[:2], a[:2], strict=True):
+        for s in per:
+            assert s.logprob == pytest.approx(_teacher_forced(policy, state, s.token_ids), abs=2e-4)
+    assert len({tuple(s.token_ids) for per in a for s in per}) > len(STATES)  # samples differ within a state

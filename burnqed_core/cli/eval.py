@@ -1,0 +1,174 @@
+"""`burnqed eval` and `burnqed compare`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from burnqed_core.cli.common import ProfileOpt, VerboseOpt
+from burnqed_core.errors import BurnqedError
+
+EXIT_INTERRUPTED = 143
+EXIT_NO_GO = 3
+
+
+def parse_budgets(text: str) -> list[int]:
+    try:
+        budgets = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise BurnqedError(f"--budgets {text!r}: expected comma-separated node budgets, e.g. 8,24,64") from None
+    if not budgets or budgets[0] < 1:
+        raise BurnqedError(f"--budgets {text!r}: node budgets must be >= 1")
+    return budgets
+
+
+def check_out(out: Path, resume: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise BurnqedError(f"--out {out} is a file; an eval output is a directory")
+    if not resume and out.exists() and any(out.iterdir()):
+        raise BurnqedError(f"{out} already holds an eval output: pass --resume to continue it, or choose another --out")
+
+
+async def _eval_main(
+    profile_name: str, model: Path | None, ebm: Path | None, theorems_spec: str, budgets: str | None,
+    pass_k: int | None, out: Path, resume: bool, iteration: int, limit: int | None,
+    training_pairs: list[Path], progress: bool, verbose: bool,
+) -> int:
+    from burnqed_core.config import load_profile
+    from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
+    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.eval.baselines import measure_baselines
+    from burnqed_core.eval.report import format_table, write_report
+    from burnqed_core.eval.run import EvalInterrupted, read_eval_results, root_goals, run_eval
+    from burnqed_core.eval.summary import summarize_variants
+    from burnqed_core.lean.pool import LeanPool
+    from burnqed_core.logutil import setup_logging
+    from burnqed_core.policy.factory import make_policy
+    from burnqed_core.search.job import EbmUnavailableError, load_scorer
+    from burnqed_core.search.runner import check_unique_names
+    from burnqed_core.search.session import lean_version
+
+    setup_logging(verbose)
+    overrides: dict[str, object] = {}
+    if budgets is not None:
+        overrides["eval.budgets"] = parse_budgets(budgets)
+    if pass_k is not None:
+        if pass_k < 1:
+            raise BurnqedError("--pass-k must be >= 1")
+        overrides["eval.pass_k"] = pass_k
+    profile = load_profile(profile_name, overrides=overrides)
+    check_out(out, resume)
+    theorems = load_theorems(theorems_spec)
+    if limit is not None:
+        if limit < 1:
+            raise BurnqedError("--limit must be >= 1")
+        theorems = sorted(theorems, key=lambda t: t.name)[:limit]
+    check_unique_names(theorems)
+    pairs = load_training_pairs(training_pairs) if training_pairs else []
+    if pairs:
+        check_training_pairs(theorems, pairs, where="--training-pairs")
+    model_path = model or profile.policy.model_path
+    if ebm is not None:
+        if profile.policy.backend == "fixed":
+            raise EbmUnavailableError("--ebm needs a model policy (the fixed-tactics policy has no encoder)")
+        if not ebm.is_dir():
+            raise EbmUnavailableError(f"--ebm {ebm}: no such directory")
+    pool = LeanPool(profile.lean)
+    policy = None
+    try:
+        policy = make_policy(profile, model_path)
+        scorer = load_scorer(ebm, policy) if ebm is not None else None
+        typer.echo(f"starting Lean ({profile.lean.backend} backend) ...")
+        await pool.start()
+        baselines = await measure_baselines(pool, theorems, profile.paths.home / "baselines",
+                                            lean_version=lean_version(profile, pool), progress=progress)
+        common = {"iteration": iteration, "benchmark": theorems_spec, "baselines": baselines,
+                  "model_path": model_path, "progress": progress}
+        try:
+            await run_eval(profile, policy, pool, theorems, out, **common)  # type: ignore[arg-type]
+            if scorer is not None:
+                await run_eval(profile, policy, pool, theorems, out, scorer=scorer, ebm=ebm,  # type: ignore[arg-type]
+                               **common)
+        except EvalInterrupted as e:
+            typer.echo(str(e), err=True)
+            return EXIT_INTERRUPTED
+        if pairs:
+            check_training_pairs(theorems, pairs, root_goals(out), where="--training-pairs")
+    finally:
+        with contextlib.suppress(Exception):
+            await pool.close()
+        if policy is not None:
+            with contextlib.suppress(Exception):
+                await policy.close()
+    keep = {"", str(ebm)} if ebm is not None else {""}
+    rows = [r for r in read_eval_results(out) if r.ebm in keep]
+    s = summarize_variants(rows, baselines, iteration=iteration, benchmark=theorems_spec,
+                           budgets=profile.eval.budgets)
+    write_report(s, out)
+    typer.echo("")
+    typer.echo(format_table(s))
+    typer.echo(f"\nreport: {out}/report.md, {out}/summary.json, {out}/solve_rate.png, rows {out}/results.parquet")
+    return 0
+
+
+def eval_cmd(
+    theorems: Annotated[str, typer.Option("--theorems", "-t", help="benchmark: a .lean file, a .jsonl of theorem "
+                                          "records, bundled:<name>, ...")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="output directory (searches, rows, report, plot)")],
+    model: Annotated[Path | None, typer.Option("--model", "-m", help="policy model directory "
+                                               "(default: policy.model_path of the profile)")] = None,
+    ebm: Annotated[Path | None, typer.Option("--ebm", help="EBM directory: evaluate with AND without it "
+                                             "(ablation rows)")] = None,
+    budgets: Annotated[str | None, typer.Option("--budgets", help="node budgets, e.g. 8,24,64 "
+                                                "(default: eval.budgets); one search runs at the largest")] = None,
+    pass_k: Annotated[int | None, typer.Option("--pass-k", help="attempts per theorem with independent seeds "
+                                               "(default: eval.pass_k)")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="continue a partial eval output")] = False,
+    iteration: Annotated[int, typer.Option("--iteration", help="iteration number written in the rows")] = 0,
+    limit: Annotated[int | None, typer.Option("--limit", help="only the first N theorems (by name)")] = None,
+    training_pairs: Annotated[list[Path] | None, typer.Option(
+        "--training-pairs", help="tactic-pair files/dirs the model was trained on: fail if a benchmark "
+        "theorem occurs in them (repeatable)")] = None,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bar")] = False,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Solve rates of a model on a benchmark per node budget, pass@k, beside both automation baselines.
+
+    One search per theorem and attempt at the largest budget (smaller budgets are read off it); every proof
+    is re-checked. Writes results.parquet, summary.json, report.md and solve_rate.png; prints the table."""
+    code = asyncio.run(_eval_main(profile, model, ebm, theorems, budgets, pass_k, out, resume, iteration, limit,
+                                  training_pairs or [], not no_progress, verbose))
+    if code:
+        raise typer.Exit(code)
+
+
+def compare_cmd(
+    dirs: Annotated[list[Path], typer.Argument(help="eval output directories, oldest first")],
+    plot: Annotated[Path | None, typer.Option("--plot", help="comparison plot (default: <last DIR>/compare.png)")
+                    ] = None,
+    fail_on_no_go: Annotated[bool, typer.Option("--fail-on-no-go", help=f"exit {EXIT_NO_GO} on a no-go verdict")
+                             ] = False,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Delta table across eval outputs (per budget, hard split, pass@k), newly solved / lost, plot, go/no-go."""
+    from burnqed_core.cli.common import load
+    from burnqed_core.eval.compare import COMPARE_PLOT, compare_dirs, format_compare, write_compare_plot
+
+    prof = load(profile, verbose)
+    c = compare_dirs(dirs, regression_pp=prof.eval.regression_pp, ebm_min_gain_pp=prof.eval.ebm_min_gain_pp)
+    typer.echo(format_compare(c))
+    path = write_compare_plot(c, plot or Path(dirs[-1]) / COMPARE_PLOT)
+    typer.echo(f"plot: {path}")
+    if fail_on_no_go and not c.verdict.go:
+        raise typer.Exit(EXIT_NO_GO)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_cmd)
+    app.command("compare")(compare_cmd)

@@ -1,0 +1,113 @@
+"""Both automation baselines of a benchmark, measured by the Lean pool and
+cached per benchmark content.
+
+(a) single tactic (`burnqed_core.lean.baseline.AUTOMATION_TACTICS`), (b)
+definition-aware (`burnqed_core.lean.baseline.definition_aware_tactics`). A
+theorem is "hard" when neither closes it. The cache file is keyed by a hash of
+the benchmark's theorems (name, statement, preamble), the tactic lists and the
+Lean version, so an edited benchmark file or another Lean is re-measured; a
+measurement that saw infrastructure failures is not cached (those theorems
+stay unmeasured).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from burnqed_core.errors import DataError
+from burnqed_core.lean.baseline import (
+    AUTOMATION_TACTICS,
+    DEFAWARE_SHAPES,
+    automation_baseline,
+    definition_aware_baseline,
+)
+from burnqed_core.lean.types import ProofEnv
+from burnqed_core.record_io import atomic_write_text
+from burnqed_core.records import Theorem
+
+log = logging.getLogger(__name__)
+
+BASELINE_VERSION = 1
+
+
+class Baselines(BaseModel):
+    """Per theorem: the tactic of each baseline that closes it, or None."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    key: str = ""
+    single: dict[str, str | None] = Field(default_factory=dict, description="baseline (a): one tactic alone")
+    defaware: dict[str, str | None] = Field(default_factory=dict, description="baseline (b): definition-aware")
+    infra: list[str] = Field(default_factory=list, description="theorems left unmeasured by a Lean failure")
+
+    def measured(self, name: str) -> bool:
+        return name in self.single and name in self.defaware
+
+    def hard(self, name: str) -> bool | None:
+        """Closed by neither baseline (None: not measured)."""
+        if not self.measured(name):
+            return None
+        return self.single[name] is None and self.defaware[name] is None
+
+
+def baseline_key(theorems: Sequence[Theorem], lean_version: str = "") -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps({"version": BASELINE_VERSION, "single": list(AUTOMATION_TACTICS),
+                         "defaware": list(DEFAWARE_SHAPES), "lean": lean_version}).encode())
+    for t in sorted(theorems, key=lambda t: t.name):
+        h.update(json.dumps([t.name, t.statement, t.preamble], ensure_ascii=False).encode())
+    return h.hexdigest()
+
+
+def cache_path(cache_dir: Path, key: str) -> Path:
+    return cache_dir / f"baselines-{key[:24]}.json"
+
+
+def read_cached(cache_dir: Path, key: str) -> Baselines | None:
+    path = cache_path(cache_dir, key)
+    if not path.exists():
+        return None
+    try:
+        b = Baselines.model_validate_json(path.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError) as e:
+        raise DataError(f"{path}: corrupt baseline cache ({e}); delete it to re-measure") from None
+    if b.key != key:
+        raise DataError(f"{path}: baseline cache holds another benchmark (key {b.key[:12]} != {key[:12]})")
+    return b
+
+
+async def measure_baselines(env: ProofEnv, theorems: Sequence[Theorem], cache_dir: Path | None,
+                            *, lean_version: str = "", progress: bool = False) -> Baselines:
+    """Both baselines of ``theorems`` (read from the cache when measured before)."""
+    key = baseline_key(theorems, lean_version)
+    if cache_dir is not None:
+        cached = read_cached(cache_dir, key)
+        if cached is not None:
+            log.info("automation baselines: cached (%s)", cache_path(cache_dir, key))
+            return cached
+    single, rep_a = await automation_baseline(env, theorems, progress=progress)
+    defaware, rep_b = await definition_aware_baseline(env, theorems, progress=progress)
+    infra = sorted(set(rep_a.infra) | set(rep_b.infra))
+    for n in infra:
+        single.pop(n, None)
+        defaware.pop(n, None)
+    log.info("baseline (a) single tactic: %s", rep_a.summary())
+    log.info("baseline (b) definition-aware: %s", rep_b.summary())
+    b = Baselines(key=key, single=single, defaware=defaware, infra=infra)
+    if cache_dir is not None and not infra:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(cache_path(cache_dir, key), b.model_dump_json(indent=1) + "\n")
+    elif infra:
+        log.warning("%d theorems saw Lean failures while measuring the baselines (left unmeasured, not cached): %s",
+                    len(infra), ", ".join(infra[:5]))
+    return b
+
+
+def from_maps(single: Mapping[str, str | None], defaware: Mapping[str, str | None] | None = None) -> Baselines:
+    """Baselines from known maps (tests, precomputed files)."""
+    return Baselines(single=dict(single), defaware=dict(defaware if defaware is not None else dict.fromkeys(single)))

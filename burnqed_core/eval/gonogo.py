@@ -1,0 +1,98 @@
+"""Go / no-go over eval summaries, from the seeds' checkpoints (001: "if no
+improvement over baseline", "if EBM shows no improvement", "if solve rate
+plateaus or decreases -> stop early"; 002: red lines).
+
+A pure function: summaries in, a typed verdict with its reasons out. The
+pipeline's asset checks call it; ``burnqed compare`` prints it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from burnqed_core.eval.summary import EvalSummary
+
+Decision = Literal["go", "no-go"]
+
+
+class Reason(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    code: Literal["no_improvement", "regression", "ebm_no_gain", "below_automation", "first_iteration", "improved"]
+    blocking: bool
+    message: str
+
+
+class Verdict(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    decision: Decision
+    iteration: int
+    reasons: list[Reason] = Field(default_factory=list)
+
+    @property
+    def go(self) -> bool:
+        return self.decision == "go"
+
+    def summary(self) -> str:
+        return f"{self.decision.upper()} (iteration {self.iteration}): " + "; ".join(r.message for r in self.reasons)
+
+
+def _pp(x: float) -> str:
+    return f"{100 * x:+.1f}pp"
+
+
+def go_no_go(
+    current: EvalSummary,
+    previous: EvalSummary | None = None,
+    *,
+    regression_pp: float = 2.0,
+    ebm_min_gain_pp: float = 0.0,
+) -> Verdict:
+    """No-go when, against ``previous`` (the iteration before), the solve rate
+    did not improve at any budget nor on the hard split, or fell by more than
+    ``regression_pp`` percentage points at some budget or on the hard split;
+    or when the EBM (``current.without_ebm`` is its ablation) gains no more
+    than ``ebm_min_gain_pp`` at any budget. Solving less than the better
+    automation baseline is reported, not blocking."""
+    reasons: list[Reason] = []
+    tol = regression_pp / 100
+    if previous is None:
+        reasons.append(Reason(code="first_iteration", blocking=False,
+                              message="no previous iteration to compare with"))
+    else:
+        budgets = sorted({b.budget for b in current.budgets} & {b.budget for b in previous.budgets})
+        deltas = {b: (current.rate_at(b) or 0.0) - (previous.rate_at(b) or 0.0) for b in budgets}
+        hard_delta = current.cumulative_hard.rate - previous.cumulative_hard.rate
+        drops = {b: d for b, d in deltas.items() if d < -tol}
+        if drops or hard_delta < -tol:
+            parts = [f"budget {b}: {_pp(d)}" for b, d in drops.items()]
+            if hard_delta < -tol:
+                parts.append(f"hard split: {_pp(hard_delta)}")
+            reasons.append(Reason(code="regression", blocking=True,
+                                  message=f"regression beyond {regression_pp:.1f}pp vs iteration "
+                                          f"{previous.iteration} ({', '.join(parts)})"))
+        if not any(d > 0 for d in deltas.values()) and hard_delta <= 0:
+            reasons.append(Reason(code="no_improvement", blocking=True,
+                                  message=f"no improvement over iteration {previous.iteration} at any budget "
+                                          f"({', '.join(f'{b}: {_pp(d)}' for b, d in deltas.items())}) "
+                                          f"nor on the hard split ({_pp(hard_delta)})"))
+        elif not drops and hard_delta >= -tol:
+            best = max(deltas.values(), default=0.0)
+            reasons.append(Reason(code="improved", blocking=False,
+                                  message=f"improved over iteration {previous.iteration} (best {_pp(best)}, "
+                                          f"hard split {_pp(hard_delta)})"))
+    if current.without_ebm is not None:
+        w = current.without_ebm
+        gains = {b.budget: (current.rate_at(b.budget) or 0.0) - b.all.rate for b in w.budgets}
+        if not any(g > ebm_min_gain_pp / 100 for g in gains.values()):
+            reasons.append(Reason(code="ebm_no_gain", blocking=True,
+                                  message="the EBM gains nothing over the same eval without it ("
+                                          + ", ".join(f"{b}: {_pp(g)}" for b, g in gains.items()) + ")"))
+    best_auto = max(current.automation_baseline.rate, current.defaware_baseline.rate)
+    if current.cumulative.rate < best_auto:
+        reasons.append(Reason(code="below_automation", blocking=False,
+                              message=f"solves {100 * current.cumulative.rate:.1f}%, below the better automation "
+                                      f"baseline ({100 * best_auto:.1f}%)"))
+    decision: Decision = "no-go" if any(r.blocking for r in reasons) else "go"
+    return Verdict(decision=decision, iteration=current.iteration, reasons=reasons)
