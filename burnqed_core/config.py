@@ -105,6 +105,10 @@ class SglangConfig(Section):
     return_original_logprob: bool = Field(
         True, description="launch with SGLANG_RETURN_ORIGINAL_LOGPROB=1: logprobs from raw logits, not T-scaled"
     )
+    deterministic: bool = Field(
+        True, description="launch with --enable-deterministic-inference: SGLang honours the per-request "
+        "sampling_seed (reproducible search and eval) only in this mode"
+    )
 
 
 class PolicyConfig(Section):
@@ -207,14 +211,43 @@ class DataConfig(Section):
         return self
 
 
+class JointConfig(Section):
+    """Joint training (seed 002): the LoRA adapter and the energy head trained
+    together, SFT loss + ``ebm_weight`` x InfoNCE through the shared encoder."""
+
+    enabled: bool = Field(False, description="train adapter and head together at iteration N > 0 (off: separate)")
+    ebm_weight: float = Field(0.1, ge=0, description="lambda: weight of the InfoNCE loss")
+    ebm_lr: float = Field(3e-5, gt=0, description="learning rate of the energy head")
+    contrastive_batch_size: int = Field(8, ge=1, description="positives per step (each with num_negatives)")
+
+
 class EBMConfig(Section):
-    enabled: bool = True
-    hidden_dims: list[int] = Field(default_factory=lambda: [512, 256, 128])
-    dropout: float = 0.15
+    """The goal-conditioned energy head (seed 002) and its training."""
+
+    enabled: bool = Field(True, description="train an EBM at iterations N > 0 and let it guide their search")
+    hidden_dims: list[int] = Field(default_factory=lambda: [512, 256, 128],
+                                   description="MLP widths after the 3*d input (seeds: 2048, 1024, 512 for d=4096)")
+    dropout: float = Field(0.15, ge=0, lt=1)
+    first_layer_scale: float = Field(0.1, gt=0, description="initial gain of the first layer (seed gotcha 2)")
+    power_iterations: int = Field(5, ge=1, description="spectral-norm power iterations per training forward")
+    temperature_init: float = Field(1.0, gt=0)
+    temperature_min: float = Field(0.05, gt=0, description="bounds of the learnable temperature; pinned = abort")
+    temperature_max: float = Field(20.0, gt=0)
+    temperature_check_every: int = Field(50, ge=1, description="log and check the temperature every N steps")
+    temperature_patience: int = Field(3, ge=1, description="abort after N checks in a row at a bound (gotcha 3)")
     lr: float = 3e-4
+    weight_decay: float = 0.01
     steps: int = 500
-    batch_size: int = 64
-    num_negatives: int = 4
+    batch_size: int = Field(64, ge=1, description="positives per step")
+    num_negatives: int = Field(4, ge=1, description="K negatives per positive: failed siblings first, then other "
+                               "off-path states of the theorem, then states of other theorems")
+    val_fraction: float = Field(0.2, ge=0, lt=1, description="theorems held out for validation (split by name)")
+    eval_every: int = Field(50, ge=1)
+    save_every: int = Field(100, ge=1, description="checkpoint every N steps (exact resume after a kill)")
+    seed: int = 0
+    encode_batch_size: int = Field(64, ge=1, description="texts per Policy.encode call")
+    checkpoint_every: int = Field(512, ge=1, description="embeddings: write a cache part every N new states")
+    joint: JointConfig = Field(default_factory=JointConfig)
 
 
 class EvalConfig(Section):

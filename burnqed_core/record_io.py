@@ -7,11 +7,13 @@ line), never a bare pyarrow or pydantic traceback.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import IO, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -30,13 +32,58 @@ def atomic_target(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid()}")
 
 
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    """Write a text file atomically (temporary file + rename)."""
+def fsync_dir(path: Path) -> None:
+    """Make a rename in ``path`` durable (best effort: not every file system allows it)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | Path) -> Iterator[IO[bytes]]:
+    """The one way the project writes a file: into a temporary file beside
+    ``path``, flushed and fsynced, then renamed onto ``path`` (and the
+    directory fsynced). Readers see the old file or the whole new one, never
+    half; after a crash the file is either absent, old, or complete. On an
+    exception inside the block the temporary file is removed and ``path`` is
+    left as it was."""
     path = Path(path)
     tmp = atomic_target(path)
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        with tmp.open("wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write a file atomically and durably (see `atomic_open`)."""
+    path = Path(path)
+    with atomic_open(path) as f:
+        f.write(data)
     return path
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write a UTF-8 text file atomically and durably (see `atomic_open`)."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 (hex) of a file's bytes, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def to_table(records: Sequence[Record], model: type[R]) -> pa.Table:
@@ -52,9 +99,8 @@ def write_parquet(records: Sequence[R], path: str | Path, model: type[R] | None 
         if not records:
             raise ValueError("model is required to write an empty record list")
         model = type(records[0])
-    tmp = atomic_target(path)
-    pq.write_table(to_table(records, model), tmp)
-    tmp.replace(path)
+    with atomic_open(path) as f:
+        pq.write_table(to_table(records, model), f)
     return path
 
 
@@ -104,11 +150,9 @@ def read_parquet(path: str | Path, model: type[R]) -> list[R]:
 
 def write_jsonl(records: Iterable[Record], path: str | Path) -> Path:
     path = Path(path)
-    tmp = atomic_target(path)
-    with tmp.open("w", encoding="utf-8") as f:
+    with atomic_open(path) as f:
         for r in records:
-            f.write(r.model_dump_json() + "\n")
-    tmp.replace(path)
+            f.write((r.model_dump_json() + "\n").encode("utf-8"))
     return path
 
 

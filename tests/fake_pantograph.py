@@ -4,7 +4,7 @@ REPL protocol and answers with the message shapes of the real versions.
 No native Lean can be installed here, so the Pantograph client is tested
 against this script. It knows a handful of theorems and tactics (the table
 below) and answers them in the wire shape of the version picked with
-``--proto=0.2|0.3.1|0.3.4`` (passed among the "modules": real Pantograph
+``--proto=0.2|0.3.1|0.3.4|newest`` (passed among the "modules": real Pantograph
 also takes ``--key=value`` Lean options there). Where each shape comes from
 (repository lenianiva/Pantograph, the upstream of leanprover/Pantograph, at
 the tags named):
@@ -30,12 +30,39 @@ the tags named):
   test_frontend_process_sorry: warning "declaration uses 'sorry'", kind
   hasSorry); v0.2.19: ``goals`` always present, messages are strings.
 * stat / reset: ``{"nGoals"}`` (Repl.lean); options.set / goal.delete: ``{}``.
+* request decoding: Lean's derived ``FromJson`` requires every non-``Option``
+  field of the request structure (defaults do not make a field optional) and
+  ignores unknown keys. ``frontend.process`` checks the fields of
+  Protocol.lean ``FrontendProcess`` of the version, in declaration order, and
+  answers the first missing or mistyped one as Pantograph does
+  (Repl.lean ``run``: ``{"error": "command", "desc": "Unable to parse json:
+  Pantograph.Protocol.FrontendProcess.<field>: property not found: <key>"}``;
+  the mapError text is Lean's ``mkFromJsonBodyForStruct``, the property
+  message ``Json.getObjVal?``): v0.2.19 ``invocations``, ``sorrys`` (Bool);
+  v0.3.0-v0.3.1 ``readHeader``, ``inheritEnv``, ``invocations``, ``sorrys``,
+  ``typeErrorsAsGoals``, ``newConstants`` (Bool); v0.3.2-v0.3.7 the same but
+  ``invocations?: Option String``; after 0.3.7 (proto ``newest``)
+  ``readHeader``, ``inheritEnv``, ``invocations?``, ``newConstants`` only,
+  no ``sorrys``, and units without ``goalStateId``/``goals``; the goal of a
+  ``sorry`` comes from ``frontend.distil`` (``FrontendDistil``: ``file``,
+  ``ignoreValues`` required; answer ``{"targets": [{"stateId", "goals"}]}``,
+  the goal being the closed statement ``∀ binders, type``).
+* ``newConstants`` (0.3.x, newest) in each unit when asked; ``#print axioms
+  X`` answers Lean's info message ``'X' depends on axioms: [...]`` / ``'X'
+  does not depend on any axioms`` (Lean Elab/Print.lean), ``unknown constant``
+  for a name not declared; ``#exit`` ends the units.
+* goal.start answers only ``stateId``/``root``; its goal is Lean's
+  pretty-printed form (``∀ n : Nat, P`` prints as ``∀ (n : Nat), P``), seen
+  through a tactic (``skip``).
 
 Fault behaviours for tests: tactic ``crash`` exits mid-request, ``hang``
 never answers, ``garbage`` answers non-JSON, ``spawn-and-hang`` starts a
 child process (pid on stderr) and hangs, ``slow`` trips Pantograph's own
 timeout (0.3.x, when ``options.set {"timeout"}`` is non-zero).
-Start flags: ``--ready-delay=S``, ``--no-ready``, ``--fail-start``,
+``repl --version`` prints ``$FAKE_PANTOGRAPH_VERSION`` (default
+``0.3.4-fake``), so that a client's version guess can be wrong and must be
+corrected by the answers. Start flags: ``--reject-frontend`` (every ``frontend.process`` answers a
+``command`` error object), ``--ready-delay=S``, ``--no-ready``, ``--fail-start``,
 ``--stderr-flood=BYTES`` (written before ``ready.``: a client that does not
 drain stderr deadlocks).
 """
@@ -85,6 +112,73 @@ TACTICS = {
 }
 
 
+# Protocol.lean FrontendProcess fields per version, in declaration order: (field, JSON key, kind)
+_OPT, _BOOL = "opt_str", "bool"
+FRONTEND_PROCESS: dict[str, list[tuple[str, str, str]]] = {
+    "0.2": [("fileName?", "fileName", _OPT), ("file?", "file", _OPT), ("invocations", "invocations", _BOOL),
+            ("sorrys", "sorrys", _BOOL)],
+    "0.3.1": [("fileName?", "fileName", _OPT), ("file?", "file", _OPT), ("readHeader", "readHeader", _BOOL),
+              ("inheritEnv", "inheritEnv", _BOOL), ("invocations", "invocations", _BOOL),
+              ("sorrys", "sorrys", _BOOL), ("typeErrorsAsGoals", "typeErrorsAsGoals", _BOOL),
+              ("newConstants", "newConstants", _BOOL)],
+    "0.3.4": [("fileName?", "fileName", _OPT), ("file?", "file", _OPT), ("readHeader", "readHeader", _BOOL),
+              ("inheritEnv", "inheritEnv", _BOOL), ("invocations?", "invocations", _OPT),
+              ("sorrys", "sorrys", _BOOL), ("typeErrorsAsGoals", "typeErrorsAsGoals", _BOOL),
+              ("newConstants", "newConstants", _BOOL)],
+    "newest": [("fileName?", "fileName", _OPT), ("file?", "file", _OPT), ("readHeader", "readHeader", _BOOL),
+               ("inheritEnv", "inheritEnv", _BOOL), ("invocations?", "invocations", _OPT),
+               ("newConstants", "newConstants", _BOOL)],
+}
+FRONTEND_DISTIL = [("file", "file", "str"), ("binderName?", "binderName", _OPT),
+                   ("ignoreValues", "ignoreValues", _BOOL)]
+
+
+def decode_error(structure: str, fields: list[tuple[str, str, str]], p: dict[str, Any]) -> dict[str, Any] | None:
+    """The error object of Lean's derived FromJson for ``p``, or None if it decodes."""
+    for field, key, kind in fields:
+        problem = None
+        if key not in p or (p[key] is None and kind != _OPT):
+            if kind != _OPT:
+                problem = f"property not found: {key}"
+        elif kind == _BOOL and not isinstance(p[key], bool):
+            problem = "Bool expected"
+        elif kind in (_OPT, "str") and p[key] is not None and not isinstance(p[key], str):
+            problem = "String expected"
+        if problem:
+            return {"error": "command", "desc": f"Unable to parse json: Pantograph.Protocol.{structure}.{field}: "
+                                                f"{problem}"}
+    return None
+
+
+def split_statement(statement: str) -> tuple[str, list[str], str]:
+    """(binders text, binder names, type) of ``(a b : T) ... : type``."""
+    depth = 0
+    for i, c in enumerate(statement):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == ":" and depth == 0:
+            binders = statement[:i].strip()
+            names = [n for grp in re.findall(r"[(\[{]([^:()\[\]{}]*):", binders) for n in grp.split()]
+            return binders, names, statement[i + 1:].strip()
+    return "", [], statement.strip()
+
+
+def axioms_of(proof: str) -> list[str]:
+    """The axioms the fake says a proof depends on (Lean sorts them by name)."""
+    if re.search(r"\bsorry\b", proof) or "assumption" in proof:
+        return ["sorryAx"]  # an erroneous proof is elaborated with `sorryAx` (error recovery)
+    if "native_decide" in proof:
+        return ["Lean.ofReduceBool"]
+    if "Classical" in proof or "by_contra" in proof:
+        return ["Classical.choice", "propext", "Quot.sound"]
+    if re.fullmatch(r"\s*(?:by\s+)?(?:rfl|decide|exact Or\.comm\.mp h|intro h\s+exact Or\.comm\.mp h)\s*",
+                    proof.strip()):
+        return []
+    return ["propext"]
+
+
 class Fake:
     def __init__(self, proto: str) -> None:
         self.proto = proto
@@ -92,6 +186,8 @@ class Fake:
         self.next_id = 0
         self.uniq = 100
         self.timeout_ms = 0
+        self.env_defs: set[str] = set()  # definitions a request with inheritEnv: true left in the REPL environment
+        self.reject_frontend = False
 
     # -- shapes ---------------------------------------------------------------------------------------------------
     @property
@@ -100,7 +196,11 @@ class Fake:
 
     @property
     def serial_messages(self) -> bool:
-        return self.proto == "0.3.4"
+        return self.proto in ("0.3.4", "newest")
+
+    @property
+    def newest(self) -> bool:
+        return self.proto == "newest"
 
     def fresh(self) -> str:
         self.uniq += 1
@@ -111,7 +211,7 @@ class Fake:
         g: dict[str, Any] = {"name": self.fresh()}
         if tag:
             g["userName"] = tag
-        if self.proto == "0.3.4":
+        if self.proto in ("0.3.4", "newest"):
             g["fragment"] = "tactic"
         else:
             g["isConversion"] = False
@@ -145,7 +245,8 @@ class Fake:
         if "undefined" in expr:
             return {"error": "elab", "desc": "<Pantograph>:1:0: unknown identifier 'undefined'"}
         node = f"expr:{expr}"
-        NODES[node] = [(None, [], expr)]
+        # Lean's pretty printer puts binders in parentheses: `∀ n : Nat, P` prints as `∀ (n : Nat), P`
+        NODES[node] = [(None, [], re.sub(r"∀ (\w+) : (\w+),", r"∀ (\1 : \2),", expr))]
         return {"stateId": self.new_state(node), "root": self.fresh()}
 
     def goal_tactic(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -169,6 +270,9 @@ class Fake:
         if tactic == "sorry":
             out = {"nextStateId": self.new_state("done"), "goals": []}
             return self._flags(out, messages=[], has_sorry=True)
+        if tactic == "skip":
+            return self._flags({"nextStateId": self.new_state(node), "goals": [self.goal(g) for g in NODES[node]]},
+                               messages=[])
         nxt = TACTICS.get((node, tactic))
         if nxt is None:
             goals = NODES[node]
@@ -192,19 +296,30 @@ class Fake:
         return out
 
     def frontend_process(self, p: dict[str, Any]) -> dict[str, Any]:
+        bad = decode_error("FrontendProcess", FRONTEND_PROCESS["0.2" if self.v02 else self.proto], p)
+        if bad:
+            return bad
+        if self.reject_frontend:
+            return {"error": "command", "desc": "Unable to parse json: Pantograph.Protocol.FrontendProcess.file?: "
+                                                "String expected"}
         text = p.get("file")
         if text is None:
             return {"error": "arguments", "desc": "Exactly one of {fileName, file} must be supplied"}
         if "slow_elab" in text and not self.v02 and self.timeout_ms:
             return {"error": "internal", "desc": "interrupt"}
+        want_sorrys = bool(p.get("sorrys")) and not self.newest
+        want_constants = bool(p.get("newConstants")) and not self.v02
         data = text.encode("utf-8")
-        unit_start = r"^(set_option \S+ \S+ in )?(theorem|example|def|lemma|inductive|open|#eval)\b"
+        unit_start = r"^(set_option \S+ \S+ in )?(theorem|example|def|lemma|inductive|open|#eval|#print|#check|#exit)\b"
         starts = [m.start() for m in re.finditer(unit_start, text, re.M)]
         if not starts or starts[0] != 0:
             starts.insert(0, 0)
         bounds = [*starts, len(text)]
         units = []
-        defined = set(re.findall(r"^def (\w+)", text, re.M))
+        defined = set(re.findall(r"^def (\w+)", text, re.M)) | self.env_defs
+        if p.get("inheritEnv"):
+            self.env_defs |= defined
+        proofs: dict[str, str] = {}
         for a, b in itertools.pairwise(bounds):
             src = text[a:b]
             ba, bb = len(text[:a].encode()), len(text[:b].encode())
@@ -213,6 +328,7 @@ class Fake:
             if self.v02:
                 unit["goals"] = []
             msgs = unit["messages"]
+            constants: list[str] = []
             # the checker may prefix `set_option autoImplicit false in` (one command)
             m = re.match(r"(?:set_option \S+ \S+ in )?(?:theorem|lemma) (\S+) (.*)$", src, re.S)
             if m:
@@ -222,20 +338,62 @@ class Fake:
                 elif statement not in STATEMENTS:
                     msgs.append(self.message("error", f"unknown statement in fake: {statement}", line, 0,
                                              file="<anonymous>"))
-                elif "assumption" in proof:
-                    msgs.append(self.message("error", "tactic 'assumption' failed", line + 1, 2, file="<anonymous>"))
-                elif re.search(r"\bsorry\b", proof):
-                    msgs.append(self.message("warning", "declaration uses 'sorry'", line, 8, kind="hasSorry",
-                                             file="<anonymous>"))
-                    if p.get("sorrys"):
-                        unit["goalStateId"] = self.new_state(STATEMENTS[statement])
-                        unit["goals"] = [self.goal(s) for s in NODES[STATEMENTS[statement]]]
-                        k = len(data[:bb]) - len(b"sorry\n")
-                        unit["goalSrcBoundaries"] = [[k, k + 5]]
+                else:
+                    constants.append(m.group(1))
+                    proofs[m.group(1)] = proof
+                    if "assumption" in proof:
+                        msgs.append(self.message("error", "tactic 'assumption' failed", line + 1, 2,
+                                                 file="<anonymous>"))
+                    elif re.search(r"\bsorry\b", proof):
+                        msgs.append(self.message("warning", "declaration uses 'sorry'", line, 8, kind="hasSorry",
+                                                 file="<anonymous>"))
+                        if want_sorrys:
+                            unit["goalStateId"] = self.new_state(STATEMENTS[statement])
+                            unit["goals"] = [self.goal(s) for s in NODES[STATEMENTS[statement]]]
+                            k = len(data[:bb]) - len(b"sorry\n")
+                            unit["goalSrcBoundaries"] = [[k, k + 5]]
+                    if "Classical" in proof:
+                        constants.append(f"{m.group(1)}.proof_1")  # an auxiliary lemma, as Lean makes them
+            elif src.startswith("def "):
+                constants.append(src.split()[1])
             elif src.startswith("#eval"):
                 msgs.append(self.message("information", "2", line, 0, file="<anonymous>"))
+            elif src.startswith("#check Nat"):
+                msgs.append(self.message("information", "Nat : Type", line, 0, file="<anonymous>"))
+            elif src.startswith("#print axioms "):
+                name = src[len("#print axioms "):].strip()
+                if name in proofs:
+                    ax = axioms_of(proofs[name])
+                    info = (f"'{name}' depends on axioms: [{', '.join(ax)}]" if ax
+                            else f"'{name}' does not depend on any axioms")
+                    msgs.append(self.message("information", info, line, 0, file="<anonymous>"))
+                else:
+                    msgs.append(self.message("error", f"unknown constant '{name}'", line, 14, file="<anonymous>"))
+            if want_constants:
+                unit["newConstants"] = constants
             units.append(unit)
+            if src.startswith("#exit"):
+                break  # Lean stops processing the file here
         return {"units": units}
+
+    def frontend_distil(self, p: dict[str, Any]) -> dict[str, Any]:
+        bad = decode_error("FrontendDistil", FRONTEND_DISTIL, p)
+        if bad:
+            return bad
+        decls = re.findall(r"^theorem (\S+) (.*?) := sorry\s*$", p["file"], re.M | re.S)
+        targets = []
+        for _name, raw in decls:
+            statement = " ".join(raw.split())
+            node = STATEMENTS.get(statement)
+            if node is None:
+                return {"error": "main", "desc": f"<anonymous>:1:0: error: unknown statement in fake: {statement}"}
+            binders, names, typ = split_statement(statement)
+            closed = f"distil:{node}"
+            NODES[closed] = [(None, [], f"∀ {binders}, {typ}" if binders else typ)]
+            TACTICS[(closed, "intro " + " ".join(names))] = node
+            sid = self.new_state(closed)
+            targets.append({"stateId": sid, "goals": [self.goal(g) for g in NODES[closed]]})
+        return {"targets": targets}
 
     @staticmethod
     def _split_decl(rest: str) -> tuple[str, str]:
@@ -259,6 +417,8 @@ class Fake:
             return {}
         if cmd == "frontend.process":
             return self.frontend_process(p)
+        if cmd == "frontend.distil" and self.newest:
+            return self.frontend_distil(p)
         if cmd == "options.set":
             if "timeout" in p and not self.v02:
                 self.timeout_ms = int(p["timeout"])
@@ -275,10 +435,11 @@ class Fake:
 
 def main(argv: list[str]) -> None:
     if argv == ["--version"]:
-        print("0.3.4-fake")
+        print(os.environ.get("FAKE_PANTOGRAPH_VERSION", "0.3.4-fake"))
         return
     flags = dict(a[2:].split("=", 1) if "=" in a else (a[2:], "1") for a in argv if a.startswith("--"))
     fake = Fake(flags.get("proto", "0.3.4"))
+    fake.reject_frontend = "reject-frontend" in flags
     if "stderr-flood" in flags:
         sys.stderr.write("x" * int(flags["stderr-flood"]) + "\n")
         sys.stderr.flush()

@@ -37,7 +37,10 @@ while ``/health`` still says 200), ``encode_shape``, ``old_server`` (no
 ``/model_info``: 404), ``weights`` (``ok`` | ``fail``: 400 | ``break``:
 reports success but every later generation fails), ``shuffle`` (answers a
 batch in a shuffled order, to check mapping by id), ``delay_s`` (slow
-generation). Unknown launch flags (SGLang's own) are accepted and ignored,
+generation). A model path containing ``unloadable`` stands for weights that
+cannot be loaded: ``/update_weights_from_disk`` answers it 400 ``success:
+false`` (and keeps the old weights, as SGLang does) and a server started on
+it exits at start. Unknown launch flags (SGLang's own) are accepted and ignored,
 so the launcher can start this module in place of ``sglang.launch_server``.
 """
 
@@ -70,6 +73,7 @@ GENERATE_KEYS = {
 }
 STUCK_MAX_S = 30.0  # a stuck generation still ends (bounded), so the process never hangs forever
 EMBED_DIM = 8
+UNLOADABLE = "unloadable"  # a model path with this in it cannot be loaded (update: 400; start: exit 1)
 
 
 class FakeState:
@@ -270,7 +274,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send(400, {"error": {"message": "model_path is required"}})
             return
         mode = st.config["weights"]
-        if mode == "fail":
+        if mode == "fail" or UNLOADABLE in str(body["model_path"]):
             self._send(400, {"success": False, "message": f"Failed to update weights: cannot load {body['model_path']}",
                              "num_paused_requests": 0})
             return
@@ -391,6 +395,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=30000)
     ap.add_argument("--is-embedding", action="store_true")
+    ap.add_argument("--enable-deterministic-inference", action="store_true")
     ap.add_argument("--fake-fail-503", type=int, default=0)
     ap.add_argument("--fake-stuck", action="store_true")
     ap.add_argument("--fake-old-server", action="store_true")
@@ -400,7 +405,7 @@ def main(argv: list[str] | None = None) -> None:
     args, _ignored = ap.parse_known_args(argv)  # SGLang's own flags (--mem-fraction-static ...) are ignored
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         raise SystemExit("the fake server only binds loopback addresses")
-    if args.fake_exit_at_start:
+    if args.fake_exit_at_start or UNLOADABLE in args.model_path:
         raise SystemExit(f"fake: cannot load model {args.model_path}")
     time.sleep(args.fake_startup_delay_s)
     state = FakeState(args.model_path, args.is_embedding)

@@ -6,11 +6,14 @@ session event loop). A test that must kill or time out processes starts its
 own small pool with `lean_config` instead, and closes it.
 
 Tests using these fixtures are skipped, with the reason, when the embedded
-backend is not installed (`burnqed lean setup`).
+backend is not installed (`burnqed lean setup`) -- except under CI (``CI``
+set), whose set-up installs it: there a missing or outdated install fails
+the tests instead of silently skipping them.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 
 import pytest
@@ -33,7 +36,10 @@ def skip_unless_lean_installed(config: LeanConfig) -> None:
     assert config.embedded.install_dir is not None
     problem = install_problem(config.embedded.install_dir)
     if problem:
-        pytest.skip(f"embedded Lean unavailable: {problem} (run `burnqed lean setup`)")
+        message = f"embedded Lean unavailable: {problem} (run `burnqed lean setup`)"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(message)
+        pytest.skip(message)
 
 
 @pytest.fixture(scope="session")

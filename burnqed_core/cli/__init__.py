@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from burnqed_core.cli import data, lean, search, train
+from burnqed_core.cli import data, ebm, lean, search, train
 from burnqed_core.cli import eval as eval_cli
 from burnqed_core.errors import BurnqedError
 
@@ -27,6 +27,7 @@ app = typer.Typer(
 app.add_typer(data.app, name="data")
 app.add_typer(lean.app, name="lean")
 app.add_typer(train.app, name="train")
+app.add_typer(ebm.app, name="ebm")
 search.register(app)
 eval_cli.register(app)
 

@@ -48,7 +48,8 @@ async def _eval_main(
     from burnqed_core.lean.pool import LeanPool
     from burnqed_core.logutil import setup_logging
     from burnqed_core.policy.factory import make_policy
-    from burnqed_core.search.runner import EbmUnavailableError, check_unique_names, load_scorer
+    from burnqed_core.search.job import EbmUnavailableError, load_scorer
+    from burnqed_core.search.runner import check_unique_names
     from burnqed_core.search.session import lean_version
 
     setup_logging(verbose)

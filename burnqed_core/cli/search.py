@@ -32,7 +32,7 @@ async def _search_main(
     verbose: bool,
 ) -> int:
     from burnqed_core.data.theorems import load_theorems
-    from burnqed_core.search.runner import SearchInterrupted, search_job
+    from burnqed_core.search.job import SearchInterrupted, search_job
 
     profile = load(profile_name, verbose)
     theorems = load_theorems(theorems_spec)

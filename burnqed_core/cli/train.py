@@ -18,9 +18,8 @@ StepsOpt = Annotated[int | None, typer.Option("--max-steps", min=1, help="overri
 
 
 def _read_pairs(paths: list[Path]):  # -> (train, val, fingerprints)
-    from burnqed_core.record_io import read_records
+    from burnqed_core.record_io import file_sha256, read_records
     from burnqed_core.records import TacticPair
-    from burnqed_core.training.run_record import fingerprint_file
     from burnqed_core.training.sft import load_pairs_dir
 
     if len(paths) == 1 and paths[0].is_dir():
@@ -31,7 +30,7 @@ def _read_pairs(paths: list[Path]):  # -> (train, val, fingerprints)
         if p.is_dir():
             raise DataError(f"{p}: a directory can only be given alone (a prepared train/val dir)")
         train.extend(read_records(p, TacticPair))
-        prints[str(p.name)] = fingerprint_file(p)
+        prints[str(p.name)] = file_sha256(p)
     return train, [], prints
 
 

@@ -13,9 +13,14 @@ propositional logic, core ``List`` lemmas, ...) keep the sets varied.
 
 A family is a template: `Family.generate` draws parameters from a
 ``random.Random`` and returns `Instance`s (statement, preamble, known proof).
-Each family's definitions live in their own ``namespace`` (one per instance
-when the definitions themselves are parametrised), closed and then opened in
-the preamble, so that families never clash when checked in one file.
+The templates below use fixed names (``double``, ``Tree.leaf``, ``xs``); the
+set generator then renames every instance (`burnqed_core.data.renaming`):
+types, constructors, definitions and the statement's variables get names of
+their own per theorem, consistently in preamble, statement and proof, so that
+a policy has to copy the names the goal mentions. Each family's definitions
+live in their own ``namespace`` (one per theorem once renamed), closed and
+then opened in the preamble, so that theorems never clash when checked in one
+file.
 Corpus (``train``) and ``benchmark`` families are disjoint and use different
 definitions and statement shapes, so the benchmark is not a renaming of
 training theorems.

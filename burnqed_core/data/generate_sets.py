@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from burnqed_core.data.families import FAMILIES, Family, SetName
+from burnqed_core.data.renaming import rename_instance
 from burnqed_core.errors import DataError
 from burnqed_core.records import Theorem
 
@@ -31,21 +32,25 @@ SETS_DIR = Path(__file__).resolve().parent / "sets"
 FILE_NAMES: dict[SetName, str] = {"train": "corpus.jsonl", "benchmark": "benchmark.jsonl"}
 
 
-def family_theorems(family: Family, seed: int = SEED) -> list[Theorem]:
-    """The theorems of one family, named ``<family>_<key>``."""
+def family_theorems(family: Family, seed: int = SEED, rename: bool = True) -> list[Theorem]:
+    """The theorems of one family, named ``<family>_<key>`` (the template's key:
+    stable across seeds' renamings), each with its own names unless ``rename`` is off."""
     rng = random.Random(f"{seed}:{family.name}")
-    return [
-        Theorem(name=f"{family.name}_{inst.key}", statement=inst.statement, preamble=inst.preamble,
-                split=family.split, source=SOURCE, family=family.name, proof=list(inst.proof))
-        for inst in family.generate(rng)
-    ]
+    out = []
+    for inst in family.generate(rng):
+        if rename:
+            inst, _ = rename_instance(inst, family.name, family.split, seed)
+        out.append(Theorem(name=f"{family.name}_{inst.key}", statement=inst.statement, preamble=inst.preamble,
+                           split=family.split, source=SOURCE, family=family.name, proof=list(inst.proof)))
+    return out
 
 
-def generate(seed: int = SEED) -> dict[SetName, list[Theorem]]:
-    """Both sets, each sorted by theorem name; raises `DataError` on duplicates."""
+def generate(seed: int = SEED, rename: bool = True) -> dict[SetName, list[Theorem]]:
+    """Both sets, each sorted by theorem name; raises `DataError` on duplicates.
+    ``rename=False`` keeps the families' fixed names (for comparing the two)."""
     sets: dict[SetName, list[Theorem]] = {"train": [], "benchmark": []}
     for family in FAMILIES:
-        sets[family.split].extend(family_theorems(family, seed))
+        sets[family.split].extend(family_theorems(family, seed, rename))
     names = Counter(t.name for ts in sets.values() for t in ts)
     statements = Counter(t.statement for ts in sets.values() for t in ts)
     dup_names = sorted(n for n, c in names.items() if c > 1)
@@ -82,9 +87,9 @@ def summary(sets: dict[SetName, list[Theorem]]) -> str:
     return "\n".join(lines)
 
 
-def write_sets(out_dir: Path = SETS_DIR, seed: int = SEED) -> dict[SetName, list[Theorem]]:
+def write_sets(out_dir: Path = SETS_DIR, seed: int = SEED, rename: bool = True) -> dict[SetName, list[Theorem]]:
     """Generate and write both files into ``out_dir``; returns the sets."""
-    sets = generate(seed)
+    sets = generate(seed, rename)
     out_dir.mkdir(parents=True, exist_ok=True)
     for split, ts in sets.items():
         path = out_dir / FILE_NAMES[split]
@@ -95,9 +100,9 @@ def write_sets(out_dir: Path = SETS_DIR, seed: int = SEED) -> dict[SetName, list
     return sets
 
 
-def stale_files(out_dir: Path = SETS_DIR, seed: int = SEED) -> list[Path]:
+def stale_files(out_dir: Path = SETS_DIR, seed: int = SEED, rename: bool = True) -> list[Path]:
     """The set files in ``out_dir`` that are missing or differ from the generator's output."""
-    sets = generate(seed)
+    sets = generate(seed, rename)
     stale = []
     for split, ts in sets.items():
         path = out_dir / FILE_NAMES[split]
@@ -111,17 +116,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the files differ from the generator's output")
     parser.add_argument("--out", type=Path, default=SETS_DIR, help="directory of the set files")
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--no-rename", dest="rename", action="store_false",
+                        help="keep each family's fixed definition and variable names (not the bundled sets)")
     args = parser.parse_args(argv)
     if args.check:
-        stale = stale_files(args.out, args.seed)
-        print(summary(generate(args.seed)))
+        stale = stale_files(args.out, args.seed, args.rename)
+        print(summary(generate(args.seed, args.rename)))
         if stale:
             print("out of date: " + ", ".join(str(p) for p in stale)
                   + " (run python -m burnqed_core.data.generate_sets)", file=sys.stderr)
             return 1
         print("theorem sets are up to date")
         return 0
-    sets = write_sets(args.out, args.seed)
+    sets = write_sets(args.out, args.seed, args.rename)
     print(summary(sets))
     return 0
 

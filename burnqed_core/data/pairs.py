@@ -39,7 +39,7 @@ from tqdm import tqdm
 from burnqed_core.errors import DataError
 from burnqed_core.lean.sandbox import forbidden_words_regex
 from burnqed_core.policy.prompt import format_example
-from burnqed_core.record_io import atomic_target, atomic_write_text, read_records
+from burnqed_core.record_io import atomic_open, atomic_write_text, read_records
 from burnqed_core.records import Record, TacticPair, arrow_schema
 
 TokenCounter = Callable[[str], int]
@@ -262,9 +262,8 @@ def frame_to_table(df: pl.DataFrame, model: type[Record]) -> pa.Table:
 def write_frame(df: pl.DataFrame, model: type[Record], path: str | Path) -> Path:
     """Write a frame as a record Parquet file (atomic), readable by `read_records`."""
     path = Path(path)
-    tmp = atomic_target(path)
-    pq.write_table(frame_to_table(df, model), tmp)
-    tmp.replace(path)
+    with atomic_open(path) as f:
+        pq.write_table(frame_to_table(df, model), f)
     return path
 
 

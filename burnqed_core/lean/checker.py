@@ -105,7 +105,7 @@ def declaration_problems(elab: Elaboration, name: str, start_line: int, end_line
     declaration ``name`` is the only declaration at or after ``start_line``
     and its command reaches ``end_line`` (the last line of the proof)."""
     if elab.declarations is None:
-        return ["the Lean backend did not report the declarations of the document"]
+        return _command_problems(elab, name, start_line, end_line)
     decls = elab.declarations
     if elab.declaration_lines is not None:
         mine = [(d, r) for d, r in zip(decls, elab.declaration_lines, strict=True) if r[1] >= start_line]
@@ -124,6 +124,23 @@ def declaration_problems(elab: Elaboration, name: str, start_line: int, end_line
     k = len(preamble_decls)
     if decls[:k] != preamble_decls or len(decls) != k + 1 or not _is_name(decls[k], name):
         return [f"Lean's declarations differ from the expected ones: {decls[k:]} (expected `{name}` only)"]
+    return []
+
+
+def _command_problems(elab: Elaboration, name: str, start_line: int, end_line: int) -> list[str]:
+    """For a backend that reports commands but not declaration names (e.g.
+    Pantograph 0.2.x): exactly one command after the preamble, from the
+    theorem's line to the end of the proof, and Lean answered the axioms of
+    ``name`` (so a declaration of that name exists)."""
+    if elab.command_lines is None:
+        return ["the Lean backend did not report the declarations of the document"]
+    mine = [r for r in elab.command_lines if r[1] >= start_line]
+    if len(mine) != 1:
+        return [f"Lean parsed {len(mine)} commands after the preamble (expected the checked theorem only)"]
+    if mine[0][0] != start_line or mine[0][1] < end_line:
+        return ["the checked theorem's command does not span exactly the proof"]
+    if name not in elab.axioms:
+        return [f"Lean did not confirm a declaration `{name}`"]
     return []
 
 

@@ -21,13 +21,42 @@ where each comes from):
 * ``frontend.process`` units: ``{"boundary", "messages": [str |
   SerialMessage], "goalStateId"?, "goals"?}``.
 
+Requests: Lean's derived ``FromJson`` treats every non-``Option`` field of a
+request structure as required (a default value does not make it optional),
+and ignores keys it does not know. ``frontend.process`` (Protocol.lean
+``FrontendProcess``) therefore always gets ``file``, ``readHeader``,
+``inheritEnv`` (false: a fresh environment of the process's modules),
+``sorrys``, ``typeErrorsAsGoals`` and ``newConstants``, plus ``invocations:
+false`` where it is a required Bool (0.2.x-0.3.1; from 0.3.2 it is an
+optional file name and must be absent). The dialect is chosen from ``repl
+--version`` and corrected by the first answer: ``{"error": "command",
+"desc": "Unable to parse json: ...invocations..."}`` flips the
+``invocations`` field once. Any other ``command``/``arguments`` error object
+is a protocol failure of the client, i.e. an infrastructure failure
+(`PantographProtocolError`, a `BackendDied`), never a verdict on a statement
+or a proof.
+
 A theorem is started by elaborating ``<preamble> theorem ... := sorry`` with
 ``frontend.process`` and ``"sorrys": true`` (so the preamble's definitions
 and the statement's binders are in the goal's context, exactly as in a file),
 not with ``goal.start``, which takes a closed type (``goal.start`` remains
-available as `start_expr`). ``import`` lines of a preamble are blanked out:
-the process was started with its modules (``lean.pantograph.modules``) and
-Pantograph does not import in the middle of a session.
+available as `start_expr`). Versions after 0.3.7 dropped ``sorrys`` and the
+goal fields of units: there (known from the version, or from a first answer
+that has the ``sorry`` warning but no ``goalStateId``) the statement is
+checked with ``frontend.process`` and its goal state made by
+``frontend.distil``, whose goal is the closed statement; the statement's
+binders are then introduced by name (``intro``) to reach the same state.
+``import`` lines of a preamble are blanked out: the process was started with
+its modules (``lean.pantograph.modules``) and Pantograph does not import in
+the middle of a session.
+
+`PantographBackend.elaborate` processes a whole text in a fresh environment
+(``inheritEnv: false``: nothing from earlier requests is visible) with
+``newConstants``, followed by one ``#print axioms <name>`` per name asked and
+a sentinel command: declarations are the units' ``newConstants``, axioms the
+answers of Lean's ``#print axioms`` (Pantograph has no command of its own for
+them; ``env.inspect`` only lists direct dependencies), and the text was
+processed to its end iff the units of the appended commands are there.
 
 Goal text is rendered the way Lean's ``plainGoal`` prints goals (`render_goal`)
 so that data and prompts are identical with the embedded backend.
@@ -58,7 +87,15 @@ import psutil
 
 from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
-from burnqed_core.lean.types import BackendDied, CheckResult, Diagnostic, GoalState, Status, TacticResult
+from burnqed_core.lean.types import (
+    BackendDied,
+    CheckResult,
+    Diagnostic,
+    Elaboration,
+    GoalState,
+    Status,
+    TacticResult,
+)
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
@@ -75,6 +112,129 @@ _IMPORT = re.compile(r"^import\s")
 
 class BackendTimeout(BackendDied):
     """A request got no answer in time; the process group was killed."""
+
+
+class PantographProtocolError(BackendDied):
+    """Pantograph refused a request itself (``command``/``arguments`` error
+    object: a malformed or version-mismatched request, or an answer without
+    the fields the protocol promises). An infrastructure failure, never a
+    verdict on a statement or a proof."""
+
+
+PROTOCOL_ERRORS = frozenset({"command", "arguments"})
+VERSION_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+# `#print axioms` answers (Lean's Elab/Print.lean), one per asked name
+_AXIOMS = re.compile(r"^'(?P<name>.+)' depends on axioms: \[(?P<axioms>.*)\]\s*$", re.S)
+_NO_AXIOMS = re.compile(r"^'(?P<name>.+)' does not depend on any axioms\s*$", re.S)
+_DECL_NAME = re.compile(r"^(?:[A-Za-z_\u0370-\u03ff\u1f00-\u1fff\u2100-\u214f][\w'!?\u0370-\u03ff]*|«[^«»\n]+»)"
+                        r"(?:\.(?:[A-Za-z_\u0370-\u03ff][\w'!?\u0370-\u03ff]*|«[^«»\n]+»|\d+))*$")
+SENTINEL = "#check Nat"
+# auxiliary constants Lean adds beside a declaration (not declarations of the source)
+_AUX_LAST = re.compile(r"^(?:(?:proof|match|eq|lambda|spec|sunfold|unfold|_proof)_\d+|eq_def|induct|mutual_induct|"
+                       r"brecOn|binductionOn|below|ibelow|rec|recOn|casesOn|noConfusion|noConfusionType|ctorIdx|"
+                       r"sizeOf_spec|inj|injEq|_sizeOf_\d+|_sizeOf_inst|fun_cases)$")
+
+
+def parse_version(text: str | None) -> tuple[int, int, int] | None:
+    """``0.3.4`` / ``0.3.7/v4.21.0`` / ``0.2.19`` (Pantograph's ``--version``) as a tuple."""
+    m = VERSION_RE.search(text or "")
+    return (int(m[1]), int(m[2]), int(m[3])) if m else None
+
+
+class Dialect:
+    """What this Pantograph's ``frontend.process`` takes and answers."""
+
+    def __init__(self, version: str | None) -> None:
+        v = parse_version(version)
+        # `invocations: Bool` (required) up to 0.3.1; `invocations?: Option String` (a file) from 0.3.2
+        self.invocations_bool = v is not None and v < (0, 3, 2)
+        # `sorrys` and the goal fields of units exist up to 0.3.7 (unknown: try, the first answer tells)
+        self.sorrys = v is None or v <= (0, 3, 7)
+
+    def process_request(self, text: str, *, sorrys: bool, new_constants: bool) -> dict[str, Any]:
+        """Every field that Lean's derived decoding of ``FrontendProcess``
+        requires in any version (unknown keys are ignored by all of them)."""
+        payload: dict[str, Any] = {"file": text, "readHeader": False, "inheritEnv": False,
+                                   "sorrys": sorrys, "typeErrorsAsGoals": False, "newConstants": new_constants}
+        if self.invocations_bool:
+            payload["invocations"] = False
+        return payload
+
+
+def user_declarations(names: Sequence[str]) -> list[str]:
+    """``newConstants`` without Lean's internal and auxiliary constants
+    (``_private``/``_aux`` names, ``x.proof_1``, ``x.match_1``, recursors ...):
+    the declarations the source itself states."""
+    out = []
+    for name in names:
+        parts = name.split(".")
+        if any(p.startswith("_") and not p.startswith("«") for p in parts):
+            continue
+        if len(parts) > 1 and _AUX_LAST.match(parts[-1]):
+            continue
+        out.append(name)
+    return out
+
+
+def _plain_name(name: str) -> str:
+    """``«a b».c`` -> ``a b.c`` (guillemets only escape, they are not part of the name)."""
+    return name.replace("«", "").replace("»", "")
+
+
+def parse_print_axioms(text: str) -> tuple[str, list[str]] | None:
+    """(name, axioms) of a ``#print axioms`` answer; None if it is not one."""
+    text = text.strip()
+    m = _AXIOMS.match(text)
+    if m:
+        axioms = [a.strip() for a in m["axioms"].replace("\n", " ").split(",") if a.strip()]
+        return _plain_name(m["name"]), [_plain_name(a) for a in axioms]
+    m = _NO_AXIOMS.match(text)
+    if m:
+        return _plain_name(m["name"]), []
+    return None
+
+
+def statement_binder_names(statement: str) -> list[str] | None:
+    """Names of the binders before the statement's top-level ``:`` (``(a b :
+    T) {c : U} [inst : C] [D]``); ``_`` for an anonymous instance binder.
+    None when the statement does not start with binder groups we can read."""
+    close = {"(": ")", "{": "}", "[": "]", "⦃": "⦄", "{{": "}}"}
+    names: list[str] = []
+    i, n = 0, len(statement)
+    while True:
+        while i < n and statement[i].isspace():
+            i += 1
+        if i >= n:
+            return None
+        if statement[i] == ":":
+            return names
+        opener = "{{" if statement.startswith("{{", i) else statement[i]
+        if opener not in close:
+            return None
+        depth, j = 0, i
+        while j < n:  # to the matching closer, nested brackets of any kind counted
+            c = statement[j]
+            if c in "([{⦃":
+                depth += 1
+            elif c in ")]}⦄":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        if j >= n:
+            return None
+        inner = statement[i + len(opener): j - (len(close[opener]) - 1)]
+        head, colon, _ = inner.partition(":")
+        if not colon:
+            if opener != "[":
+                return None
+            names.append("_")
+        else:
+            group = head.split()
+            if not group or not all(re.fullmatch(r"[^\s()\[\]{}:]+", g) for g in group):
+                return None
+            names.extend(group)
+        i = j + 1
 
 
 class ReplError(RuntimeError):
@@ -253,6 +413,7 @@ class PantographBackend:
         # stateId -> (preamble, statement, tactic path) of states alive in this process
         self._states: dict[int, tuple[str, str, tuple[str, ...]]] = {}
         self.version: str | None = None
+        self.dialect = Dialect(None)
         self.startup_s = 0.0
         self.requests = 0
         # Beyond Pantograph's own timeout (which answers an error), how long a
@@ -265,7 +426,23 @@ class PantographBackend:
         return self.proc.pid if self.proc else None
 
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.returncode is None
+        """The REPL process exists and has not exited. A process that exited
+        but is not reaped yet (asyncio's child watcher sets ``returncode`` a
+        moment later, on a loaded machine much later) is a zombie: dead."""
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return False
+        try:
+            return psutil.Process(proc.pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    async def _reap(self, within_s: float = 5.0) -> None:
+        """Wait (bounded) for a killed process's exit to be collected."""
+        proc = self.proc
+        if proc is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(proc.wait()), within_s)
 
     def rss_mb(self) -> int:
         if not self.alive() or self.pid is None:
@@ -296,6 +473,7 @@ class PantographBackend:
             return
         argv = self._argv()
         self.version = await self._probe_version(argv[0])
+        self.dialect = Dialect(self.version)
         t0 = time.monotonic()
         self.stderr_tail.clear()
         try:
@@ -314,8 +492,10 @@ class PantographBackend:
             raise LeanSetupError(f"Pantograph ({' '.join(argv)}) printed no `{READY}` line within "
                                  f"{self.pg.ready_timeout_s:.0f}s (lean.pantograph.ready_timeout_s){self._tail()}"
                                  ) from None
-        except LeanSetupError:
-            await self.close()
+        except BaseException:  # a failed or cancelled start leaves no process behind
+            self.kill()
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(self.close())
             raise
         self.startup_s = time.monotonic() - t0
         self._states.clear()
@@ -429,9 +609,11 @@ class PantographBackend:
                 raw = await asyncio.wait_for(proc.stdout.readline(), timeout_s)
             except TimeoutError:
                 self.kill()
+                await self._reap()
                 raise BackendTimeout(f"Pantograph gave no answer to {cmd} within {timeout_s:.1f}s: killed") from None
             except (BrokenPipeError, ConnectionResetError):
                 self.kill()
+                await self._reap()
                 raise BackendDied(self._death()) from None
             except asyncio.CancelledError:
                 self.kill()  # the answer would arrive later and be read as the next one's
@@ -445,6 +627,7 @@ class PantographBackend:
                 obj = json.loads(text)
             except json.JSONDecodeError:
                 self.kill()
+                await self._reap()
                 raise BackendDied(f"Pantograph answered {cmd} with non-JSON {text[:200]!r}: killed (desync)") from None
             if not isinstance(obj, dict):
                 self.kill()
@@ -465,44 +648,108 @@ class PantographBackend:
 
     async def start_expr(self, expr: str) -> TacticResult:
         """A proof of a closed type via ``goal.start`` (no preamble, no binders
-        introduced: ``∀ (n : Nat), n + 0 = n`` stays one goal)."""
+        introduced: ``∀ (n : Nat), n + 0 = n`` stays one goal). Its goal is
+        Lean's pretty-printed one (``goal.start`` answers only a state id: a
+        ``skip`` on it returns the goals as every tactic does)."""
         t0 = time.monotonic()
         try:
             res = await self._call("goal.start", {"expr": expr})
         except ReplError as e:
+            if e.kind in PROTOCOL_ERRORS:
+                raise PantographProtocolError(f"Pantograph refused goal.start: {e.desc}") from None
             return TacticResult(status=Status.START_ERROR, message=e.desc, elapsed_s=time.monotonic() - t0)
-        sid = int(res["stateId"])
+        root = int(res["stateId"])
         th = Theorem(name="expr", statement=f": {expr}")
+        status, goals, msg, sid = await self._tactic(root, "skip")
+        await self._call("goal.delete", {"stateIds": [root]})
+        if status is not Status.OK or sid is None:
+            return TacticResult(status=status if status.is_infra else Status.START_ERROR,
+                                message=f"no goal for {expr!r}: {msg}", elapsed_s=time.monotonic() - t0)
         self._states[sid] = ("", th.statement, ())
-        state = GoalState(theorem=th, goals=(f"⊢ {_nest(expr)}",), handle=sid)
+        state = GoalState(theorem=th, goals=goals, handle=sid)
         return TacticResult(status=Status.OK, state=state, elapsed_s=time.monotonic() - t0)
 
-    async def process_file(self, text: str, *, sorrys: bool = False) -> list[dict[str, Any]]:
-        """``frontend.process`` of a source text in the REPL's environment; its units."""
-        payload = {"file": text, "readHeader": False, "inheritEnv": False, "sorrys": sorrys}
+    async def process_file(self, text: str, *, sorrys: bool = False,
+                           new_constants: bool = False) -> list[dict[str, Any]]:
+        """``frontend.process`` of a source text in a fresh environment of the
+        process's modules (``inheritEnv: false``); its units. A protocol error
+        (`PantographProtocolError`) is infrastructure; the one version
+        difference an answer reveals (``invocations``) is corrected once."""
         timeout_s = max(self.config.tactic_timeout_s * 4, 60.0) + self.request_grace_s
-        res = await self._call("frontend.process", payload, timeout_s=timeout_s)
-        units = res.get("units")
-        if not isinstance(units, list):
-            raise BackendDied(f"Pantograph frontend.process answer has no units: {str(res)[:200]}")
-        return units
+        for attempt in (1, 2):
+            payload = self.dialect.process_request(text, sorrys=sorrys, new_constants=new_constants)
+            try:
+                res = await self._call("frontend.process", payload, timeout_s=timeout_s)
+            except ReplError as e:
+                if e.kind not in PROTOCOL_ERRORS:
+                    raise
+                if attempt == 1 and "invocations" in e.desc:
+                    self.dialect.invocations_bool = not self.dialect.invocations_bool
+                    log.info("Pantograph %s: frontend.process %s `invocations: Bool`", self.version or "?",
+                             "needs" if self.dialect.invocations_bool else "does not take")
+                    continue
+                raise PantographProtocolError(f"Pantograph refused frontend.process ({e.kind}): {e.desc}") from None
+            units = res.get("units")
+            if not isinstance(units, list):
+                raise PantographProtocolError(f"Pantograph frontend.process answer has no units: {str(res)[:200]}")
+            return units
+        raise AssertionError("unreachable")
 
     async def _start(self, theorem: Theorem) -> tuple[Status, int | None, tuple[str, ...], str]:
+        source = start_source(theorem)
         try:
-            units = await self.process_file(start_source(theorem), sorrys=True)
+            units = await self.process_file(source, sorrys=self.dialect.sorrys)
         except ReplError as e:
             if e.is_interrupt:
                 return Status.TIMEOUT, None, (), e.desc
-            return Status.START_ERROR, None, (), f"{e.kind}: {e.desc}"
+            raise BackendDied(f"Pantograph frontend.process failed ({e.kind}): {e.desc}") from None
         diags = [parse_message(m, unprefixed=3) for u in units for m in u.get("messages") or []]
         errors = [d for d in diags if d.is_error]
+        if errors:
+            return Status.START_ERROR, None, (), _first_error(errors)
         with_goal = [u for u in units if u.get("goalStateId") is not None]
-        if errors or not with_goal:
-            return Status.START_ERROR, None, (), _first_error(errors) if errors else "no goal state for the statement"
-        unit = with_goal[-1]
-        sid = int(unit["goalStateId"])
+        if with_goal:
+            unit = with_goal[-1]
+            sid = int(unit["goalStateId"])
+            self._states[sid] = (theorem.preamble, theorem.statement, ())
+            return Status.OK, sid, render_goals(unit.get("goals") or []), ""
+        if self.dialect.sorrys and any("sorry" in d.message for d in diags if d.severity == 2):
+            # the statement elaborated with its `sorry`, but no goal came back: a Pantograph without `sorrys`
+            log.info("Pantograph %s has no frontend.process sorrys: starting theorems with frontend.distil",
+                     self.version or "?")
+            self.dialect.sorrys = False
+        if not self.dialect.sorrys:
+            return await self._start_distil(theorem, source)
+        return Status.START_ERROR, None, (), "no goal state for the statement"
+
+    async def _start_distil(self, theorem: Theorem, source: str) -> tuple[Status, int | None, tuple[str, ...], str]:
+        """The statement's goal state from ``frontend.distil`` (after 0.3.7),
+        the statement having elaborated cleanly (`_start`): its binders
+        introduced by name, as ``sorrys`` gave them."""
+        try:
+            res = await self._call("frontend.distil", {"file": source, "ignoreValues": True})
+        except ReplError as e:
+            if e.is_interrupt:
+                return Status.TIMEOUT, None, (), e.desc
+            raise BackendDied(f"Pantograph frontend.distil failed on a statement that elaborates "
+                              f"({e.kind}): {e.desc}") from None
+        targets = res.get("targets")
+        if not isinstance(targets, list) or not targets or "stateId" not in targets[-1]:
+            raise PantographProtocolError(f"Pantograph frontend.distil answer has no target: {str(res)[:200]}")
+        sid = int(targets[-1]["stateId"])
+        goals = render_goals(targets[-1].get("goals") or [])
+        names = statement_binder_names(theorem.statement)
+        if names is None:
+            log.warning("cannot read the binders of %r: its goal keeps them as a ∀", theorem.statement[:80])
+            names = []
+        if names:
+            status, goals, msg, nxt = await self._tactic(sid, "intro " + " ".join(names))
+            await self._call("goal.delete", {"stateIds": [sid]})
+            if status is not Status.OK or nxt is None:
+                return (status if status.is_infra else Status.START_ERROR), None, (), f"intro of the binders: {msg}"
+            sid = nxt
         self._states[sid] = (theorem.preamble, theorem.statement, ())
-        return Status.OK, sid, render_goals(unit.get("goals") or []), ""
+        return Status.OK, sid, goals, ""
 
     async def _tactic(self, sid: int, tactic: str) -> tuple[Status, tuple[str, ...], str, int | None]:
         try:
@@ -513,6 +760,8 @@ class PantographBackend:
                 return Status.TIMEOUT, (), f"Pantograph interrupted the tactic after {limit:.1f}s", None
             if e.kind == "index":
                 raise  # a stale handle: the caller replays
+            if e.kind in PROTOCOL_ERRORS:
+                raise PantographProtocolError(f"Pantograph refused goal.tactic ({e.kind}): {e.desc}") from None
             return Status.TACTIC_ERROR, (), f"{e.kind}: {e.desc}", None
         return interpret_tactic_result(res)
 
@@ -552,6 +801,8 @@ class PantographBackend:
                     out.append(await self._apply_one(state, tactic, t0))
                     break
                 except ReplError as e:
+                    if e.kind in PROTOCOL_ERRORS:
+                        raise PantographProtocolError(f"Pantograph refused a request ({e.kind}): {e.desc}") from None
                     # `index`: the REPL lost the state (a reset behind our back): forget it, replay once.
                     if state.handle is not None:
                         self._states.pop(state.handle, None)
@@ -596,8 +847,73 @@ class PantographBackend:
         except ReplError as e:
             if e.is_interrupt:
                 raise BackendTimeout(f"Pantograph timeout on a whole-source check: {e.desc}") from None
-            return [Diagnostic(severity=1, line=0, end_line=0, message=f"{e.kind}: {e.desc}")]
+            raise BackendDied(f"Pantograph frontend.process failed ({e.kind}): {e.desc}") from None
         return [parse_message(m, unprefixed=3) for u in units for m in u.get("messages") or []]
+
+    async def elaborate(self, text: str, axioms_of: Sequence[str] = ()) -> Elaboration:
+        """Elaborate ``text`` in a fresh environment (``inheritEnv: false``)
+        and report what Lean says it holds (see the module docstring):
+        diagnostics of the text, its declarations (``newConstants`` without
+        auxiliary constants; None if this Pantograph does not report them),
+        the axioms of each name in ``axioms_of`` by ``#print axioms``, and
+        whether Lean reached the end of the text."""
+        for name in axioms_of:
+            if not _DECL_NAME.match(name):
+                raise ValueError(f"not a declaration name: {name!r}")
+        body = strip_imports(text)
+        if not body.endswith("\n"):
+            body += "\n"
+        parts = [body]
+        offsets: list[int] = []
+        pos = len(body.encode("utf-8"))
+        for cmd in [*(f"#print axioms {name}" for name in axioms_of), SENTINEL]:
+            chunk = "\n" + cmd + "\n"
+            offsets.append(pos + 1)
+            parts.append(chunk)
+            pos += len(chunk.encode("utf-8"))
+        body_end = len(body.encode("utf-8"))
+        try:
+            units = await self.process_file("".join(parts), new_constants=True)
+        except ReplError as e:
+            if e.is_interrupt:
+                raise BackendTimeout(f"Pantograph timeout on a whole-source check: {e.desc}") from None
+            raise BackendDied(f"Pantograph frontend.process failed ({e.kind}): {e.desc}") from None
+        by_start: dict[int, dict[str, Any]] = {}
+        diags: list[Diagnostic] = []
+        constants: list[str] = []
+        decl_lines: list[tuple[int, int]] = []
+        commands: list[tuple[int, int]] = []
+        reported = False
+        raw = body.encode("utf-8")
+        for u in units:
+            bounds = u.get("boundary") or [0, 0]
+            start = int(bounds[0])
+            if start < body_end:
+                end = max(start, int(bounds[1]) - 1)
+                lines = (raw[:start].count(b"\n"), raw[:end].count(b"\n"))
+                commands.append(lines)
+                diags.extend(parse_message(m, unprefixed=3) for m in u.get("messages") or [])
+                if u.get("newConstants") is not None:
+                    reported = True
+                    mine = user_declarations(sorted(str(c) for c in u["newConstants"]))
+                    constants.extend(mine)
+                    decl_lines.extend([lines] * len(mine))
+            else:
+                by_start[start] = u
+        axioms: dict[str, list[str]] = {}
+        for name, off in zip(axioms_of, offsets, strict=False):
+            unit = by_start.get(off)
+            if unit is None:
+                continue
+            for m in unit.get("messages") or []:
+                d = parse_message(m, unprefixed=3)
+                got = parse_print_axioms(d.message) if d.severity == 3 else None
+                if got is not None and got[0] == _plain_name(name):
+                    axioms[name] = got[1]
+        complete = offsets[-1] in by_start
+        return Elaboration(diagnostics=diags, declarations=constants if reported else None,
+                           declaration_lines=decl_lines if reported else None, command_lines=commands,
+                           axioms=axioms, complete=complete)
 
     async def check_proof(self, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
         from burnqed_core.lean.checker import check_proof

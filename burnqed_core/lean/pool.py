@@ -6,8 +6,10 @@ What the pool guarantees to the search:
 * a request goes to a process that last ran the same preamble when one is
   free (its imports and definitions stay elaborated, as Kimina reuses REPLs
   by header);
-* a call that times out kills and restarts its process; a process that dies
-  is restarted; either way the call is retried ONCE on the fresh process
+* a call that times out kills and restarts its process; a process that dies,
+  or answers a request with an LSP error object (`LspError`: the worker's
+  state is not trusted any more), is restarted; either way the call is
+  retried ONCE on the fresh process
   (states are rebuilt from their tactic path), and if it fails again the
   caller gets Status.TIMEOUT / CRASHED, an infrastructure failure that never
   counts as a failed tactic or an unprovable theorem;
@@ -22,7 +24,8 @@ Embedded workers get no RLIMIT_AS: WebAssembly reserves a large virtual
 address space up front (guard regions around the 2 GiB heap, one per
 thread), so an address-space cap kills it long before it uses much memory;
 the RSS limit above bounds them instead. Each backend process runs in a
-session of its own and is killed as a group.
+session of its own and is killed as a group; a backend whose start fails or
+is cancelled is closed at once (no half-started 5-6.5 GB worker is left).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from pydantic import BaseModel, Field
 from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean.checker import sandbox_module, static_problems
+from burnqed_core.lean.lsp import LspError
 from burnqed_core.lean.types import (
     BackendDied,
     CheckResult,
@@ -119,6 +123,7 @@ class PoolStats(BaseModel):
     rejected: int = 0
     timeouts: int = 0
     crashes: int = 0
+    lsp_errors: int = Field(0, description="requests the worker answered with an LSP error (restart + retry)")
     retries: int = 0
     restarts: int = Field(0, description="processes replaced after a timeout or crash")
     recycles: int = Field(0, description="processes replaced by policy (requests, TTL, RSS)")
@@ -175,8 +180,15 @@ class LeanPool:
         if self._started:
             return
         log.info("starting %d Lean %s worker(s)", self.num_workers, self.config.backend)
+        starts = [asyncio.ensure_future(self._start_slot(s)) for s in self._slots]
         try:
-            await asyncio.gather(*(self._start_slot(s) for s in self._slots))
+            try:
+                await asyncio.gather(*starts)
+            except BaseException:
+                for t in starts:  # one failed (or we were cancelled): stop the other starts too
+                    t.cancel()
+                await asyncio.gather(*starts, return_exceptions=True)
+                raise
             if self.config.self_test:
                 await self.self_test()
         except BaseException:
@@ -201,7 +213,15 @@ class LeanPool:
 
     async def _start_slot(self, slot: _Slot) -> None:
         backend = self.factory()
-        await backend.start()
+        try:
+            await backend.start()
+        except BaseException:
+            # a failed or cancelled start: kill whatever was started (shielded: a second
+            # cancellation must not leave the process behind either)
+            closing = asyncio.ensure_future(backend.close())
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(closing)
+            raise
         slot.backend = backend
         slot.preamble = ""
         slot.requests = 0
@@ -285,6 +305,11 @@ class LeanPool:
                 self._stats.restarts += 1
                 await self._replace_quietly(slot, f"crashed: {e}")
                 raise InfraFailure(Status.CRASHED, f"the Lean process died: {e}") from None
+            except LspError as e:
+                self._stats.lsp_errors += 1
+                self._stats.restarts += 1
+                await self._replace_quietly(slot, f"LSP error: {e}")
+                raise InfraFailure(Status.CRASHED, f"the Lean worker answered an LSP error: {e}") from None
             self._latencies.append(time.monotonic() - t0)
             slot.preamble = getattr(backend, "last_preamble", preamble)
             return result

@@ -108,6 +108,11 @@ class Elaboration(BaseModel):
     checked theorem's command runs to the end of the proof (no command of
     any kind after it); None when the backend cannot say (the checker then
     compares with the declarations of the preamble alone).
+    ``command_lines``: optional, the first and last 0-based line of every
+    command Lean parsed in the text, declaration or not (Pantograph's
+    ``frontend.process`` unit boundaries): for a backend that cannot name
+    declarations, the checker still sees that exactly one command follows the
+    preamble and that it runs to the end of the proof.
 
     Lines of ``diagnostics`` are 0-based lines of the given text. An axiom
     that Lean reports for a local (non-imported) constant is named
@@ -119,6 +124,7 @@ class Elaboration(BaseModel):
     axioms: dict[str, list[str]] = Field(default_factory=dict)
     complete: bool = False
     declaration_lines: list[tuple[int, int]] | None = None
+    command_lines: list[tuple[int, int]] | None = None
 
 
 ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})

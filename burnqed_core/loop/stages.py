@@ -224,10 +224,21 @@ def tactic_pairs(
 
 
 def lora_adapter(profile: Profile, iteration: int, pairs_dir: Path, base_model: Path,
-                 warm_from: Path | None, out_dir: Path) -> StageResult:
+                 warm_from: Path | None, out_dir: Path, trajectory_dirs: Sequence[Path] = ()) -> StageResult:
+    """LoRA SFT; with ``ebm.joint.enabled`` at iteration N > 0 (given the
+    trajectories of iterations < N), the adapter and the energy head are
+    trained together (`training.joint`; the `ebm` stage then adopts the head)."""
     from burnqed_core.training.sft import load_pairs_dir, train_sft
 
     train, val, fingerprints = load_pairs_dir(pairs_dir)
+    if profile.ebm.joint.enabled and iteration > 0 and trajectory_dirs:
+        from burnqed_core.ebm.run import read_trajectory_dirs
+        from burnqed_core.training.joint import train_joint
+
+        rep = train_joint(train, val, read_trajectory_dirs(trajectory_dirs), profile.training, profile.ebm, out_dir,
+                          base_model, iteration=iteration, warm_from=warm_from, progress=True)
+        return StageResult(stage="lora_adapter", iteration=iteration, path=str(out_dir), summary=rep.summary(),
+                           metrics=rep.model_dump(mode="json") | {"joint": True})
     m = train_sft(train, val, profile.training, out_dir, base_model, iteration=iteration, warm_from=warm_from,
                   data_fingerprints=fingerprints, progress=True)
     return StageResult(stage="lora_adapter", iteration=iteration, path=str(out_dir),
@@ -243,6 +254,100 @@ def merged_model(profile: Profile, iteration: int, adapter_dir: Path, out_dir: P
                        metrics=r.model_dump(mode="json"))
 
 
+async def embeddings(
+    profile: Profile,
+    iteration: int,
+    policy: Any,
+    trajectory_dirs: Sequence[Path],
+    out_dir: Path,
+    model_path: Path | None = None,
+    progress: bool = True,
+) -> StageResult:
+    """Encode every unique proof state and root goal of the trajectories of
+    iterations < N with this iteration's model into a resumable Parquet cache
+    (``out_dir/cache``), and measure the encoder's separation of positive and
+    negative states (seed 002's collapse check). Iteration 0 has no
+    trajectories: nothing is encoded."""
+    from burnqed_core.ebm.data import build_data
+    from burnqed_core.ebm.embeddings import EmbeddingCache, cache_dir_for
+    from burnqed_core.ebm.metrics import separation_metrics, separation_warnings
+    from burnqed_core.ebm.run import encode_trajectories, read_trajectory_dirs
+
+    if not trajectory_dirs:
+        return StageResult(stage="embeddings", iteration=iteration, path=str(out_dir),
+                           summary="no trajectories of earlier iterations: nothing to encode",
+                           metrics={"states": 0, "encoded": 0})
+    cache_dir = cache_dir_for(out_dir)
+    rep = await encode_trajectories(policy, trajectory_dirs, cache_dir, profile.ebm, model_path=model_path,
+                                    progress=progress)
+    metrics: dict[str, Any] = rep.model_dump(mode="json") | {"states_per_s": round(rep.states_per_s, 2),
+                                                              "trajectories": [str(p) for p in trajectory_dirs]}
+    summary = (f"{rep.states} unique states and goals ({rep.encoded} encoded now, {rep.cached} cached), "
+               f"{rep.dim}-d {rep.pooling}, {rep.states_per_s:.1f} states/s")
+    data = build_data(read_trajectory_dirs(trajectory_dirs))
+    if data.keys:
+        sep = separation_metrics(EmbeddingCache.load(cache_dir).matrix(data.keys), data, profile.ebm.val_fraction,
+                                 profile.ebm.seed)
+        metrics["separation"] = sep.model_dump(mode="json")
+        warnings = separation_warnings(sep)
+        metrics["warnings"] = warnings
+        if sep.centroid_l2 is not None:
+            summary += (f"; separation: centroid L2 {sep.centroid_l2:.3f} (ratio {sep.centroid_l2_ratio or 0:.3f}), "
+                        f"linear probe {sep.linear_probe_acc if sep.linear_probe_acc is not None else float('nan'):.3f}"
+                        f" on {sep.positives} positive / {sep.negatives} negative states")
+        for w in warnings:
+            log.warning("embeddings: %s", w)
+    return StageResult(stage="embeddings", iteration=iteration, path=str(out_dir), summary=summary, metrics=metrics)
+
+
+def ebm(
+    profile: Profile,
+    iteration: int,
+    embeddings_dir: Path,
+    trajectory_dirs: Sequence[Path],
+    out_dir: Path,
+    progress: bool = True,
+    adapter_dir: Path | None = None,
+    model_path: Path | None = None,
+) -> StageResult:
+    """Train the energy head on the embeddings of the trajectories of
+    iterations < N. Iteration 0 (no trajectories), ``ebm.enabled: false``, or
+    trajectories without a single proof path: no EBM (nothing a scorer would
+    load is written; the search then runs without one). With joint training
+    (``ebm.joint.enabled``), the head trained with the adapter in
+    ``adapter_dir`` is adopted as the EBM of the merged model ``model_path``."""
+    from burnqed_core.ebm.embeddings import cache_dir_for
+    from burnqed_core.ebm.run import train_from_dirs
+
+    def none(why: str) -> StageResult:
+        return StageResult(stage="ebm", iteration=iteration, path=str(out_dir), summary=f"no EBM: {why}",
+                           metrics={"trained": False, "reason": why})
+
+    if not profile.ebm.enabled:
+        return none("ebm.enabled is false")
+    if iteration == 0 or not trajectory_dirs:
+        return none("iteration 0 has no trajectories to learn from")
+    from burnqed_core.training.joint import attach_encoder, has_joint_head
+
+    if profile.ebm.joint.enabled and has_joint_head(adapter_dir) and model_path is not None:
+        from burnqed_core.ebm.run import measure
+
+        assert adapter_dir is not None
+        attach_encoder(adapter_dir, model_path, out_dir)
+        m = measure(out_dir, cache_dir_for(embeddings_dir), trajectory_dirs, profile.ebm)
+        return StageResult(stage="ebm", iteration=iteration, path=str(out_dir),
+                           summary=f"jointly trained EBM adopted from {adapter_dir}; {m.summary()}",
+                           metrics={"trained": True, "joint": True, "val": m.model_dump(mode="json")})
+    try:
+        rep = train_from_dirs(cache_dir_for(embeddings_dir), trajectory_dirs, profile.ebm, out_dir,
+                              iteration=iteration, progress=progress)
+    except DataError as e:
+        log.warning("no EBM at iteration %d: %s", iteration, e)
+        return none(str(e))
+    metrics = rep.model_dump(mode="json", exclude={"loss_curve", "eval_curve"}) | {"trained": True}
+    return StageResult(stage="ebm", iteration=iteration, path=str(out_dir), summary=rep.summary(), metrics=metrics)
+
+
 async def trajectories(
     profile: Profile,
     iteration: int,
@@ -251,27 +356,40 @@ async def trajectories(
     theorems: Sequence[Theorem],
     out_dir: Path,
     model_path: Path,
+    ebm_dir: Path | None = None,
 ) -> StageResult:
     """Search the selected theorems (and, at iteration 0, again at the noise
-    temperature for diverse data)."""
+    temperature for diverse data). With an EBM in ``ebm_dir`` (none at
+    iteration 0) its energy joins the priority (``search.beta``) and the
+    EBM temperature applies (``search.ebm_temperature``, seed 000: 1.0); the
+    candidates stay ``search.collect_candidates``."""
+    from burnqed_core.ebm.train import has_ebm
     from burnqed_core.search.engine import resolve_sampling
     from burnqed_core.search.session import search_theorems
     from burnqed_core.search.trajectories import trajectory_stats
 
+    scorer = None
+    if has_ebm(ebm_dir):
+        from burnqed_core.ebm.scorer import load_energy_scorer
+
+        assert ebm_dir is not None
+        scorer = load_energy_scorer(ebm_dir, policy)
     runs = [("search", None)]
     if iteration == 0:
         runs.append(("noisy", profile.search.noise_temperature))
     lines, metrics = [], {}
     for name, temperature in runs:
-        sampling = resolve_sampling(profile.search, ebm=False, temperature=temperature,
+        sampling = resolve_sampling(profile.search, ebm=scorer is not None, temperature=temperature,
                                     num_candidates=profile.search.collect_candidates,
                                     max_new_tokens=profile.policy.max_new_tokens)
         out = out_dir / f"{name}.traj"
         await search_theorems(profile, policy, env, theorems, out, sampling=sampling, model_path=model_path,
-                              theorems_source="selection", iteration=iteration)
+                              theorems_source="selection", iteration=iteration, scorer=scorer,
+                              ebm=ebm_dir if scorer is not None else None)
         st = trajectory_stats(out)
         metrics[name] = st.model_dump(mode="json")
-        lines.append(f"{name} (T={sampling.temperature}): proved {st.proved}/{st.theorems}, {st.nodes} nodes, "
+        lines.append(f"{name} (T={sampling.temperature}{', EBM' if scorer is not None else ''}): proved "
+                     f"{st.proved}/{st.theorems}, {st.nodes} nodes, "
                      f"{st.positive} positive / {st.negative} negative labels, "
                      f"{st.candidates_avg or 0:.1f} unique candidates per expansion")
     return StageResult(stage="trajectories", iteration=iteration, path=str(out_dir), summary="; ".join(lines),
@@ -307,13 +425,17 @@ async def eval_report(
     ``earlier_solved``: theorems solved by earlier iterations
     (`burnqed_core.eval.run.earlier_solved`), for "newly solved"."""
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
+    from burnqed_core.ebm.train import has_ebm
     from burnqed_core.eval.baselines import Baselines, measure_baselines
     from burnqed_core.eval.report import format_table, write_report
     from burnqed_core.eval.run import read_eval_results, root_goals, run_eval
     from burnqed_core.eval.summary import summarize_variants
-    from burnqed_core.search.runner import load_scorer
+    from burnqed_core.search.job import load_scorer
     from burnqed_core.search.session import lean_version
 
+    if ebm_dir is not None and not has_ebm(ebm_dir):
+        log.info("eval_report: no trained EBM in %s (iteration 0 trains none): policy-only eval", ebm_dir)
+        ebm_dir = None
     bench_name = profile.data.benchmark
     pairs = load_training_pairs(training_pairs) if training_pairs else []
     if pairs:  # by name, before any search

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
+
+#: How `Policy.encode` turns a text's last hidden states into one vector.
+#: ``last_l2``: the last token's state, L2-normalised (what SGLang's ``/encode``
+#: returns for a causal LM; the default everywhere); ``mean``: the mean over
+#: the text's tokens (local backend only). An EBM is trained and used on ONE
+#: pooling: caches and EBM configs record it and refuse to mix.
+Pooling = Literal["last_l2", "mean"]
+POOLINGS: tuple[str, ...] = ("last_l2", "mean")
 
 
 class Candidate(BaseModel):
@@ -46,7 +54,8 @@ class Policy(Protocol):
         ...
 
     async def encode(self, texts: Sequence[str]) -> list[list[float]]:
-        """Mean-pooled last hidden state of each text."""
+        """One vector per text from the last hidden states, pooled as the
+        backend's ``pooling`` attribute says (`Pooling`; default ``last_l2``)."""
         ...
 
     async def close(self) -> None: ...

@@ -33,7 +33,7 @@ import httpx
 
 from burnqed_core.config import SglangConfig
 from burnqed_core.errors import PolicyError
-from burnqed_core.policy.sglang import health_request, health_response_ok
+from burnqed_core.policy.sglang_probe import health_request, health_response_ok
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,8 @@ class SglangServer:
                "--host", self.host, "--port", str(self.port)]
         if self.is_embedding:
             cmd.append("--is-embedding")
+        elif self.cfg.deterministic and "--enable-deterministic-inference" not in self.cfg.launch_args:
+            cmd.append("--enable-deterministic-inference")
         return [*cmd, *self.cfg.launch_args, *self.extra_args]
 
     @property
@@ -148,11 +150,19 @@ class SglangServer:
         log.info("SGLang server stopped (pid %d)", proc.pid)
 
     def restart(self, model_path: str | Path | None = None) -> None:
-        """Stop, then start on ``model_path`` (default: the same model)."""
+        """Stop, then start on ``model_path`` (default: the same model).
+        ``model_path`` becomes the launcher's model only once the server
+        started healthy on it: a path that fails to start is not kept for
+        later restarts (the launcher stays on the last model that worked)."""
         self.stop()
+        previous = self.model_path
         if model_path is not None:
             self.model_path = str(model_path)
-        self.start()
+        try:
+            self.start()
+        except BaseException:
+            self.model_path = previous
+            raise
 
     def __enter__(self) -> SglangServer:
         self.start()

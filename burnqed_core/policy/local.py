@@ -36,7 +36,7 @@ from typing import Any
 
 from burnqed_core.config import PolicyConfig
 from burnqed_core.errors import PolicyError
-from burnqed_core.policy.base import Candidate, check_seeds, derive_seed, samples_per_state
+from burnqed_core.policy.base import POOLINGS, Candidate, Pooling, check_seeds, derive_seed, samples_per_state
 from burnqed_core.policy.prompt import format_prompt, parse_completion
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,23 @@ class Sample:
 
     def candidate(self) -> Candidate:
         return Candidate(tactic=self.tactic, logprob=self.logprob, num_tokens=len(self.token_ids))
+
+
+def pool_hidden(hidden: Any, mask: Any, pooling: Pooling) -> Any:
+    """Pool right-padded hidden states ``[B, T, H]`` with ``mask`` ``[B, T]``:
+    ``last_l2`` takes each row's last real token and L2-normalises it (SGLang's
+    causal-LM ``/encode``), ``mean`` averages the real tokens. Differentiable
+    (joint training pools through it)."""
+    import torch
+
+    if pooling == "last_l2":
+        last = (mask.sum(1) - 1).clamp(min=0)
+        rows = torch.arange(hidden.shape[0], device=hidden.device)
+        return torch.nn.functional.normalize(hidden[rows, last].float(), dim=-1)
+    if pooling == "mean":
+        m = mask.unsqueeze(-1).to(hidden.dtype)
+        return (hidden * m).sum(1) / m.sum(1).clamp(min=1)
+    raise PolicyError(f"unknown pooling {pooling!r}: one of {', '.join(POOLINGS)}")
 
 
 def _torch_dtype(name: str) -> Any:
@@ -99,6 +116,7 @@ class LocalPolicy:
         max_prompt_tokens: int = 1024,
         max_new_tokens: int = 48,
         seed: int = 0,
+        pooling: Pooling = "last_l2",
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -106,6 +124,8 @@ class LocalPolicy:
         path = Path(model_path)
         if not (path / "config.json").is_file():
             raise PolicyError(f"no model at {path}: expected a causal-LM directory with config.json")
+        if pooling not in POOLINGS:
+            raise PolicyError(f"unknown pooling {pooling!r}: one of {', '.join(POOLINGS)}")
         if batch_size < 1 or max_prompt_tokens < 2 or max_new_tokens < 1:
             raise PolicyError("policy batch_size, max_new_tokens must be >= 1 and max_prompt_tokens >= 2")
         try:
@@ -122,6 +142,7 @@ class LocalPolicy:
         self.max_prompt_tokens = max_prompt_tokens
         self.max_new_tokens = max_new_tokens
         self.seed = seed
+        self.pooling: Pooling = pooling
         self._calls = 0
         self._lock = threading.Lock()
 
@@ -383,9 +404,14 @@ class LocalPolicy:
     # --------------------------------------------------------------- encoding
 
     def encode_sync(self, texts: Sequence[str]) -> list[list[float]]:
-        """Mean of the last hidden states over each text's tokens. Rows are padded
-        on the RIGHT: with causal attention a real token never sees the padding
-        and positions start at 0, so a text embeds the same alone or in a batch."""
+        """One vector per text from the last hidden states, pooled as ``self.pooling``
+        says (`POOLINGS`): by default the LAST token's state, L2-normalised, which is
+        what SGLang's ``/encode`` returns for a causal LM (``Pooler(LAST,
+        normalize=True)``), so that an EBM trained on one backend scores on the
+        other. Rows are padded on the RIGHT: with causal attention a real token
+        never sees the padding and positions start at 0, so a text embeds the same
+        alone or in a batch, and the last real token is at ``mask.sum() - 1`` (the
+        text's own last token: the tokenizer adds BOS, never EOS)."""
         import torch
 
         if not texts:
@@ -397,12 +423,23 @@ class LocalPolicy:
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
                 ids, mask = self._pad([encoded[i] for i in idx], left=False)
-                hidden = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[-1]
-                m = mask.unsqueeze(-1).to(hidden.dtype)
-                pooled = ((hidden * m).sum(1) / m.sum(1).clamp(min=1)).float().cpu()
+                hidden = self._last_hidden(ids, mask)
+                pooled = pool_hidden(hidden, mask, self.pooling).float().cpu()
                 for k, i in enumerate(idx):
                     vecs[i] = pooled[k].tolist()
         return [v for v in vecs if v is not None]
+
+    def _last_hidden(self, ids: Any, mask: Any) -> Any:
+        """The final hidden states (after the last norm), without the LM head:
+        the decoder alone when the model exposes it (``base_model``), else the
+        last of ``hidden_states``."""
+        base = getattr(self.model, "base_model", None)
+        if base is not None and base is not self.model:
+            out = base(input_ids=ids, attention_mask=mask, use_cache=False)
+            hidden = getattr(out, "last_hidden_state", None)
+            if hidden is not None:
+                return hidden
+        return self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[-1]
 
     async def encode(self, texts: Sequence[str]) -> list[list[float]]:
         return await asyncio.to_thread(self.encode_sync, list(texts))

@@ -22,18 +22,22 @@ section 4):
 * ``/encode`` answers ``[{"embedding": [...]}, ...]`` or, on other
   versions, ``{"embeddings": [...]}`` (seed 000); both are read. NOTE: a
   causal LM served with ``--is-embedding`` pools the LAST token and
-  L2-normalises (SGLang's ``Pooler(LAST, normalize=True)``), unlike the local
-  policy's mean pooling: an EBM must be trained and used on embeddings from
-  the same backend.
+  L2-normalises (SGLang's ``Pooler(LAST, normalize=True)``): pooling
+  ``last_l2``, which the local policy produces too (``SglangPolicy.pooling``).
 * 503, 429, 5xx and connection errors are retried with exponential backoff
   (bounded); requests run under a semaphore (``max_concurrency``).
 * ``healthy()`` is a real one-token generation with a short timeout:
   ``/health`` can answer 200 while generation is stuck (sgl#4191).
 * A weight swap (`SglangPolicy.swap_weights`) stops admitting requests,
   waits for those in flight, flushes the cache, loads the new weights with
-  ``/update_weights_from_disk``, confirms with ``/model_info`` and a test
-  generation, and restarts the server through its launcher when any of that
-  fails (sgl#14062, sgl#26792).
+  ``/update_weights_from_disk`` and confirms with ``/model_info`` and a test
+  generation. A refused load (400 ``success: false``: SGLang keeps serving
+  the old weights) is reported as `WeightSwapError` while the server goes on
+  serving the last good model; the server is restarted through its launcher
+  only when it is unhealthy or serves something else, and always on the
+  last good model, never on the path that failed (sgl#14062, sgl#26792).
+* What the server says it serves (``/model_info`` ``model_path``,
+  ``weight_version``) is kept in `SglangPolicy.served` for run records.
 """
 
 from __future__ import annotations
@@ -44,24 +48,24 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, NoReturn
 
 import httpx
+from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.config import SglangConfig
 from burnqed_core.errors import PolicyError
-from burnqed_core.policy.base import Candidate, check_seeds, derive_seed, samples_per_state
+from burnqed_core.policy.base import Candidate, Pooling, check_seeds, derive_seed, samples_per_state
 from burnqed_core.policy.prompt import format_prompt, parse_completion
-
-if TYPE_CHECKING:
-    from burnqed_core.policy.launcher import SglangServer
+from burnqed_core.policy.sglang_probe import HEALTH_PROMPT, RestartableServer, health_request, health_response_ok
 
 log = logging.getLogger(__name__)
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 STOP_STRINGS = ["```"]
 MAX_BACKOFF_S = 30.0
-HEALTH_PROMPT = "Complete the following Lean 4 code:\n"
+__all__ = ["HEALTH_PROMPT", "SglangClient", "SglangPolicy", "SwapResult", "WeightSwapError", "health_request",
+           "health_response_ok"]
 
 
 #: SGLang keeps per-request seeds in an int32 tensor.
@@ -73,23 +77,27 @@ def sample_seed(state_seed: int, sample: int) -> int:
     return derive_seed(state_seed, sample) & SGLANG_SEED_MASK
 
 
-def health_request(is_embedding: bool) -> tuple[str, dict[str, Any]]:
-    """(path, body) of the probe that proves the server computes: one greedy
-    token, or one embedding on an ``--is-embedding`` server."""
-    if is_embedding:
-        return "/encode", {"text": HEALTH_PROMPT}
-    return "/generate", {"text": HEALTH_PROMPT, "sampling_params": {"max_new_tokens": 1, "temperature": 0.0}}
+class SwapResult(BaseModel):
+    """A weight swap that took: what the server reports serving afterwards."""
+
+    model_config = ConfigDict(frozen=True)
+    requested: str
+    model_path: str
+    weight_version: str | None = None
+    restarted: bool = False
+    info: dict[str, Any] = Field(default_factory=dict, description="the whole /model_info answer")
 
 
-def health_response_ok(is_embedding: bool, body: Any) -> bool:
-    """Whether a probe's JSON answer carries a result (not only a 200)."""
-    if isinstance(body, list) and body:
-        body = body[0]
-    if not isinstance(body, dict):
-        return False
-    if is_embedding:
-        return bool(body.get("embedding") or body.get("embeddings"))
-    return "text" in body and isinstance(body.get("meta_info"), dict)
+class WeightSwapError(PolicyError):
+    """A weight swap that did not take. The policy goes on with the last good
+    model: ``serving`` is what the server reports now (None if unknown),
+    ``restarted`` whether it had to be restarted (on the last good model)."""
+
+    def __init__(self, message: str, *, requested: str, serving: dict[str, Any] | None, restarted: bool) -> None:
+        super().__init__(message)
+        self.requested = requested
+        self.serving = serving
+        self.restarted = restarted
 
 
 def parse_embeddings(body: Any, expected: int) -> list[list[float]]:
@@ -236,13 +244,16 @@ class SglangClient:
 class SglangPolicy:
     """`Policy` over an SGLang server (see the module docstring)."""
 
+    #: what ``/encode`` returns for a causal LM: the last token, L2-normalised
+    pooling: Pooling = "last_l2"
+
     def __init__(
         self,
         cfg: SglangConfig,
         *,
         max_new_tokens: int = 48,
         batch_size: int = 64,
-        server: SglangServer | None = None,
+        server: RestartableServer | None = None,
         expected_model: str | None = None,
         is_embedding: bool = False,
     ) -> None:
@@ -260,6 +271,9 @@ class SglangPolicy:
         self._drained = asyncio.Event()
         self._drained.set()
         self._in_flight = 0
+        # the model known to work: a restart always goes back to it
+        self.last_good: str | None = server.model_path if server is not None else expected_model
+        self.served: dict[str, Any] | None = None  # ``model_path``/``weight_version`` the server last reported
 
     # ------------------------------------------------------------ admission
     @contextlib.asynccontextmanager
@@ -415,11 +429,15 @@ class SglangPolicy:
         return await self.client.healthy(self.is_embedding)
 
     async def model_info(self) -> dict[str, Any]:
-        return await self.client.model_info()
+        """``/model_info``; what it names is remembered in `served`."""
+        info = await self.client.model_info()
+        self.served = {"model_path": str(info.get("model_path") or ""),
+                       "weight_version": None if info.get("weight_version") is None else str(info["weight_version"])}
+        return info
 
     async def check_model(self) -> dict[str, Any]:
         """``/model_info``; a `PolicyError` if the server serves another model than ``expected_model``."""
-        info = await self.client.model_info()
+        info = await self.model_info()
         if self.expected_model and not _same_model(info.get("model_path"), self.expected_model):
             raise PolicyError(
                 f"the SGLang server at {self.client.url} serves {info.get('model_path')!r}, "
@@ -427,13 +445,22 @@ class SglangPolicy:
             )
         return info
 
-    async def swap_weights(self, model_path: str | Path, weight_version: str | None = None) -> dict[str, Any]:
+    async def served_model(self) -> dict[str, Any]:
+        """What the server reports serving (``model_path``, ``weight_version``),
+        checked against ``expected_model``: the model a run record names."""
+        await self.check_model()
+        assert self.served is not None
+        return dict(self.served)
+
+    async def swap_weights(self, model_path: str | Path, weight_version: str | None = None) -> SwapResult:
         """Load ``model_path`` into the running server (see the module docstring).
 
-        Returns the server's ``/model_info`` afterwards, with ``"restarted"``
-        telling whether the launcher had to restart the server. Raises
-        `PolicyError` when neither the swap nor a restart gives a healthy
-        server that serves ``model_path``."""
+        Returns a `SwapResult` when the server serves ``model_path`` (and
+        ``weight_version``) and generates. Otherwise raises `WeightSwapError`
+        after making sure the server serves the last good model: as it is
+        when SGLang refused the load and stayed healthy, else by restarting
+        it on the last good model (never on ``model_path``). A plain
+        `PolicyError` means even that failed: no usable server."""
         path = str(model_path)
         self._admit.clear()
         try:
@@ -446,33 +473,61 @@ class SglangPolicy:
                             self._in_flight, self.cfg.drain_timeout_s)
             if not await self.client.flush_cache():
                 log.warning("weight swap: /flush_cache refused (requests still running?)")
-            problem = ""
             try:
                 res = await self.client.update_weights_from_disk(path, weight_version, abort_all_requests=not drained)
                 if not res.get("success"):
-                    problem = f"update_weights_from_disk failed: {res.get('message')}"
+                    problem = f"the server refused to load it: {res.get('message')}"
                 else:
                     problem = await self._confirm(path, weight_version)
             except PolicyError as e:
                 problem = str(e)
             if not problem:
-                info = await self.client.model_info()
+                info = await self.model_info()
+                self.last_good = path
+                self.expected_model = path
+                if self.server is not None:
+                    self.server.model_path = path  # a later restart loads the new model
                 log.info("weight swap: now serving %s (version %s)", path, info.get("weight_version"))
-                return {**info, "restarted": False}
-            if self.server is None:
-                raise PolicyError(f"weight swap to {path} failed and no launcher can restart the server: {problem}")
-            log.warning("weight swap to %s failed (%s); restarting the server", path, problem)
-            await asyncio.to_thread(self.server.restart, path)
-            problem = await self._confirm(path, None)
-            if problem:
-                raise PolicyError(f"the SGLang server restarted on {path} is not usable: {problem}")
-            return {**(await self.client.model_info()), "restarted": True}
+                return _swap_result(path, info, restarted=False)
+            await self._fall_back(path, problem)
         finally:
             self._admit.set()
 
+    async def _fall_back(self, path: str, problem: str) -> NoReturn:
+        """After a failed swap to ``path``: keep (or bring back) the last good
+        model and raise `WeightSwapError` saying what happened."""
+        good = self.last_good
+        info: dict[str, Any] | None = None
+        try:
+            info = await self.model_info()
+        except PolicyError as e:
+            log.warning("weight swap: /model_info failed after the failed swap: %s", e)
+        healthy = info is not None and await self.client.healthy(self.is_embedding)
+        on_good = info is not None and (good is None or _same_model(info.get("model_path"), good))
+        if healthy and on_good and info is not None:
+            log.warning("weight swap to %s failed (%s); still serving %s", path, problem, info.get("model_path"))
+            raise WeightSwapError(
+                f"weight swap to {path} failed: {problem}; the server still serves {info.get('model_path')} "
+                f"(weight_version {info.get('weight_version')})",
+                requested=path, serving=dict(self.served or {}), restarted=False)
+        why = "is unhealthy" if not healthy else f"serves {(info or {}).get('model_path')!r}, not {good!r}"
+        if self.server is None or good is None:
+            raise WeightSwapError(
+                f"weight swap to {path} failed ({problem}) and the server {why}; no launcher can restart it",
+                requested=path, serving=dict(self.served) if healthy and self.served else None, restarted=False)
+        log.warning("weight swap to %s failed (%s) and the server %s: restarting it on %s", path, problem, why, good)
+        await asyncio.to_thread(self.server.restart, good)
+        again = await self._confirm(good, None)
+        if again:
+            raise PolicyError(f"weight swap to {path} failed ({problem}); the server restarted on the last good "
+                              f"model {good} is not usable: {again}")
+        raise WeightSwapError(
+            f"weight swap to {path} failed: {problem}; the server {why} and was restarted on the last good "
+            f"model {good}", requested=path, serving=dict(self.served or {}), restarted=True)
+
     async def _confirm(self, path: str, weight_version: str | None) -> str:
         """'' if the server serves ``path`` (and ``weight_version``) and generates; else what is wrong."""
-        info = await self.client.model_info()
+        info = await self.model_info()
         if not _same_model(info.get("model_path"), path):
             return f"server reports model_path {info.get('model_path')!r}"
         if weight_version is not None and str(info.get("weight_version")) != str(weight_version):
@@ -483,6 +538,12 @@ class SglangPolicy:
 
     async def close(self) -> None:
         await self.client.aclose()
+
+
+def _swap_result(requested: str, info: dict[str, Any], *, restarted: bool) -> SwapResult:
+    version = info.get("weight_version")
+    return SwapResult(requested=requested, model_path=str(info.get("model_path") or ""),
+                      weight_version=None if version is None else str(version), restarted=restarted, info=info)
 
 
 def _same_model(reported: Any, expected: str) -> bool:

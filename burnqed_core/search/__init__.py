@@ -6,7 +6,11 @@
 * `scoring`: node priority and the `EnergyScorer` protocol of the EBM;
 * `trajectories`: the output directory of Parquet parts, its run record,
   readers and statistics;
-* `runner`: `run_search`, with progress bar, resume and SIGTERM handling.
+* `runner`: `run_search`, with progress bar, resume and SIGTERM handling;
+* `session`: the run record and engine over an open policy and Lean
+  environment (`search_theorems`: command line, eval, loop);
+* `job`: the whole ``burnqed search`` job (`search_job`: policy, pool,
+  output). Imports go one way only: runner <- session <- job.
 """
 
 from burnqed_core.search.engine import (

@@ -53,6 +53,7 @@ def build_run_record(
     theorems_source: str,
     iteration: int,
     ebm: str | Path | None = None,
+    served_model: dict[str, str | None] | None = None,
 ) -> RunRecord:
     return RunRecord(
         model=model_identity(model_path),
@@ -70,7 +71,16 @@ def build_run_record(
         theorems_total=len(theorems),
         iteration=iteration,
         profile=str(profile.source or profile.name),
+        served_model=served_model,
     )
+
+
+async def served_model(policy: Policy) -> dict[str, str | None] | None:
+    """What a policy server says it serves (`SglangPolicy.served_model`:
+    ``/model_info`` ``model_path`` and ``weight_version``), so that the run
+    record names the model really used; None for in-process policies."""
+    ask = getattr(policy, "served_model", None)
+    return await ask() if ask is not None else None
 
 
 async def search_theorems(
@@ -94,7 +104,8 @@ async def search_theorems(
     """Search ``theorems`` into ``out`` (resuming a partial output by default)."""
     config = config or profile.search
     record = build_run_record(profile, config, sampling, model_path=model_path, policy=policy, env=env,
-                              theorems=theorems, theorems_source=theorems_source, iteration=iteration, ebm=ebm)
+                              theorems=theorems, theorems_source=theorems_source, iteration=iteration, ebm=ebm,
+                              served_model=await served_model(policy))
     engine = SearchEngine(policy, env, config, sampling=sampling, scorer=scorer, iteration=iteration)
     report = await run_search(engine, theorems, out, record, resume=resume, flush_every=config.flush_every,
                               progress=progress, handle_signals=handle_signals)

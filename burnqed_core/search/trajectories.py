@@ -22,8 +22,6 @@ readers here also accept a single Parquet file of trajectory records.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -38,7 +36,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from burnqed_core.errors import BurnqedError, RecordFileError
-from burnqed_core.record_io import read_table, to_table
+from burnqed_core.record_io import atomic_open, atomic_write_text, file_sha256, read_table, to_table
 from burnqed_core.records import TrajectoryRecord, arrow_schema
 from burnqed_core.search.engine import Sampling, SearchOutcome, SearchResult
 
@@ -59,25 +57,6 @@ class ResumeMismatchError(BurnqedError):
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with tmp.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
-    _fsync_dir(path.parent)
 
 
 # -- parts ------------------------------------------------------------------
@@ -101,13 +80,8 @@ def write_part(directory: Path, seq: int, outcomes: Sequence[SearchOutcome]) -> 
     path = directory / f"{PART_PREFIX}{seq:05d}.parquet"
     if path.exists():
         raise RecordFileError(f"{path}: part already exists (two writers on one output?)")
-    tmp = directory / f".{path.name}.tmp-{os.getpid()}"
-    with tmp.open("wb") as f:
+    with atomic_open(path) as f:
         pq.write_table(table, f)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
-    _fsync_dir(directory)
     return path
 
 
@@ -346,19 +320,11 @@ def model_identity(path: str | Path | None) -> ModelIdentity:
         return ModelIdentity(path="")
     p = Path(path)
     cfg = p / "config.json"
-    digest = hashlib.sha256(cfg.read_bytes()).hexdigest() if cfg.is_file() else None
+    digest = file_sha256(cfg) if cfg.is_file() else None
     weights = sorted(
         (f.name, f.stat().st_size) for f in p.glob("*") if f.suffix in (".safetensors", ".bin") and f.is_file()
     ) if p.is_dir() else []
     return ModelIdentity(path=str(p.resolve()), config_sha256=digest, weights=weights)
-
-
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with Path(path).open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class RunSession(BaseModel):
@@ -370,6 +336,8 @@ class RunSession(BaseModel):
     theorems_written: int = 0
     host: str = Field(default_factory=socket.gethostname)
     pid: int = Field(default_factory=os.getpid)
+    served_model: dict[str, str | None] | None = Field(
+        None, description="what the policy server reported serving in this session (model_path, weight_version)")
 
 
 class RunRecord(BaseModel):
@@ -392,6 +360,9 @@ class RunRecord(BaseModel):
     theorems_total: int = 0
     iteration: int = 0
     profile: str = ""
+    served_model: dict[str, str | None] | None = Field(
+        None, description="what a policy server (SGLang) reported serving: its /model_info model_path and "
+        "weight_version, which may differ from `model` after a refused weight swap; None for in-process policies")
     sessions: list[RunSession] = Field(default_factory=list)
 
     # what must match for a resume to add to the same output
@@ -420,7 +391,7 @@ def run_record_path(out: str | Path) -> Path:
 def write_run_record(out: str | Path, record: RunRecord) -> Path:
     path = run_record_path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write_bytes(path, record.model_dump_json(indent=2).encode())
+    atomic_write_text(path, record.model_dump_json(indent=2))
     return path
 
 

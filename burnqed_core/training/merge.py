@@ -4,10 +4,13 @@ The merge happens in float32 on the un-quantised base weights, loaded
 separately, also for a QLoRA adapter (seed 003, prompt 5.3): the result is a
 normal model (safetensors, sharded above ``shard_size``, + tokenizer +
 config) that the local policy, an SGLang server and the next iteration load
-like any other. The export is written to a temporary directory and renamed
-into place, then verified: the merged model is reloaded from disk and its
-logits on fixed prompts are compared with the adapter model's (base + LoRA,
-un-merged); the report carries the max absolute difference and the size.
+like any other. The export is written to a temporary directory beside the
+output and verified THERE: the merged model is reloaded from that directory
+and its logits on fixed prompts are compared with the adapter model's (base
++ LoRA, un-merged); the report carries the max absolute difference and the
+size. Only a verified export replaces the output directory (renames: the
+old output is moved aside, the new one renamed in, the old one removed), so
+a failed merge or verification leaves an earlier output as it was.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from burnqed_core.errors import BurnqedError
 from burnqed_core.policy.prompt import format_prompt
+from burnqed_core.record_io import atomic_write_text, fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -118,34 +122,59 @@ def merge_adapter(
     merged = model.merge_and_unload()
     merged.config.use_cache = True
 
+    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
-    merged.save_pretrained(tmp, max_shard_size=shard_size)
-    tokenizer.save_pretrained(tmp)
-    for extra in ("metrics.json", "run.json"):
-        if (adapter / extra).exists():
-            shutil.copy2(adapter / extra, tmp / f"training_{extra}")
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(tmp, out)
-    del model, merged
-
-    files = sorted(p.name for p in out.iterdir() if p.is_file())
-    report = MergeReport(
-        out_dir=str(out), adapter=str(adapter), base_model=base, qlora=qlora, files=files,
-        size_bytes=sum((out / f).stat().st_size for f in files),
-        num_shards=sum(1 for f in files if f.endswith(".safetensors")),
-    )
-    if reference is not None:
-        reloaded = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32).eval()
-        got = _fixed_logits(reloaded, AutoTokenizer.from_pretrained(out))
-        report.max_abs_logit_diff = float((got - reference).abs().max())
-        report.max_abs_logit = float(reference.abs().max())
-        if report.max_abs_logit_diff > tolerance * max(1.0, report.max_abs_logit):
-            raise MergeError(f"{out}: merged model differs from the adapter model by {report.max_abs_logit_diff:.3g} "
-                             f"in logits (tolerance {tolerance:g} x scale {report.max_abs_logit:.3g})")
-    report.time_s = time.perf_counter() - t0
-    (out / MERGE_FILE).write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    try:
+        merged.save_pretrained(tmp, max_shard_size=shard_size)
+        tokenizer.save_pretrained(tmp)
+        for extra in ("metrics.json", "run.json"):
+            if (adapter / extra).exists():
+                shutil.copy2(adapter / extra, tmp / f"training_{extra}")
+        del model, merged
+        files = sorted(p.name for p in tmp.iterdir() if p.is_file())
+        report = MergeReport(
+            out_dir=str(out), adapter=str(adapter), base_model=base, qlora=qlora, files=files,
+            size_bytes=sum((tmp / f).stat().st_size for f in files),
+            num_shards=sum(1 for f in files if f.endswith(".safetensors")),
+        )
+        if reference is not None:
+            reloaded = AutoModelForCausalLM.from_pretrained(tmp, dtype=torch.float32).eval()
+            got = _fixed_logits(reloaded, AutoTokenizer.from_pretrained(tmp))
+            del reloaded
+            report.max_abs_logit_diff = float((got - reference).abs().max())
+            report.max_abs_logit = float(reference.abs().max())
+            if report.max_abs_logit_diff > tolerance * max(1.0, report.max_abs_logit):
+                raise MergeError(f"{out}: merged model differs from the adapter model by "
+                                 f"{report.max_abs_logit_diff:.3g} in logits (tolerance {tolerance:g} x scale "
+                                 f"{report.max_abs_logit:.3g}); the previous output, if any, is kept")
+        report.time_s = time.perf_counter() - t0
+        atomic_write_text(tmp / MERGE_FILE, report.model_dump_json(indent=2))
+        _replace_dir(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     log.info("%s", report.summary())
     return report
+
+
+def _replace_dir(new: Path, out: Path) -> None:
+    """Put directory ``new`` at ``out`` by renames: an existing ``out`` is
+    moved aside first and removed only once ``new`` is in place (if the
+    second rename fails, the old one is moved back)."""
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    if old.exists():
+        shutil.rmtree(old)
+    had_old = out.exists()
+    if had_old:
+        os.replace(out, old)
+    try:
+        os.replace(new, out)
+    except BaseException:
+        if had_old:
+            os.replace(old, out)
+        raise
+    fsync_dir(out.parent)
+    if had_old:
+        shutil.rmtree(old, ignore_errors=True)

@@ -39,15 +39,6 @@ def library_versions() -> dict[str, str]:
     return out
 
 
-def fingerprint_file(path: str | Path) -> str:
-    """SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with Path(path).open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def fingerprint_pairs(pairs: Iterable[TacticPair]) -> str:
     """SHA-256 over the (theorem, state, tactic) of the pairs, in order."""
     h = hashlib.sha256()

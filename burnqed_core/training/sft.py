@@ -45,10 +45,11 @@ from typing import Any
 
 from burnqed_core.config import TrainingConfig
 from burnqed_core.errors import BurnqedError, DataError, ProfileError
+from burnqed_core.record_io import file_sha256
 from burnqed_core.records import TacticPair
 from burnqed_core.training.collate import IGNORE_INDEX, CompletionCollator, Example, encode_pairs
 from burnqed_core.training.metrics import EvalPoint, LossPoint, TrainingMetrics
-from burnqed_core.training.run_record import RunRecord, fingerprint_file, fingerprint_pairs
+from burnqed_core.training.run_record import RunRecord, fingerprint_pairs
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +143,7 @@ def load_pairs_dir(path: str | Path) -> tuple[list[TacticPair], list[TacticPair]
         files[split] = found
     train = read_records(files["train"], TacticPair)
     val = read_records(files["val"], TacticPair)
-    prints = {f"{split}:{f.name}": fingerprint_file(f) for split, f in files.items()}
+    prints = {f"{split}:{f.name}": file_sha256(f) for split, f in files.items()}
     return train, val, prints
 
 
@@ -467,17 +468,17 @@ def check_quantizable(base: str | Path, target_modules: Sequence[str] = ()) -> N
                                f"(it has {sorted(names)})")
 
 
-def bnb_config() -> Any:
+def bnb_config(compute_dtype: str = "bfloat16") -> Any:
     """NF4 + double quantisation + bf16 compute (the seeds' QLoRA)."""
     import torch
     from transformers import BitsAndBytesConfig
 
     return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
-                              bnb_4bit_compute_dtype=torch.bfloat16)
+                              bnb_4bit_compute_dtype=getattr(torch, compute_dtype))
 
 
 def load_base(base: str | Path, qlora: bool, device: str, gradient_checkpointing: bool = False,
-              target_modules: Sequence[str] = ()) -> Any:
+              target_modules: Sequence[str] = (), compute_dtype: str = "bfloat16") -> Any:
     """The base causal LM ready for LoRA: float32 (bf16 on CUDA), or 4-bit NF4 when ``qlora``."""
     import torch
     from transformers import AutoModelForCausalLM
@@ -490,7 +491,8 @@ def load_base(base: str | Path, qlora: bool, device: str, gradient_checkpointing
         from peft import prepare_model_for_kbit_training
 
         check_quantizable(base, target_modules)
-        kwargs: dict[str, Any] = {"quantization_config": bnb_config(), "dtype": torch.bfloat16}
+        kwargs: dict[str, Any] = {"quantization_config": bnb_config(compute_dtype),
+                                  "dtype": getattr(torch, compute_dtype)}
         if device.startswith("cuda"):
             kwargs["device_map"] = {"": device}
         model = AutoModelForCausalLM.from_pretrained(base, **kwargs)

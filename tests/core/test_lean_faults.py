@@ -10,6 +10,7 @@ import os
 import signal
 from collections.abc import AsyncIterator
 
+import psutil
 import pytest
 import pytest_asyncio
 
@@ -64,6 +65,56 @@ async def test_sigkill_mid_tactic_is_retried_on_a_fresh_process(own_pool: LeanPo
     assert after.crashes == before.crashes + 1 and after.restarts == before.restarts + 1
     nxt = await own_pool.apply(start.state, "omega")
     assert nxt.ok and not nxt.retried
+
+
+async def test_lsp_error_is_retried_on_a_fresh_process(own_pool: LeanPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An LSP error object from the real worker (a request it does not know)
+    is an infrastructure failure of that request: restart, one retry, a real
+    answer; never an exception that ends the job."""
+    start = await own_pool.start_proof(THM)
+    assert start.ok and start.state is not None
+    backend = own_pool.backend(0)
+    old_pid = backend.pid
+    real_apply = backend.apply_many
+
+    async def poisoned(items):  # type: ignore[no-untyped-def]
+        await backend.worker._request("burnqed/noSuchMethod", {})  # the worker answers with an error object
+        return await real_apply(items)
+
+    monkeypatch.setattr(backend, "apply_many", poisoned)
+    before = own_pool.stats()
+    r = await own_pool.apply(start.state, "omega")
+    assert r.status is Status.OK and r.retried and r.state is not None and r.state.is_proved
+    after = own_pool.stats()
+    assert after.lsp_errors == before.lsp_errors + 1 and after.restarts == before.restarts + 1
+    assert own_pool.pids[0] != old_pid and old_pid is not None and pid_gone(old_pid)
+
+
+async def test_cancelled_start_leaves_no_worker() -> None:
+    """Cancelling a pool's start mid-way kills the half-started worker (5-6.5 GB otherwise left behind)."""
+    config = tiny_lean_config(self_test=False)
+    skip_unless_lean_installed(config)
+    me = psutil.Process()
+    before = {p.pid for p in me.children(recursive=True)}
+    pool = LeanPool(config)
+    task = asyncio.create_task(pool.start())
+    new: set[int] = set()
+    for _ in range(200):  # until the worker process exists (a real `node` running Lean)
+        await asyncio.sleep(0.05)
+        new = {p.pid for p in me.children(recursive=True)} - before
+        if new:
+            break
+    assert new, "the worker did not start"
+    await asyncio.sleep(1.0)  # well inside its ~20 s start
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(100):
+        if all(pid_gone(pid) for pid in new):
+            break
+        await asyncio.sleep(0.1)
+    assert all(pid_gone(pid) for pid in new), f"left behind: {[p for p in new if not pid_gone(p)]}"
+    assert pool.pids == [None] * pool.num_workers
 
 
 async def test_endless_tactic_times_out_without_failing_the_others(own_pool: LeanPool,

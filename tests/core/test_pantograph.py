@@ -21,19 +21,26 @@ from burnqed_core.config import LeanConfig, PantographConfig
 from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean.pantograph import (
     BackendTimeout,
+    Dialect,
     PantographBackend,
+    PantographProtocolError,
     ReplError,
     interpret_tactic_result,
     parse_message,
+    parse_print_axioms,
+    parse_version,
     render_goal,
     start_source,
+    statement_binder_names,
     strip_imports,
+    user_declarations,
 )
 from burnqed_core.lean.types import BackendDied, GoalState, Status
 from burnqed_core.records import Theorem
+from tests import fake_pantograph
 
 FAKE = Path(__file__).resolve().parent.parent / "fake_pantograph.py"
-PROTOS = ["0.2", "0.3.1", "0.3.4"]
+PROTOS = ["0.2", "0.3.1", "0.3.4", "newest"]
 
 OR = Theorem(name="or_swap", statement="(p q : Prop) : p ∨ q → q ∨ p")
 ADD = Theorem(name="add_comm", statement="(n m : Nat) :\n    n + m = m + n")
@@ -195,7 +202,8 @@ async def test_check_source_messages(make: Factory, proto: str) -> None:
 
 async def test_goal_start_and_error_objects(make: Factory) -> None:
     b = await make()
-    r = await b.start_expr("∀ (n : Nat), n + 0 = n")
+    r = await b.start_expr("∀ n : Nat, n + 0 = n")
+    # Lean's pretty-printed goal, not the raw input
     assert r.ok and r.state is not None and r.state.goals == ("⊢ ∀ (n : Nat), n + 0 = n",)
     bad = await b.start_expr("undefined = 1")
     assert bad.status is Status.START_ERROR and "unknown identifier" in bad.message
@@ -313,6 +321,41 @@ async def test_hang_times_out_and_kills_the_process_group(make: Factory) -> None
     assert child is not None, list(b.stderr_tail)
     assert await _wait_gone(pid), "the REPL survived"
     assert await _wait_gone(child), "a process the REPL spawned survived the kill of its group"
+    assert not b.alive()
+
+
+async def test_alive_is_false_once_the_process_exited_even_before_it_is_reaped(make: Factory) -> None:
+    """The cause of a flaky `not b.alive()` under load: asyncio sets
+    ``returncode`` only when its loop runs the child watcher's callback.
+    Here the loop gets no turn between the kill and the check."""
+    b = await make()
+    assert b.alive() and b.pid is not None
+    os.killpg(b.pid, 9)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # synchronous: the event loop cannot run the watcher's callback
+        try:
+            if psutil.Process(b.pid).status() == psutil.STATUS_ZOMBIE:
+                break
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.01)
+    assert b.proc is not None and b.proc.returncode is None  # not reaped as far as asyncio knows
+    assert not b.alive()
+
+
+async def test_cancelled_start_leaves_no_process(make: Factory) -> None:
+    b = await make("--ready-delay=30", start=False, ready_timeout_s=60)
+    task = asyncio.create_task(b.start())
+    for _ in range(200):
+        await asyncio.sleep(0.05)
+        if b.proc is not None:
+            break
+    assert b.proc is not None
+    pid = b.proc.pid
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _wait_gone(pid), "a cancelled start left the REPL running"
     assert not b.alive()
 
 
@@ -468,3 +511,167 @@ def test_interpret_tactic_result(payload: dict[str, object], status: Status, mes
     assert message in msg
     if status is Status.OK:
         assert goals == ("case inl\np q : Prop\nh✝ : p\n⊢ q ∨ p",) and sid == 1
+
+
+# --- request contract: every field Lean's derived FromJson requires, per version -------------------------------
+
+VERSIONS = {"0.2.19": "0.2", "0.3.1": "0.3.1", "0.3.4": "0.3.4", "0.3.7/v4.21.0": "0.3.4", "0.3.8": "newest",
+            "0.3.15": "newest"}
+
+
+@pytest.mark.parametrize(("version", "proto"), VERSIONS.items())
+def test_frontend_process_request_decodes_in_every_version(version: str, proto: str) -> None:
+    dialect = Dialect(version)
+    for sorrys in (True, False):
+        for consts in (True, False):
+            req = dialect.process_request("theorem x : True := trivial", sorrys=sorrys, new_constants=consts)
+            assert fake_pantograph.decode_error("FrontendProcess", fake_pantograph.FRONTEND_PROCESS[proto], req) \
+                is None, (version, req)
+            assert req["inheritEnv"] is False and req["readHeader"] is False
+    assert dialect.sorrys is (proto != "newest")
+
+
+def test_the_old_request_is_refused_as_real_pantograph_refuses_it() -> None:
+    """The request the client used to send (no typeErrorsAsGoals/newConstants/invocations)."""
+    old = {"file": "theorem x : True := trivial", "readHeader": False, "inheritEnv": False, "sorrys": True}
+    fp = fake_pantograph.FRONTEND_PROCESS
+    assert fake_pantograph.decode_error("FrontendProcess", fp["0.3.4"], old) == {
+        "error": "command", "desc": "Unable to parse json: Pantograph.Protocol.FrontendProcess.typeErrorsAsGoals: "
+                                    "property not found: typeErrorsAsGoals"}
+    assert "FrontendProcess.invocations: property not found: invocations" in \
+        fake_pantograph.decode_error("FrontendProcess", fp["0.2"], old)["desc"]
+    assert "FrontendProcess.invocations?: String expected" in fake_pantograph.decode_error(
+        "FrontendProcess", fp["newest"], {**old, "invocations": False, "newConstants": False})["desc"]
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+async def test_version_guess_corrected_by_the_first_answer(make: Factory, proto: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--version`` says 0.3.4 whatever the proto: the answers set the dialect."""
+    b = await make(proto=proto)
+    assert (await b.start_proof(ADD)).ok
+    assert b.dialect.invocations_bool is (proto in ("0.2", "0.3.1"))
+    assert b.dialect.sorrys is (proto != "newest")
+    # and a correct guess from the version needs no correction
+    monkeypatch.setenv("FAKE_PANTOGRAPH_VERSION", {"0.2": "0.2.19", "0.3.1": "0.3.1", "0.3.4": "0.3.4",
+                                                   "newest": "0.3.9/v4.22.0"}[proto])
+    b2 = await make(proto=proto)
+    assert (b2.dialect.invocations_bool, b2.dialect.sorrys) == (b.dialect.invocations_bool, b.dialect.sorrys)
+    r = await b2.start_proof(OR)
+    assert r.ok and r.state is not None and r.state.goals == ("p q : Prop\n⊢ p ∨ q → q ∨ p",)
+
+
+async def test_command_error_is_infrastructure_never_a_verdict(make: Factory) -> None:
+    from burnqed_core.lean.pool import LeanPool
+
+    b = await make("--reject-frontend")
+    with pytest.raises(PantographProtocolError, match=r"refused frontend\.process"):
+        await b.start_proof(OR)
+    with pytest.raises(BackendDied):
+        await b.check_source("theorem a (n m : Nat) : n + m = m + n := by\n  omega\n")
+    with pytest.raises(BackendDied):
+        await b.elaborate("theorem a (n m : Nat) : n + m = m + n := by\n  omega\n", ["a"])
+    assert b.alive()
+    # through the pool: a crash-class infrastructure failure (retried once), never START_ERROR / a rejection
+    cfg = b.config.model_copy(update={"self_test": False})
+    pool = LeanPool(cfg, backend_factory=lambda: PantographBackend(cfg), num_workers=1)
+    await pool.start()
+    try:
+        r = await pool.start_proof(OR)
+        assert r.status is Status.CRASHED and r.status.is_infra and r.retried, r
+        c = await pool.check_proof(OR, ["intro h", "exact Or.comm.mp h"])
+        assert c.infra and not c.ok
+    finally:
+        await pool.close()
+
+
+# --- elaborate: what Lean reports about a whole text -------------------------------------------------------------
+
+GOOD = "theorem t1 (p q : Prop) : p ∨ q → q ∨ p := by\n  intro h\n  exact Or.comm.mp h\n"
+ADD_SRC = "theorem t2 (n m : Nat) : n + m = m + n := by\n  omega\n"
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+async def test_elaborate_declarations_axioms_and_completeness(make: Factory, proto: str) -> None:
+    b = await make(proto=proto)
+    e = await b.elaborate(GOOD + "\n" + ADD_SRC, ["t1", "t2"])
+    assert e.complete and not [d for d in e.diagnostics if d.is_error]
+    assert e.axioms == {"t1": [], "t2": ["propext"]}
+    # 0.2.19 has no newConstants: the declarations are unknown (the checker fails closed)
+    assert e.declarations == (None if proto == "0.2" else ["t1", "t2"])
+    # Lean's messages of the text only: nothing from the appended commands
+    assert all(d.line < 6 for d in e.diagnostics)
+
+    sorry = await b.elaborate("theorem t3 (n m : Nat) : n + m = m + n := by\n  sorry\n", ["t3"])
+    assert sorry.axioms == {"t3": ["sorryAx"]} and sorry.complete
+    assert [d.severity for d in sorry.diagnostics] == [2]
+
+    failed = await b.elaborate("theorem t4 (p q : Prop) : p ∨ q → q ∨ p := by\n  assumption\n", ["t4"])
+    assert failed.axioms == {"t4": ["sorryAx"]} and [d.is_error for d in failed.diagnostics] == [True]
+
+    classical = await b.elaborate("theorem t5 (n m : Nat) : n + m = m + n := by\n  exact Classical.choice _\n",
+                                  ["t5"])
+    assert classical.axioms == {"t5": ["Classical.choice", "propext", "Quot.sound"]}
+    if proto != "0.2":
+        assert classical.declarations == ["t5"]  # the auxiliary t5.proof_1 is not a declaration of the text
+
+    # `#exit`: Lean stops; nothing after it is answered and the text is not complete
+    cut = await b.elaborate(GOOD + "#exit\n" + ADD_SRC, ["t1", "t2"])
+    assert not cut.complete and cut.axioms == {}
+
+    # a name that is not declared gets no answer
+    missing = await b.elaborate(GOOD, ["t1", "nope"])
+    assert missing.axioms == {"t1": []} and missing.complete
+    with pytest.raises(ValueError, match="not a declaration name"):
+        await b.elaborate(GOOD, ["t1\n#eval 1"])
+
+
+async def test_elaborate_runs_in_a_fresh_environment(make: Factory) -> None:
+    b = await make()
+    with_def = "def double (n : Nat) : Nat := n + n\n\ntheorem d1 (n : Nat) : double n = n + n := by\n  omega\n"
+    first = await b.elaborate(with_def, ["d1"])
+    assert first.complete and not [d for d in first.diagnostics if d.is_error]
+    assert first.declarations == ["double", "d1"]
+    # `double` of the earlier request is not visible
+    alone = await b.elaborate("theorem d2 (n : Nat) : double n = n + n := by\n  omega\n", ["d2"])
+    assert any("unknown identifier 'double'" in d.message for d in alone.diagnostics if d.is_error)
+    # whereas a request that inherits the environment (never sent by the client) would leave it behind
+    await b._call("frontend.process", {**b.dialect.process_request(with_def, sorrys=False, new_constants=False),
+                                       "inheritEnv": True})
+    polluted = await b.elaborate("theorem d2 (n : Nat) : double n = n + n := by\n  omega\n", ["d2"])
+    assert not [d for d in polluted.diagnostics if d.is_error]  # the fake models that: the check above can fail
+
+
+def test_protocol_helpers() -> None:
+    assert parse_version("0.3.7/v4.21.0") == (0, 3, 7) and parse_version("0.2.19") == (0, 2, 19)
+    assert parse_version("garbage") is None
+    assert parse_print_axioms("'foo' depends on axioms: [propext, Classical.choice]") == \
+        ("foo", ["propext", "Classical.choice"])
+    assert parse_print_axioms("'«a b».c' does not depend on any axioms") == ("a b.c", [])
+    assert parse_print_axioms("unknown constant 'foo'") is None
+    assert user_declarations(["t", "t.proof_1", "t.match_1", "_private.X.0.y", "S", "S.mk", "S.rec", "f.eq_def",
+                              "f._unfold", "T.casesOn"]) == ["t", "S", "S.mk"]
+    assert statement_binder_names("(p q : Prop) {n : Nat} [inst : Foo n] [Bar] ⦃x : α⦄ : p") == \
+        ["p", "q", "n", "inst", "_", "x"]
+    assert statement_binder_names(": 1 = 1") == []
+    assert statement_binder_names("(h : (fun x => x) 1 = 1) : True") == ["h"]
+    assert statement_binder_names("x : Nat") is None
+
+
+def test_command_ranges_stand_in_for_declaration_names() -> None:
+    """A Pantograph without ``newConstants`` (0.2.x) reports only command
+    ranges: the checked theorem must be the one command after the preamble,
+    spanning the whole proof, and Lean must have answered its axioms."""
+    from burnqed_core.lean.checker import declaration_problems
+    from burnqed_core.lean.types import Elaboration
+
+    def elab(commands: list[tuple[int, int]], answered: bool = True) -> Elaboration:
+        return Elaboration(declarations=None, command_lines=commands, complete=True,
+                           axioms={"burnqed_checked": []} if answered else {})
+
+    assert declaration_problems(elab([(0, 1), (2, 2), (3, 6)]), "burnqed_checked", 3, 6) == []
+    assert declaration_problems(elab([(0, 1), (3, 5), (6, 6)]), "burnqed_checked", 3, 6)   # a command after it
+    assert declaration_problems(elab([(0, 1), (3, 4)]), "burnqed_checked", 3, 6)           # ends early
+    assert declaration_problems(elab([(0, 4)]), "burnqed_checked", 3, 6)                   # starts in the preamble
+    assert declaration_problems(elab([(0, 1), (3, 6)], answered=False), "burnqed_checked", 3, 6)
+    assert declaration_problems(Elaboration(complete=True), "burnqed_checked", 3, 6)        # nothing reported

@@ -25,7 +25,7 @@ from burnqed_core.policy.base import Candidate, Policy
 from burnqed_core.policy.factory import make_policy
 from burnqed_core.policy.launcher import SglangServer
 from burnqed_core.policy.prompt import format_prompt
-from burnqed_core.policy.sglang import SglangPolicy, candidate_from_output, parse_embeddings
+from burnqed_core.policy.sglang import SglangPolicy, WeightSwapError, candidate_from_output, parse_embeddings
 from tests import fake_sglang
 
 REPO = Path(__file__).resolve().parents[2]
@@ -305,8 +305,10 @@ async def test_weight_swap_drains_flushes_loads_and_confirms(tmp_path: Path) -> 
         info = await swap
         await in_flight
         await late
-        assert info["model_path"] == "/models/iter_1" and info["weight_version"] == "1"
-        assert info["restarted"] is False
+        assert info.model_path == "/models/iter_1" and info.weight_version == "1"
+        assert info.restarted is False and info.requested == "/models/iter_1"
+        assert policy.served == {"model_path": "/models/iter_1", "weight_version": "1"}
+        assert policy.last_good == "/models/iter_1"
         r = routes(server)
         upd = r.index("/update_weights_from_disk")
         assert r.index("/flush_cache") < upd
@@ -314,39 +316,96 @@ async def test_weight_swap_drains_flushes_loads_and_confirms(tmp_path: Path) -> 
         assert r[upd + 1 :].count("/model_info") >= 1
         # after the update: the health generation, then the late request, admitted only now
         assert r[upd + 1 :].count("/generate") == 2
-        assert server.running and server.model_path == "/models/iter_0"  # no restart
+        assert server.running and server.model_path == "/models/iter_1"  # no restart; a later one loads iter_1
         await policy.close()
     finally:
         server.stop()
 
 
-@pytest.mark.parametrize("mode", ["fail", "break"])
-async def test_failed_weight_swap_restarts_the_server(tmp_path: Path, mode: str) -> None:
+@pytest.mark.parametrize("bad", ["/models/iter_2-unloadable", "switch"])
+async def test_refused_weight_swap_keeps_serving_the_last_good_model(tmp_path: Path, bad: str) -> None:
+    """SGLang answers 400 ``success: false`` and keeps its old weights: no
+    restart (same process), a clear error, the old model goes on serving,
+    and the launcher keeps the good path for later restarts."""
     server = start_fake(tmp_path)
     try:
-        switch(server, weights=mode)
+        target = bad
+        if bad == "switch":
+            switch(server, weights="fail")
+            target = "/models/iter_2"
         old_pid = server.proc.pid if server.proc else None
         policy = policy_for(server)
-        info = await policy.swap_weights("/models/iter_2", weight_version="2")
-        assert info["restarted"] is True and info["model_path"] == "/models/iter_2"
-        assert server.proc is not None and server.proc.pid != old_pid and server.running
-        assert await policy.healthy()
-        out = await policy.generate(STATES[:1], 2, 1.0)
-        assert len(out[0]) == 2
+        with pytest.raises(WeightSwapError, match=r"refused to load it: Failed to update weights.*still serves "
+                                                  r"/models/iter_0") as err:
+            await policy.swap_weights(target, weight_version="2")
+        assert err.value.restarted is False and err.value.requested == target
+        assert err.value.serving == {"model_path": "/models/iter_0", "weight_version": "default"}
+        assert server.proc is not None and server.proc.pid == old_pid and server.running
+        assert server.model_path == "/models/iter_0" and policy.last_good == "/models/iter_0"
+        assert "/model_info" in routes(server)
+        assert len((await policy.generate(STATES[:1], 2, 1.0))[0]) == 2  # the gate is open, old weights serve
+        # a later restart (whatever its cause) loads the last good model, not the refused one
+        await asyncio.to_thread(server.restart)
+        assert (await policy.served_model())["model_path"] == "/models/iter_0"
         await policy.close()
     finally:
         server.stop()
 
 
-async def test_failed_weight_swap_without_launcher_is_an_error(server: SglangServer) -> None:
+async def test_swap_that_breaks_the_server_restarts_it_on_the_last_good_model(tmp_path: Path) -> None:
+    """The load reports success but generation is broken afterwards: the
+    server is restarted, on the last good model (never the new path)."""
+    server = start_fake(tmp_path)
+    try:
+        switch(server, weights="break")
+        old_pid = server.proc.pid if server.proc else None
+        policy = policy_for(server)
+        with pytest.raises(WeightSwapError, match=r"test generation failed.*restarted on the last good model "
+                                                  r"/models/iter_0") as err:
+            await policy.swap_weights("/models/iter_2", weight_version="2")
+        assert err.value.restarted is True
+        assert err.value.serving == {"model_path": "/models/iter_0", "weight_version": "default"}
+        assert server.proc is not None and server.proc.pid != old_pid and server.running
+        assert server.model_path == "/models/iter_0"
+        assert await policy.healthy()
+        assert len((await policy.generate(STATES[:1], 2, 1.0))[0]) == 2
+        await policy.close()
+    finally:
+        server.stop()
+
+
+async def test_refused_weight_swap_without_launcher_reports_and_keeps_serving(server: SglangServer) -> None:
     switch(server, weights="fail")
-    policy = SglangPolicy(server.cfg, max_new_tokens=8)  # no launcher attached
-    with pytest.raises(PolicyError, match="no launcher"):
+    policy = SglangPolicy(server.cfg, max_new_tokens=8, expected_model="/models/iter_0")  # no launcher attached
+    with pytest.raises(WeightSwapError, match="still serves /models/iter_0"):
         await policy.swap_weights("/models/iter_3")
     switch(server)
     assert await policy.healthy()  # the gate is open again
     assert len((await policy.generate(STATES[:1], 1, 1.0))[0]) == 1
     await policy.close()
+
+
+async def test_broken_swap_without_launcher_is_an_error(tmp_path: Path) -> None:
+    server = start_fake(tmp_path)
+    try:
+        switch(server, weights="break")
+        policy = SglangPolicy(server.cfg, max_new_tokens=8, expected_model="/models/iter_0")
+        with pytest.raises(WeightSwapError, match="unhealthy; no launcher can restart it") as err:
+            await policy.swap_weights("/models/iter_3")
+        assert err.value.serving is None
+        await policy.close()
+    finally:
+        server.stop()
+
+
+async def test_served_model_is_what_the_server_reports(server: SglangServer) -> None:
+    policy = policy_for(server)
+    assert await policy.served_model() == {"model_path": "/models/iter_0", "weight_version": "default"}
+    wrong = SglangPolicy(server.cfg, max_new_tokens=8, expected_model="/models/other")
+    with pytest.raises(PolicyError, match="serves '/models/iter_0', not '/models/other'"):
+        await wrong.served_model()
+    await policy.close()
+    await wrong.close()
 
 
 # ----------------------------------------------------------------- launcher
@@ -378,6 +437,19 @@ def test_launcher_reports_a_server_that_dies_at_start(tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match=r"exited with code 1.*cannot load model /models/bad"):
         server.start()
     assert not server.running
+
+
+def test_launcher_keeps_the_last_good_path_when_a_restart_fails(tmp_path: Path) -> None:
+    server = start_fake(tmp_path)
+    try:
+        with pytest.raises(PolicyError, match="cannot load model /models/x-unloadable"):
+            server.restart("/models/x-unloadable")
+        assert server.model_path == "/models/iter_0" and not server.running
+        server.restart()  # back on the good model
+        assert server.running
+        assert httpx.get(f"{server.url}/model_info", timeout=5).json()["model_path"] == "/models/iter_0"
+    finally:
+        server.stop()
 
 
 def test_launcher_times_out_and_kills_a_slow_server(tmp_path: Path) -> None:
@@ -425,3 +497,38 @@ def test_per_sample_seeds_fit_sglangs_int32() -> None:
 
     seeds = {sample_seed(2**62 + 5, j) for j in range(64)}
     assert len(seeds) == 64 and all(0 <= s < 2**31 for s in seeds)
+
+
+async def test_search_run_record_names_the_model_the_server_serves(server: SglangServer, tmp_path: Path) -> None:
+    """After a refused swap the server still serves iter_0: the run record
+    says so (``served_model``), whatever model directory was asked for."""
+    from burnqed_core.records import Theorem
+    from burnqed_core.search.engine import resolve_sampling
+    from burnqed_core.search.session import search_theorems
+    from burnqed_core.search.trajectories import read_run_record
+    from tests.core.test_search_engine import ToyEnv
+
+    switch(server, weights="fail")
+    policy = policy_for(server)
+    with pytest.raises(WeightSwapError):
+        await policy.swap_weights("/models/iter_5")
+    switch(server)
+    profile = load_profile("tiny", overrides={"search.max_nodes": 3})
+    sampling = resolve_sampling(profile.search, max_new_tokens=8)
+    await search_theorems(profile, policy, ToyEnv(), [Theorem(name="t1", statement="2")], tmp_path / "out",
+                          sampling=sampling, model_path=tmp_path / "iter_5", progress=False, handle_signals=False)
+    record = read_run_record(tmp_path / "out")
+    assert record is not None
+    assert record.served_model == {"model_path": "/models/iter_0", "weight_version": "default"}
+    assert record.sessions[0].served_model == record.served_model
+    await policy.close()
+
+
+def test_generation_server_is_launched_deterministic() -> None:
+    """SGLang honours ``sampling_seed`` only with deterministic inference on:
+    the launcher asks for it unless the profile turns it off."""
+    cfg = fake_config(free_port())
+    assert "--enable-deterministic-inference" in SglangServer(cfg, "/models/m").command()
+    off = cfg.model_copy(update={"deterministic": False})
+    assert "--enable-deterministic-inference" not in SglangServer(off, "/models/m").command()
+    assert "--enable-deterministic-inference" not in SglangServer(cfg, "/models/m", is_embedding=True).command()

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from burnqed_core.cli import app
 from burnqed_core.search.engine import SearchOutcome, SearchResult
-from burnqed_core.search.runner import EbmUnavailableError
+from burnqed_core.search.job import EbmUnavailableError
 from burnqed_core.search.trajectories import OutputExistsError, TrajectoryWriter, read_run_record
 from tests.core.test_trajectories import outcome
 

@@ -142,7 +142,7 @@ def test_automation_map_covers_both_sets(sets: dict[str, list[Theorem]],
 
 
 def test_measured_resistant_fraction(sets: dict[str, list[Theorem]], automation: dict[str, str | None]) -> None:
-    """Lean-measured (dev script): >= 1/3 of each set is closed by no single automation tactic,
+    """Lean-measured (`burnqed lean baseline`): >= 1/3 of each set is closed by no single automation tactic,
     and the generator's hard families are where those theorems are."""
     hard = gs.hard_families()
     for split, ts in sets.items():

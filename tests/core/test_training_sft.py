@@ -13,11 +13,10 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
 
 from burnqed_core.config import LoraConfig, TrainingConfig
 from burnqed_core.policy.prompt import format_prompt
-from burnqed_core.record_io import write_parquet
+from burnqed_core.record_io import file_sha256, write_parquet
 from burnqed_core.training.collate import CompletionCollator, encode_pairs
 from burnqed_core.training.merge import merge_adapter
 from burnqed_core.training.metrics import TrainingMetrics
-from burnqed_core.training.run_record import fingerprint_file
 from burnqed_core.training.sft import (
     CHECKPOINTS,
     TrainingError,
@@ -80,7 +79,7 @@ def test_lora_lowers_eval_loss_and_keeps_best_checkpoint(lora_run: Path, pairs_d
         match = [v for k, v in saved.items() if k.replace(".default", "") == name]
         assert len(match) == 1 and torch.equal(match[0], t), name
     run = json.loads((lora_run / "run.json").read_text())
-    assert run["data"]["train:train.parquet"] == fingerprint_file(pairs_dir / "train.parquet")
+    assert run["data"]["train:train.parquet"] == file_sha256(pairs_dir / "train.parquet")
     assert run["libraries"]["peft"] and run["seeds"] == {"training": 0} and run["config"]["lr"] == CFG.lr
     assert (lora_run / "tokenizer.json").exists()
 
@@ -137,6 +136,23 @@ def test_merge_matches_adapter(which: str, request: pytest.FixtureRequest, tiny_
     assert (merged - base).abs().max() > 1e-2  # the adapter changed the model, so the comparison meant something
     assert json.loads((tmp_path / "merged" / "merge.json").read_text())["max_abs_logit_diff"] == \
         report.max_abs_logit_diff
+
+
+def test_failed_merge_verification_keeps_the_previous_output(lora_run: Path, tmp_path: Path) -> None:
+    from burnqed_core.training.merge import MergeError
+
+    out = tmp_path / "merged"
+    merge_adapter(lora_run, out, verify=False)
+    before = {p.name: file_sha256(p) for p in out.iterdir()}
+    with pytest.raises(MergeError, match="previous output, if any, is kept"):
+        merge_adapter(lora_run, out, tolerance=-1.0)  # no merge can pass: the verification fails
+    assert {p.name: file_sha256(p) for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["merged"]  # no temporary or set-aside directory left
+    # and a verified merge replaces it
+    report = merge_adapter(lora_run, out)
+    assert report.max_abs_logit_diff is not None
+    assert json.loads((out / "merge.json").read_text())["max_abs_logit_diff"] == report.max_abs_logit_diff
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["merged"]
 
 
 def test_warm_start_from_adapter_and_from_merged(lora_run: Path, pairs_dir: Path, tiny_model_dir: Path,

@@ -1,0 +1,111 @@
+"""`burnqed ebm encode|train|metrics`: the energy-based value function."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
+from burnqed_core.errors import BurnqedError
+
+app = typer.Typer(help="The energy-based value function: encode states, train the energy head, measure it.",
+                  no_args_is_help=True)
+
+TrajOpt = Annotated[list[Path], typer.Option("--trajectories", "-t", help="search output directories "
+                                             "(repeat for several), e.g. runs/tiny/iter_0/trajectories/search.traj")]
+EmbOpt = Annotated[Path, typer.Option("--embeddings", "-e", help="embeddings cache directory (from `ebm encode`)")]
+
+
+def _check_dirs(paths: list[Path]) -> None:
+    for p in paths:
+        if not p.exists():
+            raise BurnqedError(f"{p}: no such trajectory output")
+
+
+@app.command()
+def encode(
+    trajectories: TrajOpt,
+    out: Annotated[Path, typer.Option("--out", "-o", help="embeddings cache directory (resumed if it exists)")],
+    model: Annotated[Path | None, typer.Option("--model", "-m", help="encoder model directory "
+                                               "(default: policy.model_path)")] = None,
+    no_progress: Annotated[bool, typer.Option("--no-progress")] = False,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Encode every unique proof state and root goal of the trajectories (batched, deduplicated,
+    a cache part every ebm.checkpoint_every states; a rerun encodes only what is missing)."""
+    from burnqed_core.ebm.run import encode_trajectories
+    from burnqed_core.policy.factory import make_policy
+
+    prof = load(profile, verbose)
+    _check_dirs(trajectories)
+    if prof.policy.backend == "fixed":
+        raise BurnqedError("ebm encode needs a model policy (policy.backend local or sglang)")
+
+    async def main() -> None:
+        policy = make_policy(prof, model)
+        try:
+            rep = await encode_trajectories(policy, trajectories, out, prof.ebm, model_path=model,
+                                            progress=not no_progress)
+        finally:
+            await policy.close()
+        typer.echo(f"{rep.states} unique states: {rep.encoded} encoded ({rep.states_per_s:.1f} states/s), "
+                   f"{rep.cached} already cached; {rep.dim}-d, pooling {rep.pooling}, in {out}")
+
+    asyncio.run(main())
+
+
+@app.command()
+def train(
+    trajectories: TrajOpt,
+    embeddings: EmbOpt,
+    out: Annotated[Path, typer.Option("--out", "-o", help="EBM directory (head.pt, ebm.json, metrics.json)")],
+    steps: Annotated[int | None, typer.Option("--steps", min=1, help="override ebm.steps")] = None,
+    no_resume: Annotated[bool, typer.Option("--no-resume", help="discard a checkpoint in --out")] = False,
+    iteration: Annotated[int | None, typer.Option("--iteration", help="recorded in ebm.json")] = None,
+    no_progress: Annotated[bool, typer.Option("--no-progress")] = False,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Train the goal-conditioned energy head with InfoNCE (resumes from its checkpoint)."""
+    from burnqed_core.ebm.run import load_training_data
+    from burnqed_core.ebm.train import train_ebm
+
+    prof = load(profile, verbose)
+    _check_dirs(trajectories)
+    cfg = prof.ebm if steps is None else prof.ebm.model_copy(update={"steps": steps})
+    z, data, meta = load_training_data(embeddings, trajectories)
+    rep = train_ebm(z, data, cfg, out, meta, iteration=iteration, resume=not no_resume, progress=not no_progress)
+    typer.echo(rep.summary())
+    typer.echo(f"saved to {out}")
+
+
+@app.command()
+def metrics(
+    ebm: Annotated[Path, typer.Option("--ebm", help="EBM directory")],
+    trajectories: TrajOpt,
+    embeddings: EmbOpt,
+    all_theorems: Annotated[bool, typer.Option("--all", help="all theorems, not only the held-out split")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the metrics record as JSON")] = False,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Energy gap, rank-1 (overall, by depth, vs failed siblings) with chance, encoder separation."""
+    from burnqed_core.ebm.run import measure
+
+    prof = load(profile, verbose)
+    _check_dirs(trajectories)
+    m = measure(ebm, embeddings, trajectories, prof.ebm, held_out_only=not all_theorems)
+    if as_json:
+        typer.echo(json.dumps(m.model_dump(mode="json"), indent=2))
+        return
+    typer.echo(m.summary())
+    for depth, r in m.rank1_by_depth.items():
+        if r.rank1 is not None:
+            typer.echo(f"  depth {depth:>2}: rank-1 {r.rank1:.3f} (chance {r.chance:.3f}, n={r.n})")
+    for w in m.warnings:
+        typer.echo(f"warning: {w}")

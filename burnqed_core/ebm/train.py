@@ -1,0 +1,347 @@
+"""Train the energy head with InfoNCE on cached embeddings; exact resume after a kill.
+
+* Every step takes ``batch_size`` training positives and ``num_negatives``
+  negatives for each (`data.sample_group`: failed siblings, then other
+  off-path states, then other theorems), all drawn from a generator seeded
+  with (seed, step); dropout is seeded per step too. A resumed run therefore
+  computes exactly the steps an uninterrupted one would.
+* A checkpoint (``checkpoint.pt``: step, head, optimiser, best head so far,
+  curves) is written every ``save_every`` steps to a temporary file and
+  renamed; a rerun continues from it when its signature (settings, data,
+  encoder) matches.
+* The temperature is logged every ``temperature_check_every`` steps; when it
+  sits at a bound for ``temperature_patience`` checks in a row, training stops
+  with `TemperaturePinnedError` (seed gotcha 3: a pinned temperature means
+  the loss is fighting the scale, not learning).
+* Validation is split by theorem; the head kept is the one with the best
+  validation loss (the last one without validation).
+
+The output directory holds ``head.pt`` (state dict), ``ebm.json`` (`EbmRecord`:
+head config, pooling, encoder fingerprint: what `scorer.load_energy_scorer`
+needs in a new process) and ``metrics.json`` (`TrainReport`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from pydantic import BaseModel, Field
+
+from burnqed_core.config import EBMConfig
+from burnqed_core.ebm.data import (
+    ContrastiveData,
+    fixed_groups,
+    other_theorem_pool,
+    sample_group,
+    split_positives,
+    theorem_in_val,
+)
+from burnqed_core.ebm.embeddings import CacheMeta
+from burnqed_core.ebm.metrics import EbmMetrics, SeparationMetrics, rank_metrics, separation_metrics
+from burnqed_core.ebm.model import EnergyHead, HeadConfig, count_params, info_nce
+from burnqed_core.errors import BurnqedError, DataError
+from burnqed_core.record_io import atomic_target, atomic_write_text
+
+log = logging.getLogger(__name__)
+
+HEAD_FILE = "head.pt"
+RECORD_FILE = "ebm.json"
+METRICS_FILE = "metrics.json"
+CHECKPOINT_FILE = "checkpoint.pt"
+
+
+class EbmTrainingError(BurnqedError):
+    """Training cannot go on (bad data, diverged, changed settings)."""
+
+
+class TemperaturePinnedError(EbmTrainingError):
+    """The learnable temperature sits at a bound (seed gotcha 3)."""
+
+
+class EbmRecord(BaseModel):
+    """What a saved EBM is: enough to rebuild and use it in another process."""
+
+    kind: str = "burnqed_ebm"
+    head: HeadConfig
+    pooling: str
+    fingerprint: str
+    text_format: str
+    model_path: str = ""
+    iteration: int | None = None
+    steps: int = 0
+    best_step: int | None = None
+    num_negatives: int = 0
+    params: int = 0
+
+
+class CurvePoint(BaseModel):
+    step: int
+    loss: float
+    temperature: float
+
+
+class EvalCurvePoint(BaseModel):
+    step: int
+    val_loss: float
+    val_rank1: float | None = None
+
+
+class TrainReport(BaseModel):
+    steps: int = 0
+    resumed_from_step: int = 0
+    train_positives: int = 0
+    val_positives: int = 0
+    train_theorems: int = 0
+    val_theorems: int = 0
+    params: int = 0
+    best_step: int | None = None
+    seconds: float = 0.0
+    loss_curve: list[CurvePoint] = Field(default_factory=list)
+    eval_curve: list[EvalCurvePoint] = Field(default_factory=list)
+    train: EbmMetrics | None = None
+    val: EbmMetrics | None = None
+    separation: SeparationMetrics | None = None
+
+    def summary(self) -> str:
+        first = self.loss_curve[0].loss if self.loss_curve else None
+        last = self.loss_curve[-1].loss if self.loss_curve else None
+        s = f"EBM ({self.params:,} params) on {self.train_positives} positives of {self.train_theorems} theorems"
+        if first is not None:
+            s += f", loss {first:.3f} -> {last:.3f} in {self.steps} steps"
+        for m in (self.val, self.train):
+            if m is not None and m.rank1.rank1 is not None:
+                s += f"; {m.summary()}"
+                break
+        return s
+
+
+def _signature(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _step_batch(data: ContrastiveData, train_idx: list[int], cfg: EBMConfig, step: int,
+                pool: list[int]) -> tuple[list[int], list[list[int]]]:
+    rng = np.random.default_rng([cfg.seed, step])
+    n = cfg.batch_size
+    picks = rng.choice(len(train_idx), size=n, replace=len(train_idx) < n)
+    positives = [train_idx[int(j)] for j in picks]
+    groups = [sample_group(data, data.positives[i], cfg.num_negatives, rng, pool) for i in positives]
+    return positives, groups
+
+
+def batch_energies(head: EnergyHead, z: torch.Tensor, data: ContrastiveData, positives: list[int],
+                   groups: list[list[int]], k: int) -> torch.Tensor:
+    """``[B, 1 + k]`` energies, positive first; missing negatives are +inf (no logit)."""
+    b = len(positives)
+    rows = torch.zeros((b, 1 + k), dtype=torch.long)
+    valid = torch.zeros((b, 1 + k), dtype=torch.bool)
+    goals = torch.tensor([data.positives[i].goal for i in positives], dtype=torch.long)
+    for r, (i, g) in enumerate(zip(positives, groups, strict=True)):
+        members = [data.positives[i].state, *g[:k]]
+        rows[r, : len(members)] = torch.tensor(members)
+        valid[r, : len(members)] = True
+    e = head(z[rows], z[goals].unsqueeze(1))
+    return e.masked_fill(~valid, float("inf"))
+
+
+@torch.no_grad()
+def _val_loss(head: EnergyHead, z: torch.Tensor, data: ContrastiveData, val_idx: list[int],
+              groups: list[list[int]], k: int) -> float:
+    was = head.training
+    head.eval()
+    try:
+        losses = []
+        for s in range(0, len(val_idx), 256):
+            e = batch_energies(head, z, data, val_idx[s : s + 256], groups[s : s + 256], k)
+            losses.append(float(info_nce(e)) * len(val_idx[s : s + 256]))
+        return sum(losses) / max(len(val_idx), 1)
+    finally:
+        head.train(was)
+
+
+def head_config(cfg: EBMConfig, dim: int) -> HeadConfig:
+    return HeadConfig(dim=dim, hidden_dims=list(cfg.hidden_dims), dropout=cfg.dropout,
+                      first_layer_scale=cfg.first_layer_scale, power_iterations=cfg.power_iterations,
+                      temperature_init=cfg.temperature_init, temperature_min=cfg.temperature_min,
+                      temperature_max=cfg.temperature_max)
+
+
+def _save_checkpoint(path: Path, blob: dict[str, Any]) -> None:
+    tmp = atomic_target(path)
+    torch.save(blob, tmp)
+    tmp.replace(path)
+
+
+def train_ebm(
+    z: np.ndarray,
+    data: ContrastiveData,
+    cfg: EBMConfig,
+    out_dir: str | Path,
+    meta: CacheMeta,
+    *,
+    iteration: int | None = None,
+    resume: bool = True,
+    progress: bool = False,
+) -> TrainReport:
+    """Train, evaluate and save a head on embeddings ``z`` (row i = ``data.keys[i]``)."""
+    from tqdm import tqdm
+
+    t0 = time.perf_counter()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if z.shape[0] != len(data.keys):
+        raise EbmTrainingError(f"{z.shape[0]} embeddings for {len(data.keys)} states")
+    train_idx, val_idx = split_positives(data, cfg.val_fraction, cfg.seed)
+    if not train_idx:
+        if val_idx:  # too few theorems to hold any out: train on all, report on train
+            log.warning("all %d positives fell into validation; training on them without a validation split",
+                        len(val_idx))
+            train_idx, val_idx = val_idx, []
+        else:
+            raise DataError("no positive proof states to train an EBM on (no proved theorem with depth >= 1)")
+    train_thms = sorted({data.positives[i].theorem for i in train_idx})
+    val_thms = sorted({data.positives[i].theorem for i in val_idx})
+    all_thms = sorted(data.theorem_states)
+    train_pool = other_theorem_pool(data, [t for t in all_thms if not theorem_in_val(t, cfg.val_fraction, cfg.seed)]
+                                    or all_thms)
+    val_pool = other_theorem_pool(data, [t for t in all_thms if theorem_in_val(t, cfg.val_fraction, cfg.seed)])
+    k = cfg.num_negatives
+    val_groups = fixed_groups(data, val_idx, k, cfg.seed, val_pool)
+    train_eval_idx = train_idx[:2000]
+    train_groups = fixed_groups(data, train_eval_idx, k, cfg.seed, train_pool)
+
+    zt = torch.from_numpy(np.ascontiguousarray(z, dtype=np.float32))
+    torch.manual_seed(cfg.seed)
+    head = EnergyHead(head_config(cfg, int(z.shape[1])))
+    train_rows = sorted({r for t in train_thms for r in data.theorem_states.get(t, ())})
+    head.fit_standardizer(zt[train_rows] if len(train_rows) > 1 else zt)
+    scale_params = [head.log_temperature, head.first_gain]
+    decay = [p for n, p in head.named_parameters() if n not in ("log_temperature", "first_gain")]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                             {"params": scale_params, "weight_decay": 0.0}], lr=cfg.lr)
+    signature = _signature({"cfg": cfg.model_dump(mode="json", exclude={"joint", "encode_batch_size",
+                                                                        "checkpoint_every"}),
+                            "keys": hashlib.sha256("\n".join(data.keys).encode()).hexdigest(),
+                            "positives": len(data.positives), "fingerprint": meta.fingerprint,
+                            "pooling": meta.pooling})
+    report = TrainReport(train_positives=len(train_idx), val_positives=len(val_idx), train_theorems=len(train_thms),
+                         val_theorems=len(val_thms), params=count_params(head))
+    state: dict[str, Any] = {"step": 0, "best_loss": math.inf, "best_step": None, "best_head": None,
+                             "loss_curve": [], "eval_curve": [], "pinned": 0}
+    ckpt_path = out / CHECKPOINT_FILE
+    if ckpt_path.exists():
+        blob = torch.load(ckpt_path, map_location="cpu", weights_only=False)
+        if not resume or blob.get("signature") != signature:
+            if resume:
+                log.warning("%s: checkpoint of other settings or data; starting over", ckpt_path)
+            ckpt_path.unlink()
+        else:
+            head.load_state_dict(blob["head"])
+            opt.load_state_dict(blob["optimizer"])
+            state = blob["state"]
+            report.resumed_from_step = state["step"]
+            log.info("EBM: resuming from step %d of %d", state["step"], cfg.steps)
+
+    head.train()
+    bar = tqdm(total=cfg.steps, initial=state["step"], desc="train ebm", unit="step", disable=not progress,
+               mininterval=1.0)
+    while state["step"] < cfg.steps:
+        step = state["step"]
+        positives, groups = _step_batch(data, train_idx, cfg, step, train_pool)
+        torch.manual_seed(cfg.seed * 1_000_003 + step)
+        e = batch_energies(head, zt, data, positives, groups, k)
+        loss = info_nce(e)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        step += 1
+        state["step"] = step
+        lv = float(loss.detach())
+        if not math.isfinite(lv):
+            raise EbmTrainingError(f"EBM loss is {lv} at step {step}; lower ebm.lr")
+        temp = float(head.temperature.detach())
+        state["loss_curve"].append({"step": step, "loss": lv, "temperature": temp})
+        bar.update(1)
+        bar.set_postfix(loss=f"{lv:.3f}", T=f"{temp:.2f}", refresh=False)
+        if step % cfg.temperature_check_every == 0 or step == cfg.steps:
+            log.info("EBM step %d: loss %.4f, temperature %.3f", step, lv, temp)
+            if not 0.5 <= temp <= 3.0:
+                log.warning("EBM temperature %.3f outside the healthy range [0.5, 3.0] (seed gotcha 3)", temp)
+            pinned = head.temperature_pinned()
+            state["pinned"] = state["pinned"] + 1 if pinned else 0
+            if pinned and state["pinned"] >= cfg.temperature_patience:
+                bar.close()
+                raise TemperaturePinnedError(
+                    f"EBM temperature pinned at its {pinned} ({temp:.3g}, bounds [{cfg.temperature_min}, "
+                    f"{cfg.temperature_max}]) for {state['pinned']} checks at step {step}: aborting (the scale, "
+                    f"not the ranking, is being learned; check the embeddings for collapse, lower ebm.lr or "
+                    f"widen the bounds)")
+        if val_idx and (step % cfg.eval_every == 0 or step == cfg.steps):
+            vl = _val_loss(head, zt, data, val_idx, val_groups, k)
+            state["eval_curve"].append({"step": step, "val_loss": vl})
+            if vl < state["best_loss"]:
+                state["best_loss"], state["best_step"] = vl, step
+                state["best_head"] = {n: t.detach().clone() for n, t in head.state_dict().items()}
+        if step % cfg.save_every == 0 or step == cfg.steps:
+            _save_checkpoint(ckpt_path, {"signature": signature, "head": head.state_dict(),
+                                         "optimizer": opt.state_dict(), "state": state})
+    bar.close()
+
+    if state["best_head"] is not None:
+        head.load_state_dict(state["best_head"])
+    head.eval()
+    report.steps = state["step"]
+    report.best_step = state["best_step"] if state["best_head"] is not None else state["step"]
+    report.loss_curve = [CurvePoint(**p) for p in state["loss_curve"]]
+    report.eval_curve = [EvalCurvePoint(**p) for p in state["eval_curve"]]
+    report.train = rank_metrics(head, zt, data, train_eval_idx, train_groups, split="train")
+    if val_idx:
+        report.val = rank_metrics(head, zt, data, val_idx, val_groups, split="val")
+    report.separation = separation_metrics(zt, data, cfg.val_fraction, cfg.seed)
+    report.seconds = time.perf_counter() - t0
+    record = EbmRecord(head=head.cfg, pooling=meta.pooling, fingerprint=meta.fingerprint, text_format=meta.text_format,
+                       model_path=meta.model_path, iteration=iteration, steps=report.steps, best_step=report.best_step,
+                       num_negatives=k, params=report.params)
+    save_head(head, record, out)
+    atomic_write_text(out / METRICS_FILE, report.model_dump_json(indent=1))
+    log.info("%s", report.summary())
+    return report
+
+
+def save_head(head: EnergyHead, record: EbmRecord, out_dir: str | Path) -> None:
+    """``head.pt`` then ``ebm.json`` (written last: its presence means a usable EBM)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = atomic_target(out / HEAD_FILE)
+    torch.save(head.state_dict(), tmp)
+    tmp.replace(out / HEAD_FILE)
+    atomic_write_text(out / RECORD_FILE, record.model_dump_json(indent=1))
+
+
+def has_ebm(directory: str | Path | None) -> bool:
+    """Whether ``directory`` holds a saved EBM (iteration 0's stage has none)."""
+    return directory is not None and (Path(directory) / RECORD_FILE).is_file() and \
+        (Path(directory) / HEAD_FILE).is_file()
+
+
+def load_head(directory: str | Path) -> tuple[EnergyHead, EbmRecord]:
+    d = Path(directory)
+    if not has_ebm(d):
+        raise EbmTrainingError(f"{d}: no EBM here (expected {RECORD_FILE} and {HEAD_FILE})")
+    record = EbmRecord.model_validate_json((d / RECORD_FILE).read_text(encoding="utf-8"))
+    head = EnergyHead(record.head)
+    head.load_state_dict(torch.load(d / HEAD_FILE, map_location="cpu", weights_only=True))
+    head.eval()
+    return head, record
+
+
+def read_report(directory: str | Path) -> TrainReport:
+    return TrainReport.model_validate_json((Path(directory) / METRICS_FILE).read_text(encoding="utf-8"))
