@@ -200,6 +200,15 @@ class DataConfig(Section):
     trajectory_upsample: int = 10
     search_theorems: int = 200
     seed: int = 0
+    trace_repo: str | None = Field(None, description="URL of a Lean repository to trace with LeanDojo (the `trace` "
+                                   "extra) for the base tactic pairs, instead of `corpus`")
+    trace_commit: str | None = Field(None, description="the commit of `trace_repo` to trace")
+
+    @model_validator(mode="after")
+    def _trace_pair(self) -> DataConfig:
+        if (self.trace_repo is None) != (self.trace_commit is None):
+            raise ValueError("data.trace_repo and data.trace_commit go together: set both or neither")
+        return self
 
 
 class JointConfig(Section):

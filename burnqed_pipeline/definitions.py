@@ -1,4 +1,4 @@
-"""Dagster entry point: loads everything under defs/ (the `dg` idiom)."""
+"""The code location: everything under ``defs/`` (Dagster 1.13's ``dg`` layout)."""
 
 from pathlib import Path
 

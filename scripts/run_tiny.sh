@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Set up (idempotent) and run the tiny CPU profile of the expert-iteration loop.
+# Set up (idempotent) and run the tiny CPU profile of the expert-iteration loop
+# through the Dagster pipeline: `burnqed loop` materialises the assets in this
+# process against the instance in runs/tiny/dagster, so `dagster dev` shows the
+# run afterwards (README: "Use the Dagster UI").
 # Extra arguments go to `burnqed loop` (see `burnqed loop --help`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
+export DAGSTER_HOME="${DAGSTER_HOME:-$PWD/runs/tiny/dagster}"
 exec burnqed loop --profile tiny "$@"

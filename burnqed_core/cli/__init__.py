@@ -1,6 +1,10 @@
 """The ``burnqed`` command line. Sub-commands live in one module each and
 import heavy libraries (torch, transformers) inside their functions, so that
-``burnqed --help`` stays fast."""
+``burnqed --help`` stays fast.
+
+``burnqed loop`` is not here: it runs the Dagster pipeline, and burnqed_core
+never imports Dagster. The installed ``burnqed`` command is
+`burnqed_pipeline.cli.main`, which adds ``loop`` to this `app`."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import sys
 
 import typer
 
-from burnqed_core.cli import data, ebm, lean, loop, search, train
+from burnqed_core.cli import data, ebm, lean, search, train
 from burnqed_core.cli import eval as eval_cli
 from burnqed_core.errors import BurnqedError
 
@@ -26,13 +30,13 @@ app.add_typer(train.app, name="train")
 app.add_typer(ebm.app, name="ebm")
 search.register(app)
 eval_cli.register(app)
-loop.register(app)
 
 
-def main() -> None:
-    """Entry point: user errors are one line on stderr and exit code 1."""
+def main(command: typer.Typer | None = None) -> None:
+    """Entry point (``command``: the app to run, default `app`): user errors are one line on stderr and
+    exit code 1."""
     try:
-        app()
+        (command or app)()
     except BurnqedError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(1)

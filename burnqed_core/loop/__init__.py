@@ -1,2 +1,3 @@
-"""The expert-iteration loop as plain functions, one per stage. The Dagster
-assets call the same functions; `burnqed loop` runs them in order."""
+"""The expert-iteration loop as plain functions, one per stage (`stages`), with fingerprinted stage markers
+(`markers`), the inputs an iteration reads from earlier ones (`inputs`) and the run directory layout
+(`layout`). The Dagster assets of `burnqed_pipeline` orchestrate them; `burnqed loop` materialises those."""

@@ -1,7 +1,11 @@
 """Where each stage of each iteration writes, under ``paths.work_dir``.
 
-Every stage directory gets a ``_done.json`` (the stage's result record) as
-its last write, so a re-run after a kill redoes only unfinished stages."""
+Every stage directory gets a ``_done.json`` (the stage's result record, with
+the fingerprint of its inputs and settings) as its last write, so a re-run
+after a kill redoes only unfinished stages, and a re-run with changed inputs
+redoes the stages they feed (`burnqed_core.loop.markers`). The directories
+of iteration N are also how N+1 reads N's outputs: Dagster cannot express
+"the previous partition" of a dynamic partition set (DESIGN.md, "Dagster")."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 DONE = "_done.json"
+STARTED = "_started.json"
 
 
 class IterationLayout(BaseModel):
@@ -32,6 +37,14 @@ class IterationLayout(BaseModel):
     @property
     def merged(self) -> Path:
         return self.dir / "merged_model"
+
+    @property
+    def embeddings(self) -> Path:
+        return self.dir / "embeddings"
+
+    @property
+    def ebm(self) -> Path:
+        return self.dir / "ebm"
 
     @property
     def trajectories(self) -> Path:
@@ -59,6 +72,10 @@ class BaseLayout(BaseModel):
     @property
     def model(self) -> Path:
         return self.dir / "model"
+
+    @property
+    def baselines(self) -> Path:
+        return self.dir / "automation"
 
     def iteration(self, n: int) -> IterationLayout:
         return IterationLayout(root=self.root, iteration=n)

@@ -1,33 +1,31 @@
 """One function per stage of an expert iteration (DESIGN.md, "The loop").
 
 Each stage reads its inputs from explicit paths, writes into its own
-directory, and ends by writing ``_done.json`` with a small result record; if
-that file exists the stage returns the saved result without redoing the work
-(`run_stage`). Inside a stage, long work resumes too: training from its last
-checkpoint, search from its flushed parts.
+directory and returns a small `StageResult`. The Dagster assets of
+`burnqed_pipeline` are the one orchestration: they resolve the inputs
+(`burnqed_core.loop.inputs`), call these functions under a fingerprinted
+marker (`burnqed_core.loop.markers`: unchanged inputs are skipped, changed
+ones recomputed) and show the result in the UI. Inside a stage, long work
+resumes: training from its last checkpoint, search from its flushed parts.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from burnqed_core.config import Profile
 from burnqed_core.errors import DataError
 from burnqed_core.lean.types import ProofEnv
-from burnqed_core.loop.layout import DONE
 from burnqed_core.record_io import atomic_write_text, read_parquet, write_parquet
 from burnqed_core.records import TacticPair, Theorem, TrajectoryRecord
 
 log = logging.getLogger(__name__)
-
-R = TypeVar("R", bound=BaseModel)
 
 
 class StageResult(BaseModel):
@@ -40,20 +38,7 @@ class StageResult(BaseModel):
     summary: str = ""
     metrics: dict[str, Any] = Field(default_factory=dict)
     skipped: bool = Field(False, description="already done by an earlier run: loaded, not recomputed")
-
-
-def run_stage(out_dir: Path, fn: Callable[[], StageResult]) -> StageResult:
-    """Run ``fn`` unless ``out_dir/_done.json`` says the stage is done."""
-    done = out_dir / DONE
-    if done.exists():
-        res = StageResult.model_validate_json(done.read_text(encoding="utf-8"))
-        return res.model_copy(update={"skipped": True})
-    t0 = time.perf_counter()
-    res = fn()
-    if not res.seconds:
-        res = res.model_copy(update={"seconds": round(time.perf_counter() - t0, 1)})
-    atomic_write_text(done, res.model_dump_json(indent=1))
-    return res
+    fingerprint: str = Field("", description="of the inputs and settings it was computed for (loop.markers)")
 
 
 # -- base corpus -------------------------------------------------------------------
@@ -82,7 +67,7 @@ async def trace_base(profile: Profile, env: ProofEnv, out_dir: Path) -> StageRes
 
 
 def base_pairs(layout_traced: Path) -> list[TacticPair]:
-    return read_parquet(layout_traced / "pairs.parquet", TacticPair)
+    return read_parquet(layout_traced / PAIRS_FILE, TacticPair)
 
 
 def pretrain(profile: Profile, pairs: Sequence[TacticPair], out_dir: Path) -> StageResult:
@@ -91,6 +76,111 @@ def pretrain(profile: Profile, pairs: Sequence[TacticPair], out_dir: Path) -> St
     m = pretrain_base(pairs, profile.training, out_dir, progress=True)
     return StageResult(stage="base_model", path=str(out_dir), summary=_train_summary("pre-trained tiny base", m),
                        metrics=_train_metrics(m))
+
+
+PAIRS_FILE = "pairs.parquet"
+BASE_MODEL_FILE = "base_model.json"
+
+
+def _leandojo_corpus(spec: str) -> list[Path] | None:
+    """The LeanDojo Benchmark 4 files ``data.corpus`` names (train/val, never test), or None."""
+    from burnqed_core.data.external import leandojo_split_files
+    from burnqed_core.data.theorems import resolve_spec
+
+    if spec.startswith("bundled:"):
+        return None
+    path = resolve_spec(spec)
+    if path.is_dir() and any((path / f"{s}.json").exists() for s in ("train", "val", "test")):
+        return [f for f in leandojo_split_files(path) if f.stem != "test"]
+    return [path] if path.suffix.lower() == ".json" else None
+
+
+async def base_tactic_pairs(profile: Profile, env: Callable[[], Awaitable[ProofEnv]], out_dir: Path) -> StageResult:
+    """The base corpus as tactic pairs (``pairs.parquet``), from the first source that applies:
+    ``data.trace_repo`` traced by LeanDojo; ``data.corpus`` given as LeanDojo Benchmark 4 files (train and val
+    splits); else the corpus's known proofs replayed in Lean (`trace_base`, the tiny profile)."""
+    from burnqed_core.data.external import read_leandojo
+    from burnqed_core.data.lean_dojo_trace import trace_repo
+
+    d = profile.data
+    if d.trace_repo and d.trace_commit:
+        data = trace_repo(d.trace_repo, d.trace_commit, out_dir)
+        where = f"LeanDojo trace of {d.trace_repo}@{d.trace_commit}"
+    elif (files := _leandojo_corpus(d.corpus)) is not None:
+        pairs: list[TacticPair] = []
+        for f in files:
+            pairs.extend(read_leandojo(f).pairs)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_parquet(pairs, out_dir / PAIRS_FILE, TacticPair)
+        return StageResult(stage="base_tactic_pairs", path=str(out_dir),
+                           summary=f"{len(pairs)} tactic pairs from LeanDojo files {', '.join(f.name for f in files)}",
+                           metrics={"pairs": len(pairs), "source": "leandojo", "files": [str(f) for f in files]})
+    else:
+        res = await trace_base(profile, await env(), out_dir)
+        return res.model_copy(update={"stage": "base_tactic_pairs", "metrics": {**res.metrics, "source": "trace"}})
+    if not data.pairs:
+        raise DataError(f"{where} gave no tactic pairs")
+    write_parquet(data.pairs, out_dir / PAIRS_FILE, TacticPair)
+    return StageResult(stage="base_tactic_pairs", path=str(out_dir),
+                       summary=f"{len(data.pairs)} tactic pairs of {len(data.theorems)} theorems from the {where}",
+                       metrics={"pairs": len(data.pairs), "theorems": len(data.theorems), "source": "lean_dojo"})
+
+
+def base_model(profile: Profile, pairs_dir: Path, out_dir: Path) -> StageResult:
+    """``training.base_model: tiny``: pre-train the tiny model on the base pairs into ``out_dir``; else name the
+    profile's Hugging Face model (a hub name or a local dir, loaded by the training stage) in ``base_model.json``."""
+    name = profile.training.base_model
+    if name == "tiny":
+        return pretrain(profile, base_pairs(pairs_dir), out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out_dir / BASE_MODEL_FILE, json.dumps({"model": name}))
+    return StageResult(stage="base_model", path=str(out_dir), summary=f"base model {name} (trained elsewhere)",
+                       metrics={"model": name})
+
+
+def base_model_path(out_dir: Path) -> str:
+    """What `base_model` produced: the tiny model dir, or the Hugging Face model it names."""
+    ref = out_dir / BASE_MODEL_FILE
+    if ref.is_file():
+        return str(json.loads(ref.read_text(encoding="utf-8"))["model"])
+    return str(out_dir)
+
+
+def _benchmark_slug(spec: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec).strip("_") or "benchmark"
+
+
+async def automation_baselines(profile: Profile, env: Callable[[], Awaitable[ProofEnv]], out_dir: Path) -> StageResult:
+    """Per benchmark, the automation-only baseline (which single tactic closes each theorem): read from the
+    ``automation.json`` beside the benchmark where it covers every theorem, measured in Lean for the rest."""
+    from burnqed_core.data.theorems import automation_map, load_theorems
+    from burnqed_core.lean.baseline import automation_baseline, write_automation
+
+    spec = profile.data.benchmark
+    theorems = load_theorems(spec)
+    known = {k: v for k, v in (automation_map(spec) or {}).items() if k in {t.name for t in theorems}}
+    missing = [t for t in theorems if t.name not in known]
+    if missing:
+        measured, _report = await automation_baseline(await env(), missing, progress=True)
+        known.update(measured)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_automation(known, out_dir / f"{_benchmark_slug(spec)}.json", merge=False)
+    closed = sum(v is not None for v in known.values())
+    return StageResult(stage="automation_baselines", path=str(out_dir),
+                       summary=f"{spec}: automation alone closes {closed}/{len(known)} theorems "
+                               f"({len(known) - closed} hard; {len(missing)} measured now, the rest from file)",
+                       metrics={"benchmark": spec, "theorems": len(known), "closed": closed,
+                                "hard": len(known) - closed, "measured_now": len(missing)})
+
+
+def read_automation(out_dir: Path, spec: str) -> dict[str, str | None]:
+    """The baseline map `automation_baselines` wrote for benchmark ``spec``."""
+    path = out_dir / f"{_benchmark_slug(spec)}.json"
+    if not path.is_file():
+        raise DataError(f"no automation baseline for {spec} in {out_dir}: materialise automation_baselines")
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 # -- one iteration -----------------------------------------------------------------

@@ -1,0 +1,117 @@
+"""What a stage of iteration N reads besides its own iteration's outputs.
+
+Iteration N reads iteration N-1's adapter or merged model (warm start), the
+trajectories of every iteration < N (training mix, theorem selection, EBM)
+and the eval results of every iteration < N ("newly solved"). These are not
+edges of the Dagster asset graph (a back edge would close a cycle, and
+Dagster 1.13 has no "previous partition" mapping for dynamic partitions),
+so they are read through the run directory layout here, and a missing one
+is an error naming the iteration (the partition) to materialise first.
+The pipeline records in each materialisation which iterations it used.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from burnqed_core.config import Profile
+from burnqed_core.data.selection import Selection
+from burnqed_core.errors import BurnqedError
+from burnqed_core.loop.layout import BaseLayout, IterationLayout
+from burnqed_core.loop.markers import is_done
+from burnqed_core.records import Theorem
+
+log = logging.getLogger(__name__)
+
+
+class LoopError(BurnqedError):
+    """The loop cannot run as asked (e.g. iteration N before N-1)."""
+
+
+def require(stage_dir: Path, what: str, iteration: int | None, needed_by: str) -> Path:
+    """``stage_dir`` if its stage finished, else a `LoopError` naming the partition to materialise."""
+    if is_done(stage_dir):
+        return stage_dir
+    where = f"{what}[{iteration}]" if iteration is not None else what
+    raise LoopError(f"{needed_by} needs {where}, which is not materialised ({stage_dir} has no finished output): "
+                    f"materialise {where} first")
+
+
+def earlier_iterations(layout: BaseLayout, n: int, stage: str, needed_by: str) -> list[IterationLayout]:
+    """Iterations 0..n-1, each checked to have finished ``stage`` (``trajectories`` or ``eval``)."""
+    out = []
+    for k in range(n):
+        it = layout.iteration(k)
+        asset = "eval_report" if stage == "eval" else stage
+        require(getattr(it, stage), asset, k, needed_by)
+        out.append(it)
+    return out
+
+
+def trajectory_dirs(earlier: list[IterationLayout]) -> list[Path]:
+    """Every trajectory output (``*.traj``) of the given iterations."""
+    return [p for it in earlier for p in sorted(it.trajectories.glob("*.traj")) if p.is_dir()]
+
+
+def warm_start(profile: Profile, layout: BaseLayout, n: int) -> Path | None:
+    """What iteration ``n`` trains from besides the base: iteration n-1's adapter or merged model
+    (``training.warm_start``); None at iteration 0. Iteration n-1's chosen output must exist."""
+    if n == 0:
+        return None
+    prev = layout.iteration(n - 1)
+    if profile.training.warm_start == "adapter":
+        return require(prev.adapter, "lora_adapter", n - 1, f"lora_adapter[{n}] (warm start)")
+    return require(prev.merged, "merged_model", n - 1, f"lora_adapter[{n}] (warm start)")
+
+
+def benchmark_theorems(profile: Profile) -> list[Theorem]:
+    """The held-out benchmark, cut to ``eval.max_theorems`` (first by name) when set."""
+    from burnqed_core.data.theorems import load_theorems
+
+    bench = load_theorems(profile.data.benchmark)
+    if profile.eval.max_theorems is not None:
+        bench = sorted(bench, key=lambda t: t.name)[: profile.eval.max_theorems]
+    return bench
+
+
+def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path]) -> Selection:
+    """The corpus theorems iteration ``n`` searches: a seeded sample that leaves out the benchmark, theorems
+    searched by earlier iterations and those automation closes alone (`select_theorems`)."""
+    from burnqed_core.data.selection import select_theorems
+    from burnqed_core.data.theorems import automation_map, load_theorems
+    from burnqed_core.search.trajectories import finished_theorems
+
+    corpus = load_theorems(profile.data.corpus)
+    benchmark = load_theorems(profile.data.benchmark)
+    easy = {k for k, v in (automation_map(profile.data.corpus) or {}).items() if v is not None}
+    searched: set[str] = set()
+    for p in earlier_trajectories:
+        searched |= finished_theorems(p)
+    return select_theorems(corpus, profile.data.search_theorems, profile.data.seed + n, searched=searched,
+                           held_out={t.name for t in benchmark}, easy=easy, held_out_theorems=benchmark)
+
+
+def earlier_solved(earlier: list[IterationLayout]) -> set[str] | None:
+    """Benchmark theorems proved by any earlier iteration's eval (None at iteration 0); a missing or corrupt
+    earlier eval raises, naming the file (`burnqed_core.eval.run.earlier_solved`)."""
+    from burnqed_core.eval.run import earlier_solved as read_earlier_solved
+
+    if not earlier:
+        return None
+    return read_earlier_solved(it.eval for it in earlier)
+
+
+class UsedPartitions(BaseModel):
+    """Which iterations' outputs a stage read, for the materialisation metadata."""
+
+    model_config = ConfigDict(frozen=True)
+    same_iteration: list[str]
+    earlier: dict[str, list[int]]
+
+    def describe(self) -> str:
+        parts = list(self.same_iteration)
+        parts += [f"{k}[{', '.join(map(str, v))}]" for k, v in self.earlier.items() if v]
+        return ", ".join(parts) or "none"

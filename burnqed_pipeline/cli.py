@@ -1,0 +1,171 @@
+"""The installed ``burnqed`` command: burnqed_core's commands plus ``burnqed loop``.
+
+``burnqed loop`` materialises the pipeline's assets in this process against
+a persistent Dagster instance (``DAGSTER_HOME``, default
+``<work_dir>/dagster``), so a run started here shows in ``dagster dev`` with
+its metadata: the shared base assets once, then for each iteration (added
+as a partition in numeric order) every stage from tactic pairs to the eval
+report. A stage whose inputs and settings did not change since it last ran
+is skipped cheaply; a changed one is recomputed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from burnqed_core.cli import app
+from burnqed_core.cli import main as core_main
+from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
+from burnqed_core.errors import BurnqedError
+
+REPO_DAGSTER_YAML = Path(__file__).resolve().parent.parent / "dagster.yaml"
+ITERATION_ORDER = ("tactic_pairs", "lora_adapter", "merged_model", "embeddings", "ebm", "trajectories", "eval_report")
+BASE_ORDER = ("base_tactic_pairs", "base_model", "automation_baselines")
+
+
+def parse_iterations(text: str) -> list[int]:
+    try:
+        its = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise BurnqedError(f"--iterations: expected comma-separated integers, got {text!r}") from None
+    if not its or its != sorted(set(its)) or its[0] < 0:
+        raise BurnqedError(f"--iterations must be distinct non-negative integers in increasing order, got {its}")
+    return its
+
+
+def dagster_home(work_dir: Path) -> Path:
+    """``DAGSTER_HOME`` if set, else ``<work_dir>/dagster`` (created, with the repository's dagster.yaml)."""
+    home = Path(os.environ.get("DAGSTER_HOME") or (Path(work_dir).resolve() / "dagster"))
+    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "dagster.yaml").exists() and REPO_DAGSTER_YAML.is_file():
+        shutil.copyfile(REPO_DAGSTER_YAML, home / "dagster.yaml")
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
+
+
+def _failure(result: Any) -> str:
+    """The user-facing message of a failed in-process run: the stage and its error."""
+    for ev in result.all_events:
+        if ev.is_step_failure:
+            err = ev.event_specific_data.error
+            while err.cause is not None:
+                err = err.cause
+            return f"{ev.step_key}: {err.message.strip()}"
+    return "the run failed (see the Dagster UI for its logs)"
+
+
+def _echo_stage(echo: Callable[[str], None], key: str, partition: str | None, md: dict[str, Any]) -> None:
+    def val(name: str) -> Any:
+        v = md.get(name)
+        return getattr(v, "value", getattr(v, "text", v))
+
+    where = f"iter {partition} " if partition is not None else ""
+    when = "unchanged inputs, skipped" if val("skipped") else f"{float(val('seconds') or 0):.1f} s"
+    summary = str(val("summary") or md.get("summary") or "").strip().strip("`").strip()
+    head = f"[{where}{key}] ({when})"
+    if "\n" in summary:
+        echo(head)
+        for line in summary.splitlines():
+            echo("    " + line)
+    else:
+        echo(f"{head} {summary}")
+
+
+def materialize_stages(
+    instance: Any,
+    resources: dict[str, Any],
+    iterations: Sequence[int],
+    echo: Callable[[str], None] = print,
+    log_level: str = "INFO",
+) -> list[str]:
+    """Materialise the base assets, then each iteration's assets in order (adding its partition first).
+    Prints what each stage did; returns the eval output dirs. Raises `BurnqedError` naming the failed stage."""
+    import dagster as dg
+
+    from burnqed_pipeline.definitions import defs
+    from burnqed_pipeline.defs.partitions import add_iteration
+
+    definitions = defs()
+    graph = definitions.resolve_asset_graph()
+    assets = list(definitions.assets or [])
+    run_config = {"loggers": {"console": {"config": {"log_level": log_level}}}}
+    known = {k.to_user_string() for k in graph.get_all_asset_keys()}
+
+    def run(group: str, order: Sequence[str], partition: str | None) -> None:
+        result = dg.materialize(assets, instance=instance, resources=resources, partition_key=partition,
+                                selection=dg.AssetSelection.groups(group), run_config=run_config,
+                                raise_on_error=False, tags={"burnqed/command": "loop"})
+        mats = {}
+        for ev in result.get_asset_materialization_events():
+            m = ev.event_specific_data.materialization
+            mats[m.asset_key.to_user_string()] = dict(m.metadata)
+        for key in order:
+            if key in mats:
+                _echo_stage(echo, key, partition, mats[key])
+        if not result.success:
+            raise BurnqedError(f"{'iteration ' + partition if partition else 'base'} run {result.run_id[:8]} "
+                               f"failed at {_failure(result)}")
+
+    run("base", [k for k in BASE_ORDER if k in known], None)
+    out = []
+    for n in iterations:
+        if add_iteration(instance, n):
+            echo(f"added partition iteration={n}")
+        run("iteration", [k for k in ITERATION_ORDER if k in known], str(n))
+        out.append(n)
+    return [str(n) for n in out]
+
+
+def loop(
+    iterations: Annotated[str, typer.Option("--iterations", "-i", help="comma-separated iterations, in order")] = "0,1",
+    work_dir: Annotated[Path | None, typer.Option("--work-dir", help="outputs (default: paths.work_dir)")] = None,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Run the Dagster pipeline in this process: the base assets (traced corpus, base model, automation
+    baselines), then for each iteration tactic pairs, LoRA adapter, merged model, (embeddings, EBM),
+    search trajectories and the eval report; ends with the eval comparison across iterations.
+
+    Runs are recorded in the Dagster instance at DAGSTER_HOME (default <work-dir>/dagster): `dagster dev`
+    shows them. Stages whose inputs did not change are skipped, so a re-run continues an interrupted loop."""
+    from dagster import DagsterInstance
+
+    from burnqed_core.eval.report import format_comparison, read_summary
+    from burnqed_core.loop.layout import BaseLayout
+    from burnqed_core.loop.markers import is_done
+    from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource
+
+    its = parse_iterations(iterations)
+    prof = load(profile, verbose)
+    wd = Path(work_dir) if work_dir is not None else Path(prof.paths.work_dir)
+    home = dagster_home(wd)
+    typer.echo(f"burnqed loop: profile {prof.name}, iterations {its}, outputs in {wd}, Dagster instance {home}")
+    res_profile = ProfileResource(profile=str(prof.source or profile), work_dir=str(wd))
+    resources = {"profile": res_profile, "lean": LeanResource(profile=res_profile),
+                 "policy": PolicyResource(profile=res_profile, launch=os.environ.get("BURNQED_SGLANG_LAUNCH") == "1")}
+    with DagsterInstance.get() as instance:
+        materialize_stages(instance, resources, its, echo=typer.echo, log_level="DEBUG" if verbose else "INFO")
+    layout = BaseLayout(root=wd)
+    done = [n for n in range(max(its) + 1) if is_done(layout.iteration(n).eval)]  # earlier runs' too
+    typer.echo("")
+    typer.echo(format_comparison([read_summary(layout.iteration(n).eval) for n in done]))
+    typer.echo(f"\nSee the runs in the UI: DAGSTER_HOME={home} dagster dev -h 127.0.0.1 (README: Use the Dagster UI)")
+
+
+pipeline_app = app
+pipeline_app.command("loop")(loop)
+
+
+def main() -> None:
+    """The ``burnqed`` entry point with ``loop``."""
+    core_main(pipeline_app)
+
+
+if __name__ == "__main__":
+    main()

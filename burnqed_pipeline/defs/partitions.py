@@ -1,0 +1,61 @@
+"""The ``iteration`` partitions and where each stage runs.
+
+Iterations are dynamic partitions (a user adds iteration N in the UI's "Add a
+partition" or through `add_iteration`, no code change). Dagster keeps keys in
+insertion order, so they must be added in numeric order: `add_iteration`
+refuses a gap, and iteration N+1 is added once N is complete (the ``burnqed
+loop`` command; a sensor can do the same).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dagster as dg
+
+from burnqed_core.loop.inputs import LoopError
+
+ITERATIONS = "iteration"
+iterations = dg.DynamicPartitionsDefinition(name=ITERATIONS)
+
+# GPU stages (DESIGN.md's table): one at a time on a single box through the pool
+# (`dagster instance concurrency set gpu 1`), a GPU node on Kubernetes, the gpu queue on celery.
+GPU_POOL = "gpu"
+GPU_OP_TAGS: dict[str, Any] = {
+    "dagster-k8s/config": {
+        "container_config": {
+            "resources": {
+                "limits": {"nvidia.com/gpu": "1", "memory": "96Gi"},
+                "requests": {"nvidia.com/gpu": "1", "memory": "64Gi"},
+            }
+        }
+    },
+    "dagster-celery/queue": "gpu",
+}
+
+
+def iteration_keys(instance: dg.DagsterInstance) -> list[str]:
+    return list(instance.get_dynamic_partitions(ITERATIONS))
+
+
+def add_iteration(instance: dg.DagsterInstance, n: int) -> bool:
+    """Add partition ``n`` (True) unless it exists (False); every iteration below ``n`` must exist already, so
+    that keys stay in numeric order."""
+    if n < 0:
+        raise LoopError(f"iterations are non-negative integers, got {n}")
+    keys = iteration_keys(instance)
+    if str(n) in keys:
+        return False
+    missing = [k for k in range(n) if str(k) not in keys]
+    if missing:
+        raise LoopError(f"cannot add iteration {n} before iteration {missing[0]}: add iterations in order")
+    instance.add_dynamic_partitions(ITERATIONS, [str(n)])
+    return True
+
+
+def partition_iteration(context: dg.AssetExecutionContext) -> int:
+    """The iteration number of the partition being materialised."""
+    key = context.partition_key
+    if not key.isdigit():
+        raise LoopError(f"iteration partition keys are non-negative integers, got {key!r}")
+    return int(key)

@@ -1,0 +1,145 @@
+"""What the Dagster UI shows for each materialisation.
+
+`MetadataValue` has no image type, so plots are PNGs inlined in markdown as
+data URIs (the UI renders them). Tables are markdown; paths are
+`MetadataValue.path` (a copy button).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from burnqed_core.eval.summary import EvalSummary
+from burnqed_core.loop.inputs import UsedPartitions
+from burnqed_core.loop.stages import StageResult
+
+
+def png_markdown(fig: Any, alt: str) -> dg.MetadataValue:
+    """A matplotlib figure as markdown holding the PNG as a data URI."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    data = base64.b64encode(buf.getvalue()).decode()
+    return dg.MetadataValue.md(f"![{alt}](data:image/png;base64,{data})")
+
+
+def _figure(width: float = 6.0, height: float = 3.2) -> tuple[Any, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(width, height))
+
+
+def loss_curve(model_dir: Path, title: str) -> dict[str, Any]:
+    """Loss metadata of a training run dir (its ``metrics.json``): figures and the curve as a PNG."""
+    from burnqed_core.training.metrics import TrainingMetrics
+
+    try:
+        m = TrainingMetrics.load(model_dir)
+    except Exception:
+        return {}
+    out: dict[str, Any] = {"steps": m.steps, "train_examples": m.train_examples, "val_examples": m.val_examples,
+                           "trainable_params": m.trainable_params, "tokens_per_s": round(m.tokens_per_s, 1)}
+    if m.final_train_loss is not None:
+        out["final_train_loss"] = round(m.final_train_loss, 4)
+    if m.best_eval_loss is not None:
+        out["best_eval_loss"] = round(m.best_eval_loss, 4)
+    if m.loss_curve:
+        fig, ax = _figure()
+        ax.plot([p.step for p in m.loss_curve], [p.loss for p in m.loss_curve], label="train loss")
+        if m.eval_curve:
+            ax.plot([p.step for p in m.eval_curve], [p.eval_loss for p in m.eval_curve], "o-", label="eval loss")
+        ax.set_xlabel("step")
+        ax.set_ylabel("loss")
+        ax.set_title(title)
+        ax.legend()
+        out["loss_curve"] = png_markdown(fig, f"{title} loss curve")
+    return out
+
+
+def model_fingerprint(model_dir: Path) -> dict[str, Any]:
+    """Identity of a model dir: sha256 of its config and of each weight file's name, size and first MiB
+    (cheap even for a 7B model)."""
+    cfg = model_dir / "config.json"
+    weights = sorted(f for f in model_dir.glob("*") if f.suffix in (".safetensors", ".bin") and f.is_file())
+    h = hashlib.sha256(cfg.read_bytes() if cfg.is_file() else b"")
+    for f in weights:
+        h.update(f"{f.name}:{f.stat().st_size}".encode())
+        with f.open("rb") as fh:
+            h.update(fh.read(1 << 20))
+    return {"model_fingerprint": h.hexdigest()[:16], "weight_files": len(weights),
+            "weight_bytes": sum(f.stat().st_size for f in weights)}
+
+
+def eval_metadata(summaries: Sequence[EvalSummary]) -> dict[str, Any]:
+    """The eval table of the last summary, the comparison across iterations and the solve-rate plot."""
+    from burnqed_core.eval.report import format_comparison, format_markdown
+
+    s = summaries[-1]
+    out: dict[str, Any] = {
+        "eval_table": dg.MetadataValue.md(format_markdown(s)),
+        "comparison": dg.MetadataValue.md("```\n" + format_comparison(summaries) + "\n```"),
+        "cumulative_rate": round(s.cumulative.rate, 4),
+        "hard_rate": round(s.cumulative_hard.rate, 4),
+        "automation_baseline": round(s.automation_baseline.rate, 4),
+        "theorems": s.theorems,
+        "newly_solved": len(s.newly_solved),
+    }
+    fig, ax = _figure()
+    for e in summaries:
+        ax.plot([b.budget for b in e.budgets], [100 * b.all.rate for b in e.budgets], "o-",
+                label=f"iteration {e.iteration}")
+    ax.axhline(100 * s.automation_baseline.rate, color="grey", linestyle="--", label="automation only")
+    ax.set_xlabel("node budget")
+    ax.set_ylabel("solved (%)")
+    ax.set_title(f"Solve rate on {s.benchmark}")
+    ax.legend()
+    out["solve_rate_plot"] = png_markdown(fig, "solve rate per budget")
+    return out
+
+
+def _flat(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in metrics.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, bool):
+            out[key] = dg.MetadataValue.bool(v)
+        elif isinstance(v, (int, float)) or (isinstance(v, str) and len(v) <= 200):
+            out[key] = v
+        elif isinstance(v, Mapping) and not prefix:
+            out.update(_flat(v, prefix=f"{key}."))
+    return out
+
+
+def stage_metadata(res: StageResult, used: UsedPartitions, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Common metadata of every stage: what it did, whether it was skipped, its counts, the partitions it used,
+    its output path and fingerprint."""
+    md: dict[str, Any] = {
+        "summary": dg.MetadataValue.md("```\n" + res.summary + "\n```") if "\n" in res.summary else res.summary,
+        "skipped": dg.MetadataValue.bool(res.skipped),
+        "seconds": res.seconds,
+        "path": dg.MetadataValue.path(res.path),
+        "inputs_fingerprint": res.fingerprint[:16],
+        "partitions_used": used.describe(),
+        "partitions_used_json": dg.MetadataValue.json(used.model_dump()),
+    }
+    md.update(_flat({k: v for k, v in res.metrics.items() if k not in md and k != "served"}))
+    if extra:
+        md.update(extra)
+    return md
+
+
+def served_metadata(served: Mapping[str, Any]) -> dict[str, Any]:
+    return {"served_model": dg.MetadataValue.json(json.loads(json.dumps(dict(served), default=str)))}

@@ -1,0 +1,91 @@
+"""The code location: assets, partitions, GPU placement, jobs, and Dagster's own validators."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from burnqed_core.loop.inputs import LoopError
+from burnqed_pipeline.definitions import defs
+from burnqed_pipeline.defs.partitions import GPU_POOL, ITERATIONS, add_iteration, iteration_keys
+from burnqed_pipeline.stage import EBM_WIRED
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = {"base_tactic_pairs", "base_model", "automation_baselines"}
+ITERATION = {"tactic_pairs", "lora_adapter", "merged_model", "trajectories", "eval_report"} | (
+    {"embeddings", "ebm"} if EBM_WIRED else set())
+GPU = {"lora_adapter", "merged_model", "embeddings", "ebm", "trajectories", "eval_report"}
+
+
+def _assets() -> dict[str, dg.AssetsDefinition]:
+    return {a.key.to_user_string(): a for a in defs().assets or []}  # type: ignore[union-attr]
+
+
+def test_assets_partitions_and_graph() -> None:
+    assets = _assets()
+    assert set(assets) == BASE | ITERATION
+    for name in BASE:
+        assert assets[name].partitions_def is None
+    for name in ITERATION:
+        pd = assets[name].partitions_def
+        assert isinstance(pd, dg.DynamicPartitionsDefinition) and pd.name == ITERATIONS
+    graph = defs().resolve_asset_graph()
+
+    def parents(name: str) -> set[str]:
+        return {k.to_user_string() for k in graph.get(dg.AssetKey(name)).parent_keys}
+
+    assert parents("tactic_pairs") == {"base_tactic_pairs", "base_model"}
+    assert parents("lora_adapter") == {"tactic_pairs", "base_model"}
+    assert parents("merged_model") == {"lora_adapter"}
+    assert parents("trajectories") == {"merged_model"} | ({"ebm"} if EBM_WIRED else set())
+    assert parents("eval_report") == {"merged_model", "automation_baselines"} | ({"ebm"} if EBM_WIRED else set())
+
+
+def test_gpu_stages_are_placed_and_cpu_stages_are_not() -> None:
+    for name, a in _assets().items():
+        tags = a.op.tags
+        if name in GPU:
+            assert a.op.pool == GPU_POOL, name
+            k8s = tags["dagster-k8s/config"]
+            k8s = json.loads(k8s) if isinstance(k8s, str) else k8s  # op tag dicts are stored as JSON
+            limits = k8s["container_config"]["resources"]["limits"]
+            assert limits["nvidia.com/gpu"] == "1" and tags["dagster-celery/queue"] == "gpu", name
+        else:
+            assert a.op.pool is None and "dagster-k8s/config" not in tags and "dagster-celery/queue" not in tags, name
+
+
+def test_jobs_and_resources() -> None:
+    d = defs()
+    assert d.resolve_job_def("iteration").partitions_def.name == ITERATIONS  # type: ignore[union-attr]
+    assert d.resolve_job_def("base").partitions_def is None
+    assert set(d.resources or {}) >= {"profile", "lean", "policy"}
+
+
+def test_iterations_are_added_in_numeric_order(tmp_path: Path) -> None:
+    with dg.instance_for_test(temp_dir=str(tmp_path)) as inst:
+        assert add_iteration(inst, 0) and not add_iteration(inst, 0)
+        with pytest.raises(LoopError, match="before iteration 1"):
+            add_iteration(inst, 2)
+        for n in range(1, 12):
+            add_iteration(inst, n)
+        assert iteration_keys(inst) == [str(n) for n in range(12)]
+        with pytest.raises(LoopError, match="non-negative"):
+            add_iteration(inst, -1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cmd", [["dagster", "definitions", "validate", "-w", "workspace.yaml"],
+                                 ["dg", "check", "defs"]])
+def test_dagster_validators_pass(cmd: list[str], tmp_path: Path) -> None:
+    exe = shutil.which(cmd[0], path=str(Path(sys.executable).parent))
+    assert exe, f"{cmd[0]} is not installed in this venv"
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([exe, *cmd[1:]], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

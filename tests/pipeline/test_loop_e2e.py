@@ -1,0 +1,88 @@
+"""End to end: `burnqed loop` materialises the base assets and iterations 0 and 1 of the tiny profile (cheap
+settings, small slices of the bundled sets) through Dagster with the real embedded Lean and real tiny models,
+against a persistent instance; the eval metadata is checked in the instance; a re-run skips every stage."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from typer.testing import CliRunner
+
+from burnqed_core.eval.report import read_summary
+from burnqed_core.loop.inputs import LoopError
+from burnqed_core.loop.layout import BaseLayout
+from burnqed_core.search.trajectories import read_trajectories
+from burnqed_pipeline.cli import pipeline_app
+from burnqed_pipeline.runtime import attach
+from burnqed_pipeline.stage import EBM_WIRED
+from tests.pipeline.profiles import slice_set, write_profile
+
+pytestmark = [pytest.mark.lean, pytest.mark.slow]
+
+
+def _latest(inst: dg.DagsterInstance, key: str, partition: str) -> dict:
+    recs = inst.fetch_materializations(dg.AssetRecordsFilter(asset_key=dg.AssetKey(key),
+                                                             asset_partitions=[partition]), limit=1).records
+    assert recs, f"no materialisation of {key}[{partition}]"
+    md = recs[0].asset_materialization.metadata  # type: ignore[union-attr]
+    return {k: getattr(v, "value", v) for k, v in md.items()}
+
+
+async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool: object,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus = slice_set("bundled:corpus", 2, tmp_path / "corpus" / "corpus.jsonl")
+    bench = slice_set("bundled:benchmark", 1, tmp_path / "bench" / "benchmark.jsonl")
+    prof = write_profile(tmp_path / "profile.yaml", {"paths.work_dir": str(tmp_path / "work"),
+                                                     "data.corpus": str(corpus), "data.benchmark": str(bench),
+                                                     "data.search_theorems": 6})
+    home = tmp_path / "dagster_home"
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    runner = CliRunner()
+
+    def loop(iterations: str) -> tuple[object, str, float]:
+        t0 = time.perf_counter()
+        r = runner.invoke(pipeline_app, ["loop", "--profile", str(prof), "--iterations", iterations])
+        return r, r.output, time.perf_counter() - t0
+
+    with attach(asyncio.get_running_loop(), lean_pool):  # type: ignore[arg-type]
+        r, out, _ = await asyncio.to_thread(loop, "1")
+        assert isinstance(r.exception, LoopError) and "before iteration 0" in str(r.exception), out  # type: ignore[attr-defined]
+        r, out, seconds = await asyncio.to_thread(loop, "0,1")
+        assert r.exit_code == 0, f"{out}\n{r.exception!r}"  # type: ignore[attr-defined]
+        print(f"burnqed loop 0,1 (cheap tiny settings) through Dagster: {seconds:.0f} s")
+        for stage in ("tactic_pairs", "lora_adapter", "merged_model", "trajectories", "eval_report"):
+            assert f"[iter 0 {stage}]" in out and f"[iter 1 {stage}]" in out, out
+        assert "[base_tactic_pairs]" in out and "Δ 0→1" in out and "automation" in out
+
+        rerun, out2, _ = await asyncio.to_thread(loop, "0,1")
+        stages_per_iteration = 7 if EBM_WIRED else 5
+        assert rerun.exit_code == 0, out2
+        skipped = [ln for ln in out2.splitlines() if ln.startswith("[") and "(unchanged inputs, skipped)" in ln]
+        assert len(skipped) == 3 + 2 * stages_per_iteration, out2  # type: ignore[attr-defined]
+
+    assert (home / "dagster.yaml").is_file()
+    inst = dg.DagsterInstance.from_config(str(home))
+    assert set(inst.get_dynamic_partitions("iteration")) == {"0", "1"}
+    ev1 = _latest(inst, "eval_report", "1")
+    assert ev1["skipped"] is True  # the latest one is the re-run's
+    ebm1 = ", ebm[1]" if EBM_WIRED else ""
+    assert ev1["partitions_used"] == f"merged_model[1], automation_baselines{ebm1}, eval_report[0]"
+    assert "| node budget |" in ev1["eval_table"] and "Δ 0→1" in ev1["comparison"]
+    assert ev1["solve_rate_plot"].startswith("![solve rate per budget](data:image/png;base64,")
+    assert ev1["theorems"] == 6 and 0 <= ev1["cumulative_rate"] <= 1
+    assert ev1["served_model"]["model_path"].endswith("iter_1/merged_model")
+    tr1 = _latest(inst, "trajectories", "1")
+    assert tr1["partitions_used"] == f"merged_model[1]{ebm1}, trajectories[0]"
+    assert _latest(inst, "lora_adapter", "1")["partitions_used"] == "tactic_pairs[1], base_model, lora_adapter[0]"
+
+    layout = BaseLayout(root=tmp_path / "work")
+    for n in (0, 1):
+        s = read_summary(layout.iteration(n).eval)
+        assert s.iteration == n and s.theorems == 6 and [b.budget for b in s.budgets] == [2, 6]
+        recs = read_trajectories(layout.iteration(n).trajectories / "search.traj")
+        assert recs and all(r.iteration == n for r in recs)
+    assert (layout.iteration(0).trajectories / "noisy.traj").is_dir()
