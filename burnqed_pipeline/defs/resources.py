@@ -133,7 +133,7 @@ class PolicyResource(dg.ConfigurableResource):
         if not _same_path(info.get("model_path"), model_path):
             log.info("SGLang serves %s: swapping in %s", info.get("model_path"), model_path)
             swapped = await policy.swap_weights(model_path, weight_version=f"iter_{iteration}")
-            restarted = bool(swapped.get("restarted"))
+            restarted = swapped.restarted
         if not await policy.healthy():
             raise PolicyError(f"the SGLang server at {policy.client.url} does not generate (one-token check failed)")
         info = await policy.model_info()

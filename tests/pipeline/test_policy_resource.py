@@ -92,8 +92,6 @@ def test_launched_server_serves_the_model_and_stops_with_the_run(tmp_path: Path)
     assert "fake sglang serving /models/iter_0" in (tmp_path / "work" / "sglang.log").read_text()
 
 
-@pytest.mark.xfail(strict=True, reason="until the refused-swap fix of issue 16 (policy/sglang.py): a refused swap "
-                   "restarts the launched server on the model it could not load")
 def test_refused_swap_on_a_launched_server_keeps_the_previous_model(tmp_path: Path) -> None:
     port = free_port()
     p = ProfileResource(profile=str(_profile(tmp_path, port)))
