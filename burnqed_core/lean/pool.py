@@ -427,10 +427,18 @@ class LeanPool:
 
     async def elaborate(self, text: str, axioms_of: Sequence[str] = (),
                         timeout_s: float | None = None) -> Elaboration:
-        """`LeanBackend.elaborate` on some worker (no retry: raises
-        `InfraFailure` on timeout or crash)."""
-        return await self._call(None, lambda b: b.elaborate(text, axioms_of),
-                                timeout_s or max(60.0, self._timeout(1)))
+        """`LeanBackend.elaborate` on some worker; an infrastructure failure
+        (timeout, crash, protocol error) is retried once on a fresh process
+        with a doubled limit, then raised as `InfraFailure` (never a verdict)."""
+        for attempt in range(2):
+            try:
+                return await self._call(None, lambda b: b.elaborate(text, axioms_of),
+                                        timeout_s or max(60.0, self._timeout(1, retry=attempt > 0)))
+            except InfraFailure:
+                if attempt:
+                    raise
+                self._stats.retries += 1
+        raise AssertionError("unreachable")
 
     async def free(self, states: Sequence[GoalState]) -> None:
         handles = [s for s in states if s.handle is not None]
