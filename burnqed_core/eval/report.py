@@ -65,7 +65,7 @@ def format_table(s: EvalSummary) -> str:
         notes.append(f"{s.infra_errors} infra errors (not counted as failures of the prover)")
     lines.append("timeouts: " + (", ".join(notes) if notes else "0"))
     if s.newly_solved:
-        lines.append(f"newly solved (no earlier iteration): {_names(s.newly_solved)}")
+        lines.append(f"newly solved (by no earlier iteration): {_names(s.newly_solved)}")
     return "\n".join(lines)
 
 
@@ -88,7 +88,7 @@ def format_markdown(s: EvalSummary) -> str:
         for b in s.without_ebm.budgets:
             out.append(f"| {b.budget} | {b.all} | {_pct(s.rate_at(b.budget) or 0.0)} |")
     if s.newly_solved:
-        out += ["", "Newly solved (no earlier iteration): " + ", ".join(f"`{n}`" for n in s.newly_solved)]
+        out += ["", "Newly solved (by no earlier iteration): " + ", ".join(f"`{n}`" for n in s.newly_solved)]
     return "\n".join(out) + "\n"
 
 
