@@ -97,16 +97,14 @@ def eval_metadata(summaries: Sequence[EvalSummary]) -> dict[str, Any]:
         "theorems": s.theorems,
         "newly_solved": len(s.newly_solved),
     }
-    fig, ax = _figure()
-    for e in summaries:
-        ax.plot([b.budget for b in e.budgets], [100 * b.all.rate for b in e.budgets], "o-",
-                label=f"iteration {e.iteration}")
-    ax.axhline(100 * s.automation_baseline.rate, color="grey", linestyle="--", label="automation only")
-    ax.set_xlabel("node budget")
-    ax.set_ylabel("solved (%)")
-    ax.set_title(f"Solve rate on {s.benchmark}")
-    ax.legend()
-    out["solve_rate_plot"] = png_markdown(fig, "solve rate per budget")
+    import tempfile
+
+    from burnqed_core.eval.plot import plot_summaries
+
+    with tempfile.TemporaryDirectory() as tmp:  # the report's own plot: hard split, both baselines, EBM ablation
+        png = plot_summaries(summaries, Path(tmp) / "solve_rate.png", title=f"Solve rate on {s.benchmark}")
+        data = base64.b64encode(png.read_bytes()).decode()
+    out["solve_rate_plot"] = dg.MetadataValue.md(f"![solve rate per budget](data:image/png;base64,{data})")
     return out
 
 
