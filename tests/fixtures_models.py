@@ -131,3 +131,21 @@ def fine_tune_tiny(base: Path, out: Path, pairs: list[tuple[str, str]], steps: i
     model.save_pretrained(out)
     tok.save_pretrained(out)
     return out
+
+
+# State -> tactic pairs a tiny model learns in 60 steps: enough for it to
+# prove the easy theorems of the Lean search, eval and EBM tests.
+SEARCH_PAIRS = [
+    ("n : Nat\n⊢ n + 0 = n", "omega"),
+    ("⊢ 2 + 2 = 4", "decide"),
+    ("p : Prop\n⊢ p → p", "intro h"),
+    ("p : Prop\nh : p\n⊢ p", "exact h"),
+    ("a b : Nat\n⊢ a + b = b + a", "omega"),
+    ("⊢ 3 * 3 = 9", "decide"),
+]
+
+
+@pytest.fixture(scope="session")
+def search_model(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model fine-tuned on `SEARCH_PAIRS` (once per session; read only)."""
+    return fine_tune_tiny(tiny_model_dir, tmp_path_factory.mktemp("search_model"), SEARCH_PAIRS, steps=60)

@@ -15,7 +15,6 @@ from burnqed_core.record_io import write_parquet
 from burnqed_core.records import Theorem, TrajectoryRecord
 from burnqed_core.search.trajectories import read_run_record, read_trajectories
 from tests.core.ebm_toy import toy_records
-from tests.fixtures_models import fine_tune_tiny
 
 pytestmark = pytest.mark.lean
 
@@ -25,20 +24,12 @@ THEOREMS = [
     Theorem(name="imp_self", statement="(p : Prop) : p → p"),
     Theorem(name="false_succ", statement="(n : Nat) : n + 1 = n"),
 ]
-PAIRS = [
-    ("n : Nat\n⊢ n + 0 = n", "omega"),
-    ("⊢ 2 + 2 = 4", "decide"),
-    ("p : Prop\n⊢ p → p", "intro h"),
-    ("p : Prop\nh : p\n⊢ p", "exact h"),
-    ("a b : Nat\n⊢ a + b = b + a", "omega"),
-    ("⊢ 3 * 3 = 9", "decide"),
-]
 
 
-async def test_ebm_guided_search_on_lean(lean_pool: object, tiny_model_dir: Path, tmp_path: Path) -> None:
+async def test_ebm_guided_search_on_lean(lean_pool: object, search_model: Path, tmp_path: Path) -> None:
     from burnqed_core.policy.local import LocalPolicy
 
-    model = fine_tune_tiny(tiny_model_dir, tmp_path / "model", PAIRS, steps=60)
+    model = search_model
     profile = load_profile("tiny", overrides={
         "search.max_nodes": 12, "search.max_depth": 4, "search.collect_candidates": 4, "search.concurrency": 4,
         "search.timeout_s": 120, "ebm.steps": 40, "ebm.hidden_dims": [32, 16], "ebm.batch_size": 16,

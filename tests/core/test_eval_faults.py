@@ -30,9 +30,8 @@ from burnqed_core.lean.types import ProofEnv
 from burnqed_core.records import Theorem
 from burnqed_core.search.session import lean_version
 from burnqed_core.search.trajectories import finished_theorems, list_parts, read_trajectories
-from tests.core.test_eval_lean import PAIRS, by_theorem, strip
+from tests.core.test_eval_lean import by_theorem, strip
 from tests.fixtures_lean import tiny_lean_config
-from tests.fixtures_models import fine_tune_tiny
 
 pytestmark = [pytest.mark.lean, pytest.mark.slow]
 
@@ -83,10 +82,10 @@ def kill_tree(proc: subprocess.Popen[bytes]) -> None:
 
 
 async def test_sigkilled_eval_resumed_equals_an_uninterrupted_one(
-        lean_pool: ProofEnv, tiny_model_dir: Path, tmp_path: Path) -> None:
+        lean_pool: ProofEnv, search_model: Path, tmp_path: Path) -> None:
     from burnqed_core.policy.local import LocalPolicy
 
-    model = fine_tune_tiny(tiny_model_dir, tmp_path / "model", PAIRS, steps=60)
+    model = search_model
     thm_file = tmp_path / "theorems.jsonl"
     thm_file.write_text("".join(t.model_dump_json() + "\n" for t in THEOREMS))
     env = env_vars(tmp_path / "home")

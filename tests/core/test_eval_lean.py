@@ -26,7 +26,6 @@ from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
 from burnqed_core.policy.fixed import FixedTacticsPolicy
 from burnqed_core.records import EvalResult, Theorem
 from burnqed_core.search.trajectories import read_results, read_trajectories
-from tests.fixtures_models import fine_tune_tiny
 
 pytestmark = pytest.mark.lean
 
@@ -47,20 +46,12 @@ THEOREMS = [
     Theorem(name="imp_twice", statement="(p q : Prop) : p → q → p"),
     Theorem(name="false_succ", statement="(n : Nat) : n + 1 = n"),
 ]
-PAIRS = [
-    ("n : Nat\n⊢ n + 0 = n", "omega"),
-    ("⊢ 2 + 2 = 4", "decide"),
-    ("p : Prop\n⊢ p → p", "intro h"),
-    ("p : Prop\nh : p\n⊢ p", "exact h"),
-    ("a b : Nat\n⊢ a + b = b + a", "omega"),
-    ("⊢ 3 * 3 = 9", "decide"),
-]
 TIME_FIELDS = {"time_s", "policy_s", "lean_s", "engine_s", "ebm_s", "created_s", "elapsed_s"}
 
 
 @pytest.fixture(scope="module")
-def eval_model(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return fine_tune_tiny(tiny_model_dir, tmp_path_factory.mktemp("eval_model"), PAIRS, steps=60)
+def eval_model(search_model: Path) -> Path:
+    return search_model
 
 
 def eval_profile(**over: object) -> Profile:

@@ -13,7 +13,6 @@ from burnqed_core.config import SearchConfig
 from burnqed_core.policy.fixed import FixedTacticsPolicy
 from burnqed_core.records import Theorem
 from burnqed_core.search.engine import SearchEngine, SearchOutcome
-from tests.fixtures_models import fine_tune_tiny
 
 pytestmark = pytest.mark.lean
 
@@ -85,19 +84,11 @@ async def test_fixed_automation_policy_on_lean(lean_pool: object) -> None:
     assert st.lean_s > st.engine_s
 
 
-PAIRS = [
-    ("n : Nat\n⊢ n + 0 = n", "omega"),
-    ("⊢ 2 + 2 = 4", "decide"),
-    ("p : Prop\n⊢ p → p", "intro h"),
-    ("p : Prop\nh : p\n⊢ p", "exact h"),
-    ("a b : Nat\n⊢ a + b = b + a", "omega"),
-    ("⊢ 3 * 3 = 9", "decide"),
-]
 
 
 @pytest.fixture(scope="module")
-def trained_model(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return fine_tune_tiny(tiny_model_dir, tmp_path_factory.mktemp("search_model"), PAIRS, steps=60)
+def trained_model(search_model: Path) -> Path:
+    return search_model
 
 
 async def test_tiny_trained_model_proves_the_trivial_theorems(lean_pool: object, trained_model: Path) -> None:
