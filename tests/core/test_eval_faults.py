@@ -30,18 +30,14 @@ from burnqed_core.lean.types import ProofEnv
 from burnqed_core.records import Theorem
 from burnqed_core.search.session import lean_version
 from burnqed_core.search.trajectories import finished_theorems, list_parts, read_trajectories
+from tests.core.test_eval_lean import THEOREMS as EVAL_THEOREMS
 from tests.core.test_eval_lean import by_theorem, strip
 from tests.fixtures_lean import tiny_lean_config
 
 pytestmark = [pytest.mark.lean, pytest.mark.slow]
 
 THEOREMS = [
-    Theorem(name="add_zero", statement="(n : Nat) : n + 0 = n"),
-    Theorem(name="two_two", statement=": 2 + 2 = 4"),
-    Theorem(name="imp_self", statement="(p : Prop) : p → p"),
-    Theorem(name="three_three", statement=": 3 * 3 = 9"),
-    Theorem(name="imp_twice", statement="(p q : Prop) : p → q → p"),
-    Theorem(name="false_succ", statement="(n : Nat) : n + 1 = n"),
+    *EVAL_THEOREMS,
     Theorem(name="comm", statement="(a b : Nat) : a + b = b + a"),
     Theorem(name="zero_add", statement="(n : Nat) : 0 + n = n"),
     Theorem(name="false_two", statement="(n : Nat) : n + 2 = n"),
