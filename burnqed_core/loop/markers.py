@@ -47,7 +47,7 @@ STAGE_SETTINGS: dict[str, tuple[str, ...]] = {
     "base_model": ("training.base_model", "training.tiny_model", "training.seed"),
     "automation_baselines": ("data.benchmark", "lean.backend"),
     "tactic_pairs": ("data.val_fraction", "data.max_tokens", "data.base_subsample", "data.trajectory_upsample",
-                     "data.seed"),
+                     "data.seed", "data.automation_steps"),
     "lora_adapter": ("training",),
     "merged_model": ("training.shard_size",),
     "embeddings": ("ebm", *POLICY_KEYS),

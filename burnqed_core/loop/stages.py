@@ -208,7 +208,10 @@ def tactic_pairs(
         records: list[TrajectoryRecord] = []
         for p in trajectory_dirs:
             records.extend(read_trajectories(p))
-        steps = positive_steps(records, source="trajectory")
+        exclude = ("automation",) if d.automation_steps == "exclude" else ()
+        steps = positive_steps(records, source="trajectory", exclude_sources=exclude)
+        extra["automation_steps"] = {"policy": d.automation_steps, "excluded": sum(
+            r.label == "positive" and r.source in exclude for r in records)}
         mix = mix_iteration(prepared, steps, d.base_subsample, d.trajectory_upsample, d.seed + iteration)
         prepared = prepared.model_copy(update={"train": mix.train, "val": mix.val})
         extra["mix"] = mix.stats.model_dump(mode="json")
@@ -219,6 +222,8 @@ def tactic_pairs(
     if iteration > 0:
         ms = extra["mix"]
         summary += f"; mix: {json.dumps({k: v for k, v in ms.items() if isinstance(v, int)})}"
+        if extra["automation_steps"]["excluded"]:
+            summary += f"; {extra['automation_steps']['excluded']} automation-only proof steps left out"
     return StageResult(stage="tactic_pairs", iteration=iteration, path=str(out_dir), summary=summary,
                        metrics={"train_pairs": prepared.train.height, "val_pairs": prepared.val.height})
 
@@ -423,12 +428,16 @@ async def eval_report(
     benchmark theorem in them is an error), then ``results.parquet``,
     ``summary.json``, ``report.md`` and ``solve_rate.png`` in ``out_dir``.
     ``earlier_solved``: theorems solved by earlier iterations
-    (`burnqed_core.eval.run.earlier_solved`), for "newly solved"."""
+    (`burnqed_core.eval.run.earlier_solved`), for "newly solved". With
+    ``search.automation.enabled`` the searches add automation candidates and
+    the policy alone is evaluated too (`burnqed_core.eval.run.variants`): the
+    main figures (``cumulative_rate``, go/no-go) are policy + automation,
+    the ``policy_only_*`` metrics the policy alone."""
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
     from burnqed_core.ebm.train import has_ebm
     from burnqed_core.eval.baselines import Baselines, measure_baselines
     from burnqed_core.eval.report import format_table, write_report
-    from burnqed_core.eval.run import read_eval_results, root_goals, run_eval
+    from burnqed_core.eval.run import read_eval_results, root_goals, run_variants, variant_rows
     from burnqed_core.eval.summary import summarize_variants
     from burnqed_core.search.job import load_scorer
     from burnqed_core.search.session import lean_version
@@ -446,17 +455,13 @@ async def eval_report(
         baselines = await measure_baselines(env, benchmark, profile.paths.home / "baselines",
                                             lean_version=lean_version(profile, env), progress=progress)
     budgets = profile.eval.budgets
-    await run_eval(profile, policy, env, benchmark, out_dir, iteration=iteration, benchmark=bench_name,
-                   baselines=baselines, model_path=model_path, progress=progress)
-    if ebm_dir is not None:
-        scorer = load_scorer(Path(ebm_dir), policy)
-        await run_eval(profile, policy, env, benchmark, out_dir, iteration=iteration, benchmark=bench_name,
-                       baselines=baselines, model_path=model_path, scorer=scorer, ebm=ebm_dir, progress=progress)
+    scorer = load_scorer(Path(ebm_dir), policy) if ebm_dir is not None else None
+    await run_variants(profile, policy, env, benchmark, out_dir, scorer=scorer, ebm=ebm_dir, iteration=iteration,
+                       benchmark=bench_name, baselines=baselines, model_path=model_path, progress=progress)
     if pairs:  # by root goal as Lean printed it: catches a renamed copy
         check_training_pairs(benchmark, pairs, root_goals(out_dir),
                              where=f"training pairs of iteration {iteration}")
-    keep = {"", str(ebm_dir)} if ebm_dir is not None else {""}
-    rows = [r for r in read_eval_results(out_dir) if r.ebm in keep]
+    rows = variant_rows(read_eval_results(out_dir), profile, ebm_dir)
     s = summarize_variants(rows, baselines, iteration=iteration, benchmark=bench_name, budgets=budgets,
                            earlier_solved=earlier_solved)
     write_report(s, out_dir)
@@ -468,6 +473,12 @@ async def eval_report(
     }
     if s.without_ebm is not None:
         metrics["rate_without_ebm"] = s.without_ebm.cumulative.rate
+    metrics["automation_candidates"] = s.automation
+    if s.policy_only is not None:  # cumulative_rate above is policy + automation; this is the policy alone
+        p = s.policy_only
+        metrics |= {"policy_only_rate": p.cumulative.rate, "policy_only_hard_rate": p.cumulative_hard.rate,
+                    "policy_only_beyond_automation": p.beyond_count,
+                    **{f"policy_only_rate_at_{b.budget}": b.all.rate for b in p.budgets}}
     return StageResult(stage="eval_report", iteration=iteration, path=str(out_dir), summary=format_table(s),
                        metrics=metrics)
 
