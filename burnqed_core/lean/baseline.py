@@ -115,9 +115,9 @@ def mentioned_definitions(text: str, definitions: Sequence[str]) -> list[str]:
     """Those of ``definitions`` (full names, e.g. from `user_definitions`) that
     ``text`` (a statement, or a goal state as Lean prints it) names as an
     identifier: by full name, by the name without its namespace, or in dot
-    notation ``x.f``. In the order of ``definitions``."""
+    notation (``x.f``, ``x.f.g``). In the order of ``definitions``."""
     idents = set(_STMT_IDENT_RE.findall(text))
-    tails = {i.rsplit(".", 1)[-1] for i in idents if "." in i}
+    tails = {part for i in idents if "." in i for part in i.split(".")[1:]}  # x.f, x.f.g
     out = []
     for full in definitions:
         short = full.rsplit(".", 1)[-1]
