@@ -396,7 +396,9 @@ async def trajectories(
         lines.append(f"{name} (T={sampling.temperature}{', EBM' if scorer is not None else ''}): proved "
                      f"{st.proved}/{st.theorems}, {st.nodes} nodes, "
                      f"{st.positive} positive / {st.negative} negative labels, "
-                     f"{st.candidates_avg or 0:.1f} unique candidates per expansion")
+                     f"{st.candidates_avg or 0:.1f} unique candidates per expansion"
+                     + (f" ({st.automation_tried} automation candidates tried, {st.proved_with_automation} proofs "
+                        f"use one)" if st.automation_tried else ""))
     return StageResult(stage="trajectories", iteration=iteration, path=str(out_dir), summary="; ".join(lines),
                        metrics=metrics)
 
