@@ -35,6 +35,12 @@ the pool already retried once) are counted apart from tactic errors and never
 make a node dead or a theorem unprovable: an unproved search that saw one and
 ran out of frontier or time reports ``error="infra"``.
 
+With ``search.automation.enabled`` every expansion adds automation tactics
+to the policy's (deduplicated) samples (`burnqed_core.search.automation`):
+one candidate per tactic text, each marked with its origin (``policy``,
+``automation``, ``both``) on its edge, its node's trajectory row and the
+proof (``SearchResult.proof_sources``).
+
 All per-theorem state lives in a `_Search` created for that theorem and
 dropped when it ends; the engine object only holds settings and aggregate
 counters (`EngineStats`).
