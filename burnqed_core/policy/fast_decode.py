@@ -57,10 +57,12 @@ def supports(model: Any) -> str | None:
 
 @dataclass
 class _Layer:
-    ln1: Any
+    """One decoder layer's weights as transposed views ([in, out] of [out, in]
+    storage: the layout whose MKL kernels round a row alike for any M >= 16),
+    norm weights folded in."""
+
     wqkv: Any
     wo: Any
-    ln2: Any
     wgu: Any
     wd: Any
 
@@ -86,26 +88,25 @@ class LlamaDecoder:
         with torch.no_grad():
             self.embed = inner.embed_tokens.weight.detach()
             self.dtype = self.embed.dtype
+            # RMSNorm weights folded into the matmul that follows each norm.
             self.layers = [
                 _Layer(
-                    ln1=layer.input_layernorm.weight.detach(),
-                    wqkv=torch.cat([layer.self_attn.q_proj.weight, layer.self_attn.k_proj.weight,
-                                    layer.self_attn.v_proj.weight]).detach().contiguous(),
-                    wo=layer.self_attn.o_proj.weight.detach(),
-                    ln2=layer.post_attention_layernorm.weight.detach(),
-                    wgu=torch.cat([layer.mlp.gate_proj.weight, layer.mlp.up_proj.weight]).detach().contiguous(),
-                    wd=layer.mlp.down_proj.weight.detach(),
+                    wqkv=(torch.cat([layer.self_attn.q_proj.weight, layer.self_attn.k_proj.weight,
+                                     layer.self_attn.v_proj.weight]) * layer.input_layernorm.weight).contiguous().T,
+                    wo=layer.self_attn.o_proj.weight.detach().T,
+                    wgu=(torch.cat([layer.mlp.gate_proj.weight, layer.mlp.up_proj.weight])
+                         * layer.post_attention_layernorm.weight).contiguous().T,
+                    wd=layer.mlp.down_proj.weight.detach().T,
                 )
                 for layer in inner.layers
             ]
-            self.norm = inner.norm.weight.detach()
-            self.lm_head = model.lm_head.weight.detach()
+            self.lm_head = (model.lm_head.weight * inner.norm.weight).contiguous().T
             rot = inner.rotary_emb
             self._inv_freq = rot.inv_freq.detach().float().clone()
             self._rope_scaling = float(rot.attention_scaling)
         self._rope_table(self.max_positions)
         self.scale = self.head_dim ** -0.5
-        self.intermediate = int(self.layers[0].wd.shape[1]) if self.layers else 0
+        self.intermediate = int(self.layers[0].wd.shape[0]) if self.layers else 0
 
     # ------------------------------------------------------------------ math
 
@@ -119,41 +120,39 @@ class LlamaDecoder:
         freqs = pos[:, None] * self._inv_freq[None, :]
         emb = torch.cat((freqs, freqs), dim=-1)
         self.cos = (emb.cos() * self._rope_scaling).to(self.dtype)
-        self.sin = (emb.sin() * self._rope_scaling).to(self.dtype)
+        sin = emb.sin() * self._rope_scaling
+        half = sin.shape[-1] // 2
+        # rotate_half(x) * sin == swap_halves(x) * [-sin_lo, sin_hi]
+        self.sin_signed = torch.cat((-sin[:, :half], sin[:, half:]), dim=-1).to(self.dtype)
 
-    def _rms(self, x: Any, w: Any) -> Any:
+    def _rms(self, x: Any) -> Any:
+        """RMSNorm without its weight (folded into the next matmul)."""
         import torch
 
         h = x.float()
-        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
-        return w * h.to(self.dtype)
+        return (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)).to(self.dtype)
 
     def _rope(self, x: Any, cos: Any, sin: Any) -> Any:
         import torch
 
         half = x.shape[-1] // 2
-        rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-        return x * cos + rotated * sin
-
-    def _split_qkv(self, qkv: Any) -> tuple[Any, Any, Any]:
-        d = self.head_dim
-        nq, nk = self.n_heads * d, self.n_kv * d
-        return qkv[..., :nq], qkv[..., nq : nq + nk], qkv[..., nq + nk :]
+        return x * cos + torch.cat((x[..., half:], x[..., :half]), dim=-1) * sin
 
     def _mlp(self, layer: _Layer, x: Any) -> Any:
         import torch
 
-        gu = self._rms(x, layer.ln2) @ layer.wgu.T
+        gu = self._rms(x) @ layer.wgu
         i = self.intermediate
-        return (torch.nn.functional.silu(gu[..., :i]) * gu[..., i:]) @ layer.wd.T
+        return (torch.nn.functional.silu(gu[..., :i]) * gu[..., i:]) @ layer.wd
 
     def _logits(self, h: Any) -> Any:
-        return (self._rms(h, self.norm) @ self.lm_head.T).float()
+        return (self._rms(h) @ self.lm_head).float()
 
-    def _prefill(self, ids: Any, lens: Any, caches: list[tuple[Any, Any]], repeat: int) -> Any:
-        """Run the right-padded prompts ``ids`` [S, P]; write their K/V, each
-        repeated ``repeat`` times, into ``caches`` columns [0, P); return the
-        logits at each prompt's last token, [S, V]."""
+    def _prefill(self, ids: Any, lens: Any) -> tuple[Any, list[tuple[Any, Any]]]:
+        """Run the right-padded prompts ``ids`` [S, P]: the logits at each
+        prompt's last token [S, V] and, per layer, the prompts' keys (stored
+        transposed, [S, kv heads, head_dim, P]) and values with a column of ones
+        appended [S, kv heads, P, head_dim + 1]."""
         import torch
 
         s, p = ids.shape
@@ -162,41 +161,70 @@ class LlamaDecoder:
         # key j visible from query i: j <= i (causal) and j < len (not padding); masked keys trail.
         visible = (cols[None, :] <= cols[:, None])[None] & (cols[None, None, :] < lens[:, None, None])
         mask = torch.zeros((s, 1, p, p), dtype=self.dtype).masked_fill_(~visible[:, None], float("-inf"))
-        cos, sin = self.cos[:p][None, None], self.sin[:p][None, None]
+        cos, sin = self.cos[:p][None, :, None], self.sin_signed[:p][None, :, None]
         x = self.embed[ids]
-        for layer, (kc, vc) in zip(self.layers, caches, strict=True):
-            q, k, v = self._split_qkv(self._rms(x, layer.ln1) @ layer.wqkv.T)
-            q = self._rope(q.view(s, p, self.n_heads, d).transpose(1, 2), cos, sin)
-            k = self._rope(k.view(s, p, nkv, d).transpose(1, 2), cos, sin)
-            v = v.view(s, p, nkv, d).transpose(1, 2)
-            kc[: s * repeat, :, :p] = k.repeat_interleave(repeat, dim=0)
-            vc[: s * repeat, :, :p] = v.repeat_interleave(repeat, dim=0)
+        caches = []
+        for layer in self.layers:
+            qkv = self._rms(x) @ layer.wqkv
+            nqk = (self.n_heads + nkv) * d
+            qk = self._rope(qkv[..., :nqk].view(s, p, self.n_heads + nkv, d), cos, sin)
+            q = qk[:, :, : self.n_heads].transpose(1, 2)
+            k = qk[:, :, self.n_heads :].transpose(1, 2)
+            v = qkv[..., nqk:].view(s, p, nkv, d).transpose(1, 2)
+            # values with a column of ones: one matmul gives the softmax's weighted values and its sum
+            # (torch.sum over a row with trailing zeros rounds differently with the row's width; a matmul does not)
+            ones = torch.ones((s, nkv, p, 1), dtype=self.dtype)
+            caches.append((k.transpose(-1, -2).contiguous(), torch.cat((v, ones), dim=-1)))
             kk, vv = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
             att = torch.softmax((q @ kk.transpose(-1, -2)) * self.scale + mask, dim=-1) @ vv
-            x = x + att.transpose(1, 2).reshape(s, p, self.n_heads * d) @ layer.wo.T
+            x = x + att.transpose(1, 2).reshape(s, p, self.n_heads * d) @ layer.wo
             x = x + self._mlp(layer, x)
         last = x[torch.arange(s), lens - 1]
-        return self._logits(_pad_rows(last))[:s]
+        return self._logits(_pad_rows(last))[:s], caches
 
-    def _step(self, tok: Any, pos: Any, width: int, mask: Any, caches: list[tuple[Any, Any]]) -> Any:
-        """One token per row at its own position ``pos``; attention over cache
-        columns [0, width) with the additive ``mask`` [R, 1, 1, width]."""
+    def _step(self, tok: Any, pos: Any, t: int, k: int, prompt_kv: list[tuple[Any, Any]], prompt_mask: Any,
+              gen_kv: list[tuple[Any, Any]]) -> Any:
+        """One token per row (rows state-major, ``k`` per state), row ``r`` at
+        position ``pos[r]``, its ``t``-th generated token. Attention is split:
+        over the state's prompt (its K/V shared by its ``k`` rows: one matmul
+        per state with k x group queries) and over the row's own generated
+        tokens, merged by their softmax maxima and sums."""
         import torch
 
         r = tok.shape[0]
-        d, nkv, g = self.head_dim, self.n_kv, self.n_heads // self.n_kv
-        cos, sin = self.cos[pos][:, None, None], self.sin[pos][:, None, None]
-        rows = torch.arange(r)
+        s = r // k
+        d, nkv, nh = self.head_dim, self.n_kv, self.n_heads
+        g = nh // nkv
+        cos, sin = self.cos[pos][:, None], self.sin_signed[pos][:, None]
         x = self.embed[tok]
-        for layer, (kc, vc) in zip(self.layers, caches, strict=True):
-            q, k, v = self._split_qkv(self._rms(x, layer.ln1) @ layer.wqkv.T)
-            q = self._rope(q.view(r, nkv, g, d), cos, sin)
-            k = self._rope(k.view(r, nkv, 1, d), cos, sin)
-            kc[rows, :, pos] = k[:, :, 0]
-            vc[rows, :, pos] = v.view(r, nkv, d)
-            scores = (q @ kc[:, :, :width].transpose(-1, -2)) * self.scale + mask
-            att = torch.softmax(scores, dim=-1) @ vc[:, :, :width]
-            x = x + att.reshape(r, self.n_heads * d) @ layer.wo.T
+        for layer, (ka, va), (kb, vb) in zip(self.layers, prompt_kv, gen_kv, strict=True):
+            qkv = self._rms(x) @ layer.wqkv
+            nqk = (nh + nkv) * d
+            qk = self._rope(qkv[:, :nqk].view(r, nh + nkv, d), cos, sin)
+            q = qk[:, :nh]
+            kb[:, :, t] = qk[:, nh:]
+            vb[:, :, t] = qkv[:, nqk:].view(r, nkv, d)
+            # prompt part: [S, kv, k*g, D] @ [S, kv, D, P]
+            qa = q.view(s, k, nkv, g, d).transpose(1, 2).reshape(s, nkv, k * g, d)
+            sa = (qa @ ka) * self.scale + prompt_mask
+            ma = sa.amax(-1, keepdim=True)
+            pa = torch.exp(sa - ma)
+            oa_la = pa @ va
+            oa, la = oa_la[..., :d], oa_la[..., d:]
+            # back to rows: [S, kv, k, g, .] -> [R, kv, g, .]
+            oa = oa.view(s, nkv, k, g, d).transpose(1, 2).reshape(r, nkv, g, d)
+            ma = ma.view(s, nkv, k, g, 1).transpose(1, 2).reshape(r, nkv, g, 1)
+            la = la.view(s, nkv, k, g, 1).transpose(1, 2).reshape(r, nkv, g, 1)
+            # generated part: [R, kv, g, D] @ [R, kv, t+1, D]^T
+            sb = (q.view(r, nkv, g, d) @ kb[:, :, : t + 1].transpose(-1, -2)) * self.scale
+            mb = sb.amax(-1, keepdim=True)
+            pb = torch.exp(sb - mb)
+            ob = pb @ vb[:, :, : t + 1]
+            lb = pb.sum(-1, keepdim=True)
+            m = torch.maximum(ma, mb)
+            wa, wb = torch.exp(ma - m), torch.exp(mb - m)
+            att = (oa * wa + ob * wb) / (la * wa + lb * wb)
+            x = x + att.reshape(r, nh * d) @ layer.wo
             x = x + self._mlp(layer, x)
         return self._logits(x)
 
@@ -222,11 +250,17 @@ class LlamaDecoder:
         has finished."""
         import torch
 
-        s = len(prompts)
-        rows = s * k
-        lens_list = [len(p) for p in prompts]
-        if min(lens_list) < 1:
+        rows = len(prompts) * k
+        if min(len(p) for p in prompts) < 1:
             raise ValueError("empty prompt")
+        # At least MIN_ROWS rows in every matmul: pad with copies of the first state (discarded).
+        extra = max(0, -(-MIN_ROWS // k) - len(prompts))
+        prompts = [*prompts, *[prompts[0]] * extra]
+        s = len(prompts)
+        r_pad = s * k
+        if uniforms is not None and r_pad > rows:
+            uniforms = torch.cat([uniforms, uniforms[:1].expand(r_pad - rows, -1)])
+        lens_list = [len(p) for p in prompts]
         ids = torch.zeros((s, max(lens_list)), dtype=torch.long)
         for i, pr in enumerate(prompts):
             ids[i, : len(pr)] = torch.tensor(list(pr), dtype=torch.long)
@@ -235,52 +269,35 @@ class LlamaDecoder:
         p = ids.shape[1]
         if p + max_new > self.cos.shape[0]:
             self._rope_table(p + max_new)
-        # At least MIN_ROWS rows in every decode matmul: pad with copies of row 0 (discarded).
-        r_pad = max(rows, MIN_ROWS)
-        width_max = p + max_new
-        caches = [(torch.zeros((r_pad, self.n_kv, width_max, self.head_dim), dtype=self.dtype),
-                   torch.zeros((r_pad, self.n_kv, width_max, self.head_dim), dtype=self.dtype))
-                  for _ in self.layers]
-        row_lens = lens.repeat_interleave(k)
-        if r_pad > rows:
-            row_lens = torch.cat([row_lens, row_lens[:1].expand(r_pad - rows)])
         with torch.inference_mode():
-            first = self._prefill(ids, lens, caches, k)
-            if r_pad > rows:
-                for kc, vc in caches:
-                    kc[rows:] = kc[:1]
-                    vc[rows:] = vc[:1]
+            first, prompt_kv = self._prefill(ids, lens)
+            prompt_mask = torch.zeros((s, 1, 1, p), dtype=self.dtype)
+            prompt_mask.masked_fill_(torch.arange(p)[None, None, None, :] >= lens[:, None, None, None], float("-inf"))
+            gen_kv = [(torch.zeros((r_pad, self.n_kv, max_new, self.head_dim), dtype=self.dtype),
+                       torch.zeros((r_pad, self.n_kv, max_new, self.head_dim), dtype=self.dtype))
+                      for _ in self.layers]
+            row_lens = lens.repeat_interleave(k)
             logits = first.repeat_interleave(k, dim=0)
-            if r_pad > rows:
-                logits = torch.cat([logits, logits[:1].expand(r_pad - rows, -1)])
-            # Additive mask over cache columns: 0 where a row has a token, -inf elsewhere (trailing).
-            cols = torch.arange(width_max)
-            mask = torch.zeros((r_pad, width_max), dtype=self.dtype)
-            mask.masked_fill_(cols[None, :] >= row_lens[:, None], float("-inf"))
-            all_rows = torch.arange(r_pad)
-            tokens = torch.zeros((rows, max_new), dtype=torch.long)
-            logps = torch.zeros((rows, max_new), dtype=torch.float32)
-            finished = torch.zeros(rows, dtype=torch.bool)
+            tokens = torch.zeros((r_pad, max_new), dtype=torch.long)
+            logps = torch.zeros((r_pad, max_new), dtype=torch.float32)
+            finished = torch.zeros(r_pad, dtype=torch.bool)
+            finished[rows:] = True
             state = None
             steps = 0
             for t in range(max_new):
-                lp = torch.log_softmax(logits[:rows], dim=-1)
                 if uniforms is None:
-                    tok = torch.argmax(logits[:rows], dim=-1)
+                    tok = torch.argmax(logits, dim=-1)
                 else:
-                    tok = sample_rows(logits[:rows], temperature, uniforms[:, t])
+                    tok = sample_rows(logits, temperature, uniforms[:, t])
                 tokens[:, t] = tok
-                logps[:, t] = lp.gather(1, tok[:, None])[:, 0]
+                logps[:, t] = torch.log_softmax(logits, dim=-1).gather(1, tok[:, None])[:, 0]
                 steps = t + 1
                 ended, state = stop(tok, state)
                 finished |= ended
                 if t == max_new - 1 or bool(finished.all()):
                     break
-                pos = row_lens + t
-                mask[all_rows, pos] = 0.0
-                step_tok = torch.cat([tok, tok[:1].expand(r_pad - rows)]) if r_pad > rows else tok
-                logits = self._step(step_tok, pos, p + t + 1, mask[:, None, None, : p + t + 1], caches)
-        return tokens[:, :steps], logps[:, :steps]
+                logits = self._step(tok, row_lens + t, t, k, prompt_kv, prompt_mask, gen_kv)
+        return tokens[:rows, :steps], logps[:rows, :steps]
 
 
 def _pad_rows(x: Any) -> Any:
