@@ -88,10 +88,11 @@ class LlamaDecoder:
         with torch.no_grad():
             self.embed = inner.embed_tokens.weight.detach()
             self.dtype = self.embed.dtype
-            # RMSNorm weights folded into the matmul that follows each norm.
+            # RMSNorm weights folded into the matmul that follows each norm, the attention scale into q.
+            scale = self.head_dim ** -0.5
             self.layers = [
                 _Layer(
-                    wqkv=(torch.cat([layer.self_attn.q_proj.weight, layer.self_attn.k_proj.weight,
+                    wqkv=(torch.cat([layer.self_attn.q_proj.weight * scale, layer.self_attn.k_proj.weight,
                                      layer.self_attn.v_proj.weight]) * layer.input_layernorm.weight).contiguous().T,
                     wo=layer.self_attn.o_proj.weight.detach().T,
                     wgu=(torch.cat([layer.mlp.gate_proj.weight, layer.mlp.up_proj.weight])
@@ -105,7 +106,6 @@ class LlamaDecoder:
             self._inv_freq = rot.inv_freq.detach().float().clone()
             self._rope_scaling = float(rot.attention_scaling)
         self._rope_table(self.max_positions)
-        self.scale = self.head_dim ** -0.5
         self.intermediate = int(self.layers[0].wd.shape[0]) if self.layers else 0
 
     # ------------------------------------------------------------------ math
@@ -176,7 +176,7 @@ class LlamaDecoder:
             ones = torch.ones((s, nkv, p, 1), dtype=self.dtype)
             caches.append((k.transpose(-1, -2).contiguous(), torch.cat((v, ones), dim=-1)))
             kk, vv = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
-            att = torch.softmax((q @ kk.transpose(-1, -2)) * self.scale + mask, dim=-1) @ vv
+            att = torch.softmax(q @ kk.transpose(-1, -2) + mask, dim=-1) @ vv
             x = x + att.transpose(1, 2).reshape(s, p, self.n_heads * d) @ layer.wo
             x = x + self._mlp(layer, x)
         last = x[torch.arange(s), lens - 1]
@@ -206,7 +206,7 @@ class LlamaDecoder:
             vb[:, :, t] = qkv[:, nqk:].view(r, nkv, d)
             # prompt part: [S, kv, k*g, D] @ [S, kv, D, P]
             qa = q.view(s, k, nkv, g, d).transpose(1, 2).reshape(s, nkv, k * g, d)
-            sa = (qa @ ka) * self.scale + prompt_mask
+            sa = qa @ ka + prompt_mask
             ma = sa.amax(-1, keepdim=True)
             pa = torch.exp(sa - ma)
             oa_la = pa @ va
@@ -216,7 +216,7 @@ class LlamaDecoder:
             ma = ma.view(s, nkv, k, g, 1).transpose(1, 2).reshape(r, nkv, g, 1)
             la = la.view(s, nkv, k, g, 1).transpose(1, 2).reshape(r, nkv, g, 1)
             # generated part: [R, kv, g, D] @ [R, kv, t+1, D]^T
-            sb = (q.view(r, nkv, g, d) @ kb[:, :, : t + 1].transpose(-1, -2)) * self.scale
+            sb = q.view(r, nkv, g, d) @ kb[:, :, : t + 1].transpose(-1, -2)
             mb = sb.amax(-1, keepdim=True)
             pb = torch.exp(sb - mb)
             ob = pb @ vb[:, :, : t + 1]
@@ -250,16 +250,10 @@ class LlamaDecoder:
         has finished."""
         import torch
 
-        rows = len(prompts) * k
+        s = len(prompts)
+        rows = s * k
         if min(len(p) for p in prompts) < 1:
             raise ValueError("empty prompt")
-        # At least MIN_ROWS rows in every matmul: pad with copies of the first state (discarded).
-        extra = max(0, -(-MIN_ROWS // k) - len(prompts))
-        prompts = [*prompts, *[prompts[0]] * extra]
-        s = len(prompts)
-        r_pad = s * k
-        if uniforms is not None and r_pad > rows:
-            uniforms = torch.cat([uniforms, uniforms[:1].expand(r_pad - rows, -1)])
         lens_list = [len(p) for p in prompts]
         ids = torch.zeros((s, max(lens_list)), dtype=torch.long)
         for i, pr in enumerate(prompts):
@@ -271,6 +265,17 @@ class LlamaDecoder:
             self._rope_table(p + max_new)
         with torch.inference_mode():
             first, prompt_kv = self._prefill(ids, lens)
+            # At least MIN_ROWS rows in every decode matmul: copies of the first state (discarded).
+            extra = max(0, -(-MIN_ROWS // k) - s)
+            if extra:
+                first = torch.cat([first, first[:1].expand(extra, -1)])
+                prompt_kv = [(torch.cat([ka, ka[:1].expand(extra, -1, -1, -1)]),
+                              torch.cat([va, va[:1].expand(extra, -1, -1, -1)])) for ka, va in prompt_kv]
+                lens = torch.cat([lens, lens[:1].expand(extra)])
+                s += extra
+            r_pad = s * k
+            if uniforms is not None and r_pad > rows:
+                uniforms = torch.cat([uniforms, uniforms[:1].expand(r_pad - rows, -1)])
             prompt_mask = torch.zeros((s, 1, 1, p), dtype=self.dtype)
             prompt_mask.masked_fill_(torch.arange(p)[None, None, None, :] >= lens[:, None, None, None], float("-inf"))
             gen_kv = [(torch.zeros((r_pad, self.n_kv, max_new, self.head_dim), dtype=self.dtype),
