@@ -13,10 +13,14 @@ and attention is an explicit masked softmax whose masked columns are all at
 the end of a row. A masked column adds an exact 0 to every sum, so a row's
 logits do not depend on how wide the batch is; with every matmul over at least
 `MIN_ROWS` rows (MKL picks other kernels for fewer rows, which round
-differently), a row's logits are the same bits alone or in any batch, and
-sampling with per-row uniforms (`sample_rows`) makes its samples depend only
-on its own seed. Rows that finished keep running until every row has (their
-tokens are discarded by the caller), so the batch never changes shape.
+differently; seeded calls, ``invariant=True``), a row's logits are the
+same bits alone or in any batch, and sampling with per-row uniforms
+(`sample_rows`) makes its samples depend only on its own seed. A state's
+prompt K/V is computed once and shared by its samples: attention is split
+into the prompt part (one matmul per state for all its samples' queries) and
+the row's own generated part, merged by their softmax maxima and sums. Rows
+that finished keep running until every row has (their tokens are discarded by
+the caller), so the batch never changes shape.
 
 Only the plain Llama shape is supported (`supports`: default RoPE, no biases,
 SiLU MLP, no LoRA wrapper); anything else goes through ``generate``.
@@ -180,7 +184,7 @@ class LlamaDecoder:
             x = x + att.transpose(1, 2).reshape(s, p, self.n_heads * d) @ layer.wo
             x = x + self._mlp(layer, x)
         last = x[torch.arange(s), lens - 1]
-        return self._logits(_pad_rows(last))[:s], caches
+        return self._logits(_pad_rows(last) if s * p >= MIN_ROWS else last)[:s], caches
 
     def _step(self, tok: Any, pos: Any, t: int, k: int, prompt_kv: list[tuple[Any, Any]], prompt_mask: Any,
               gen_kv: list[tuple[Any, Any]]) -> Any:
@@ -238,8 +242,13 @@ class LlamaDecoder:
         temperature: float,
         uniforms: Any | None,
         stop: Any,
+        invariant: bool = True,
     ) -> tuple[Any, Any]:
         """``k`` continuations of each prompt (rows prompt-major).
+
+        ``invariant``: run every matmul over at least `MIN_ROWS` rows (copies
+        of the first state, discarded) so that a row's logits are the same bits
+        in any batch; without it a small call (one sequence) runs unpadded.
 
         ``uniforms`` [rows, max_new] in [0, 1): row ``r``'s token ``t`` is drawn
         by inverse CDF from softmax(logits / T) with ``uniforms[r, t]``; None
@@ -259,14 +268,15 @@ class LlamaDecoder:
         for i, pr in enumerate(prompts):
             ids[i, : len(pr)] = torch.tensor(list(pr), dtype=torch.long)
         lens = torch.tensor(lens_list, dtype=torch.long)
-        ids = _pad_prefill(ids)
+        if invariant:
+            ids = _pad_prefill(ids)
         p = ids.shape[1]
         if p + max_new > self.cos.shape[0]:
             self._rope_table(p + max_new)
         with torch.inference_mode():
             first, prompt_kv = self._prefill(ids, lens)
             # At least MIN_ROWS rows in every decode matmul: copies of the first state (discarded).
-            extra = max(0, -(-MIN_ROWS // k) - s)
+            extra = max(0, -(-MIN_ROWS // k) - s) if invariant else 0
             if extra:
                 first = torch.cat([first, first[:1].expand(extra, -1)])
                 prompt_kv = [(torch.cat([ka, ka[:1].expand(extra, -1, -1, -1)]),

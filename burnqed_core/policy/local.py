@@ -26,7 +26,8 @@ Two decoders produce the same distribution (greedy = argmax; else softmax of
 the raw logits / T, nothing else): for a plain Llama on CPU (the tiny
 profile's models) the hand-written loop of `fast_decode.LlamaDecoder`
 (static KV cache, a few fused matmuls per layer, states batched across the
-call, seeded or not, and a row's logits the same bits in any batch); for any
+call, seeded or not; in a seeded call a row's logits are the same bits in any
+batch); for any
 other model ``model.generate`` (a seeded call then runs state by state, each
 state's samples in one chunk with one unpadded prompt, so that nothing else
 in the call changes its logits). ``fast_decode=False`` forces ``generate``.
@@ -383,7 +384,7 @@ class LocalPolicy:
                 gen = torch.Generator(device="cpu")
                 gen.manual_seed(seed)
                 uniforms = torch.rand((len(prompts) * k, max_new), generator=gen)
-            return self._decode_fast(prompts, k, temperature, max_new, uniforms)
+            return self._decode_fast(prompts, k, temperature, max_new, uniforms, invariant=False)
         unique_ids, unique_mask = self._pad(prompts, left=True)
         cache = self._shared_prefill(unique_ids, unique_mask, k)
         input_ids = unique_ids.repeat_interleave(k, dim=0)
@@ -433,13 +434,16 @@ class LocalPolicy:
         return self._samples(gen.cpu().tolist(), token_lp)
 
     def _decode_fast(
-        self, prompts: list[list[int]], k: int, temperature: float, max_new: int, uniforms: Any
+        self, prompts: list[list[int]], k: int, temperature: float, max_new: int, uniforms: Any,
+        invariant: bool = True,
     ) -> list[Sample]:
-        """``k`` samples of each prompt (rows prompt-major) with `LlamaDecoder`."""
+        """``k`` samples of each prompt (rows prompt-major) with `LlamaDecoder`;
+        ``invariant``: each row's logits the same bits in any batch (seeded calls)."""
         assert self._decoder is not None
         if self._stop_table is None:
             self._stop_table = StopTable(self.tokenizer, self._decoder.embed.shape[0], self.eos_ids, STOP_STRINGS[0])
-        tokens, token_lp = self._decoder.decode(prompts, k, max_new, temperature, uniforms, self._stop_table)
+        tokens, token_lp = self._decoder.decode(prompts, k, max_new, temperature, uniforms, self._stop_table,
+                                                invariant=invariant)
         return self._samples(tokens.tolist(), token_lp)
 
     def _samples(self, gen_list: list[list[int]], token_lp: Any) -> list[Sample]:
