@@ -1,6 +1,6 @@
 """Preemption of ``lora_adapter``: a real `dagster asset materialize` run process is SIGKILLed mid-training (as a
-spot reclaim does), marked failed (what run monitoring does on Kubernetes), its pool slot freed (what the daemon
-does with ``run_monitoring.free_slots_after_run_end_seconds``), and re-executed from failure in a new process.
+spot reclaim does), found dead, marked failed and its gpu pool slot freed (`recover_dead_runs`: what
+``burnqed recover`` does), and re-executed from failure in a new process.
 Training continues from its last checkpoint, and the adapter equals an uninterrupted run's. Real persistent
 Dagster instance (the repository's dagster.yaml), real tiny model; no Lean."""
 
@@ -24,6 +24,7 @@ from burnqed_core.training.metrics import TrainingMetrics
 from burnqed_core.training.sft import list_checkpoints
 from burnqed_pipeline.cli import REPO_DAGSTER_YAML
 from burnqed_pipeline.defs.partitions import GPU_POOL, add_iteration
+from burnqed_pipeline.recovery import recover_dead_runs, run_pid
 from tests.pipeline.helpers import materialize, metadata, resources
 from tests.pipeline.profiles import leandojo_corpus, slice_set, write_profile
 
@@ -93,8 +94,18 @@ def test_sigkilled_training_run_resumes_from_its_checkpoint(tmp_path: Path) -> N
     # nobody reported the end of the killed run: it stays STARTED and keeps its gpu slot
     assert killed.status == dg.DagsterRunStatus.STARTED
     assert killed.run_id in instance.event_log_storage.get_concurrency_info(GPU_POOL).active_run_ids
-    instance.report_run_failed(killed, "run worker SIGKILLed (preempted)")
-    instance.event_log_storage.free_concurrency_slots_for_run(killed.run_id)
+    assert run_pid(instance, killed.run_id) == proc.pid
+    # `burnqed recover` (also done by `burnqed loop` before it starts): the run is failed, its slot freed
+    rec = subprocess.run([sys.executable, "-c", "from burnqed_pipeline.cli import main; main()", "recover",
+                          "--profile", str(prof)], cwd=ROOT, env=_env(home, prof), capture_output=True, text=True,
+                         timeout=300)
+    assert rec.returncode == 0, rec.stdout[-2000:] + rec.stderr[-2000:]
+    assert f"run {killed.run_id[:8]} (__ASSET_JOB, 0): run process {proc.pid} is gone" in rec.stdout
+    assert "1 run(s) recovered" in rec.stdout
+    failed = instance.get_run_by_id(killed.run_id)
+    assert failed is not None and failed.status == dg.DagsterRunStatus.FAILURE
+    assert not instance.event_log_storage.get_concurrency_info(GPU_POOL).active_run_ids
+    assert recover_dead_runs(instance) == []
 
     # 2. re-execution from failure in a new run process
     reexec = subprocess.run([sys.executable, "-c", "from tests.pipeline.reexecute import main; main()",
