@@ -108,3 +108,17 @@ def test_a_later_iteration_waits_for_the_run_of_an_earlier_one(
     logs = [e.message for e in inst.all_logs(result.run_id) if e.message]
     assert any("tactic_pairs[1] waits for trajectories[0] (run" in m and "eval_report[0] (run" in m for m in logs)
     assert any("earlier iterations done after" in m for m in logs)
+
+
+def test_a_waiting_run_gives_way_when_the_earlier_one_stays_queued(
+        setup: tuple[Path, dg.DagsterInstance, BaseLayout], monkeypatch: pytest.MonkeyPatch) -> None:
+    prof, inst, _ = setup  # iteration 0 is complete now (previous test), iteration 1 is not
+    monkeypatch.setattr(ordering, "POLL_S", 0.1)
+    monkeypatch.setattr(ordering, "QUEUED_TIMEOUT_S", 1.0)
+    add_iteration(inst, 2)
+    queued = _in_flight_run(inst, "trajectories", "1", dg.DagsterRunStatus.NOT_STARTED)
+    result = materialize(inst, resources(prof), ["tactic_pairs"], "2", raise_on_error=False)
+    assert not result.success
+    msg = failure_message(result)
+    assert "tactic_pairs[2] waited" in msg and f"trajectories[1] (run {queued.run_id[:8]}, NOT_STARTED)" in msg
+    assert "which stayed queued" in msg and "run_queue.max_concurrent_runs" in msg
