@@ -134,5 +134,6 @@ def gonogo_verdict(
                           threshold=best_auto, blocking=False, note="vs the better automation baseline"))
     failures = [r.message for r in v.reasons if r.blocking]
     notes = [r.message for r in v.reasons if not r.blocking]
-    cv = CheckVerdict(check="eval_report", figures=figures, failures=failures, notes=[v.summary(), *notes])
+    cv = CheckVerdict(check="eval_report", figures=figures, failures=failures,
+                      notes=[f"{v.decision.upper()} (iteration {v.iteration})", *notes])
     return v, cv
