@@ -1,4 +1,4 @@
-"""Jobs: the shared base assets, and one iteration (every partitioned asset of a partition)."""
+"""Jobs: the shared base assets, one iteration (every partitioned asset of a partition), the nightly eval."""
 
 from __future__ import annotations
 
@@ -19,4 +19,15 @@ base_job = dg.define_asset_job(
 iteration_job = dg.define_asset_job(
     "iteration", selection=dg.AssetSelection.groups(ITERATION_GROUP), partitions_def=iterations, tags=RETRY_TAGS,
     description="Every stage of one iteration (pick the partition): tactic pairs to eval report.",
+)
+
+NIGHTLY_GROUP = "nightly"
+#: Run tag holding the nightly report's date (``YYYY-MM-DD``), set by the schedule; a run without it (launched
+#: by hand) uses today's date in the profile's ``nightly.timezone``.
+NIGHTLY_DATE_TAG = "burnqed/nightly_date"
+
+nightly_job = dg.define_asset_job(
+    "nightly", selection=dg.AssetSelection.groups(NIGHTLY_GROUP), partitions_def=iterations,
+    description="The nightly eval of one iteration (the schedule picks the newest complete one) on the benchmark "
+                "and nightly.extra_benchmarks, dated reports under <work_dir>/nightly/<date>/.",
 )
