@@ -285,6 +285,35 @@ class EvalConfig(Section):
         return sorted(set(v))
 
 
+class NightlyConfig(Section):
+    """The nightly eval (the pipeline's ``nightly_eval`` schedule): the newest complete iteration on the
+    profile's benchmark and on ``extra_benchmarks``, a dated report per benchmark under
+    ``<work_dir>/nightly/<YYYY-MM-DD>/<benchmark>/``."""
+
+    cron: str = Field("0 3 * * *", description="when (five-field cron, in `timezone`)")
+    timezone: str = Field("UTC", description="IANA time zone of `cron` and of the report's date")
+    extra_benchmarks: list[str] = Field(default_factory=list, description="theorem sets evaluated besides "
+                                        "data.benchmark ('bundled:<name>', .jsonl or .lean paths)")
+
+    @field_validator("cron")
+    @classmethod
+    def _five_fields(cls, v: str) -> str:
+        if len(v.split()) != 5:
+            raise ValueError(f"nightly.cron {v!r}: expected five fields (minute hour day month weekday)")
+        return v
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"nightly.timezone {v!r}: not an IANA time zone (e.g. UTC, Europe/Paris)") from None
+        return v
+
+
 class Profile(Section):
     name: str = "tiny"
     seed: int = 0
@@ -296,6 +325,7 @@ class Profile(Section):
     data: DataConfig = Field(default_factory=DataConfig)
     ebm: EBMConfig = Field(default_factory=EBMConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    nightly: NightlyConfig = Field(default_factory=NightlyConfig)
     source: Path | None = Field(None, description="the file this profile was loaded from")
 
     @model_validator(mode="after")
