@@ -14,8 +14,9 @@ from burnqed_pipeline.stage import logs_to, result, stage
 @dg.asset(partitions_def=iterations, group_name="iteration", deps=["base_tactic_pairs", "base_model"],
           kinds={"parquet"})
 def tactic_pairs(context: dg.AssetExecutionContext, profile: ProfileResource) -> dg.MaterializeResult:
-    """Train/val pairs split by theorem: the base pairs at iteration 0; from N > 0 a base subsample mixed with
-    the upsampled positive steps of the trajectories of every iteration < N (read from the run directory).
+    """Train/val pairs split by theorem (the split ``base_model`` drew before pre-training): the base pairs at
+    iteration 0; from N > 0 a base subsample mixed with the upsampled positive steps of the trajectories of every
+    iteration < N (read from the run directory), at most ``data.trajectory_max_share`` of the mix.
     Under a backfill it first waits for runs still materialising earlier iterations (`burnqed_pipeline.ordering`)."""
     st, n = stage(profile.load()), partition_iteration(context)
     me = f"tactic_pairs[{n}]"
@@ -29,7 +30,8 @@ def tactic_pairs(context: dg.AssetExecutionContext, profile: ProfileResource) ->
                                                   "trajectories": [e.trajectories for e in earlier]}, {"n": n})
     with logs_to(context):
         res = run_stage(out, fp, lambda: stages.tactic_pairs(st.profile, n, stages.base_pairs(base), trajs, out,
-                                                             stages.base_model_path(model)))
+                                                             stages.base_model_path(model),
+                                                             split=stages.read_base_split(model)))
     used = UsedPartitions(same_iteration=["base_tactic_pairs", "base_model"],
                           earlier={"trajectories": [e.iteration for e in earlier]})
     return result(context, res, used)
