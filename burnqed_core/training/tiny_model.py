@@ -26,6 +26,30 @@ log = logging.getLogger(__name__)
 
 WIDTH_MULTIPLE = 32
 
+#: Named tiny model shapes (`TinyModelConfig` fields) for profiles and
+#: benchmarks (``benchmarks/generate_batching.py --preset``,
+#: ``benchmarks/model_size.py``). Every width is a multiple of 32, head_dim 32
+#: or 64. ``tiny-1m``: configs/tiny.yaml's model; ``tiny-3m``: the
+#: `TinyModelConfig` defaults; ``small-5m`` / ``small-7m``: candidates for the
+#: ``small`` CPU profile (deeper / wider).
+TINY_PRESETS: dict[str, dict[str, int]] = {
+    "tiny-1m": {"vocab_size": 1024, "hidden_size": 128, "num_layers": 4, "num_heads": 4, "num_kv_heads": 2,
+                "intermediate_size": 352},
+    "tiny-3m": {"vocab_size": 1024, "hidden_size": 256, "num_layers": 4, "num_heads": 4, "num_kv_heads": 2,
+                "intermediate_size": 704},
+    "small-5m": {"vocab_size": 1024, "hidden_size": 256, "num_layers": 6, "num_heads": 4, "num_kv_heads": 2,
+                 "intermediate_size": 704},
+    "small-7m": {"vocab_size": 1024, "hidden_size": 384, "num_layers": 4, "num_heads": 6, "num_kv_heads": 2,
+                 "intermediate_size": 1024},
+}
+
+
+def tiny_preset(name: str) -> TinyModelConfig:
+    """The `TinyModelConfig` of a named shape in `TINY_PRESETS` (other fields at their defaults)."""
+    if name not in TINY_PRESETS:
+        raise ProfileError(f"unknown tiny model preset {name!r}: one of {', '.join(sorted(TINY_PRESETS))}")
+    return TinyModelConfig(**TINY_PRESETS[name])
+
 
 def default_base_dir(home: Path) -> Path:
     """Where the tiny profile keeps its pre-trained base model (``<paths.home>/models/tiny-base``)."""
@@ -130,7 +154,7 @@ def pretrain_base(
     it should model the language of goal states too (its hidden states feed the
     EBM, and tactics copy hypothesis names from the state). SFT afterwards
     trains completion-only. Full fine-tune (every weight trains), AdamW,
-    cosine schedule with warm-up; resumable like SFT; deterministic for a
+    warm-up then ``training.lr_schedule`` decay to ``training.min_lr_ratio``; resumable like SFT; deterministic for a
     given ``cfg.seed`` and data.
     """
     import torch
@@ -161,7 +185,8 @@ def pretrain_base(
                             warmup_steps=min(cfg.warmup_steps, tiny.pretrain_steps),
                             batch_size=tiny.pretrain_batch_size, grad_accum=1, eval_every=cfg.eval_every,
                             save_every=cfg.save_every, seed=cfg.seed, max_grad_norm=cfg.max_grad_norm,
-                            keep_checkpoints=cfg.keep_checkpoints)
+                            keep_checkpoints=cfg.keep_checkpoints, lr_schedule=cfg.lr_schedule,
+                            min_lr_ratio=cfg.min_lr_ratio)
     prints = dict(data_fingerprints or {"pairs": fingerprint_pairs(pairs), "val": fingerprint_pairs(val)})
     n_params = sum(p.numel() for p in model.parameters())
     metrics = TrainingMetrics(kind="pretrain", train_examples=len(train_ex), val_examples=len(val_ex),

@@ -9,6 +9,7 @@ from burnqed_core.loop import stages
 from burnqed_core.loop.inputs import UsedPartitions, benchmark_theorems, earlier_iterations, earlier_solved, require
 from burnqed_core.loop.markers import fingerprint, run_stage_async
 from burnqed_core.loop.stages import StageResult
+from burnqed_pipeline.defs.automation import EVAL_REPORT_CONDITION
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL, iterations, partition_iteration
 from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource
 from burnqed_pipeline.metadata import eval_metadata, served_metadata
@@ -18,7 +19,7 @@ from burnqed_pipeline.stage import EBM_WIRED, logs_to, progress, result, searche
 
 @dg.asset(partitions_def=iterations, group_name="iteration",
           deps=["merged_model", "automation_baselines", *(["ebm"] if EBM_WIRED else [])],
-          pool=GPU_POOL, op_tags=GPU_OP_TAGS, kinds={"markdown"})
+          pool=GPU_POOL, op_tags=GPU_OP_TAGS, kinds={"markdown"}, automation_condition=EVAL_REPORT_CONDITION)
 def eval_report(context: dg.AssetExecutionContext, profile: ProfileResource, lean: LeanResource,
                 policy: PolicyResource) -> dg.MaterializeResult:
     """Solve rate per node budget (hard split apart), the automation-only baseline, theorems newly solved
