@@ -102,6 +102,7 @@ class Plan(BaseModel):
     fingerprint: str
     shard_size: int
     shards: list[list[str]]
+    specs: list[ShardSpec] = Field(default_factory=list, description="every shard, for a merge that must run one")
 
     @property
     def theorems(self) -> list[str]:
@@ -138,15 +139,15 @@ def plan(stage: str, iteration: int, stage_dir: Path, fp: str, theorems: Sequenc
     saved = prepare_stage(stage_dir, fp)
     parts = split(theorems, size)
     old = read_plan(stage_dir)
+    specs = [ShardSpec(stage=stage, iteration=iteration, index=i, count=len(parts), stage_dir=str(stage_dir),
+                       stage_fingerprint=fp, theorems=p, inputs=dict(inputs or {})) for i, p in enumerate(parts)]
     new = Plan(stage=stage, iteration=iteration, fingerprint=fp, shard_size=size,
-               shards=[[t.name for t in p] for p in parts])
+               shards=[[t.name for t in p] for p in parts], specs=specs)
     if old is None or old != new:
-        if old is not None and old.fingerprint == fp:
+        if old is not None and old.fingerprint == fp and old.shard_size != size:
             log.info("%s: shard size %d -> %d: finished shards of the old plan are not reused", stage_dir,
                      old.shard_size, size)
         atomic_write_text(stage_dir / PLAN, new.model_dump_json(indent=1))
-    specs = [ShardSpec(stage=stage, iteration=iteration, index=i, count=len(parts), stage_dir=str(stage_dir),
-                       stage_fingerprint=fp, theorems=p, inputs=dict(inputs or {})) for i, p in enumerate(parts)]
     log.info("%s: %d theorems in %d shard(s) of at most %d", stage, len(theorems), len(parts), size)
     return specs, saved
 
@@ -210,6 +211,17 @@ def _fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def missing(stage_dir: Path, fp: str, results: Sequence[ShardResult]) -> list[ShardSpec]:
+    """The planned shards absent from ``results``: their steps never ran in this run. Dagster's re-execution
+    from failure re-runs failed and interrupted mapped steps but not those that never started (a run killed
+    before reaching them), so the merge runs these itself (`run_shard`: finished ones are read back)."""
+    p = read_plan(stage_dir)
+    if p is None or p.fingerprint != fp:
+        raise ShardError(f"{stage_dir}: no shard plan for these inputs (run the split step again)")
+    have = {r.index for r in results}
+    return [s for s in p.specs if s.index not in have]
 
 
 def gather(stage_dir: Path, fp: str, results: Sequence[ShardResult]) -> list[Path]:

@@ -71,10 +71,8 @@ def split_eval(context: dg.OpExecutionContext, profile: ProfileResource, lean: L
         yield dg.DynamicOutput(spec, mapping_key=spec.key)
 
 
-@dg.op(pool=GPU_POOL, tags=GPU_OP_TAGS)
-def eval_shard(context: dg.OpExecutionContext, spec: ShardSpec, profile: ProfileResource, lean: LeanResource,
+def _run_shard(context: dg.OpExecutionContext, spec: ShardSpec, profile: ProfileResource, lean: LeanResource,
                policy: PolicyResource) -> ShardResult:
-    """Evaluate one shard of the benchmark (`stages.eval_search`: resumable, every proof re-checked)."""
     prof = profile.load()
     merged, ebm = Path(str(spec.inputs["merged"])), spec.inputs.get("ebm")
 
@@ -93,13 +91,26 @@ def eval_shard(context: dg.OpExecutionContext, spec: ShardSpec, profile: Profile
     return out
 
 
+@dg.op(pool=GPU_POOL, tags=GPU_OP_TAGS)
+def eval_shard(context: dg.OpExecutionContext, spec: ShardSpec, profile: ProfileResource, lean: LeanResource,
+               policy: PolicyResource) -> ShardResult:
+    """Evaluate one shard of the benchmark (`stages.eval_search`: resumable, every proof re-checked)."""
+    return _run_shard(context, spec, profile, lean, policy)
+
+
 @dg.op
-def merge_eval(context: dg.OpExecutionContext, results: list[ShardResult],
-               profile: ProfileResource) -> dg.MaterializeResult:
+def merge_eval(context: dg.OpExecutionContext, results: list[ShardResult], profile: ProfileResource,
+               lean: LeanResource, policy: PolicyResource) -> dg.MaterializeResult:
     """Merge the shards' rows into the iteration's eval (results, summary, report, plot) and compare it with
-    every iteration < N."""
+    every iteration < N. A planned shard whose step never ran in this run (re-execution from failure of a
+    killed run) is run here."""
     x = _inputs(context, profile)
     root = x.it.eval
+    if not shards.stage_done(root):
+        for spec in shards.missing(root, x.fp, results):
+            context.log.warning(f"eval_report[{x.n}] shard {spec.index + 1}/{spec.count} did not run in this run "
+                                f"(a re-execution from failure skips mapped steps that never started): running it")
+            results = [*results, _run_shard(context, spec, profile, lean, policy)]
 
     def merge() -> StageResult:
         res = stages.merge_eval(x.st.profile, x.n, x.bench, stages.load_baselines(root),

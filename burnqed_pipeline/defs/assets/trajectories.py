@@ -57,10 +57,8 @@ def split_trajectories(context: dg.OpExecutionContext, profile: ProfileResource)
         yield dg.DynamicOutput(spec, mapping_key=spec.key)
 
 
-@dg.op(pool=GPU_POOL, tags=GPU_OP_TAGS)
-def search_shard(context: dg.OpExecutionContext, spec: ShardSpec, profile: ProfileResource, lean: LeanResource,
-                 policy: PolicyResource) -> ShardResult:
-    """Search one shard (`stages.trajectories` on its theorems); resumes its flushed parts after a kill."""
+def _run_shard(context: dg.OpExecutionContext, spec: ShardSpec, profile: ProfileResource, lean: LeanResource,
+               policy: PolicyResource) -> ShardResult:
     prof = profile.load()
     merged, ebm = Path(str(spec.inputs["merged"])), spec.inputs.get("ebm")
 
@@ -78,12 +76,25 @@ def search_shard(context: dg.OpExecutionContext, spec: ShardSpec, profile: Profi
     return out
 
 
+@dg.op(pool=GPU_POOL, tags=GPU_OP_TAGS)
+def search_shard(context: dg.OpExecutionContext, spec: ShardSpec, profile: ProfileResource, lean: LeanResource,
+                 policy: PolicyResource) -> ShardResult:
+    """Search one shard (`stages.trajectories` on its theorems); resumes its flushed parts after a kill."""
+    return _run_shard(context, spec, profile, lean, policy)
+
+
 @dg.op
-def merge_trajectories(context: dg.OpExecutionContext, results: list[ShardResult],
-                       profile: ProfileResource) -> dg.MaterializeResult:
-    """Merge the shards into the iteration's trajectory set (``search.traj``, at iteration 0 ``noisy.traj``)."""
+def merge_trajectories(context: dg.OpExecutionContext, results: list[ShardResult], profile: ProfileResource,
+                       lean: LeanResource, policy: PolicyResource) -> dg.MaterializeResult:
+    """Merge the shards into the iteration's trajectory set (``search.traj``, at iteration 0 ``noisy.traj``).
+    A planned shard whose step never ran in this run (re-execution from failure of a killed run) is run here."""
     x = _inputs(context, profile)
     root = x.it.trajectories
+    if not shards.stage_done(root):
+        for spec in shards.missing(root, x.fp, results):
+            context.log.warning(f"trajectories[{x.n}] shard {spec.index + 1}/{spec.count} did not run in this run "
+                                f"(a re-execution from failure skips mapped steps that never started): running it")
+            results = [*results, _run_shard(context, spec, profile, lean, policy)]
 
     def merge() -> StageResult:
         res = stages.merge_trajectories(x.st.profile, x.n, shards.gather(root, x.fp, results), root)
