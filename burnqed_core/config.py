@@ -177,6 +177,11 @@ class TrainingConfig(Section):
     max_steps: int = 300
     max_steps_later: int = 150
     warmup_steps: int = 20
+    lr_schedule: Literal["cosine", "linear", "constant"] = Field(
+        "cosine", description="after the linear warm-up: decay (cosine, linear) to min_lr_ratio x lr at the last "
+        "step, or constant; SFT, joint training and the tiny base's pre-training")
+    min_lr_ratio: float = Field(0.1, ge=0, le=1, description="the decay's floor as a fraction of the peak lr: "
+                                "> 0 so that the last steps still train (0: decay to 0 at the last step)")
     batch_size: int = 16
     grad_accum: int = 1
     max_seq_len: int = 512
@@ -197,8 +202,16 @@ class DataConfig(Section):
     val_fraction: float = Field(0.1, gt=0, lt=1)
     max_tokens: int = 512
     base_subsample: int = 10000
-    trajectory_upsample: int = 10
-    search_theorems: int = 200
+    trajectory_upsample: int = Field(10, ge=0, description="iteration N > 0: each positive trajectory step is "
+                                     "repeated up to this many times in the training mix")
+    trajectory_max_share: float = Field(0.25, gt=0, le=1, description="cap on the share of trajectory rows in "
+                                        "the training mix (lowers the upsample factor; 1: no cap)")
+    search_theorems: int = Field(200, ge=0, description="corpus theorems searched per iteration")
+    search_failed_family_boost: float = Field(
+        2.0, ge=0, description="selection: a family's quota weight is its eligible theorems x (1 + boost x the "
+        "share of its searched theorems no earlier search proved); 0: proportional to family size")
+    search_retry_failed: bool = Field(True, description="selection: search theorems again that earlier "
+                                      "iterations failed on, when never-searched ones run out")
     seed: int = 0
     trace_repo: str | None = Field(None, description="URL of a Lean repository to trace with LeanDojo (the `trace` "
                                    "extra) for the base tactic pairs, instead of `corpus`")
@@ -285,6 +298,35 @@ class PipelineConfig(Section):
         return self.eval_shard_size or self.shard_size
 
 
+class NightlyConfig(Section):
+    """The nightly eval (the pipeline's ``nightly_eval`` schedule): the newest complete iteration on the
+    profile's benchmark and on ``extra_benchmarks``, a dated report per benchmark under
+    ``<work_dir>/nightly/<YYYY-MM-DD>/<benchmark>/``."""
+
+    cron: str = Field("0 3 * * *", description="when (five-field cron, in `timezone`)")
+    timezone: str = Field("UTC", description="IANA time zone of `cron` and of the report's date")
+    extra_benchmarks: list[str] = Field(default_factory=list, description="theorem sets evaluated besides "
+                                        "data.benchmark ('bundled:<name>', .jsonl or .lean paths)")
+
+    @field_validator("cron")
+    @classmethod
+    def _five_fields(cls, v: str) -> str:
+        if len(v.split()) != 5:
+            raise ValueError(f"nightly.cron {v!r}: expected five fields (minute hour day month weekday)")
+        return v
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"nightly.timezone {v!r}: not an IANA time zone (e.g. UTC, Europe/Paris)") from None
+        return v
+
+
 class Profile(Section):
     name: str = "tiny"
     seed: int = 0
@@ -297,6 +339,7 @@ class Profile(Section):
     ebm: EBMConfig = Field(default_factory=EBMConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
+    nightly: NightlyConfig = Field(default_factory=NightlyConfig)
     source: Path | None = Field(None, description="the file this profile was loaded from")
 
     @model_validator(mode="after")

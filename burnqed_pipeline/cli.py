@@ -140,6 +140,7 @@ def loop(
     from burnqed_core.loop.layout import BaseLayout
     from burnqed_core.loop.markers import is_done
     from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource
+    from burnqed_pipeline.recovery import recover_dead_runs
 
     its = parse_iterations(iterations)
     prof = load(profile, verbose)
@@ -150,6 +151,8 @@ def loop(
     resources = {"profile": res_profile, "lean": LeanResource(profile=res_profile),
                  "policy": PolicyResource(profile=res_profile, launch=os.environ.get("BURNQED_SGLANG_LAUNCH") == "1")}
     with DagsterInstance.get() as instance:
+        for line in recover_dead_runs(instance):  # an earlier loop killed mid-run still holds the gpu slot
+            typer.echo(line)
         materialize_stages(instance, resources, its, echo=typer.echo, log_level="DEBUG" if verbose else "INFO")
     layout = BaseLayout(root=wd)
     done = [n for n in range(max(its) + 1) if is_done(layout.iteration(n).eval)]  # earlier runs' too
@@ -158,8 +161,30 @@ def loop(
     typer.echo(f"\nSee the runs in the UI: DAGSTER_HOME={home} dagster dev -h 127.0.0.1 (README: Use the Dagster UI)")
 
 
+def recover(
+    work_dir: Annotated[Path | None, typer.Option("--work-dir", help="outputs (default: paths.work_dir)")] = None,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Mark runs whose process is gone (killed or preempted: they stay STARTED and keep their gpu pool slot)
+    as failed and free their slots. Run it on the box that ran them, after a restart; then re-execute them
+    from failure in the UI, or let run retries (dagster.yaml, with the daemon running) do it."""
+    from dagster import DagsterInstance
+
+    from burnqed_pipeline.recovery import recover_dead_runs
+
+    prof = load(profile, verbose)
+    home = dagster_home(Path(work_dir) if work_dir is not None else Path(prof.paths.work_dir))
+    with DagsterInstance.get() as instance:
+        lines = recover_dead_runs(instance)
+    for line in lines:
+        typer.echo(line)
+    typer.echo(f"{len(lines)} run(s) recovered in the Dagster instance {home}")
+
+
 pipeline_app = app
 pipeline_app.command("loop")(loop)
+pipeline_app.command("recover")(recover)
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ python -m pip install -q --upgrade pip
 if ! python -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2.13.0') else 1)" 2>/dev/null; then
     python -m pip install -q torch==2.13.0
 fi
-python -m pip install -q -e '.[dev]'
+python -m pip install -q -e '.[dev,deploy]'  # deploy: dagster-k8s, dagster-celery (their configs are validated by the tests)
 burnqed lean setup
 # The browser test drives the Dagster UI with Playwright in the system Chromium
 # (Playwright's own browser download cannot work here: never `playwright install`).

@@ -29,13 +29,23 @@ def prepare(
                                            "of iterations < N")] = 0,
     tokenizer: Annotated[Path | None, typer.Option(
         "--tokenizer", help="tokenizer dir for the length filter (default: a character estimate)")] = None,
+    split: Annotated[Path | None, typer.Option(
+        "--split", help="a theorem split drawn before pre-training (split.json of the loop's base_model) to reuse "
+        "instead of drawing one")] = None,
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
 ) -> None:
     """Filter, dedup and split tactic pairs by theorem name; for N > 0 mix in
     the proofs found by earlier searches (settings: the profile's ``data``)."""
     from burnqed_core.data.mixing import mix_iteration, positive_steps
-    from burnqed_core.data.pairs import PreparedPairs, hf_token_counter, load_pairs, prepare_pairs, write_prepared
+    from burnqed_core.data.pairs import (
+        PreparedPairs,
+        hf_token_counter,
+        load_pairs,
+        prepare_pairs,
+        read_split,
+        write_prepared,
+    )
     from burnqed_core.record_io import read_records
     from burnqed_core.records import TrajectoryRecord
 
@@ -43,7 +53,9 @@ def prepare(
     if trajectories and iteration == 0:
         raise DataError("--trajectories are mixed in from --iteration 1 on (iteration 0 trains on the base pairs)")
     counter = hf_token_counter(tokenizer) if tokenizer else None
-    prepared = prepare_pairs(load_pairs(pairs), cfg.val_fraction, cfg.seed, cfg.max_tokens, counter, progress=True)
+    theorem_split = read_split(split) if split else None
+    prepared = prepare_pairs(load_pairs(pairs), cfg.val_fraction, cfg.seed, cfg.max_tokens, counter, progress=True,
+                             val_theorems=theorem_split.val if theorem_split else None)
     s = prepared.stats
     typer.echo(f"pairs: {s.pairs_in} in, {s.theorems_in} theorems; dropped {s.unsafe_pairs} of {s.unsafe_theorems} "
                f"theorems with sorry/admit/cheat/native_decide, {s.duplicate_pairs} duplicate, "
@@ -64,10 +76,12 @@ def prepare(
             typer.echo(f"warning: iteration {iteration} without --trajectories: base subsample only", err=True)
         if skipped:
             typer.echo(f"warning: skipped {skipped} trajectory records of iteration >= {iteration}", err=True)
-        mix = mix_iteration(prepared, steps, cfg.base_subsample, cfg.trajectory_upsample, cfg.seed)
+        mix = mix_iteration(prepared, steps, cfg.base_subsample, cfg.trajectory_upsample, cfg.seed,
+                            max_share=cfg.trajectory_max_share, split=theorem_split)
         m = mix.stats
         typer.echo(f"mix: base {m.base_train_used}/{m.base_train_available} + trajectory steps "
-                   f"{m.trajectory_steps_train} x{m.trajectory_upsample} = {m.train_rows} train rows "
+                   f"{m.trajectory_steps_train} x{m.effective_upsample:.2f} (at most x{m.trajectory_upsample}, "
+                   f"share cap {m.trajectory_max_share:.0%}) = {m.train_rows} train rows "
                    f"({m.trajectory_fraction:.1%} trajectory); val {m.val_rows} "
                    f"(+{m.trajectory_steps_val} trajectory steps)")
         prepared = PreparedPairs(train=mix.train, val=mix.val, stats=prepared.stats)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from burnqed_core.errors import DataError
 from burnqed_core.records import TacticPair, Theorem
+from burnqed_core.verdict import CheckVerdict, Figure
 
 # identifiers (dotted, unicode letters, subscripts, primes), numbers, strings, or one other char
 _TOKEN_RE = re.compile(
@@ -111,6 +112,29 @@ def same_statement(theorems: Iterable[Theorem], held_out: Iterable[Theorem]) -> 
     return {t.name: keys[k] for t in theorems if (k := statement_key(t.statement)) in keys}
 
 
+def find_leaks(
+    benchmark: Sequence[Theorem],
+    pairs: Iterable[TacticPair],
+    root_goals: Mapping[str, str] | None = None,
+    sources: Iterable[Theorem] = (),
+) -> dict[str, str]:
+    """Benchmark theorem name -> how it occurs in ``pairs``: by name; as the state of a depth-0 pair
+    (``root_goals``: benchmark name -> its root goal as Lean printed it); or as a pair of a ``sources``
+    theorem (the theorems the pairs came from, e.g. the corpus) that states it under another name."""
+    names = {t.name for t in benchmark}
+    goals = {goal_key(g): n for n, g in (root_goals or {}).items() if g}
+    restated = same_statement(sources, benchmark)
+    leaks: dict[str, str] = {}
+    for p in pairs:
+        if p.theorem in names:
+            leaks.setdefault(p.theorem, f"{p.theorem} (same name)")
+        elif (hit := restated.get(p.theorem)) is not None:
+            leaks.setdefault(hit, f"{hit} (same statement as {p.theorem})")
+        elif p.depth == 0 and goals and (hit := goals.get(goal_key(p.state_before))) is not None:
+            leaks.setdefault(hit, f"{hit} (as {p.theorem})")
+    return leaks
+
+
 def check_training_pairs(
     benchmark: Sequence[Theorem],
     pairs: Iterable[TacticPair],
@@ -120,14 +144,7 @@ def check_training_pairs(
     """Raise `HeldOutLeakError` if a benchmark theorem occurs in ``pairs``: by
     name, or (``root_goals``: benchmark name -> its root goal as Lean printed
     it) as the state of a depth-0 pair, whatever the pair's theorem is called."""
-    names = {t.name for t in benchmark}
-    goals = {goal_key(g): n for n, g in (root_goals or {}).items() if g}
-    leaks: dict[str, str] = {}
-    for p in pairs:
-        if p.theorem in names:
-            leaks.setdefault(p.theorem, f"{p.theorem} (same name)")
-        elif p.depth == 0 and goals and (hit := goals.get(goal_key(p.state_before))) is not None:
-            leaks.setdefault(hit, f"{hit} (as {p.theorem})")
+    leaks = find_leaks(benchmark, pairs, root_goals)
     if leaks:
         shown = ", ".join(sorted(leaks.values())[:10])
         raise HeldOutLeakError(f"{len(leaks)} benchmark theorem(s) occur in the {where}: {shown}"
@@ -156,3 +173,44 @@ def load_training_pairs(paths: Iterable[str | Path]) -> list[TacticPair]:
         for f in files:
             out.extend(read_records(f, TacticPair))
     return out
+
+
+def pairs_verdict(
+    train: Sequence[TacticPair],
+    val: Sequence[TacticPair],
+    benchmark: Sequence[Theorem],
+    root_goals: Mapping[str, str] | None = None,
+    sources: Iterable[Theorem] = (),
+) -> CheckVerdict:
+    """The ``tactic_pairs`` check: training data that is non-empty, holds no benchmark theorem
+    (`find_leaks` over train and val), is split into train and val by theorem (no theorem on both sides,
+    seed 002 gotcha 11), and has no theorem with a ``sorry``/``admit``/``cheat`` step (gotcha 12: the whole
+    theorem is rejected)."""
+    from burnqed_core.data.pairs import is_unsafe_tactic
+
+    leaks = find_leaks(benchmark, [*train, *val], root_goals, sources)
+    overlap = sorted({p.theorem for p in train} & {p.theorem for p in val})
+    unsafe = sorted({p.theorem for p in [*train, *val] if is_unsafe_tactic(p.tactic)})
+    figures = [
+        Figure(name="train_pairs", value=len(train), op=">", threshold=0),
+        Figure(name="val_pairs", value=len(val), op=">", threshold=0, blocking=False,
+               note="no validation loss without them"),
+        Figure(name="benchmark_theorems_in_pairs", value=len(leaks), op="==", threshold=0),
+        Figure(name="theorems_in_both_train_and_val", value=len(overlap), op="==", threshold=0),
+        Figure(name="theorems_with_sorry_or_admit", value=len(unsafe), op="==", threshold=0),
+    ]
+    failures = []
+    if leaks:
+        failures.append("benchmark theorems in the training pairs: " + _shown(sorted(leaks.values())))
+    if overlap:
+        failures.append("theorems on both sides of the train/val split: " + _shown(overlap))
+    if unsafe:
+        failures.append("theorems with a sorry/admit step: " + _shown(unsafe))
+    notes = [f"{len(benchmark)} benchmark theorems checked by name"
+             + (", by statement against the source theorems" if sources else "")
+             + (f", by root goal ({len(root_goals)} goals)" if root_goals else "")]
+    return CheckVerdict(check="tactic_pairs", figures=figures, failures=failures, notes=notes)
+
+
+def _shown(items: Sequence[str], limit: int = 10) -> str:
+    return ", ".join(items[:limit]) + (f" ... ({len(items)} in all)" if len(items) > limit else "")

@@ -4,26 +4,36 @@ The seeds' iteration 1 (000) trained on a 10K subsample of the base corpus
 plus the positive trajectory steps of iteration 0 upsampled x10 (~23% of the
 mix): the model has already seen the whole base set, and the few hundred
 found proof steps would drown in it otherwise. Here both ratios are settings
-(``data.base_subsample``, ``data.trajectory_upsample``).
+(``data.base_subsample``, ``data.trajectory_upsample``), and so is a cap on
+the share of trajectory rows in the mix (``data.trajectory_max_share``, the
+seeds' ~23 %): when the search proves many theorems, ×10 of their steps would
+outweigh the base data (iteration 1 drifting towards the searched theorems at
+the cost of the rest), so the upsample factor shrinks until the trajectory
+rows are at most that share of the training mix. The factor may become
+fractional: every step is repeated ``floor(f)`` times and a seeded subset of
+the steps once more. Every training-side step appears at least once, even
+when that alone passes the cap (a found proof is never dropped).
 
 A positive trajectory step is a search node labelled ``positive`` that has a
 parent: the pair is (parent's state, the tactic that led here, this node's
 state), its depth the parent's depth. Parents are looked up within one
 search, because node ids restart per search (see `_searches`). Steps go
-through the same theorem-level split as the base pairs (`is_val_theorem` with
-the base's seed and fraction): steps of validation theorems go to validation
-once, never upsampled into training.
+through the same theorem-level split as the base pairs (the `TheoremSplit`
+drawn before pre-training, or `is_val_theorem` with the base's seed and
+fraction): steps of validation theorems go to validation once, never
+upsampled into training.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterable, Iterator, Sequence
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.data.pairs import PreparedPairs, is_unsafe_tactic, is_val_theorem, pairs_frame
+from burnqed_core.data.pairs import PreparedPairs, TheoremSplit, is_unsafe_tactic, is_val_theorem, pairs_frame
 from burnqed_core.records import TacticPair, TrajectoryRecord
 
 
@@ -84,6 +94,9 @@ class MixStats(BaseModel):
     train_rows: int
     val_rows: int
     trajectory_fraction: float
+    trajectory_max_share: float = 1.0
+    effective_upsample: float = Field(0.0, description="trajectory rows / training-side steps after the cap")
+    share_capped: bool = Field(False, description="the cap lowered the upsample factor")
 
 
 class Mix(BaseModel):
@@ -93,32 +106,56 @@ class Mix(BaseModel):
     stats: MixStats
 
 
+def upsampled_rows(steps: int, base_rows: int, upsample: int, max_share: float) -> int:
+    """How many trajectory rows the mix holds: ``steps * upsample``, lowered so that they are at most
+    ``max_share`` of the training mix (``rows <= max_share / (1 - max_share) * base_rows``), never below
+    ``steps`` (each step at least once) when ``upsample >= 1``."""
+    if not 0 < max_share <= 1:
+        raise ValueError(f"trajectory_max_share must be in (0, 1], got {max_share}")
+    want = steps * upsample
+    if max_share >= 1 or upsample == 0:
+        return want
+    cap = math.floor(max_share / (1 - max_share) * base_rows + 1e-9)
+    return max(min(want, cap), steps)
+
+
 def mix_iteration(
     base: PreparedPairs,
     steps: Sequence[TacticPair] | pl.DataFrame,
     base_subsample: int,
     trajectory_upsample: int,
     seed: int,
+    *,
+    max_share: float = 1.0,
+    split: TheoremSplit | None = None,
 ) -> Mix:
     """The training mix: a seeded subsample of ``base.train`` (all of it when
     smaller than ``base_subsample``) plus the training-side trajectory steps
-    repeated ``trajectory_upsample`` times, shuffled; validation is the base
-    validation set plus the validation-side steps once. Steps are deduplicated
-    on (state_before, tactic), and a step identical to a base pair still counts
-    (it is a proof the model found)."""
+    repeated ``trajectory_upsample`` times, lowered to at most ``max_share`` of
+    the mix (`upsampled_rows`), shuffled; validation is the base validation
+    set plus the validation-side steps once. Steps are deduplicated on
+    (state_before, tactic), and a step identical to a base pair still counts
+    (it is a proof the model found). ``split``: the theorem split of the base
+    pairs (default: `is_val_theorem` with the base's seed and fraction)."""
     if base_subsample < 0 or trajectory_upsample < 0:
         raise ValueError("base_subsample and trajectory_upsample must be >= 0")
     rng = random.Random(seed)
     st = pairs_frame(steps).unique(subset=["state_before", "tactic"], keep="first", maintain_order=True)
     vseed, vfrac = base.stats.seed, base.stats.val_fraction
-    step_val = pl.Series([is_val_theorem(n, vseed, vfrac) for n in st["theorem"]], dtype=pl.Boolean)
+    is_val = split.is_val if split is not None else (lambda n: is_val_theorem(n, vseed, vfrac))
+    step_val = pl.Series([is_val(n) for n in st["theorem"]], dtype=pl.Boolean)
     st_train, st_val = st.filter(~step_val), st.filter(step_val)
 
     avail = base.train.height
     idx = sorted(rng.sample(range(avail), base_subsample)) if base_subsample < avail else list(range(avail))
     base_part = base.train[idx] if idx else base.train.clear()
-    traj_part = pl.concat([st_train] * trajectory_upsample) if trajectory_upsample and st_train.height else \
-        st_train.clear()
+    n_steps = st_train.height
+    rows = upsampled_rows(n_steps, base_part.height, trajectory_upsample, max_share) if n_steps else 0
+    full, extra = divmod(rows, n_steps) if n_steps else (0, 0)
+    parts = [st_train] * full
+    if extra:
+        parts.append(st_train[sorted(rng.sample(range(n_steps), extra))])
+    traj_part = pl.concat(parts, how="vertical") if parts else st_train.clear()
     train = pl.concat([base_part, traj_part], how="vertical")
     order = list(range(train.height))
     rng.shuffle(order)
@@ -127,8 +164,10 @@ def mix_iteration(
     stats = MixStats(
         seed=seed, base_subsample=base_subsample, trajectory_upsample=trajectory_upsample,
         base_train_available=avail, base_train_used=base_part.height,
-        trajectory_steps=st.height, trajectory_steps_train=st_train.height, trajectory_steps_val=st_val.height,
+        trajectory_steps=st.height, trajectory_steps_train=n_steps, trajectory_steps_val=st_val.height,
         trajectory_rows_train=traj_part.height, train_rows=train.height, val_rows=val.height,
         trajectory_fraction=traj_part.height / train.height if train.height else 0.0,
+        trajectory_max_share=max_share, effective_upsample=traj_part.height / n_steps if n_steps else 0.0,
+        share_capped=traj_part.height < n_steps * trajectory_upsample,
     )
     return Mix(train=train, val=val, stats=stats)

@@ -6,7 +6,11 @@ The rules come from the seeds (002, gotchas 11-12) and are not optional:
   names and goal shapes, so a pair-level split leaks validation into training.
   A theorem goes to validation when a hash of ``seed:name`` falls below
   ``val_fraction``: deterministic, independent of input order, and stable
-  when theorems are added (a theorem never changes side).
+  when theorems are added (a theorem never changes side). The loop draws
+  this split once, before the tiny base is pre-trained (`split_theorems`,
+  saved as ``split.json``): pre-training sees only the training side, and
+  every later preparation reuses the same split (``val_theorems``), so that
+  validation theorems are never seen by any model selected on them.
 * **Drop whole theorems** any of whose tactics contains a word of
   `burnqed_core.lean.sandbox.FORBIDDEN_WORDS` (``sorry``, ``admit``, ``cheat``,
   ``native_decide``, ``ofReduceBool`` ...): one such step makes the whole
@@ -27,13 +31,13 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from tqdm import tqdm
 
 from burnqed_core.errors import DataError
@@ -178,6 +182,59 @@ def _histogram(values: Sequence[int]) -> dict[int, int]:
     return out
 
 
+SPLIT_FILE = "split.json"
+
+
+class TheoremSplit(BaseModel):
+    """The one theorem-level train/validation split of the base pairs, drawn before pre-training."""
+
+    model_config = ConfigDict(frozen=True)
+    seed: int
+    val_fraction: float
+    train: list[str] = Field(description="theorems whose pairs may be trained on (pre-training and SFT)")
+    val: list[str] = Field(description="theorems held out for validation: never trained on")
+
+    _val_set: frozenset[str] = PrivateAttr(default=frozenset())
+    _train_set: frozenset[str] = PrivateAttr(default=frozenset())
+
+    def model_post_init(self, _context: object) -> None:
+        self._val_set, self._train_set = frozenset(self.val), frozenset(self.train)
+
+    def is_val(self, name: str) -> bool:
+        """Is ``name`` a validation theorem? One the split does not know (e.g. one whose trace failed) gets the
+        hash rule `is_val_theorem` with the split's seed and fraction."""
+        if name in self._val_set:
+            return True
+        if name in self._train_set:
+            return False
+        return is_val_theorem(name, self.seed, self.val_fraction)
+
+
+def split_theorems(names: Iterable[str], seed: int, val_fraction: float) -> TheoremSplit:
+    """Split theorem ``names`` once (`assign_split`): the split every stage of the loop uses."""
+    uniq = sorted(set(names))
+    val = assign_split(uniq, seed, val_fraction) if val_fraction > 0 else set()
+    return TheoremSplit(seed=seed, val_fraction=val_fraction, train=[n for n in uniq if n not in val],
+                        val=sorted(val))
+
+
+def write_split(split: TheoremSplit, path: str | Path) -> Path:
+    path = Path(path)
+    atomic_write_text(path, split.model_dump_json(indent=1) + "\n")
+    return path
+
+
+def read_split(path: str | Path) -> TheoremSplit:
+    """A split written by `write_split` (``split.json``); a missing or unreadable file is a `DataError`."""
+    path = Path(path)
+    try:
+        return TheoremSplit.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"no theorem split at {path}") from None
+    except ValueError as e:
+        raise DataError(f"{path} is not a theorem split: {e}") from None
+
+
 def assign_split(names: Sequence[str], seed: int, val_fraction: float) -> set[str]:
     """The validation theorems among ``names``. With two or more theorems
     both sides are non-empty: if the hash put none (or all) on one side, the
@@ -202,8 +259,11 @@ def prepare_pairs(
     max_tokens: int,
     count_tokens: TokenCounter | None = None,
     progress: bool = False,
+    val_theorems: Collection[str] | None = None,
 ) -> PreparedPairs:
-    """Filter, dedup and split tactic pairs into a training set (see module doc)."""
+    """Filter, dedup and split tactic pairs into a training set (see module doc). ``val_theorems``: the
+    validation theorems of a split drawn earlier (`split_theorems`), used instead of drawing one here; every
+    other theorem is for training."""
     if not 0 <= val_fraction < 1:
         raise DataError(f"val_fraction must be in [0, 1), got {val_fraction}")
     count = count_tokens or char_token_estimate
@@ -234,7 +294,10 @@ def prepare_pairs(
         raise DataError(f"no tactic pairs left after filtering ({pairs_in} in: {unsafe.height} unsafe, "
                         f"{duplicates} duplicate, {too_long} over {max_tokens} tokens, {empty_pairs} empty)")
 
-    val_names = assign_split(df["theorem"].to_list(), seed, val_fraction) if val_fraction > 0 else set()
+    if val_theorems is not None:
+        val_names = set(val_theorems)
+    else:
+        val_names = assign_split(df["theorem"].to_list(), seed, val_fraction) if val_fraction > 0 else set()
     is_val = pl.col("theorem").is_in(sorted(val_names))
     train, val = df.filter(~is_val), df.filter(is_val)
     lengths_by_thm = proof_lengths(df)

@@ -7,7 +7,21 @@ iterations and, always, the held-out benchmark. Each excluded theorem is
 counted under the first reason that applies, in that order: held out,
 already searched, automation-easy, short. The sample is a seeded random
 draw from the eligible theorems sorted by name, so it does not depend on
-input order. A theorem is held out by name, by split, or by what it states:
+input order.
+
+Across iterations the draw prefers the families where earlier searches
+failed (issue 21: new positives come from where the model could not prove
+yet): each family gets a quota of the ``n`` theorems proportional to its
+eligible theorems times ``1 + failed_family_boost * fail_rate``, where
+``fail_rate`` is the share of its searched theorems that no earlier search
+proved (1 for a family never searched: it has given no positives yet);
+quotas are rounded by largest remainder, capped by what a family has, and
+each family's theorems are a seeded draw of their own. With no earlier
+searches every fail rate is 1 and the quotas are proportional to the
+families' sizes (a stratified draw). Theorems searched before but never
+proved (``retry``) may be searched again, by the same rule, when the
+never-searched eligible theorems are fewer than ``n``: the model has changed
+since. A theorem is held out by name, by split, or by what it states:
 ``held_out_theorems`` are compared by normalised statement
 (`burnqed_core.data.hygiene.statement_key`), so a benchmark theorem copied
 into the corpus under another name is excluded too.
@@ -15,10 +29,11 @@ into the corpus under another name is excluded too.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.data.hygiene import statement_key
 from burnqed_core.records import Split, Theorem
@@ -37,12 +52,69 @@ class SelectionStats(BaseModel):
     eligible: int
     selected: int
     seed: int
+    retried: int = Field(0, description="selected theorems searched before without a proof (searched again)")
+    by_family: dict[str, int] = Field(default_factory=dict, description="selected theorems per family")
+    family_fail_rate: dict[str, float] = Field(default_factory=dict,
+                                               description="per family of the eligible theorems: the fail rate "
+                                                           "that weighted its quota (1: never searched)")
 
 
 class Selection(BaseModel):
     model_config = ConfigDict(frozen=True)
     theorems: list[Theorem]
     stats: SelectionStats
+
+
+def family_fail_rates(proved_by_theorem: Mapping[str, bool], families: Mapping[str, str]) -> dict[str, float]:
+    """Per family: the share of its searched theorems (``proved_by_theorem``: name -> proved by any earlier
+    search) that were not proved. Theorems of unknown family count under ``""``."""
+    searched: dict[str, int] = {}
+    failed: dict[str, int] = {}
+    for name, proved in proved_by_theorem.items():
+        f = families.get(name, "")
+        searched[f] = searched.get(f, 0) + 1
+        failed[f] = failed.get(f, 0) + (not proved)
+    return {f: failed[f] / searched[f] for f in sorted(searched)}
+
+
+def allocate(sizes: Mapping[str, int], weights: Mapping[str, float], n: int) -> dict[str, int]:
+    """Split ``n`` into per-key quotas proportional to ``weights``, each at most ``sizes[key]``: largest
+    remainder (ties by key), what a capped key cannot take goes to the others. Sums to ``min(n, sum(sizes))``."""
+    quota = {k: 0 for k in sizes}
+    left = min(n, sum(sizes.values()))
+    while left > 0:
+        open_keys = sorted(k for k in sizes if quota[k] < sizes[k])
+        total = sum(weights[k] for k in open_keys)
+        if total <= 0:  # only zero weights left: spread evenly
+            share = {k: left / len(open_keys) for k in open_keys}
+        else:
+            share = {k: left * weights[k] / total for k in open_keys}
+        give = {k: min(math.floor(share[k]), sizes[k] - quota[k]) for k in open_keys}
+        given = sum(give.values())
+        if given < left:  # largest remainders first, among keys with room
+            rest = sorted((k for k in open_keys if quota[k] + give[k] < sizes[k]),
+                          key=lambda k: (-(share[k] - math.floor(share[k])), k))
+            for k in rest[: left - given]:
+                give[k] += 1
+        for k, g in give.items():
+            quota[k] += g
+        left -= sum(give.values())
+    return quota
+
+
+def _stratified(pool: Sequence[Theorem], n: int, seed: int, fail_rate: Mapping[str, float],
+                boost: float) -> list[Theorem]:
+    by_family: dict[str, list[Theorem]] = {}
+    for t in pool:
+        by_family.setdefault(t.family, []).append(t)
+    sizes = {f: len(ts) for f, ts in by_family.items()}
+    weights = {f: sizes[f] * (1.0 + boost * fail_rate.get(f, 1.0)) for f in sizes}
+    quota = allocate(sizes, weights, n)
+    out: list[Theorem] = []
+    for f in sorted(by_family):
+        members = sorted(by_family[f], key=lambda t: t.name)
+        out += random.Random(f"{seed}:{f}").sample(members, quota[f])
+    return out
 
 
 def select_theorems(
@@ -56,21 +128,32 @@ def select_theorems(
     easy: Iterable[str] = (),
     min_length: int = 2,
     held_out_theorems: Iterable[Theorem] = (),
+    *,
+    retry: Iterable[str] = (),
+    family_fail_rate: Mapping[str, float] | None = None,
+    failed_family_boost: float = 0.0,
 ) -> Selection:
-    """A seeded sample of up to ``n`` theorems to search.
+    """A seeded sample of up to ``n`` theorems to search, weighted towards failing families (module doc).
 
     A theorem's proof length is ``proof_lengths[name]`` (e.g. max depth + 1 of
     its tactic pairs, `pairs.proof_lengths`) or else the length of its known
     proof; theorems shorter than ``min_length`` are excluded, and theorems
     whose length is unknown are kept (counted as ``unknown_length``).
+    ``retry``: searched theorems (among ``searched``) that no search proved,
+    searched again when the never-searched eligible theorems are fewer than
+    ``n``. ``family_fail_rate``: family -> fail rate of earlier searches
+    (`family_fail_rates`; a family missing from it counts as 1).
     """
-    searched_set, held_set, easy_set = set(searched), set(held_out), set(easy)
+    if failed_family_boost < 0:
+        raise ValueError(f"failed_family_boost must be >= 0, got {failed_family_boost}")
+    searched_set, held_set, easy_set, retry_set = set(searched), set(held_out), set(easy), set(retry)
     held_statements = {statement_key(t.statement) for t in held_out_theorems}
     held_set |= {t.name for t in held_out_theorems}
     lengths = proof_lengths or {}
     counts = {"held_out": 0, "searched": 0, "easy": 0, "short": 0}
     unknown = 0
     eligible: list[Theorem] = []
+    again: list[Theorem] = []
     for t in theorems:
         length = lengths.get(t.name, len(t.proof))
         if t.name in held_set or t.split in held_out_splits or (
@@ -78,6 +161,8 @@ def select_theorems(
             counts["held_out"] += 1
         elif t.name in searched_set:
             counts["searched"] += 1
+            if t.name in retry_set and t.name not in easy_set and not (length and length < min_length):
+                again.append(t)
         elif t.name in easy_set:
             counts["easy"] += 1
         elif length and length < min_length:
@@ -85,12 +170,18 @@ def select_theorems(
         else:
             unknown += not length
             eligible.append(t)
-    eligible.sort(key=lambda t: t.name)
-    rng = random.Random(seed)
-    chosen = rng.sample(eligible, n) if n < len(eligible) else rng.sample(eligible, len(eligible))
+    rates = dict(family_fail_rate or {})
+    chosen = _stratified(eligible, n, seed, rates, failed_family_boost)
+    retried = _stratified(again, n - len(chosen), seed + 1, rates, failed_family_boost) if len(chosen) < n else []
+    chosen = sorted(chosen + retried, key=lambda t: t.name)
+    by_family: dict[str, int] = {}
+    for t in chosen:
+        by_family[t.family] = by_family.get(t.family, 0) + 1
     stats = SelectionStats(
         total=len(theorems), excluded_held_out=counts["held_out"], excluded_searched=counts["searched"],
         excluded_easy=counts["easy"], excluded_short=counts["short"], unknown_length=unknown,
-        eligible=len(eligible), selected=len(chosen), seed=seed,
+        eligible=len(eligible), selected=len(chosen), seed=seed, retried=len(retried),
+        by_family=dict(sorted(by_family.items())),
+        family_fail_rate={f: round(rates.get(f, 1.0), 4) for f in sorted({t.family for t in eligible + again})},
     )
     return Selection(theorems=chosen, stats=stats)

@@ -26,12 +26,24 @@ from pydantic import BaseModel, Field
 
 from burnqed_core.ebm.data import ContrastiveData, theorem_in_val
 from burnqed_core.ebm.model import EnergyHead
+from burnqed_core.verdict import CheckVerdict, Figure
 
 #: Seed 002's red lines (EBM rank-1 at depth 4+, linear probe); the centroid
 #: line applies to the raw centroid L2 of mean-pooled vectors only.
 RED_LINE_RANK1_DEEP = 0.25
 RED_LINE_PROBE = 0.65
 RED_LINE_VARIANCE = 1e-4
+#: Seed 002's centroid red line (< 3.0, raw L2 between the centroids of positive and negative states of
+#: mean-pooled vectors) and what it means across iterations: 3.0 against the iteration-0 target of 5.0, so
+#: an encoder keeping less than 60% of the previous iteration's (scale-free) separation has collapsed
+#: (seed 002's iter_5: 6.40 -> 1.33).
+RED_LINE_CENTROID_RAW = 3.0
+RED_LINE_CENTROID_KEEP = 3.0 / 5.0
+#: Fewer states or groups than these and a figure is not judged (too noisy to tell).
+MIN_PROBE_STATES = 20
+MIN_RANK_GROUPS = 10
+#: A temperature within 1% of a bound is pinned (as `EnergyHead.temperature_pinned`).
+PINNED_REL = 0.01
 
 
 class RankStats(BaseModel):
@@ -231,3 +243,72 @@ def separation_warnings(s: SeparationMetrics) -> list[str]:
     if s.variance_ratio is not None and s.variance_ratio < RED_LINE_VARIANCE:
         out.append(f"state embeddings have almost no variance (ratio {s.variance_ratio:.2e}): collapsed")
     return out
+
+
+def embeddings_verdict(sep: SeparationMetrics | None, pooling: str,
+                       previous: SeparationMetrics | None = None) -> CheckVerdict:
+    """The ``embeddings`` check (seed 002's collapse red lines): the state vectors have variance, the
+    linear probe separates positive from negative states (>= 0.65), and the centroids of positive and
+    negative states stay apart: raw L2 >= 3.0 for mean pooling (the seed's setting); for any pooling, the
+    scale-free separation keeps at least 60% of the previous iteration's. ``sep`` None: nothing was encoded
+    (iteration 0): passes."""
+    if sep is None or (sep.positives == 0 and sep.negatives == 0):
+        return CheckVerdict(check="embeddings", notes=["no labelled states encoded (iteration 0 has no earlier "
+                                                       "trajectories): nothing to judge"])
+    states = sep.positives + sep.negatives
+    figures = [
+        Figure(name="variance_ratio", value=sep.variance_ratio, op=">=", threshold=RED_LINE_VARIANCE,
+               note="total variance / mean squared norm; 0 = every state embeds the same"),
+        Figure(name="linear_probe_acc", value=sep.linear_probe_acc if states >= MIN_PROBE_STATES else None,
+               op=">=", threshold=RED_LINE_PROBE,
+               note=f"held-out {sep.probe_split}" if states >= MIN_PROBE_STATES
+               else f"{states} states < {MIN_PROBE_STATES}: not judged"),
+    ]
+    if pooling == "mean":
+        figures.append(Figure(name="centroid_l2", value=sep.centroid_l2, op=">=", threshold=RED_LINE_CENTROID_RAW))
+    else:
+        figures.append(Figure(name="centroid_l2", value=sep.centroid_l2, op=">=", threshold=0.0, blocking=False,
+                              note=f"raw red line {RED_LINE_CENTROID_RAW} is for mean pooling, not {pooling}"))
+    prev = previous.centroid_l2_ratio if previous is not None else None
+    if prev is not None and prev > 0:
+        figures.append(Figure(name="centroid_l2_ratio", value=sep.centroid_l2_ratio, op=">=",
+                              threshold=RED_LINE_CENTROID_KEEP * prev,
+                              note=f"{RED_LINE_CENTROID_KEEP:.0%} of the previous iteration's {prev:.4g}"))
+    else:
+        figures.append(Figure(name="centroid_l2_ratio", value=sep.centroid_l2_ratio, op=">", threshold=0.0,
+                              note="no previous iteration to compare with"))
+    return CheckVerdict(check="embeddings", figures=figures,
+                        notes=[f"{sep.positives} positive / {sep.negatives} negative states, {pooling} pooling"])
+
+
+def ebm_verdict(metrics: EbmMetrics | None, temperature_min: float, temperature_max: float,
+                no_ebm_reason: str = "") -> CheckVerdict:
+    """The ``ebm`` check: rank-1 above chance (held-out theorems when there are enough groups, else all),
+    rank-1 at depth 4+ above seed 002's red line 0.25, and a temperature not pinned at a bound (gotcha 3).
+    Figures with fewer than 10 groups are shown, not judged. ``metrics`` None: no EBM was trained
+    (iteration 0, or ``ebm.enabled: false``): passes with the reason."""
+    if metrics is None:
+        return CheckVerdict(check="ebm", notes=[f"no EBM: {no_ebm_reason or 'none trained'}"])
+    r = metrics.rank1
+    enough = r.n >= MIN_RANK_GROUPS and r.rank1 is not None
+    figures = [Figure(name=f"rank1 ({metrics.split})", value=r.rank1 if enough else None, op=">",
+                      threshold=r.chance if r.chance is not None else 0.0,
+                      note=f"threshold = chance over {r.n} groups" if enough
+                      else f"{r.n} groups < {MIN_RANK_GROUPS}: not judged (rank-1 {r.rank1})")]
+    deep = metrics.rank1_by_depth.get("4+")
+    if deep is not None:
+        deep_ok = deep.n >= MIN_RANK_GROUPS and deep.rank1 is not None
+        figures.append(Figure(name="rank1 depth 4+", value=deep.rank1 if deep_ok else None, op=">=",
+                              threshold=RED_LINE_RANK1_DEEP,
+                              note="" if deep_ok else f"{deep.n} groups < {MIN_RANK_GROUPS}: not judged"))
+    t = metrics.temperature
+    figures += [
+        Figure(name="temperature (floor)", value=t, op=">", threshold=temperature_min * (1 + PINNED_REL),
+               note="pinned at the floor" if t is not None and t <= temperature_min * (1 + PINNED_REL) else ""),
+        Figure(name="temperature (ceiling)", value=t, op="<", threshold=temperature_max * (1 - PINNED_REL),
+               note="pinned at the ceiling" if t is not None and t >= temperature_max * (1 - PINNED_REL) else ""),
+    ]
+    if metrics.energy_gap is not None:
+        figures.append(Figure(name="energy_gap", value=metrics.energy_gap, op=">", threshold=0.0, blocking=False,
+                              note="mean E(negatives) - E(positive)"))
+    return CheckVerdict(check="ebm", figures=figures, notes=[metrics.summary()])

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.eval.summary import EvalSummary
+from burnqed_core.verdict import CheckVerdict, Figure
 
 Decision = Literal["go", "no-go"]
 
@@ -96,3 +97,43 @@ def go_no_go(
                                       f"baseline ({100 * best_auto:.1f}%)"))
     decision: Decision = "no-go" if any(r.blocking for r in reasons) else "go"
     return Verdict(decision=decision, iteration=current.iteration, reasons=reasons)
+
+
+def gonogo_verdict(
+    current: EvalSummary,
+    previous: EvalSummary | None = None,
+    *,
+    regression_pp: float = 2.0,
+    ebm_min_gain_pp: float = 0.0,
+) -> tuple[Verdict, CheckVerdict]:
+    """`go_no_go` and the same decision as a `CheckVerdict` for the ``eval_report`` check: per budget and on
+    the hard split the change against ``previous`` (a drop beyond ``regression_pp`` fails), the best change
+    (must be > 0: no improvement is a stop), the EBM's best gain over its ablation, and the solve rate
+    beside the better automation baseline (shown, never failing); rates and changes are fractions (0.01 =
+    1 point). Passes exactly when the verdict is go."""
+    v = go_no_go(current, previous, regression_pp=regression_pp, ebm_min_gain_pp=ebm_min_gain_pp)
+    tol = regression_pp / 100
+    figures: list[Figure] = []
+    if previous is not None:
+        budgets = sorted({b.budget for b in current.budgets} & {b.budget for b in previous.budgets})
+        deltas = [(current.rate_at(b) or 0.0) - (previous.rate_at(b) or 0.0) for b in budgets]
+        hard = current.cumulative_hard.rate - previous.cumulative_hard.rate
+        for b, d in zip(budgets, deltas, strict=True):
+            was, now = previous.rate_at(b) or 0.0, current.rate_at(b) or 0.0
+            figures.append(Figure(name=f"change at budget {b}", value=d, op=">=", threshold=-tol,
+                                  note=f"{100 * was:.1f}% -> {100 * now:.1f}%"))
+        figures.append(Figure(name="change on the hard split", value=hard, op=">=", threshold=-tol))
+        figures.append(Figure(name="best change", value=max([*deltas, hard]), op=">", threshold=0.0,
+                              note=f"vs iteration {previous.iteration}: no improvement anywhere is a stop"))
+    if current.without_ebm is not None:
+        gains = [(current.rate_at(b.budget) or 0.0) - b.all.rate for b in current.without_ebm.budgets]
+        figures.append(Figure(name="best EBM gain", value=max(gains, default=0.0), op=">",
+                              threshold=ebm_min_gain_pp / 100, note="with EBM minus the same eval without it"))
+    best_auto = max(current.automation_baseline.rate, current.defaware_baseline.rate)
+    figures.append(Figure(name="solve rate", value=current.cumulative.rate, op=">=",
+                          threshold=best_auto, blocking=False, note="vs the better automation baseline"))
+    failures = [r.message for r in v.reasons if r.blocking]
+    notes = [r.message for r in v.reasons if not r.blocking]
+    cv = CheckVerdict(check="eval_report", figures=figures, failures=failures,
+                      notes=[f"{v.decision.upper()} (iteration {v.iteration})", *notes])
+    return v, cv

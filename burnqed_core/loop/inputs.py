@@ -79,19 +79,29 @@ def benchmark_theorems(profile: Profile) -> list[Theorem]:
 
 def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path]) -> Selection:
     """The corpus theorems iteration ``n`` searches: a seeded sample that leaves out the benchmark, theorems
-    searched by earlier iterations and those automation closes alone (`select_theorems`)."""
-    from burnqed_core.data.selection import select_theorems
+    searched by earlier iterations and those automation closes alone (`select_theorems`), weighted towards the
+    families where earlier searches failed (``data.search_failed_family_boost``); theorems no earlier search
+    proved may be searched again when never-searched ones run out (``data.search_retry_failed``)."""
+    from burnqed_core.data.selection import family_fail_rates, select_theorems
     from burnqed_core.data.theorems import automation_map, load_theorems
-    from burnqed_core.search.trajectories import finished_theorems
+    from burnqed_core.search.trajectories import finished_theorems, read_results
 
-    corpus = load_theorems(profile.data.corpus)
-    benchmark = load_theorems(profile.data.benchmark)
-    easy = {k for k, v in (automation_map(profile.data.corpus) or {}).items() if v is not None}
+    d = profile.data
+    corpus = load_theorems(d.corpus)
+    benchmark = load_theorems(d.benchmark)
+    easy = {k for k, v in (automation_map(d.corpus) or {}).items() if v is not None}
     searched: set[str] = set()
+    verdicts: dict[str, bool] = {}  # theorem -> proved by any earlier search
     for p in earlier_trajectories:
-        searched |= finished_theorems(p)
-    return select_theorems(corpus, profile.data.search_theorems, profile.data.seed + n, searched=searched,
-                           held_out={t.name for t in benchmark}, easy=easy, held_out_theorems=benchmark)
+        searched |= finished_theorems(p)  # (raises on a theorem saved twice)
+        for r in read_results(p):
+            if r.error != "start":  # a statement that does not elaborate says nothing about its family
+                verdicts[r.theorem] = verdicts.get(r.theorem, False) or r.proved
+    rates = family_fail_rates(verdicts, {t.name: t.family for t in corpus})
+    retry = [name for name, ok in verdicts.items() if not ok] if d.search_retry_failed else []
+    return select_theorems(corpus, d.search_theorems, d.seed + n, searched=searched,
+                           held_out={t.name for t in benchmark}, easy=easy, held_out_theorems=benchmark,
+                           retry=retry, family_fail_rate=rates, failed_family_boost=d.search_failed_family_boost)
 
 
 def earlier_solved(earlier: list[IterationLayout]) -> set[str] | None:

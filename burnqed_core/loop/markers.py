@@ -44,15 +44,18 @@ log = logging.getLogger(__name__)
 POLICY_KEYS = ("policy.backend", "policy.dtype", "policy.max_new_tokens", "policy.max_prompt_tokens")
 STAGE_SETTINGS: dict[str, tuple[str, ...]] = {
     "base_tactic_pairs": ("data.corpus", "data.trace_repo", "data.trace_commit", "lean.backend"),
-    "base_model": ("training.base_model", "training.tiny_model", "training.seed"),
+    "base_model": ("training.base_model", "training.tiny_model", "training.seed", "training.warmup_steps",
+                   "training.lr_schedule", "training.min_lr_ratio", "training.max_seq_len", "data.val_fraction",
+                   "data.max_tokens", "data.seed"),
     "automation_baselines": ("data.benchmark", "lean.backend"),
     "tactic_pairs": ("data.val_fraction", "data.max_tokens", "data.base_subsample", "data.trajectory_upsample",
-                     "data.seed"),
+                     "data.trajectory_max_share", "data.seed"),
     "lora_adapter": ("training",),
     "merged_model": ("training.shard_size",),
     "embeddings": ("ebm", *POLICY_KEYS),
     "ebm": ("ebm",),
-    "trajectories": ("search", *POLICY_KEYS, "data.corpus", "data.search_theorems", "data.seed", "lean.backend"),
+    "trajectories": ("search", *POLICY_KEYS, "data.corpus", "data.search_theorems", "data.seed",
+                     "data.search_failed_family_boost", "data.search_retry_failed", "lean.backend"),
     "eval_report": ("eval", "search", *POLICY_KEYS, "data.benchmark", "lean.backend"),
 }
 

@@ -15,7 +15,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +24,9 @@ from burnqed_core.errors import DataError
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.record_io import atomic_write_text, read_parquet, write_parquet
 from burnqed_core.records import TacticPair, Theorem, TrajectoryRecord
+
+if TYPE_CHECKING:
+    from burnqed_core.data.pairs import TheoremSplit
 
 log = logging.getLogger(__name__)
 
@@ -70,16 +73,53 @@ def base_pairs(layout_traced: Path) -> list[TacticPair]:
     return read_parquet(layout_traced / PAIRS_FILE, TacticPair)
 
 
-def pretrain(profile: Profile, pairs: Sequence[TacticPair], out_dir: Path) -> StageResult:
+def pretrain(profile: Profile, pairs: Sequence[TacticPair], out_dir: Path,
+             split: TheoremSplit | None = None) -> StageResult:
+    """Pre-train the tiny base on the training side of ``split`` (default: `base_split` of ``pairs``), with the
+    validation side as its eval set: validation theorems are never seen by the base (issue 21)."""
+    from burnqed_core.data.pairs import prepare_pairs
     from burnqed_core.training.tiny_model import pretrain_base
 
-    m = pretrain_base(pairs, profile.training, out_dir, progress=True)
-    return StageResult(stage="base_model", path=str(out_dir), summary=_train_summary("pre-trained tiny base", m),
-                       metrics=_train_metrics(m))
+    d = profile.data
+    split = split or base_split(profile, pairs)
+    prepared = prepare_pairs(pairs, d.val_fraction, d.seed, d.max_tokens, val_theorems=split.val)
+    train, val = frame_pairs(prepared.train), frame_pairs(prepared.val)
+    m = pretrain_base(train, profile.training, out_dir, val=val, progress=True)
+    summary = _train_summary("pre-trained tiny base", m) + (f"; on {prepared.stats.train_pairs} pairs of "
+                                                            f"{prepared.stats.train_theorems} theorems, "
+                                                            f"{prepared.stats.val_theorems} held out")
+    return StageResult(stage="base_model", path=str(out_dir), summary=summary,
+                       metrics=_train_metrics(m) | {"train_theorems": prepared.stats.train_theorems,
+                                                    "val_theorems": prepared.stats.val_theorems})
+
+
+def frame_pairs(df: Any) -> list[TacticPair]:
+    """The rows of a pair frame (`burnqed_core.data.pairs.pairs_frame` columns) as records."""
+    return [TacticPair(**row) for row in df.iter_rows(named=True)]
+
+
+def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
+    """The one theorem-level split of the base pairs (``data.seed``, ``data.val_fraction``), drawn before
+    pre-training: `base_model` saves it as ``split.json``, `tactic_pairs` reuses it."""
+    from burnqed_core.data.pairs import split_theorems
+
+    return split_theorems((p.theorem for p in pairs), profile.data.seed, profile.data.val_fraction)
+
+
+def read_base_split(model_dir: Path) -> TheoremSplit:
+    """The split `base_model` saved; an error naming the asset when it is missing (a base of an older run)."""
+    from burnqed_core.data.pairs import read_split
+
+    try:
+        return read_split(model_dir / SPLIT_FILE)
+    except DataError as e:
+        raise DataError(f"{e}: re-materialise base_model (it draws the train/validation split before "
+                        "pre-training)") from None
 
 
 PAIRS_FILE = "pairs.parquet"
 BASE_MODEL_FILE = "base_model.json"
+SPLIT_FILE = "split.json"
 
 
 def _leandojo_corpus(spec: str) -> list[Path] | None:
@@ -127,15 +167,21 @@ async def base_tactic_pairs(profile: Profile, env: Callable[[], Awaitable[ProofE
 
 
 def base_model(profile: Profile, pairs_dir: Path, out_dir: Path) -> StageResult:
-    """``training.base_model: tiny``: pre-train the tiny model on the base pairs into ``out_dir``; else name the
+    """Draw the theorem split of the base pairs once (``split.json`` in ``out_dir``, `base_split`); then, with
+    ``training.base_model: tiny``, pre-train the tiny model on its training side into ``out_dir``; else name the
     profile's Hugging Face model (a hub name or a local dir, loaded by the training stage) in ``base_model.json``."""
+    from burnqed_core.data.pairs import write_split
+
     name = profile.training.base_model
-    if name == "tiny":
-        return pretrain(profile, base_pairs(pairs_dir), out_dir)
+    pairs = base_pairs(pairs_dir)
+    split = base_split(profile, pairs)
     out_dir.mkdir(parents=True, exist_ok=True)
+    write_split(split, out_dir / SPLIT_FILE)
+    if name == "tiny":
+        return pretrain(profile, pairs, out_dir, split)
     atomic_write_text(out_dir / BASE_MODEL_FILE, json.dumps({"model": name}))
     return StageResult(stage="base_model", path=str(out_dir), summary=f"base model {name} (trained elsewhere)",
-                       metrics={"model": name})
+                       metrics={"model": name, "train_theorems": len(split.train), "val_theorems": len(split.val)})
 
 
 def base_model_path(out_dir: Path) -> str:
@@ -193,32 +239,42 @@ def tactic_pairs(
     trajectory_dirs: Sequence[Path],
     out_dir: Path,
     tokenizer_dir: Path | None = None,
+    split: TheoremSplit | None = None,
 ) -> StageResult:
     """Iteration 0: the prepared base pairs. N > 0: base subsample + positive
-    trajectory steps of earlier iterations, upsampled (seed 000)."""
+    trajectory steps of earlier iterations, upsampled (seed 000) up to
+    ``data.trajectory_max_share`` of the mix. Train and validation follow
+    ``split``, the split `base_model` drew before pre-training (default: the
+    same `base_split` drawn here)."""
     from burnqed_core.data.mixing import mix_iteration, positive_steps
     from burnqed_core.data.pairs import hf_token_counter, prepare_pairs, write_prepared
     from burnqed_core.search.trajectories import read_trajectories
 
     d = profile.data
     counter = hf_token_counter(tokenizer_dir) if tokenizer_dir else None
-    prepared = prepare_pairs(base, d.val_fraction, d.seed, d.max_tokens, counter)
-    extra: dict[str, Any] = {"iteration": iteration, "trajectories": [str(p) for p in trajectory_dirs]}
+    split = split or base_split(profile, base)
+    prepared = prepare_pairs(base, d.val_fraction, d.seed, d.max_tokens, counter, val_theorems=split.val)
+    extra: dict[str, Any] = {"iteration": iteration, "trajectories": [str(p) for p in trajectory_dirs],
+                             "split": {"seed": split.seed, "val_fraction": split.val_fraction,
+                                       "train_theorems": len(split.train), "val_theorems": len(split.val)}}
     if iteration > 0:
         records: list[TrajectoryRecord] = []
         for p in trajectory_dirs:
             records.extend(read_trajectories(p))
         steps = positive_steps(records, source="trajectory")
-        mix = mix_iteration(prepared, steps, d.base_subsample, d.trajectory_upsample, d.seed + iteration)
+        mix = mix_iteration(prepared, steps, d.base_subsample, d.trajectory_upsample, d.seed + iteration,
+                            max_share=d.trajectory_max_share, split=split)
         prepared = prepared.model_copy(update={"train": mix.train, "val": mix.val})
         extra["mix"] = mix.stats.model_dump(mode="json")
     write_prepared(prepared, out_dir, extra)
     s = prepared.stats
     summary = (f"{prepared.train.height} train / {prepared.val.height} val pairs "
-               f"({s.train_theorems} / {s.val_theorems} theorems, split by name)")
+               f"({s.train_theorems} / {s.val_theorems} theorems, split by name before pre-training)")
     if iteration > 0:
         ms = extra["mix"]
-        summary += f"; mix: {json.dumps({k: v for k, v in ms.items() if isinstance(v, int)})}"
+        summary += (f"; mix: {json.dumps({k: v for k, v in ms.items() if type(v) is int})}, "
+                    f"trajectory share {ms['trajectory_fraction']:.1%} (cap {ms['trajectory_max_share']:.0%}), "
+                    f"upsample x{ms['effective_upsample']:.2f}")
     return StageResult(stage="tactic_pairs", iteration=iteration, path=str(out_dir), summary=summary,
                        metrics={"train_pairs": prepared.train.height, "val_pairs": prepared.val.height})
 

@@ -180,11 +180,11 @@ def train_joint(
         TrainingError,
         _lora_model,
         _loss_sum,
-        cosine_with_warmup,
         evaluate,
         is_adapter_dir,
         iteration_schedule,
         load_base,
+        lr_schedule,
         resolve_device,
     )
 
@@ -241,7 +241,7 @@ def train_joint(
                              {"params": decay, "lr": jc.ebm_lr, "weight_decay": ebm_cfg.weight_decay},
                              {"params": scale, "lr": jc.ebm_lr, "weight_decay": 0.0}])
     warm = min(cfg.warmup_steps, steps)
-    lora_sched = cosine_with_warmup(warm, steps)
+    lora_sched = lr_schedule(warm, steps, cfg.lr_schedule, cfg.min_lr_ratio)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, [lora_sched, lambda _k: 1.0, lambda _k: 1.0])
     collator = CompletionCollator(tokenizer.pad_token_id)
     order = SampleOrder(len(train_ex), cfg.seed)

@@ -81,6 +81,8 @@ class LoopSettings:
     seed: int
     max_grad_norm: float = 1.0
     keep_checkpoints: int = 1
+    lr_schedule: str = "cosine"
+    min_lr_ratio: float = 0.0
 
 
 def iteration_schedule(cfg: TrainingConfig, iteration: int) -> tuple[float, int]:
@@ -90,17 +92,42 @@ def iteration_schedule(cfg: TrainingConfig, iteration: int) -> tuple[float, int]
     return cfg.lr * cfg.lr_decay_per_iteration ** iteration, cfg.max_steps_later
 
 
-def cosine_with_warmup(warmup_steps: int, max_steps: int) -> Any:
-    """LR multiplier for step k (0-based): linear warm-up reaching 1 at step ``warmup_steps - 1`` (the first step
-    already moves, unlike a warm-up from 0), then cosine decay towards 0 at ``max_steps``."""
+def lr_factor(k: int, warmup_steps: int, max_steps: int, schedule: str = "cosine",
+              min_lr_ratio: float = 0.0) -> float:
+    """LR multiplier for step k (0-based) of ``max_steps``: linear warm-up reaching 1 at step ``warmup_steps - 1``
+    (the first step already moves, unlike a warm-up from 0), then ``schedule`` decay: ``cosine`` or ``linear``
+    from 1 down to ``min_lr_ratio``, reached at the last step (``max_steps - 1``), or ``constant`` (1 throughout).
+    With ``min_lr_ratio > 0`` every step trains: no step runs at a zero learning rate."""
+    if k < warmup_steps:
+        return (k + 1) / warmup_steps
+    if schedule == "constant":
+        return 1.0
+    span = max(max_steps - warmup_steps, 1)
+    progress = min(k - warmup_steps + 1, span) / span  # 1/span at the first decay step, 1 at the last step
+    if schedule == "linear":
+        shape = 1.0 - progress
+    elif schedule == "cosine":
+        shape = 0.5 * (1.0 + math.cos(math.pi * progress))
+    else:
+        raise ValueError(f"unknown learning-rate schedule {schedule!r} (cosine, linear, constant)")
+    return min_lr_ratio + (1.0 - min_lr_ratio) * shape
+
+
+def lr_schedule(warmup_steps: int, max_steps: int, schedule: str = "cosine", min_lr_ratio: float = 0.0) -> Any:
+    """`lr_factor` as a function of the step, for `torch.optim.lr_scheduler.LambdaLR`."""
+    if not 0.0 <= min_lr_ratio <= 1.0:
+        raise ValueError(f"min_lr_ratio must be in [0, 1], got {min_lr_ratio}")
+    lr_factor(warmup_steps, warmup_steps, max_steps, schedule, min_lr_ratio)  # an unknown schedule fails here
 
     def factor(k: int) -> float:
-        if k < warmup_steps:
-            return (k + 1) / warmup_steps
-        span = max(max_steps - warmup_steps, 1)
-        return 0.5 * (1.0 + math.cos(math.pi * min(k - warmup_steps + 1, span) / span))
+        return lr_factor(k, warmup_steps, max_steps, schedule, min_lr_ratio)
 
     return factor
+
+
+def cosine_with_warmup(warmup_steps: int, max_steps: int, min_lr_ratio: float = 0.0) -> Any:
+    """Linear warm-up, then cosine decay to ``min_lr_ratio`` at the last step (`lr_factor`)."""
+    return lr_schedule(warmup_steps, max_steps, "cosine", min_lr_ratio)
 
 
 def warm_start_source(cfg: TrainingConfig, prev_adapter: Path | None, prev_merged: Path | None) -> Path | None:
@@ -324,7 +351,8 @@ def run_loop(
     if not params:
         raise TrainingError("the model has no trainable parameters")
     optimizer = torch.optim.AdamW(params, lr=s.lr, weight_decay=0.0)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, cosine_with_warmup(s.warmup_steps, s.max_steps))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_schedule(s.warmup_steps, s.max_steps, s.lr_schedule,
+                                                                      s.min_lr_ratio))
     order = SampleOrder(len(train), s.seed)
 
     state: dict[str, Any] = {"step": 0, "signature": signature, "loss_curve": [], "eval_curve": [],
@@ -592,7 +620,8 @@ def train_sft(
     settings = LoopSettings(kind=kind, lr=lr, max_steps=max_steps, warmup_steps=min(cfg.warmup_steps, max_steps),
                             batch_size=cfg.batch_size, grad_accum=cfg.grad_accum, eval_every=cfg.eval_every,
                             save_every=cfg.save_every, seed=cfg.seed, max_grad_norm=cfg.max_grad_norm,
-                            keep_checkpoints=cfg.keep_checkpoints)
+                            keep_checkpoints=cfg.keep_checkpoints, lr_schedule=cfg.lr_schedule,
+                            min_lr_ratio=cfg.min_lr_ratio)
 
     tokenizer = AutoTokenizer.from_pretrained(base)
     if tokenizer.pad_token_id is None:

@@ -130,7 +130,7 @@ def pretrain_base(
     it should model the language of goal states too (its hidden states feed the
     EBM, and tactics copy hypothesis names from the state). SFT afterwards
     trains completion-only. Full fine-tune (every weight trains), AdamW,
-    cosine schedule with warm-up; resumable like SFT; deterministic for a
+    warm-up then ``training.lr_schedule`` decay to ``training.min_lr_ratio``; resumable like SFT; deterministic for a
     given ``cfg.seed`` and data.
     """
     import torch
@@ -161,7 +161,8 @@ def pretrain_base(
                             warmup_steps=min(cfg.warmup_steps, tiny.pretrain_steps),
                             batch_size=tiny.pretrain_batch_size, grad_accum=1, eval_every=cfg.eval_every,
                             save_every=cfg.save_every, seed=cfg.seed, max_grad_norm=cfg.max_grad_norm,
-                            keep_checkpoints=cfg.keep_checkpoints)
+                            keep_checkpoints=cfg.keep_checkpoints, lr_schedule=cfg.lr_schedule,
+                            min_lr_ratio=cfg.min_lr_ratio)
     prints = dict(data_fingerprints or {"pairs": fingerprint_pairs(pairs), "val": fingerprint_pairs(val)})
     n_params = sum(p.numel() for p in model.parameters())
     metrics = TrainingMetrics(kind="pretrain", train_examples=len(train_ex), val_examples=len(val_ex),

@@ -1,4 +1,4 @@
-"""Jobs: the shared base assets, and one iteration (every partitioned asset of a partition)."""
+"""Jobs: the shared base assets, one iteration (every partitioned asset of a partition), the nightly eval."""
 
 from __future__ import annotations
 
@@ -8,13 +8,26 @@ from burnqed_pipeline.defs.partitions import iterations
 
 BASE_GROUP = "base"
 ITERATION_GROUP = "iteration"
+# Run retries (dagster.yaml `run_retries`) re-execute from failure: only failed and skipped steps run again.
+RETRY_TAGS = {"dagster/retry_strategy": "FROM_FAILURE"}
 
 base_job = dg.define_asset_job(
-    "base", selection=dg.AssetSelection.groups(BASE_GROUP),
+    "base", selection=dg.AssetSelection.groups(BASE_GROUP), tags=RETRY_TAGS,
     description="The traced base corpus, the base model and the automation baselines (shared by all iterations).",
 )
 
 iteration_job = dg.define_asset_job(
-    "iteration", selection=dg.AssetSelection.groups(ITERATION_GROUP), partitions_def=iterations,
+    "iteration", selection=dg.AssetSelection.groups(ITERATION_GROUP), partitions_def=iterations, tags=RETRY_TAGS,
     description="Every stage of one iteration (pick the partition): tactic pairs to eval report.",
+)
+
+NIGHTLY_GROUP = "nightly"
+#: Run tag holding the nightly report's date (``YYYY-MM-DD``), set by the schedule; a run without it (launched
+#: by hand) uses today's date in the profile's ``nightly.timezone``.
+NIGHTLY_DATE_TAG = "burnqed/nightly_date"
+
+nightly_job = dg.define_asset_job(
+    "nightly", selection=dg.AssetSelection.groups(NIGHTLY_GROUP), partitions_def=iterations,
+    description="The nightly eval of one iteration (the schedule picks the newest complete one) on the benchmark "
+                "and nightly.extra_benchmarks, dated reports under <work_dir>/nightly/<date>/.",
 )

@@ -20,7 +20,11 @@ iterations = dg.DynamicPartitionsDefinition(name=ITERATIONS)
 
 # GPU stages (DESIGN.md's table): one at a time on a single box through the pool
 # (`dagster instance concurrency set gpu 1`), a GPU node on Kubernetes, the gpu queue on celery.
+# On Kubernetes (k8s_job_executor) the step pod asks for one GPU, which only GPU nodes offer, and tolerates
+# the `nvidia.com/gpu` taint GPU node pools commonly carry (GKE and AKS set it; harmless where absent).
+# Cluster-specific placement (GPU type, spot pools) goes in the run config: deploy/k8s/run_config.yaml.
 GPU_POOL = "gpu"
+GPU_QUEUE = "gpu"
 GPU_OP_TAGS: dict[str, Any] = {
     "dagster-k8s/config": {
         "container_config": {
@@ -28,9 +32,12 @@ GPU_OP_TAGS: dict[str, Any] = {
                 "limits": {"nvidia.com/gpu": "1", "memory": "96Gi"},
                 "requests": {"nvidia.com/gpu": "1", "memory": "64Gi"},
             }
-        }
+        },
+        "pod_spec_config": {
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        },
     },
-    "dagster-celery/queue": "gpu",
+    "dagster-celery/queue": GPU_QUEUE,
 }
 
 

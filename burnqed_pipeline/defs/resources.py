@@ -30,6 +30,7 @@ from burnqed_core.config import Profile, load_profile
 from burnqed_core.errors import PolicyError
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.base import Policy
+from burnqed_pipeline.executors import pipeline_executor
 from burnqed_pipeline.runtime import attached, get_runtime
 
 log = logging.getLogger(__name__)
@@ -177,5 +178,6 @@ def default_resources() -> dict[str, Any]:
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    # One process runs every step of a run: the Lean pool and the loaded policy serve all of its stages.
-    return dg.Definitions(resources=default_resources(), executor=dg.in_process_executor)
+    # By default one process runs every step of a run: the Lean pool and the loaded policy serve all of its
+    # stages. BURNQED_EXECUTOR picks another executor (Kubernetes, celery: `burnqed_pipeline.executors`).
+    return dg.Definitions(resources=default_resources(), executor=pipeline_executor())

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from burnqed_core.cli import app
+from burnqed_core.data.pairs import TheoremSplit, write_split
 from burnqed_core.errors import DataError
 from burnqed_core.record_io import read_records, write_parquet
 from burnqed_core.records import TacticPair, TrajectoryRecord
@@ -45,7 +46,8 @@ def test_prepare_iteration_1_mixes_trajectories(tmp_path: Path, pair_file: Path)
     traj += search_tree("later", iteration=1)  # not from an earlier iteration: skipped
     traj_file = write_parquet(traj, tmp_path / "iter_0.parquet", TrajectoryRecord)
     profile = tmp_path / "p.yaml"
-    profile.write_text("data:\n  base_subsample: 50\n  trajectory_upsample: 3\n", encoding="utf-8")
+    profile.write_text("data:\n  base_subsample: 50\n  trajectory_upsample: 3\n  trajectory_max_share: 1.0\n",
+                       encoding="utf-8")
     out = tmp_path / "prep1"
     res = runner.invoke(app, ["data", "prepare", "--pairs", str(pair_file), "--out", str(out),
                               "--trajectories", str(traj_file), "--iteration", "1", "--profile", str(profile)])
@@ -57,6 +59,25 @@ def test_prepare_iteration_1_mixes_trajectories(tmp_path: Path, pair_file: Path)
     assert len(train) == 50 + 3 * mix["trajectory_steps_train"]
     assert not any(p.theorem == "later" for p in train)
     assert "skipped 4 trajectory records" in res.output
+
+    # the profile's cap on the trajectory share, and a split drawn before pre-training reused
+    capped = tmp_path / "capped.yaml"
+    capped.write_text("data:\n  base_subsample: 60\n  trajectory_upsample: 3\n  trajectory_max_share: 0.2\n",
+                      encoding="utf-8")
+    names = sorted({p.theorem for p in read_records(pair_file, TacticPair)} | {f"s{i}" for i in range(20)})
+    chosen = ["thm_0", "thm_1", "s0"]
+    split = write_split(TheoremSplit(seed=0, val_fraction=0.1, train=[n for n in names if n not in chosen],
+                                     val=chosen), tmp_path / "split.json")
+    out2 = tmp_path / "prep2"
+    res = runner.invoke(app, ["data", "prepare", "--pairs", str(pair_file), "--out", str(out2), "--trajectories",
+                              str(traj_file), "--iteration", "1", "--profile", str(capped), "--split", str(split)])
+    assert res.exit_code == 0, res.output
+    mix = json.loads((out2 / "stats.json").read_text())["mix"]
+    assert mix["share_capped"] and mix["trajectory_rows_train"] == 38  # every step once: 0.2 of 60 base is 15
+    assert mix["trajectory_max_share"] == 0.2 and "share cap 20%" in res.output
+    val = read_records(out2 / "val.parquet", TacticPair)
+    assert {p.theorem for p in val} == set(chosen)  # exactly the split's validation theorems
+    assert {p.theorem for p in read_records(out2 / "train.parquet", TacticPair)}.isdisjoint(chosen)
 
 
 def test_prepare_rejects_trajectories_at_iteration_0(tmp_path: Path, pair_file: Path) -> None:

@@ -92,3 +92,41 @@ def test_env_overrides_read_the_process_environment(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("BURNQED__SEARCH__MAX_NODES", "321")
     assert ("search", "max_nodes") in [k for k, _ in env_overrides()]
     assert load_profile("tiny").search.max_nodes == 321
+
+
+def test_small_profile_is_tiny_scaled_up() -> None:
+    """configs/small.yaml: the tiny profile's code and backends with a larger model and budgets."""
+    from burnqed_core.training.tiny_model import check_tiny_config
+
+    tiny, small = load_profile("tiny", environ={}), load_profile("small", environ={})
+    assert small.name == "small" and small.source == REPO_CONFIGS / "small.yaml"
+    assert (small.lean.backend, small.policy.backend, small.training.base_model) == ("embedded", "local", "tiny")
+    assert (small.data.corpus, small.data.benchmark) == (tiny.data.corpus, tiny.data.benchmark)
+    assert small.paths.work_dir != tiny.paths.work_dir  # the two runs never share outputs
+    check_tiny_config(small.training.tiny_model)  # widths pack in 4-bit, heads divide
+
+    def params(p: Profile) -> int:  # a Llama's weights: attention, MLP, norms, embeddings and head
+        m = p.training.tiny_model
+        kv = m.num_kv_heads * (m.hidden_size // m.num_heads)
+        layer = 2 * m.hidden_size ** 2 + 2 * m.hidden_size * kv + 3 * m.hidden_size * m.intermediate_size
+        return m.num_layers * (layer + 2 * m.hidden_size) + 2 * m.vocab_size * m.hidden_size + m.hidden_size
+
+    assert 4_000_000 <= params(small) <= 8_000_000 and params(small) >= 4 * params(tiny)
+    assert small.training.tiny_model.pretrain_steps > tiny.training.tiny_model.pretrain_steps
+    assert small.data.search_theorems > tiny.data.search_theorems
+    assert max(small.eval.budgets) > max(tiny.eval.budgets) and small.search.max_nodes > tiny.search.max_nodes
+    assert small.ebm.hidden_dims[0] >= 2 * small.training.tiny_model.hidden_size
+
+
+def test_training_mix_and_selection_settings() -> None:
+    for name in ("tiny", "small", "prod"):
+        p = load_profile(name, environ={})
+        assert 0 < p.data.trajectory_max_share <= 0.3  # search steps never drown the base data
+        assert p.training.min_lr_ratio > 0 and p.training.lr_schedule == "cosine"
+        assert p.data.search_failed_family_boost > 0 and p.data.search_retry_failed
+    with pytest.raises(ProfileError, match="trajectory_max_share"):
+        load_profile("tiny", environ={}, overrides={"data.trajectory_max_share": 0})
+    with pytest.raises(ProfileError, match="min_lr_ratio"):
+        load_profile("tiny", environ={}, overrides={"training.min_lr_ratio": 1.5})
+    with pytest.raises(ProfileError, match="lr_schedule"):
+        load_profile("tiny", environ={}, overrides={"training.lr_schedule": "step"})

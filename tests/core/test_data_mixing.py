@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from burnqed_core.data.mixing import mix_iteration, positive_steps
-from burnqed_core.data.pairs import is_val_theorem, prepare_pairs
+from burnqed_core.data.mixing import mix_iteration, positive_steps, upsampled_rows
+from burnqed_core.data.pairs import TheoremSplit, is_val_theorem, prepare_pairs
 from burnqed_core.records import TrajectoryRecord
 from tests.core.test_data_pairs import make_pairs
 
@@ -92,3 +92,62 @@ def test_mix_small_base_and_no_steps() -> None:
     assert mix.stats.trajectory_fraction == 0.0
     with pytest.raises(ValueError):
         mix_iteration(base, [], base_subsample=-1, trajectory_upsample=1, seed=0)
+
+
+def test_share_cap_keeps_the_base_data() -> None:
+    """Many found proofs x10 would outweigh the base set: the cap lowers the upsample factor (fractional:
+    every step floor(f) times, a seeded subset once more) so trajectory rows are at most the share."""
+    base = prepare_pairs(make_pairs(200), val_fraction=0.1, seed=0, max_tokens=10_000)
+    theorems = [f"searched_{i}" for i in range(80)]
+    steps = [s for t in theorems for s in positive_steps(search_tree(t))]
+    uncapped = mix_iteration(base, steps, base_subsample=10_000, trajectory_upsample=10, seed=1)
+    assert uncapped.stats.trajectory_fraction > 0.5  # what the cap is for: search steps drown the base data
+    mix = mix_iteration(base, steps, base_subsample=10_000, trajectory_upsample=10, seed=1, max_share=0.25)
+    st = mix.stats
+    base_rows, n = st.base_train_used, st.trajectory_steps_train
+    assert base_rows == base.train.height  # every base pair kept
+    assert st.share_capped and st.trajectory_max_share == 0.25
+    assert st.trajectory_rows_train == base_rows // 3  # 0.25 / 0.75 of the base rows, rounded down
+    assert st.trajectory_fraction <= 0.25 and st.trajectory_fraction == pytest.approx(0.25, abs=0.01)
+    assert st.effective_upsample == pytest.approx(st.trajectory_rows_train / n)
+    assert 1 < st.effective_upsample < 10
+    traj = mix.train.filter(pl.col("source").str.starts_with("trajectory"))
+    counts = traj.group_by(["state_before", "tactic"]).len()["len"].to_list()
+    full = st.trajectory_rows_train // n
+    assert sorted(set(counts)) == [full, full + 1] and len(counts) == n  # every step, as evenly as possible
+    assert counts.count(full + 1) == st.trajectory_rows_train - full * n
+    again = mix_iteration(base, steps, 10_000, 10, seed=1, max_share=0.25)
+    assert again.train.equals(mix.train)  # deterministic
+    # under the cap nothing changes: the full factor
+    few = steps[:6]
+    small = mix_iteration(base, few, 10_000, 10, seed=1, max_share=0.25)
+    assert not small.stats.share_capped and small.stats.effective_upsample == 10
+
+
+def test_share_cap_never_drops_a_found_step() -> None:
+    base = prepare_pairs(make_pairs(12), val_fraction=0.1, seed=0, max_tokens=10_000)
+    steps = [s for t in (f"searched_{i}" for i in range(40)) for s in positive_steps(search_tree(t))]
+    mix = mix_iteration(base, steps, base_subsample=10_000, trajectory_upsample=10, seed=0, max_share=0.1)
+    st = mix.stats
+    assert st.trajectory_rows_train == st.trajectory_steps_train  # each step once, though that passes the cap
+    assert st.effective_upsample == 1.0 and st.trajectory_fraction > 0.1
+    assert upsampled_rows(steps=10, base_rows=90, upsample=10, max_share=0.1) == 10
+    assert upsampled_rows(steps=10, base_rows=900, upsample=10, max_share=0.1) == 100
+    assert upsampled_rows(steps=10, base_rows=900, upsample=10, max_share=1.0) == 100
+    assert upsampled_rows(steps=10, base_rows=0, upsample=0, max_share=0.5) == 0
+    with pytest.raises(ValueError):
+        upsampled_rows(10, 10, 10, 0.0)
+
+
+def test_steps_follow_the_saved_split() -> None:
+    """A theorem's steps go where the split drawn before pre-training put it, whatever its hash says."""
+    base = prepare_pairs(make_pairs(40), val_fraction=0.1, seed=0, max_tokens=10_000)
+    names = [f"searched_{i}" for i in range(20)]
+    by_hash = {n for n in names if is_val_theorem(n, 0, 0.1)}
+    chosen_val = sorted(set(names[:5]) - by_hash)  # val in the split, train by the hash rule
+    split = TheoremSplit(seed=0, val_fraction=0.1, train=[n for n in names if n not in chosen_val], val=chosen_val)
+    steps = [s for t in names for s in positive_steps(search_tree(t))]
+    mix = mix_iteration(base, steps, 10_000, 3, seed=0, split=split)
+    val_traj = mix.val.filter(pl.col("source").str.starts_with("trajectory"))
+    assert set(val_traj["theorem"]) == set(chosen_val)
+    assert not set(mix.train["theorem"]) & set(chosen_val)

@@ -10,13 +10,18 @@ import polars as pl
 import pytest
 
 from burnqed_core.data.pairs import (
+    assign_split,
     char_token_estimate,
     hf_token_counter,
     is_unsafe_tactic,
+    is_val_theorem,
     load_pairs,
     prepare_pairs,
     proof_lengths,
+    read_split,
+    split_theorems,
     write_prepared,
+    write_split,
 )
 from burnqed_core.errors import DataError
 from burnqed_core.policy.prompt import format_example
@@ -169,3 +174,31 @@ def test_write_and_load(tmp_path: Path) -> None:
     stats = json.loads(paths["stats"].read_text())
     assert stats["train_pairs"] == len(train) and stats["iteration"] == 0
     assert stats["depth_histogram"] == {str(k): v for k, v in out.stats.depth_histogram.items()}
+
+
+def test_split_drawn_once_and_reused(tmp_path: Path) -> None:
+    """`split_theorems` draws the split the loop saves before pre-training; `prepare_pairs` given its validation
+    theorems puts exactly those on the validation side, whatever the hash rule would say."""
+    pairs = make_pairs(60)
+    names = sorted({p.theorem for p in pairs})
+    split = split_theorems(names, seed=3, val_fraction=0.2)
+    assert sorted(split.train + split.val) == names and not set(split.train) & set(split.val)
+    assert split == split_theorems(reversed(names), seed=3, val_fraction=0.2)  # independent of order
+    assert split.val == sorted(assign_split(names, 3, 0.2))  # the same rule as an unsaved preparation
+    assert split_theorems(names, seed=4, val_fraction=0.2).val != split.val
+    path = write_split(split, tmp_path / "split.json")
+    again = read_split(path)
+    assert again == split and all(again.is_val(n) for n in split.val) and not any(map(again.is_val, split.train))
+    # an unknown theorem follows the hash rule with the split's seed and fraction
+    assert again.is_val("not_in_split") == is_val_theorem("not_in_split", 3, 0.2)
+    # reused: a different val set than the hash would draw, honoured exactly
+    chosen = names[:7]
+    prepared = prepare_pairs(pairs, val_fraction=0.2, seed=3, max_tokens=10_000, val_theorems=chosen)
+    assert set(prepared.val["theorem"]) == set(chosen)
+    assert not set(prepared.train["theorem"]) & set(chosen)
+    assert set(prepared.train["theorem"]) == set(names) - set(chosen)
+    with pytest.raises(DataError, match="no theorem split"):
+        read_split(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(DataError, match="not a theorem split"):
+        read_split(tmp_path / "bad.json")

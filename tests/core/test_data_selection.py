@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
-from burnqed_core.data.selection import select_theorems
+import pytest
+
+from burnqed_core.data.selection import allocate, family_fail_rates, select_theorems
 from burnqed_core.records import Theorem
 
 
@@ -59,3 +62,106 @@ def test_seeded_sample_independent_of_order() -> None:
     held_splits = select_theorems(thms, n=1000, seed=0, held_out_splits=())
     assert held_splits.stats.excluded_held_out == 0
     assert any(t.name.startswith("bench_") for t in held_splits.theorems)
+
+
+def fam(name: str, family: str, steps: int = 3) -> Theorem:
+    return Theorem(name=name, statement=": True", proof=["skip"] * steps, family=family)
+
+
+def families_corpus() -> list[Theorem]:
+    """Families a (40), b (40), c (20)."""
+    return ([fam(f"a_{i:02d}", "a") for i in range(40)] + [fam(f"b_{i:02d}", "b") for i in range(40)]
+            + [fam(f"c_{i:02d}", "c") for i in range(20)])
+
+
+def test_allocate() -> None:
+    q = allocate({"a": 40, "b": 40, "c": 20}, {"a": 40, "b": 40, "c": 20}, 10)
+    assert q == {"a": 4, "b": 4, "c": 2}
+    q = allocate({"a": 40, "b": 40, "c": 20}, {"a": 1, "b": 1, "c": 1}, 11)  # remainder: largest, ties by key
+    assert q == {"a": 4, "b": 4, "c": 3}
+    q = allocate({"a": 2, "b": 40}, {"a": 100, "b": 1}, 10)  # a capped at its size, the rest to b
+    assert q == {"a": 2, "b": 8}
+    assert allocate({"a": 3, "b": 2}, {"a": 1, "b": 1}, 50) == {"a": 3, "b": 2}  # all there is
+    assert allocate({"a": 3, "b": 2}, {"a": 0, "b": 0}, 4) == {"a": 2, "b": 2}
+    assert sum(allocate({"x": 7, "y": 5, "z": 9}, {"x": 0.3, "y": 2.0, "z": 1.1}, 13).values()) == 13
+
+
+def test_family_fail_rates() -> None:
+    families = {"a_00": "a", "a_01": "a", "a_02": "a", "a_03": "a", "b_00": "b"}
+    rates = family_fail_rates({"a_00": True, "a_01": False, "a_02": False, "a_03": False, "b_00": True,
+                               "x": False}, families)
+    assert rates == {"": 1.0, "a": 0.75, "b": 0.0}
+
+
+def test_first_iteration_is_stratified_by_family() -> None:
+    sel = select_theorems(families_corpus(), n=20, seed=0, failed_family_boost=2.0)
+    assert sel.stats.by_family == {"a": 8, "b": 8, "c": 4}  # no earlier search: proportional to size
+    assert sel.stats.family_fail_rate == {"a": 1.0, "b": 1.0, "c": 1.0}
+    assert [t.name for t in sel.theorems] == sorted(t.name for t in sel.theorems)
+
+
+def test_failed_families_get_more_of_the_selection() -> None:
+    """Family a was solved by the earlier search, b half, c never: quotas follow size x (1 + boost x fail)."""
+    thms = families_corpus()
+    searched = {"a_00": True, "a_01": True, "b_00": True, "b_01": False, "c_00": False, "c_01": False}
+    rates = family_fail_rates(searched, {t.name: t.family for t in thms})
+    assert rates == {"a": 0.0, "b": 0.5, "c": 1.0}
+    sel = select_theorems(thms, n=24, seed=1, searched=searched, family_fail_rate=rates, failed_family_boost=2.0)
+    # eligible a 38, b 38, c 18; weights 38 x 1, 38 x 2, 18 x 3 = 38, 76, 54 of 168 -> 5.43, 10.86, 7.71 of 24
+    assert sel.stats.by_family == {"a": 5, "b": 11, "c": 8}
+    assert not {t.name for t in sel.theorems} & set(searched)
+    assert sel.stats.family_fail_rate == {"a": 0.0, "b": 0.5, "c": 1.0}
+    # boost 0: proportional to eligible size, whatever failed
+    flat = select_theorems(thms, n=24, seed=1, searched=searched, family_fail_rate=rates)
+    assert flat.stats.by_family == {"a": 10, "b": 10, "c": 4}
+    # deterministic, and independent of input order
+    shuffled = thms[:]
+    random.Random(3).shuffle(shuffled)
+    again = select_theorems(shuffled, n=24, seed=1, searched=searched, family_fail_rate=rates,
+                            failed_family_boost=2.0)
+    assert [t.name for t in again.theorems] == [t.name for t in sel.theorems]
+    with pytest.raises(ValueError):
+        select_theorems(thms, n=3, seed=0, failed_family_boost=-1)
+
+
+def test_earlier_failures_are_searched_again_when_fresh_theorems_run_out() -> None:
+    thms = [fam(f"a_{i}", "a") for i in range(6)] + [fam("short", "a", steps=1)]
+    searched = {"a_0", "a_1", "a_2", "a_3", "short"}
+    failed = ["a_1", "a_2", "a_3", "short"]  # a_0 was proved; short would be excluded anyway
+    sel = select_theorems(thms, n=4, seed=0, searched=searched, retry=failed)
+    names = {t.name for t in sel.theorems}
+    assert {"a_4", "a_5"} <= names and len(names) == 4 and sel.stats.retried == 2
+    assert names - {"a_4", "a_5"} <= {"a_1", "a_2", "a_3"}
+    assert sel.stats.excluded_searched == 5 and sel.stats.excluded_short == 0  # counted before "short"
+    none = select_theorems(thms, n=4, seed=0, searched=searched)
+    assert {t.name for t in none.theorems} == {"a_4", "a_5"} and none.stats.retried == 0
+    enough = select_theorems(thms, n=2, seed=0, searched=searched, retry=failed)
+    assert enough.stats.retried == 0  # fresh theorems first
+
+
+def test_search_selection_reads_the_earlier_searches(tmp_path: Path) -> None:
+    """The loop's selection: families where iteration 0's search failed weigh more at iteration 1."""
+    from burnqed_core.config import load_profile
+    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.loop.inputs import search_selection
+    from burnqed_core.search.trajectories import TrajectoryWriter
+    from tests.core.test_trajectories import outcome
+
+    profile = load_profile("tiny", environ={}, overrides={"data.search_theorems": 30})
+    first = search_selection(profile, 0, [])
+    assert first.stats.selected == 30 and first.stats.retried == 0
+    fams = {t.name: t.family for t in load_theorems(profile.data.corpus)}
+    # iteration 0 proved every theorem of one family it searched, and nothing else
+    solved_family = max(first.stats.by_family, key=lambda f: (first.stats.by_family[f], f))
+    out = tmp_path / "search.traj"
+    w = TrajectoryWriter(out, flush_every=100)
+    for t in first.theorems:
+        w.add(outcome(t.name, 2, fams[t.name] == solved_family))
+    w.close()
+    second = search_selection(profile, 1, [out])
+    assert not {t.name for t in second.theorems} & {t.name for t in first.theorems}
+    assert second.stats.family_fail_rate[solved_family] == 0.0
+    assert all(r == 1.0 for f, r in second.stats.family_fail_rate.items() if f != solved_family)
+    flat = search_selection(profile.model_copy(update={"data": profile.data.model_copy(
+        update={"search_failed_family_boost": 0.0})}), 1, [out])
+    assert second.stats.by_family.get(solved_family, 0) < flat.stats.by_family.get(solved_family, 0)

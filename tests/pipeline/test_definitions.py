@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BASE = {"base_tactic_pairs", "base_model", "automation_baselines"}
 ITERATION = {"tactic_pairs", "lora_adapter", "merged_model", "trajectories", "eval_report"} | (
     {"embeddings", "ebm"} if EBM_WIRED else set())
-GPU = {"lora_adapter", "merged_model", "embeddings", "ebm", "trajectories", "eval_report"}
+NIGHTLY = {"nightly_eval"}
+GPU = {"lora_adapter", "merged_model", "embeddings", "ebm", "trajectories", "eval_report", "nightly_eval"}
 
 
 def _assets() -> dict[str, dg.AssetsDefinition]:
@@ -30,10 +31,10 @@ def _assets() -> dict[str, dg.AssetsDefinition]:
 
 def test_assets_partitions_and_graph() -> None:
     assets = _assets()
-    assert set(assets) == BASE | ITERATION
+    assert set(assets) == BASE | ITERATION | NIGHTLY
     for name in BASE:
         assert assets[name].partitions_def is None
-    for name in ITERATION:
+    for name in ITERATION | NIGHTLY:
         pd = assets[name].partitions_def
         assert isinstance(pd, dg.DynamicPartitionsDefinition) and pd.name == ITERATIONS
     graph = defs().resolve_asset_graph()
@@ -87,6 +88,7 @@ def test_jobs_and_resources() -> None:
     d = defs()
     assert d.resolve_job_def("iteration").partitions_def.name == ITERATIONS  # type: ignore[union-attr]
     assert d.resolve_job_def("base").partitions_def is None
+    assert d.resolve_job_def("nightly").partitions_def.name == ITERATIONS  # type: ignore[union-attr]
     assert set(d.resources or {}) >= {"profile", "lean", "policy"}
 
 
@@ -111,3 +113,20 @@ def test_dagster_validators_pass(cmd: list[str], tmp_path: Path) -> None:
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([exe, *cmd[1:]], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_checks_schedule_and_sensors() -> None:
+    d = defs()
+    checks = {(k.asset_key.to_user_string(), k.name): c for c in d.asset_checks or [] for k in c.check_keys}
+    expected = {("tactic_pairs", "tactic_pairs_clean"), ("eval_report", "go_no_go")} | (
+        {("embeddings", "no_collapse"), ("ebm", "ebm_healthy")} if EBM_WIRED else set())
+    assert set(checks) == expected
+    for (asset, name), c in checks.items():
+        spec = c.get_spec_for_check_key(dg.AssetCheckKey(dg.AssetKey(asset), name))
+        assert spec.blocking and c.partitions_def is not None, name
+    # the iteration job runs the checks of its assets (a failed one stops the run)
+    job_checks = d.resolve_job_def("iteration").asset_layer.asset_graph.asset_check_keys
+    assert {(k.asset_key.to_user_string(), k.name) for k in job_checks} == expected
+    assert d.resolve_schedule_def("nightly_eval_schedule").job_name == "nightly"
+    sensor = d.resolve_sensor_def("next_iteration")
+    assert sensor.default_status == dg.DefaultSensorStatus.STOPPED

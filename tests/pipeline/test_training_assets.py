@@ -4,12 +4,16 @@ automation baselines come from the benchmark's automation.json."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import dagster as dg
 import pytest
 import yaml
 
+from burnqed_core.data.pairs import read_split
+from burnqed_core.record_io import read_records
+from burnqed_core.records import TacticPair
 from burnqed_pipeline.defs.partitions import add_iteration
 from tests.pipeline.helpers import failure_message, materialize, metadata, resources
 from tests.pipeline.profiles import leandojo_corpus, slice_set, write_profile
@@ -47,6 +51,16 @@ def test_base_assets_and_iteration_0_training(setup: tuple[Path, dg.DagsterInsta
     assert lora["partitions_used"] == "tactic_pairs[0], base_model" and lora["skipped"] is False
     assert str(md["merged_model"]["path"]).endswith("iter_0/merged_model") and md["merged_model"]["weight_files"] == 1
     assert inst.get_materialized_partitions(dg.AssetKey("merged_model")) == {"0"}
+
+    # one split, drawn before pre-training: iteration 0 validates on theorems the base never trained on
+    work = prof.parent / "work"
+    split = read_split(work / "base" / "model" / "split.json")
+    assert split.val and split.train
+    val = {p.theorem for p in read_records(work / "iter_0" / "tactic_pairs" / "val.parquet", TacticPair)}
+    train = {p.theorem for p in read_records(work / "iter_0" / "tactic_pairs" / "train.parquet", TacticPair)}
+    assert val and val <= set(split.val) and train.isdisjoint(split.val)
+    pretrain_val = json.loads((work / "base" / "model" / "metrics.json").read_text(encoding="utf-8"))
+    assert pretrain_val["val_examples"] > 0  # pre-training selected its checkpoint on the held-out side
 
 
 def test_unchanged_inputs_skip_changed_inputs_recompute(setup: tuple[Path, dg.DagsterInstance]) -> None:

@@ -12,8 +12,9 @@ from burnqed_pipeline.stage import logs_to, progress, result, stage, training_pr
 
 @dg.asset(group_name="base", deps=["base_tactic_pairs"], kinds={"pytorch"})
 def base_model(context: dg.AssetExecutionContext, profile: ProfileResource) -> dg.MaterializeResult:
-    """The tiny model pre-trained here on the base pairs, or the profile's Hugging Face model
-    (``training.base_model``) in prod."""
+    """The tiny model pre-trained here on the training side of the base pairs' theorem split (drawn here once,
+    ``split.json``: its validation theorems are never trained on, and every iteration's pairs reuse it), or the
+    profile's Hugging Face model (``training.base_model``) in prod."""
     st = stage(profile.load())
     pairs = require(st.layout.traced, "base_tactic_pairs", None, "base_model")
     out = st.layout.model

@@ -16,6 +16,7 @@ from burnqed_core.loop.markers import fingerprint
 from burnqed_core.loop.shards import ShardResult, ShardSpec
 from burnqed_core.loop.stages import StageResult
 from burnqed_core.records import Theorem
+from burnqed_pipeline.defs.automation import EVAL_REPORT_CONDITION
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL, iterations, partition_iteration
 from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource
 from burnqed_pipeline.metadata import eval_metadata, served_metadata
@@ -132,7 +133,8 @@ def merge_eval(context: dg.OpExecutionContext, results: list[ShardResult], profi
 _DOC = """Solve rate per node budget (hard split apart), the automation-only baseline, theorems newly solved
 compared with every iteration < N, and the comparison table and plot across iterations. One step per shard of
 ``pipeline.eval_shard_size`` benchmark theorems."""
-_GRAPH = dict(partitions_def=iterations, group_name="iteration", kinds={"markdown"}, description=_DOC)
+_GRAPH = dict(partitions_def=iterations, group_name="iteration", kinds={"markdown"}, description=_DOC,
+              automation_condition=EVAL_REPORT_CONDITION)
 _DEP = dg.AssetIn(dagster_type=dg.Nothing)
 
 if EBM_WIRED:

@@ -1,0 +1,47 @@
+"""The nightly eval schedule: cron and time zone from the profile's ``nightly`` section (``BURNQED_PROFILE``,
+default tiny), off until turned on in the UI (Automation)."""
+
+
+import logging
+import os
+
+import dagster as dg
+
+from burnqed_core.config import NightlyConfig, load_profile
+from burnqed_core.errors import BurnqedError
+from burnqed_core.loop import nightly
+from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG, nightly_job
+from burnqed_pipeline.defs.partitions import iteration_keys
+
+log = logging.getLogger(__name__)
+
+
+def nightly_settings() -> NightlyConfig:
+    """The ``nightly`` section of the location's profile; its defaults if the profile does not load (the
+    runs then fail with the profile's error, the code location still loads)."""
+    try:
+        return load_profile(os.environ.get("BURNQED_PROFILE", "tiny")).nightly
+    except BurnqedError as e:
+        log.warning("nightly schedule: %s; using the default cron", e)
+        return NightlyConfig()
+
+
+def newest_complete_iteration(instance: dg.DagsterInstance) -> int | None:
+    """The newest iteration whose merged_model is materialised."""
+    return nightly.newest_complete(iteration_keys(instance),
+                                   instance.get_materialized_partitions(dg.AssetKey("merged_model")))
+
+
+_settings = nightly_settings()
+
+
+@dg.schedule(name="nightly_eval_schedule", cron_schedule=_settings.cron, execution_timezone=_settings.timezone,
+             job=nightly_job, default_status=dg.DefaultScheduleStatus.STOPPED,
+             description="Evaluate the newest complete iteration on the benchmark and nightly.extra_benchmarks; "
+                         "dated reports under <work_dir>/nightly/<date>/.")
+def nightly_eval_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+    n = newest_complete_iteration(context.instance)
+    if n is None:
+        return dg.SkipReason("no iteration has a materialised merged_model yet")
+    day = nightly.report_day(_settings.timezone, context.scheduled_execution_time)
+    return dg.RunRequest(run_key=f"nightly-{day}-{n}", partition_key=str(n), tags={NIGHTLY_DATE_TAG: day})

@@ -1,0 +1,188 @@
+"""Deployment pieces: the instance configs (run retries from failure, run monitoring), the executor chosen by
+BURNQED_EXECUTOR, and the shipped Kubernetes / celery run configs, validated by Dagster's own config schemas
+against the pipeline's jobs with the matching executor attached (not run: no cluster, no broker here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+import yaml
+
+from burnqed_core.errors import BurnqedError
+from burnqed_pipeline.cli import REPO_DAGSTER_YAML, dagster_home
+from burnqed_pipeline.definitions import defs
+from burnqed_pipeline.defs.jobs import RETRY_TAGS, base_job, iteration_job
+from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL
+from burnqed_pipeline.defs.resources import default_resources
+from burnqed_pipeline.executors import EXECUTORS, executor_for
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+
+
+def _importable(name: str) -> bool:
+    try:
+        __import__(name)
+    except ImportError:
+        return False
+    return True
+
+
+needs_k8s = pytest.mark.skipif(not _importable("dagster_k8s"), reason="dagster-k8s is not installed: "
+                               "pip install 'burnqed[deploy]'")
+needs_celery = pytest.mark.skipif(not _importable("dagster_celery"), reason="dagster-celery is not installed: "
+                                  "pip install 'burnqed[deploy]'")
+
+
+def _check_retries(inst: dg.DagsterInstance) -> None:
+    assert inst.run_retries_enabled and inst.run_retries_max_retries >= 1
+    assert inst.run_monitoring_enabled
+    assert inst.run_monitoring_settings["free_slots_after_run_end_seconds"] > 0
+
+
+@pytest.mark.parametrize("where", ["repository", "written by the CLI"])
+def test_the_shipped_instance_config_retries_runs(where: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    if where == "repository":
+        home = tmp_path / "home"
+        home.mkdir()
+        shutil.copyfile(REPO_DAGSTER_YAML, home / "dagster.yaml")
+    else:
+        monkeypatch.delenv("DAGSTER_HOME", raising=False)
+        home = dagster_home(tmp_path / "work")  # what `burnqed loop` does with a fresh work dir
+        assert (home / "dagster.yaml").read_bytes() == REPO_DAGSTER_YAML.read_bytes()
+    with dg.DagsterInstance.from_config(str(home)) as inst:  # Dagster validates the file against its schema
+        _check_retries(inst)
+        assert inst.event_log_storage.get_concurrency_info(GPU_POOL).limit == 1  # default_limit: one GPU step at a time
+
+
+def test_retries_re_execute_from_failure() -> None:
+    from dagster._core.execution.plan.resume_retry import ReexecutionStrategy
+    from dagster._daemon.auto_run_reexecution.auto_run_reexecution import DEFAULT_REEXECUTION_POLICY
+
+    assert {"dagster/retry_strategy": ReexecutionStrategy.FROM_FAILURE.value} == RETRY_TAGS
+    for job in (base_job, iteration_job):
+        assert job.tags["dagster/retry_strategy"] == "FROM_FAILURE"
+    # runs of the UI's "Materialize" (the implicit asset job, without the tag) get the daemon's default
+    assert DEFAULT_REEXECUTION_POLICY == ReexecutionStrategy.FROM_FAILURE
+
+
+def test_executor_from_the_environment() -> None:
+    assert executor_for("in_process") is dg.in_process_executor
+    assert executor_for("multiprocess") is dg.multiprocess_executor
+    with pytest.raises(BurnqedError, match="unknown executor 'spark', expected one of in_process"):
+        executor_for("spark")
+    assert set(EXECUTORS) == {"in_process", "multiprocess", "k8s", "celery"}
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _jobs_with(executor: str) -> list[dg.JobDefinition]:
+    d = dg.Definitions(assets=list(defs().assets or []), resources=default_resources(), jobs=[base_job, iteration_job],
+                       executor=executor_for(executor))
+    return [d.resolve_job_def("base"), d.resolve_job_def("iteration"), d.resolve_implicit_global_asset_job_def()]
+
+
+def _gpu_ops(job: dg.JobDefinition) -> set[str]:
+    return {node.name for node in job.graph.nodes if node.definition.tags.get("dagster-celery/queue") == "gpu"} | {
+        n.name for node in job.graph.nodes if isinstance(node.definition, dg.GraphDefinition)
+        for n in node.definition.nodes if n.definition.tags.get("dagster-celery/queue") == "gpu"}
+
+
+@needs_k8s
+def test_k8s_run_config_validates_against_the_jobs() -> None:
+    from dagster_k8s import k8s_job_executor
+
+    assert executor_for("k8s") is k8s_job_executor
+    run_config = _load(DEPLOY / "k8s" / "run_config.yaml")
+    for job in _jobs_with("k8s"):
+        assert job.executor_def is k8s_job_executor
+        res = dg.validate_run_config(job, run_config)
+        assert res["execution"]["k8s"]["job_namespace"] == "burnqed"
+        with pytest.raises(dg.DagsterInvalidConfigError, match='unexpected config entry "gpus"'):
+            dg.validate_run_config(job, {"execution": {"config": {"gpus": 1}}})
+    per_step = run_config["execution"]["config"]["per_step_k8s_config"]
+    assert set(per_step) <= _gpu_ops(_jobs_with("k8s")[1])  # node selectors only for GPU steps, by op name
+
+
+@needs_k8s
+def test_gpu_op_tags_parse_as_dagster_k8s_config() -> None:
+    from dagster_k8s.job import get_user_defined_k8s_config
+
+    lora = next(a for a in defs().assets or [] if a.key == dg.AssetKey("lora_adapter"))  # type: ignore[union-attr]
+    cfg = get_user_defined_k8s_config(lora.op.tags)
+    assert cfg.container_config["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert cfg.pod_spec_config["tolerations"][0]["key"] == "nvidia.com/gpu"
+    assert json.loads(json.dumps(GPU_OP_TAGS))["dagster-k8s/config"] == GPU_OP_TAGS["dagster-k8s/config"]
+
+
+@needs_k8s
+def test_k8s_instance_config_validates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dagster._config import process_config
+    from dagster._core.instance.config import dagster_instance_config
+    from dagster_k8s import K8sRunLauncher
+
+    for var in ("DAGSTER_PG_USERNAME", "DAGSTER_PG_PASSWORD", "DAGSTER_PG_HOST", "DAGSTER_PG_DB"):
+        monkeypatch.setenv(var, "x")
+    shutil.copyfile(DEPLOY / "k8s" / "dagster.yaml", tmp_path / "dagster.yaml")
+    config, _ = dagster_instance_config(str(tmp_path))  # raises on a key Dagster does not know
+    launcher = config["run_launcher"]
+    assert (launcher["module"], launcher["class"]) == ("dagster_k8s", "K8sRunLauncher")
+    res = process_config(K8sRunLauncher.config_type(), launcher["config"])
+    assert res.success, res.errors
+    assert config["run_retries"]["enabled"] and config["run_monitoring"]["max_resume_run_attempts"] > 0
+    values = _load(DEPLOY / "k8s" / "values.yaml")
+    assert values["runLauncher"]["type"] == "K8sRunLauncher"
+
+
+@needs_celery
+def test_celery_run_config_validates_against_the_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dagster_celery import celery_executor
+    from dagster_celery.cli import get_validated_config
+
+    monkeypatch.setenv("BURNQED_CELERY_BROKER", "pyamqp://guest@localhost//")
+    monkeypatch.setenv("BURNQED_CELERY_BACKEND", "rpc://")
+    path = DEPLOY / "celery" / "run_config.yaml"
+    run_config = _load(path)
+    for job in _jobs_with("celery"):
+        assert job.executor_def is celery_executor
+        dg.validate_run_config(job, run_config)
+    # the workers read the same file (`dagster-celery worker start -y`)
+    assert get_validated_config(str(path))["broker"] == "pyamqp://guest@localhost//"
+    queues = {n.definition.tags.get("dagster-celery/queue") for n in _jobs_with("celery")[1].graph.nodes}
+    assert "gpu" in queues and GPU_OP_TAGS["dagster-celery/queue"] == "gpu"
+
+
+def test_the_celery_worker_command_in_the_docs_parses(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    pytest.importorskip("dagster_celery", reason="dagster-celery is not installed: pip install 'burnqed[deploy]'")
+    from dagster_celery.cli import worker_start_command
+
+    text = (DEPLOY / "celery" / "run_config.yaml").read_text(encoding="utf-8")
+    line = next(ln for ln in text.splitlines() if "-q gpu" in ln).split("dagster-celery", 1)[1].split()
+    assert line[:2] == ["worker", "start"]
+    params = worker_start_command.make_context("start", line[2:]).params
+    assert params["queue"] == ("gpu",) and params["additional_args"] == ("--concurrency=1",)
+    assert params["app"] == "dagster_celery.app" and Path(ROOT / params["config_yaml"]).is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("executor", ["k8s", "celery"])
+def test_dg_check_defs_with_each_executor(executor: str, tmp_path: Path) -> None:
+    if not _importable({"k8s": "dagster_k8s", "celery": "dagster_celery"}[executor]):
+        pytest.skip(f"the {executor} executor's package is not installed: pip install 'burnqed[deploy]'")
+    exe = shutil.which("dg", path=str(Path(sys.executable).parent))
+    assert exe, "dg is not installed in this venv"
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "BURNQED_EXECUTOR": executor}
+    proc = subprocess.run([exe, "check", "defs"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
