@@ -51,7 +51,11 @@ def _inputs(context: dg.OpExecutionContext, profile: ProfileResource) -> _Inputs
                    [st.layout.traced / stages.PAIRS_FILE, it.pairs], fp)
 
 
-@dg.op(ins={"start": dg.In(dg.Nothing)}, out=dg.DynamicOut(ShardSpec))
+_DEPS = ["merged_model", "automation_baselines", *(["ebm"] if EBM_WIRED else [])]
+
+
+# one Nothing input per upstream asset (a fan-in list of graph inputs cannot be planned inside a larger job)
+@dg.op(ins={k: dg.In(dg.Nothing) for k in _DEPS}, out=dg.DynamicOut(ShardSpec))
 def split_eval(context: dg.OpExecutionContext, profile: ProfileResource, lean: LeanResource):
     """The held-out check of the training pairs by name, both automation baselines (cached per benchmark under
     ``paths.home``), and the benchmark cut into ``pipeline.eval_shard_size`` shards."""
@@ -141,8 +145,10 @@ if EBM_WIRED:
     @dg.graph_asset(ins={"merged_model": _DEP, "automation_baselines": _DEP, "ebm": _DEP},
                     **_GRAPH)  # type: ignore[arg-type]
     def eval_report(merged_model, automation_baselines, ebm):
-        return merge_eval(split_eval(start=[merged_model, automation_baselines, ebm]).map(eval_shard).collect())
+        shards_ = split_eval(merged_model=merged_model, automation_baselines=automation_baselines, ebm=ebm)
+        return merge_eval(shards_.map(eval_shard).collect())
 else:
     @dg.graph_asset(ins={"merged_model": _DEP, "automation_baselines": _DEP}, **_GRAPH)  # type: ignore[arg-type]
     def eval_report(merged_model, automation_baselines):
-        return merge_eval(split_eval(start=[merged_model, automation_baselines]).map(eval_shard).collect())
+        shards_ = split_eval(merged_model=merged_model, automation_baselines=automation_baselines)
+        return merge_eval(shards_.map(eval_shard).collect())

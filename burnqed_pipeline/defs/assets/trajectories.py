@@ -43,7 +43,11 @@ def _inputs(context: dg.OpExecutionContext, profile: ProfileResource) -> _Inputs
     return _Inputs(st, n, it, merged, ebm_dir, earlier, fp)
 
 
-@dg.op(ins={"start": dg.In(dg.Nothing)}, out=dg.DynamicOut(ShardSpec))
+_DEPS = ["merged_model", *(["ebm"] if EBM_WIRED else [])]
+
+
+# one Nothing input per upstream asset (a fan-in list of graph inputs cannot be planned inside a larger job)
+@dg.op(ins={k: dg.In(dg.Nothing) for k in _DEPS}, out=dg.DynamicOut(ShardSpec))
 def split_trajectories(context: dg.OpExecutionContext, profile: ProfileResource):
     """The theorems of iteration N (not searched by iterations < N) cut into ``pipeline.shard_size`` shards."""
     x = _inputs(context, profile)
@@ -119,8 +123,8 @@ if EBM_WIRED:
     @dg.graph_asset(ins={"merged_model": dg.AssetIn(dagster_type=dg.Nothing),
                          "ebm": dg.AssetIn(dagster_type=dg.Nothing)}, **_GRAPH)  # type: ignore[arg-type]
     def trajectories(merged_model, ebm):
-        return merge_trajectories(split_trajectories(start=[merged_model, ebm]).map(search_shard).collect())
+        return merge_trajectories(split_trajectories(merged_model=merged_model, ebm=ebm).map(search_shard).collect())
 else:
     @dg.graph_asset(ins={"merged_model": dg.AssetIn(dagster_type=dg.Nothing)}, **_GRAPH)  # type: ignore[arg-type]
     def trajectories(merged_model):
-        return merge_trajectories(split_trajectories(start=[merged_model]).map(search_shard).collect())
+        return merge_trajectories(split_trajectories(merged_model=merged_model).map(search_shard).collect())
