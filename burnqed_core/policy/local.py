@@ -16,12 +16,21 @@ module avoids:
   fence), so it equals a teacher-forced recompute of exactly those tokens;
 * after EOS a row holds padding with non-zero scores: those are masked;
 * with per-state ``seeds`` (what the search passes: one seed per
-  expansion), each state is generated on its own (its ``n`` samples share one
-  unpadded prompt) and sampled with its own ``torch.Generator``: a state's
-  samples do not depend on the other states of the call or on earlier calls,
-  byte for byte on CPU. Without seeds, states are batched across the call
-  and the seed advances with a per-call counter. Generation runs in a worker
+  expansion), sample ``j`` of a state draws its tokens from uniforms of its
+  own ``torch.Generator`` seeded from (seed, j): a state's samples do not
+  depend on the other states of the call or on earlier calls. Without seeds
+  the uniforms come from a per-call stream. Generation runs in a worker
   thread so the event loop keeps serving Lean meanwhile.
+
+Two decoders produce the same distribution (greedy = argmax; else softmax of
+the raw logits / T, nothing else): for a plain Llama on CPU (the tiny
+profile's models) the hand-written loop of `fast_decode.LlamaDecoder`
+(static KV cache, a few fused matmuls per layer, states batched across the
+call, seeded or not; in a seeded call a row's logits are the same bits in any
+batch); for any
+other model ``model.generate`` (a seeded call then runs state by state, each
+state's samples in one chunk with one unpadded prompt, so that nothing else
+in the call changes its logits). ``fast_decode=False`` forces ``generate``.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from typing import Any
 from burnqed_core.config import PolicyConfig
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import POOLINGS, Candidate, Pooling, check_seeds, derive_seed, samples_per_state
+from burnqed_core.policy.fast_decode import LlamaDecoder, StopTable, supports
 from burnqed_core.policy.prompt import format_prompt, parse_completion
 
 log = logging.getLogger(__name__)
@@ -103,6 +113,16 @@ class _GeneratorSampler:
         return out
 
 
+def seeded_uniforms(seed: int, sample: int, max_new: int) -> Any:
+    """The ``max_new`` uniforms that sample ``sample`` of a state with ``seed``
+    draws its tokens with (inverse CDF, `fast_decode.sample_rows`)."""
+    import torch
+
+    gen = torch.Generator(device="cpu")
+    gen.manual_seed(derive_seed("sample", seed, sample))
+    return torch.rand(max_new, generator=gen)
+
+
 class LocalPolicy:
     """A transformers causal LM as a `Policy` (see the module docstring)."""
 
@@ -117,6 +137,7 @@ class LocalPolicy:
         max_new_tokens: int = 48,
         seed: int = 0,
         pooling: Pooling = "last_l2",
+        fast_decode: bool = True,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -160,6 +181,14 @@ class LocalPolicy:
         self.eos_ids = sorted(eos)
         self.pad_id = int(tok.pad_token_id) if tok.pad_token_id is not None else self.eos_ids[0]
         self.bos_id = tok.bos_token_id
+        self._decoder: LlamaDecoder | None = None
+        self._stop_table: StopTable | None = None
+        if fast_decode:
+            why = supports(self.model)
+            if why is None:
+                self._decoder = LlamaDecoder(self.model)
+            else:
+                log.info("fast decode not used (%s): generating with model.generate", why)
 
     @classmethod
     def from_config(cls, cfg: PolicyConfig, model_path: str | Path | None = None, seed: int = 0) -> LocalPolicy:
@@ -282,18 +311,33 @@ class LocalPolicy:
     def _sample_seeded(
         self, prompts: list[list[int]], seeds: list[int], samples: int, temperature: float, max_new: int
     ) -> list[list[Sample]]:
-        """Each state alone, all its samples in one chunk (they share one
-        unpadded prompt, so nothing else in the call, nor ``batch_size``,
-        changes its logits), sampled with a generator seeded from its seed:
-        reproducible per (state, seed, n, temperature, max_new_tokens)."""
+        """Reproducible per (state, seed, temperature, max_new_tokens): with the
+        fast decoder, states batched (sorted by prompt length, up to
+        ``batch_size`` rows a chunk), each row sampled from its own uniforms;
+        else each state alone, all its samples in one chunk (one unpadded
+        prompt, so nothing else in the call, nor ``batch_size``, changes its
+        logits) with a generator seeded from its seed."""
         import torch
 
-        out: list[list[Sample]] = []
+        out: list[list[Sample]] = [[] for _ in prompts]
         with self._lock:
-            for prompt, seed in zip(prompts, seeds, strict=True):
+            if self._decoder is not None:
+                order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+                per_chunk = max(1, self.batch_size // samples)
+                for start in range(0, len(order), per_chunk):
+                    idx = order[start : start + per_chunk]
+                    uniforms = None
+                    if temperature > 0:
+                        uniforms = torch.stack([seeded_uniforms(seeds[i], j, max_new)
+                                                for i in idx for j in range(samples)])
+                    cands = self._decode_fast([prompts[i] for i in idx], samples, temperature, max_new, uniforms)
+                    for r, c in enumerate(cands):
+                        out[idx[r // samples]].append(c)
+                return out
+            for i, (prompt, seed) in enumerate(zip(prompts, seeds, strict=True)):
                 gen = torch.Generator(device="cpu")
                 gen.manual_seed(derive_seed("state", seed))
-                out.append(self._generate_chunk([prompt], samples, temperature, max_new, 0, generator=gen))
+                out[i] = self._generate_chunk([prompt], samples, temperature, max_new, 0, generator=gen)
         return out
 
     def _shared_prefill(self, input_ids: Any, mask: Any, k: int) -> Any:
@@ -334,6 +378,13 @@ class LocalPolicy:
         import torch
         from transformers import GenerationConfig, LogitsProcessorList
 
+        if self._decoder is not None and generator is None:
+            uniforms = None
+            if temperature > 0:
+                gen = torch.Generator(device="cpu")
+                gen.manual_seed(seed)
+                uniforms = torch.rand((len(prompts) * k, max_new), generator=gen)
+            return self._decode_fast(prompts, k, temperature, max_new, uniforms, invariant=False)
         unique_ids, unique_mask = self._pad(prompts, left=True)
         cache = self._shared_prefill(unique_ids, unique_mask, k)
         input_ids = unique_ids.repeat_interleave(k, dim=0)
@@ -380,7 +431,24 @@ class LocalPolicy:
             for t, logits in enumerate(res.logits)
         ]
         token_lp = torch.stack(steps, dim=1).cpu()
-        gen_list = gen.cpu().tolist()
+        return self._samples(gen.cpu().tolist(), token_lp)
+
+    def _decode_fast(
+        self, prompts: list[list[int]], k: int, temperature: float, max_new: int, uniforms: Any,
+        invariant: bool = True,
+    ) -> list[Sample]:
+        """``k`` samples of each prompt (rows prompt-major) with `LlamaDecoder`;
+        ``invariant``: each row's logits the same bits in any batch (seeded calls)."""
+        assert self._decoder is not None
+        if self._stop_table is None:
+            self._stop_table = StopTable(self.tokenizer, self._decoder.embed.shape[0], self.eos_ids, STOP_STRINGS[0])
+        tokens, token_lp = self._decoder.decode(prompts, k, max_new, temperature, uniforms, self._stop_table,
+                                                invariant=invariant)
+        return self._samples(tokens.tolist(), token_lp)
+
+    def _samples(self, gen_list: list[list[int]], token_lp: Any) -> list[Sample]:
+        """Samples from generated rows and their per-token raw-logit logprobs:
+        each cut after its completion (`_completion_end`)."""
         cands = []
         for r, toks in enumerate(gen_list):
             end = self._completion_end(toks)

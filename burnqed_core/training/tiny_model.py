@@ -26,6 +26,30 @@ log = logging.getLogger(__name__)
 
 WIDTH_MULTIPLE = 32
 
+#: Named tiny model shapes (`TinyModelConfig` fields) for profiles and
+#: benchmarks (``benchmarks/generate_batching.py --preset``,
+#: ``benchmarks/model_size.py``). Every width is a multiple of 32, head_dim 32
+#: or 64. ``tiny-1m``: configs/tiny.yaml's model; ``tiny-3m``: the
+#: `TinyModelConfig` defaults; ``small-5m`` / ``small-7m``: candidates for the
+#: ``small`` CPU profile (deeper / wider).
+TINY_PRESETS: dict[str, dict[str, int]] = {
+    "tiny-1m": {"vocab_size": 1024, "hidden_size": 128, "num_layers": 4, "num_heads": 4, "num_kv_heads": 2,
+                "intermediate_size": 352},
+    "tiny-3m": {"vocab_size": 1024, "hidden_size": 256, "num_layers": 4, "num_heads": 4, "num_kv_heads": 2,
+                "intermediate_size": 704},
+    "small-5m": {"vocab_size": 1024, "hidden_size": 256, "num_layers": 6, "num_heads": 4, "num_kv_heads": 2,
+                 "intermediate_size": 704},
+    "small-7m": {"vocab_size": 1024, "hidden_size": 384, "num_layers": 4, "num_heads": 6, "num_kv_heads": 2,
+                 "intermediate_size": 1024},
+}
+
+
+def tiny_preset(name: str) -> TinyModelConfig:
+    """The `TinyModelConfig` of a named shape in `TINY_PRESETS` (other fields at their defaults)."""
+    if name not in TINY_PRESETS:
+        raise ProfileError(f"unknown tiny model preset {name!r}: one of {', '.join(sorted(TINY_PRESETS))}")
+    return TinyModelConfig(**TINY_PRESETS[name])
+
 
 def default_base_dir(home: Path) -> Path:
     """Where the tiny profile keeps its pre-trained base model (``<paths.home>/models/tiny-base``)."""
