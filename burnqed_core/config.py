@@ -317,6 +317,19 @@ class EvalConfig(Section):
         return sorted(set(v))
 
 
+class PipelineConfig(Section):
+    """How the Dagster pipeline spreads a search stage: ``trajectories`` and ``eval_report`` run one step per
+    shard of theorems (a pod of its own on Kubernetes), then merge. Not part of any stage's fingerprint: the
+    merged output does not depend on it."""
+
+    shard_size: int = Field(64, ge=1, description="theorems per shard of the trajectories search")
+    eval_shard_size: int | None = Field(None, ge=1, description="theorems per shard of the eval (None: shard_size)")
+
+    @property
+    def eval_shard(self) -> int:
+        return self.eval_shard_size or self.shard_size
+
+
 class NightlyConfig(Section):
     """The nightly eval (the pipeline's ``nightly_eval`` schedule): the newest complete iteration on the
     profile's benchmark and on ``extra_benchmarks``, a dated report per benchmark under
@@ -357,6 +370,7 @@ class Profile(Section):
     data: DataConfig = Field(default_factory=DataConfig)
     ebm: EBMConfig = Field(default_factory=EBMConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     nightly: NightlyConfig = Field(default_factory=NightlyConfig)
     source: Path | None = Field(None, description="the file this profile was loaded from")
 

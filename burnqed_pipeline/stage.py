@@ -137,3 +137,12 @@ def ebm_wired() -> bool:
 
 
 EBM_WIRED = ebm_wired()
+
+
+def first_served(results: Any) -> dict[str, Any]:
+    """What the policy served in the first shard that ran (or recorded it), for the merged stage's metadata."""
+    for r in results:
+        served = r.metrics.get("served")
+        if served:
+            return dict(served)
+    return {}

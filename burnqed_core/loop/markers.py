@@ -156,6 +156,17 @@ def _finish(out_dir: Path, fp: str, res: StageResult, t0: float) -> StageResult:
     return res
 
 
+def prepare_stage(out_dir: Path, fp: str) -> StageResult | None:
+    """The saved result (marked skipped) if ``out_dir`` finished for ``fp``; else ``out_dir`` made ready to
+    compute or resume for ``fp`` (cleared if it holds output of other inputs) and None."""
+    return _prepare(out_dir, fp)
+
+
+def finish(out_dir: Path, fp: str, res: StageResult, t0: float) -> StageResult:
+    """Mark ``out_dir`` finished for ``fp`` with ``res`` (``_done.json``, written last)."""
+    return _finish(out_dir, fp, res, t0)
+
+
 def run_stage(out_dir: Path, fp: str, fn: Callable[[], StageResult]) -> StageResult:
     """Run ``fn`` unless ``out_dir`` holds its result for fingerprint ``fp``."""
     saved = _prepare(out_dir, fp)

@@ -43,3 +43,14 @@ def failure_message(result: dg.ExecuteInProcessResult) -> str:
                 err = err.cause
             return err.message
     return ""
+
+
+def iteration_job() -> dg.JobDefinition:
+    """The code location's ``iteration`` job (resources from ``BURNQED_PROFILE``), for `dg.reconstructable`:
+    `dg.execute_job` runs and re-executes (from failure) runs of it against a persistent instance."""
+    return defs().resolve_job_def("iteration")
+
+
+def step_keys(result: dg.ExecutionResult, event: str = "STEP_START") -> list[str]:
+    """The keys of the steps of a run that reported ``event`` (STEP_START, STEP_SUCCESS, STEP_FAILURE)."""
+    return [e.step_key for e in result.all_events if e.event_type_value == event and e.step_key]

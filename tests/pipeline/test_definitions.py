@@ -49,17 +49,39 @@ def test_assets_partitions_and_graph() -> None:
     assert parents("eval_report") == {"merged_model", "automation_baselines"} | ({"ebm"} if EBM_WIRED else set())
 
 
+def _ops(a: dg.AssetsDefinition) -> list[dg.OpDefinition]:
+    nd = a.node_def
+    return list(nd.iterate_op_defs()) if isinstance(nd, dg.GraphDefinition) else [a.op]
+
+
 def test_gpu_stages_are_placed_and_cpu_stages_are_not() -> None:
     for name, a in _assets().items():
-        tags = a.op.tags
-        if name in GPU:
-            assert a.op.pool == GPU_POOL, name
-            k8s = tags["dagster-k8s/config"]
+        gpu_ops = [op for op in _ops(a) if op.pool == GPU_POOL]
+        for op in _ops(a):
+            if op.pool != GPU_POOL:
+                assert "dagster-k8s/config" not in op.tags and "dagster-celery/queue" not in op.tags, (name, op.name)
+        if name not in GPU:
+            assert gpu_ops == [], name
+            continue
+        assert gpu_ops, name
+        for op in gpu_ops:
+            k8s = op.tags["dagster-k8s/config"]
             k8s = json.loads(k8s) if isinstance(k8s, str) else k8s  # op tag dicts are stored as JSON
             limits = k8s["container_config"]["resources"]["limits"]
-            assert limits["nvidia.com/gpu"] == "1" and tags["dagster-celery/queue"] == "gpu", name
-        else:
-            assert a.op.pool is None and "dagster-k8s/config" not in tags and "dagster-celery/queue" not in tags, name
+            assert limits["nvidia.com/gpu"] == "1" and op.tags["dagster-celery/queue"] == "gpu", name
+
+
+def test_search_stages_fan_out_over_shards() -> None:
+    """trajectories and eval_report: split -> one GPU step per shard (mapped over a DynamicOut) -> merge."""
+    assets = _assets()
+    for name, (split, shard, merge) in {"trajectories": ("split_trajectories", "search_shard", "merge_trajectories"),
+                                        "eval_report": ("split_eval", "eval_shard", "merge_eval")}.items():
+        graph = assets[name].node_def
+        assert isinstance(graph, dg.GraphDefinition), name
+        assert {n.name for n in graph.nodes} == {split, shard, merge}
+        assert graph.node_named(split).definition.output_defs[0].is_dynamic
+        assert [op.name for op in _ops(assets[name]) if op.pool == GPU_POOL] == [shard]
+        assert graph.dependency_structure.is_dynamic_mapped(shard)
 
 
 def test_jobs_and_resources() -> None:

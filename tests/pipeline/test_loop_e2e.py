@@ -38,7 +38,8 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     bench = slice_set("bundled:benchmark", 1, tmp_path / "bench" / "benchmark.jsonl")
     prof = write_profile(tmp_path / "profile.yaml", {"paths.work_dir": str(tmp_path / "work"),
                                                      "data.corpus": str(corpus), "data.benchmark": str(bench),
-                                                     "data.search_theorems": 6})
+                                                     "data.search_theorems": 6, "pipeline.shard_size": 4,
+                                                     "pipeline.eval_shard_size": 4})  # 2 shards each
     home = tmp_path / "dagster_home"
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     runner = CliRunner()
@@ -75,7 +76,9 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert ev1["solve_rate_plot"].startswith("![solve rate per budget](data:image/png;base64,")
     assert ev1["theorems"] == 6 and 0 <= ev1["cumulative_rate"] <= 1
     assert ev1["served_model"]["model_path"].endswith("iter_1/merged_model")
+    assert ev1["shards"] == 2
     tr1 = _latest(inst, "trajectories", "1")
+    assert tr1["shards"] == max(1, -(-tr1["selected_theorems"] // 4))
     assert tr1["partitions_used"] == f"merged_model[1]{ebm1}, trajectories[0]"
     assert _latest(inst, "lora_adapter", "1")["partitions_used"] == "tactic_pairs[1], base_model, lora_adapter[0]"
 

@@ -1,0 +1,312 @@
+"""A stage fanned out over theorem shards: plan, run one shard, gather the finished shards.
+
+A search stage (``trajectories``, ``eval_report``) splits its theorem list
+into shards of ``pipeline.shard_size`` theorems (`plan`); each shard runs on
+its own (in the Dagster pipeline: a mapped step, a pod of its own on
+Kubernetes) and a last step merges the shards into the stage's output.
+
+Layout under the stage directory::
+
+    _started.json, _plan.json         the stage's fingerprint, the shards' theorem names
+    shards/shard-00003/               a FINISHED shard: whole, with its _done.json
+    shards/.shard-00003.partial/      a shard being computed (resumable inside)
+    _done.json                        written last by the merge
+
+A shard's output is complete or absent: it is computed in its ``.partial``
+directory (where the search keeps its resumable flushed parts, so a killed
+shard resumes mid-shard) and renamed to ``shard-NNNNN`` once its own
+``_done.json`` is written. A finished shard whose fingerprint (the stage's
+fingerprint, its index and theorem names) matches is never recomputed. A
+stage whose inputs changed is cleared as a whole (`burnqed_core.loop.markers`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from burnqed_core.errors import BurnqedError
+from burnqed_core.loop.layout import DONE, STARTED
+from burnqed_core.loop.markers import finish, prepare_stage, read_marker, run_stage_async
+from burnqed_core.loop.stages import StageResult
+from burnqed_core.record_io import atomic_write_text
+from burnqed_core.records import Theorem
+
+log = logging.getLogger(__name__)
+
+PLAN = "_plan.json"
+SHARDS_DIR = "shards"
+
+
+class ShardError(BurnqedError):
+    """The shards of a stage do not add up to its plan (a missing, foreign or duplicated shard)."""
+
+
+class ShardSpec(BaseModel):
+    """One shard of a stage: what the mapped step needs besides the resources."""
+
+    model_config = ConfigDict(frozen=True)
+    stage: str
+    iteration: int
+    index: int
+    count: int
+    stage_dir: str
+    stage_fingerprint: str
+    theorems: list[Theorem]
+    inputs: dict[str, str | None] = Field(default_factory=dict, description="paths the shard reads (model, EBM)")
+
+    @property
+    def key(self) -> str:
+        """The Dagster mapping key (letters, digits, underscores)."""
+        return f"shard_{self.index:05d}"
+
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.theorems]
+
+    @property
+    def fingerprint(self) -> str:
+        payload = {"stage": self.stage_fingerprint, "index": self.index, "theorems": self.names}
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+    @property
+    def dir(self) -> Path:
+        return shard_dir(Path(self.stage_dir), self.index)
+
+
+class ShardResult(BaseModel):
+    """What one shard step did (the mapped output, small: the data stays in the shard directory)."""
+
+    model_config = ConfigDict(frozen=True)
+    index: int
+    path: str
+    theorems: list[str]
+    fingerprint: str
+    skipped: bool = Field(description="finished earlier with the same fingerprint: not recomputed")
+    seconds: float = 0.0
+    metrics: dict[str, Any] = Field(default_factory=dict)
+
+
+class Plan(BaseModel):
+    stage: str
+    iteration: int
+    fingerprint: str
+    shard_size: int
+    shards: list[list[str]]
+    specs: list[ShardSpec] = Field(default_factory=list, description="every shard, for a merge that must run one")
+
+    @property
+    def theorems(self) -> list[str]:
+        return [n for s in self.shards for n in s]
+
+
+def shard_dir(stage_dir: Path, index: int) -> Path:
+    return stage_dir / SHARDS_DIR / f"shard-{index:05d}"
+
+
+def partial_dir(stage_dir: Path, index: int) -> Path:
+    return stage_dir / SHARDS_DIR / f".shard-{index:05d}.partial"
+
+
+def split(theorems: Sequence[Theorem], size: int) -> list[list[Theorem]]:
+    """Consecutive shards of at most ``size`` theorems (one empty shard for an empty list)."""
+    if size < 1:
+        raise ValueError(f"shard size must be >= 1, got {size}")
+    out = [list(theorems[i:i + size]) for i in range(0, len(theorems), size)]
+    return out or [[]]
+
+
+def read_plan(stage_dir: Path) -> Plan | None:
+    path = stage_dir / PLAN
+    if not path.is_file():
+        return None
+    return Plan.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def plan(stage: str, iteration: int, stage_dir: Path, fp: str, theorems: Sequence[Theorem], size: int,
+         inputs: dict[str, str | None] | None = None) -> tuple[list[ShardSpec], StageResult | None]:
+    """Prepare ``stage_dir`` for fingerprint ``fp`` (cleared if it holds another one) and cut ``theorems`` into
+    shards; returns the shard specs and, when the stage already finished with ``fp``, its saved result."""
+    saved = prepare_stage(stage_dir, fp)
+    parts = split(theorems, size)
+    old = read_plan(stage_dir)
+    specs = [ShardSpec(stage=stage, iteration=iteration, index=i, count=len(parts), stage_dir=str(stage_dir),
+                       stage_fingerprint=fp, theorems=p, inputs=dict(inputs or {})) for i, p in enumerate(parts)]
+    new = Plan(stage=stage, iteration=iteration, fingerprint=fp, shard_size=size,
+               shards=[[t.name for t in p] for p in parts], specs=specs)
+    if old is None or old != new:
+        if old is not None and old.fingerprint == fp and old.shard_size != size:
+            log.info("%s: shard size %d -> %d: finished shards of the old plan are not reused", stage_dir,
+                     old.shard_size, size)
+        atomic_write_text(stage_dir / PLAN, new.model_dump_json(indent=1))
+    log.info("%s: %d theorems in %d shard(s) of at most %d", stage, len(theorems), len(parts), size)
+    return specs, saved
+
+
+def _finished(spec: ShardSpec) -> StageResult | None:
+    saved = read_marker(spec.dir)
+    return saved if saved is not None and saved.fingerprint == spec.fingerprint else None
+
+
+def _stage_started_for(spec: ShardSpec) -> None:
+    started = Path(spec.stage_dir) / STARTED
+    try:
+        fp = json.loads(started.read_text(encoding="utf-8")).get("fingerprint")
+    except (OSError, ValueError):
+        fp = None
+    if fp != spec.stage_fingerprint:
+        raise ShardError(f"{spec.stage} shard {spec.index}: {spec.stage_dir} was prepared for other inputs "
+                         f"(re-run the whole stage)")
+
+
+def _result(spec: ShardSpec, res: StageResult, skipped: bool) -> ShardResult:
+    return ShardResult(index=spec.index, path=str(spec.dir), theorems=spec.names, fingerprint=spec.fingerprint,
+                       skipped=skipped, seconds=res.seconds, metrics=res.metrics)
+
+
+async def run_shard(spec: ShardSpec, compute: Callable[[Path], Awaitable[StageResult]]) -> ShardResult:
+    """The shard's result: read back when it finished before with the same fingerprint (or when the whole stage
+    did), else ``compute(work_dir)`` in the shard's ``.partial`` directory (resumed there after a kill),
+    then renamed to the shard directory in one step."""
+    stage_dir = Path(spec.stage_dir)
+    whole = read_marker(stage_dir)
+    if whole is not None and whole.fingerprint == spec.stage_fingerprint:
+        return ShardResult(index=spec.index, path=str(spec.dir), theorems=spec.names, fingerprint=spec.fingerprint,
+                           skipped=True)
+    done = _finished(spec)
+    if done is not None:
+        log.info("%s shard %d/%d: finished earlier, not recomputed", spec.stage, spec.index + 1, spec.count)
+        return _result(spec, done, skipped=True)
+    _stage_started_for(spec)
+    if spec.dir.exists():  # a shard of other inputs or of an older plan
+        shutil.rmtree(spec.dir)
+    work = partial_dir(stage_dir, spec.index)
+    t0 = time.perf_counter()
+    log.info("%s shard %d/%d: %d theorems", spec.stage, spec.index + 1, spec.count, len(spec.theorems))
+    res = await run_stage_async(work, spec.fingerprint, lambda: compute(work))
+    if not res.seconds:
+        res = res.model_copy(update={"seconds": round(time.perf_counter() - t0, 1)})
+    os.replace(work, spec.dir)
+    _fsync_dir(spec.dir.parent)
+    return _result(spec, res, skipped=False)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def missing(stage_dir: Path, fp: str, results: Sequence[ShardResult]) -> list[ShardSpec]:
+    """The planned shards absent from ``results``: their steps never ran in this run. Dagster's re-execution
+    from failure re-runs failed and interrupted mapped steps but not those that never started (a run killed
+    before reaching them), so the merge runs these itself (`run_shard`: finished ones are read back)."""
+    p = read_plan(stage_dir)
+    if p is None or p.fingerprint != fp:
+        raise ShardError(f"{stage_dir}: no shard plan for these inputs (run the split step again)")
+    have = {r.index for r in results}
+    return [s for s in p.specs if s.index not in have]
+
+
+def gather(stage_dir: Path, fp: str, results: Sequence[ShardResult]) -> list[Path]:
+    """The finished shard directories, in plan order, after checking that they cover the plan exactly: each
+    shard once, with its planned theorems, finished for ``fp``."""
+    p = read_plan(stage_dir)
+    if p is None or p.fingerprint != fp:
+        raise ShardError(f"{stage_dir}: no shard plan for these inputs (run the split step again)")
+    by_index: dict[int, ShardResult] = {}
+    for r in results:
+        if r.index in by_index:
+            raise ShardError(f"{stage_dir}: shard {r.index} was given twice to the merge")
+        by_index[r.index] = r
+    if sorted(by_index) != list(range(len(p.shards))):
+        raise ShardError(f"{stage_dir}: the merge got shards {sorted(by_index)}, the plan has {len(p.shards)}")
+    dirs = []
+    for i, names in enumerate(p.shards):
+        d = shard_dir(stage_dir, i)
+        saved = read_marker(d)
+        if by_index[i].theorems != names or saved is None or saved.fingerprint != by_index[i].fingerprint:
+            raise ShardError(f"{d}: missing or not finished for the planned theorems (re-run shard {i})")
+        dirs.append(d)
+    seen: set[str] = set()
+    dup = [n for n in p.theorems if n in seen or seen.add(n)]
+    if dup:
+        raise ShardError(f"{stage_dir}: theorem {dup[0]!r} is in two shards")
+    return dirs
+
+
+def finish_stage(stage_dir: Path, fp: str, merge: Callable[[], StageResult]) -> StageResult:
+    """The stage's result: saved if it finished with ``fp``, else ``merge()`` marked done (`run_stage`)."""
+    saved = read_marker(stage_dir)
+    if saved is not None and saved.fingerprint == fp:
+        return saved.model_copy(update={"skipped": True})
+    t0 = time.perf_counter()
+    return finish(stage_dir, fp, merge(), t0)
+
+
+def stage_done(stage_dir: Path) -> bool:
+    return (stage_dir / DONE).is_file()
+
+
+def merge_search_outputs(srcs: Sequence[Path], dest: Path) -> Path:
+    """One search output (`burnqed_core.search.trajectories`) from the outputs ``srcs`` of disjoint theorem
+    sets: their parts in order (hard-linked, copied where links are not possible) and one run record (the
+    first source's, with every source's sessions); built aside and renamed onto ``dest``. A theorem saved in
+    two sources is an error (`finished_theorems`)."""
+    from burnqed_core.search.trajectories import (
+        PART_PREFIX,
+        finished_theorems,
+        list_parts,
+        read_run_record,
+        write_run_record,
+    )
+
+    tmp = dest.parent / f".{dest.name}.merging"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    records = []
+    seq = 0
+    for src in srcs:
+        rec = read_run_record(src) if src.is_dir() else None
+        if rec is not None:
+            records.append(rec)
+        for part in list_parts(src):
+            target = tmp / f"{PART_PREFIX}{seq:05d}.parquet"
+            try:
+                os.link(part, target)
+            except OSError:
+                shutil.copy2(part, target)
+            seq += 1
+    if records:
+        digest = hashlib.sha256("".join(r.theorems_sha256 for r in records).encode()).hexdigest()
+        merged = records[0].model_copy(update={
+            "theorems_total": sum(r.theorems_total for r in records), "theorems_sha256": digest,
+            "theorems_source": f"{records[0].theorems_source} ({len(records)} shards)",
+            "sessions": [s for r in records for s in r.sessions]})
+        write_run_record(tmp, merged)
+    try:
+        finished_theorems(tmp)  # raises on a theorem saved twice
+    except Exception as e:
+        raise ShardError(f"merging {len(srcs)} shard outputs into {dest}: {e}") from None
+    if dest.exists():
+        shutil.rmtree(dest)
+    os.replace(tmp, dest)
+    _fsync_dir(dest.parent)
+    return dest

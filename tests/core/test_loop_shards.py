@@ -1,0 +1,96 @@
+"""Theorem shards of a stage (`burnqed_core.loop.shards`): a shard is whole or absent, a finished one is read
+back (never recomputed), a failed one resumes in its partial directory, the merge refuses a plan the shards do
+not cover, and merged search outputs hold each theorem once (real Parquet parts, no Lean)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from burnqed_core.loop import shards
+from burnqed_core.loop.stages import StageResult
+from burnqed_core.records import Theorem, TrajectoryRecord
+from burnqed_core.search.engine import SearchOutcome, SearchResult
+from burnqed_core.search.trajectories import TrajectoryWriter, finished_theorems, read_trajectories
+
+THEOREMS = [Theorem(name=f"t{i}", statement=f": {i} = {i}") for i in range(7)]
+
+
+def _outcome(name: str) -> SearchOutcome:
+    rec = TrajectoryRecord(theorem=name, iteration=0, node_id=0, parent_id=-1, state=f"⊢ {name}", goal=f"⊢ {name}",
+                           tactic="", depth=0, logprob=0.0, cum_logprob=0.0, label="positive", proved=True)
+    return SearchOutcome(result=SearchResult(theorem=name, proved=True, stop="proved", nodes=1), records=[rec])
+
+
+def _search(work: Path, theorems: list[Theorem], fail_after: int | None = None) -> StageResult:
+    """A stand-in for the search: one flushed part per theorem in ``work/search.traj``, resuming saved ones."""
+    out = work / "search.traj"
+    saved = finished_theorems(out) if out.is_dir() else set()
+    w = TrajectoryWriter(out, 1, already_saved=saved)
+    for k, t in enumerate(x for x in theorems if x.name not in saved):
+        if fail_after is not None and k == fail_after:
+            raise RuntimeError("killed")
+        w.add(_outcome(t.name))
+    w.close()
+    return StageResult(stage="shard", path=str(work), metrics={"searched": len(theorems) - len(saved)})
+
+
+async def test_shards_are_whole_or_absent_and_finished_ones_are_read_back(tmp_path: Path) -> None:
+    root = tmp_path / "trajectories"
+    specs, saved = shards.plan("trajectories", 0, root, "fp1", THEOREMS, 3)
+    assert saved is None and [s.names for s in specs] == [["t0", "t1", "t2"], ["t3", "t4", "t5"], ["t6"]]
+    assert [s.key for s in specs] == ["shard_00000", "shard_00001", "shard_00002"]
+
+    r0 = await shards.run_shard(specs[0], lambda w: _async(_search, w, specs[0].theorems))
+    assert not r0.skipped and shards.shard_dir(root, 0).is_dir()
+    with pytest.raises(RuntimeError, match="killed"):  # dies after saving one theorem
+        await shards.run_shard(specs[1], lambda w: _async(_search, w, specs[1].theorems, 1))
+    assert not shards.shard_dir(root, 1).exists() and shards.partial_dir(root, 1).is_dir()
+    with pytest.raises(shards.ShardError, match=r"got shards \[0\], the plan has 3"):
+        shards.gather(root, "fp1", [r0])
+    assert [s.index for s in shards.missing(root, "fp1", [r0])] == [1, 2]
+
+    again = await shards.run_shard(specs[0], lambda w: pytest.fail("a finished shard is recomputed"))
+    assert again.skipped and again.metrics == r0.metrics
+    r1 = await shards.run_shard(specs[1], lambda w: _async(_search, w, specs[1].theorems))
+    assert r1.metrics["searched"] == 2  # resumed mid-shard: one theorem was saved
+    r2 = await shards.run_shard(specs[2], lambda w: _async(_search, w, specs[2].theorems))
+    dirs = shards.gather(root, "fp1", [r2, r0, r1])
+    assert dirs == [shards.shard_dir(root, i) for i in range(3)]
+    out = shards.merge_search_outputs([d / "search.traj" for d in dirs], root / "search.traj")
+    assert sorted(finished_theorems(out)) == [t.name for t in THEOREMS]
+    assert len(read_trajectories(out)) == len(THEOREMS)
+    res = shards.finish_stage(root, "fp1", lambda: StageResult(stage="trajectories", path=str(root)))
+    assert not res.skipped and shards.finish_stage(root, "fp1", lambda: pytest.fail("merged twice")).skipped
+
+    # the stage finished: every shard is read back even without its directory
+    specs2, saved2 = shards.plan("trajectories", 0, root, "fp1", THEOREMS, 3)
+    assert saved2 is not None and saved2.skipped
+    assert (await shards.run_shard(specs2[2], lambda w: pytest.fail("recomputed"))).skipped
+    # other inputs: the stage directory is cleared
+    shards.plan("trajectories", 0, root, "fp2", THEOREMS, 3)
+    assert not (root / "shards").exists() and not (root / "search.traj").exists()
+
+
+async def test_a_theorem_in_two_shards_is_refused_by_the_merge(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.traj", tmp_path / "b.traj"
+    _search(a.parent / "a", THEOREMS[:2])
+    _search(b.parent / "b", THEOREMS[1:3])
+    with pytest.raises(shards.ShardError, match="saved twice"):
+        shards.merge_search_outputs([tmp_path / "a" / "search.traj", tmp_path / "b" / "search.traj"],
+                                    tmp_path / "merged.traj")
+    assert not (tmp_path / "merged.traj").exists()
+
+
+def test_split_sizes() -> None:
+    assert [len(p) for p in shards.split(THEOREMS, 16)] == [7]
+    assert shards.split([], 4) == [[]]
+    with pytest.raises(ValueError):
+        shards.split(THEOREMS, 0)
+
+
+async def _async(fn: Callable[..., StageResult], *args: Any) -> StageResult:
+    return fn(*args)
