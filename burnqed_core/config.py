@@ -126,6 +126,33 @@ class PolicyConfig(Section):
     sglang: SglangConfig = Field(default_factory=SglangConfig)
 
 
+class AutomationConfig(Section):
+    """Automation tactics added to the policy's samples at every expansion
+    (`burnqed_core.search.automation`): plain ones, and definition-aware
+    templates whose ``{defs}`` becomes the user definitions (of the theorem's
+    preamble) that the expanded goal names; a template is skipped when the
+    goal names none. A tactic the policy also sampled is kept once (source
+    ``both``, the higher of its logprob and ``prior_logprob``)."""
+
+    enabled: bool = Field(False, description="add the automation candidates (off: the policy's samples only)")
+    tactics: list[str] = Field(default_factory=lambda: ["simp_all", "omega", "decide", "grind"],
+                               description="plain automation tactics, tried as they are")
+    defaware: list[str] = Field(default_factory=lambda: ["simp [{defs}]", "simp_all [{defs}]", "grind [{defs}]"],
+                                description="templates; {defs} = the goal's user definitions, comma-separated")
+    prior_logprob: float = Field(-2.0, le=0, description="the candidate's log-probability in the node priority "
+                                 "(-2.0: as likely as a policy sample of probability 0.14)")
+    at: Literal["root", "all"] = Field("all", description="at the root only, or at every expansion")
+    max_defs: int = Field(8, ge=1, description="at most this many definitions in one template (first named first)")
+
+    @field_validator("defaware")
+    @classmethod
+    def _templates(cls, v: list[str]) -> list[str]:
+        bad = [t for t in v if "{defs}" not in t]
+        if bad:
+            raise ValueError(f"definition-aware templates need a {{defs}} placeholder: {bad}")
+        return v
+
+
 class SearchConfig(Section):
     max_nodes: int = 100
     max_depth: int = 50
@@ -143,6 +170,7 @@ class SearchConfig(Section):
     concurrency: int = 8
     flush_every: int = 10
     seed: int = 0
+    automation: AutomationConfig = Field(default_factory=AutomationConfig)
 
 
 class LoraConfig(Section):
@@ -212,6 +240,10 @@ class DataConfig(Section):
         "share of its searched theorems no earlier search proved); 0: proportional to family size")
     search_retry_failed: bool = Field(True, description="selection: search theorems again that earlier "
                                       "iterations failed on, when never-searched ones run out")
+    automation_steps: Literal["include", "exclude"] = Field(
+        "exclude", description="iteration N > 0: positive trajectory steps whose tactic came from the search's "
+        "automation candidates alone (source 'automation'): 'exclude' trains the policy on the structural steps "
+        "between automation calls (steps it also sampled, source 'both', are kept); 'include' keeps them all")
     seed: int = 0
     trace_repo: str | None = Field(None, description="URL of a Lean repository to trace with LeanDojo (the `trace` "
                                    "extra) for the base tactic pairs, instead of `corpus`")

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Split = Literal["train", "valid", "test", "benchmark"]
 Label = Literal["positive", "negative", "unknown"]
+TacticSource = Literal["", "policy", "automation", "both"]
 
 
 class Record(BaseModel):
@@ -69,7 +70,10 @@ class TrajectoryRecord(Record):
     ``state`` is the node's goals as text (Lean's pretty-printed goals joined
     by a blank line; "" when no goals remain); ``goal`` is the root goal of the
     theorem (the EBM conditions on it). ``tactic`` led from the parent (``""``
-    at the root, whose ``parent_id`` is -1). ``terminal``: this node closes the
+    at the root, whose ``parent_id`` is -1); ``source`` says where it came
+    from: ``policy`` (sampled), ``automation`` (added by the search,
+    ``search.automation``), ``both``; ``""`` at the root. Files written before
+    the column read as ``policy``. ``terminal``: this node closes the
     proof; ``proved``: this search proved the theorem (same on every row of it).
     """
 
@@ -81,6 +85,7 @@ class TrajectoryRecord(Record):
     state: str
     goal: str
     tactic: str
+    source: TacticSource = "policy"
     depth: int
     logprob: float
     cum_logprob: float
@@ -120,6 +125,8 @@ class EvalResult(Record):
     error: str = Field("", description="'start' (statement did not elaborate) or 'infra' (Lean died), else ''")
     model: str = ""
     ebm: str = Field("", description="the EBM directory that scored the search; '' without one (ablation rows)")
+    search_automation: bool = Field(False, description="the search added automation tactics to the policy's "
+                                    "candidates (search.automation); False: the policy alone")
 
     def proved_within(self, budget: int) -> bool:
         return self.proved and self.nodes_to_proof is not None and self.nodes_to_proof <= budget

@@ -36,14 +36,14 @@ def check_out(out: Path, resume: bool) -> None:
 async def _eval_main(
     profile_name: str, model: Path | None, ebm: Path | None, theorems_spec: str, budgets: str | None,
     pass_k: int | None, out: Path, resume: bool, iteration: int, limit: int | None,
-    training_pairs: list[Path], progress: bool, verbose: bool,
+    training_pairs: list[Path], progress: bool, verbose: bool, automation: bool | None = None,
 ) -> int:
     from burnqed_core.config import load_profile
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
     from burnqed_core.data.theorems import load_theorems
     from burnqed_core.eval.baselines import measure_baselines
     from burnqed_core.eval.report import format_table, write_report
-    from burnqed_core.eval.run import EvalInterrupted, read_eval_results, root_goals, run_eval
+    from burnqed_core.eval.run import EvalInterrupted, read_eval_results, root_goals, run_variants, variant_rows
     from burnqed_core.eval.summary import summarize_variants
     from burnqed_core.lean.pool import LeanPool
     from burnqed_core.logutil import setup_logging
@@ -60,6 +60,8 @@ async def _eval_main(
         if pass_k < 1:
             raise BurnqedError("--pass-k must be >= 1")
         overrides["eval.pass_k"] = pass_k
+    if automation is not None:
+        overrides["search.automation.enabled"] = automation
     profile = load_profile(profile_name, overrides=overrides)
     check_out(out, resume)
     theorems = load_theorems(theorems_spec)
@@ -89,9 +91,7 @@ async def _eval_main(
         common = {"iteration": iteration, "benchmark": theorems_spec, "baselines": baselines,
                   "model_path": model_path, "progress": progress}
         try:
-            await run_eval(profile, policy, pool, theorems, out, **common)  # type: ignore[arg-type]
-            if scorer is not None:
-                await run_eval(profile, policy, pool, theorems, out, scorer=scorer, ebm=ebm,  # type: ignore[arg-type]
+            await run_variants(profile, policy, pool, theorems, out, scorer=scorer, ebm=ebm,  # type: ignore[arg-type]
                                **common)
         except EvalInterrupted as e:
             typer.echo(str(e), err=True)
@@ -104,8 +104,7 @@ async def _eval_main(
         if policy is not None:
             with contextlib.suppress(Exception):
                 await policy.close()
-    keep = {"", str(ebm)} if ebm is not None else {""}
-    rows = [r for r in read_eval_results(out) if r.ebm in keep]
+    rows = variant_rows(read_eval_results(out), profile, ebm)
     s = summarize_variants(rows, baselines, iteration=iteration, benchmark=theorems_spec,
                            budgets=profile.eval.budgets)
     write_report(s, out)
@@ -133,6 +132,9 @@ def eval_cmd(
     training_pairs: Annotated[list[Path] | None, typer.Option(
         "--training-pairs", help="tactic-pair files/dirs the model was trained on: fail if a benchmark "
         "theorem occurs in them (repeatable)")] = None,
+    automation: Annotated[bool | None, typer.Option(
+        "--automation/--no-automation", help="add automation tactics to the policy's candidates and evaluate the "
+        "policy alone beside it (default: search.automation.enabled)")] = None,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bar")] = False,
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
@@ -142,7 +144,7 @@ def eval_cmd(
     One search per theorem and attempt at the largest budget (smaller budgets are read off it); every proof
     is re-checked. Writes results.parquet, summary.json, report.md and solve_rate.png; prints the table."""
     code = asyncio.run(_eval_main(profile, model, ebm, theorems, budgets, pass_k, out, resume, iteration, limit,
-                                  training_pairs or [], not no_progress, verbose))
+                                  training_pairs or [], not no_progress, verbose, automation))
     if code:
         raise typer.Exit(code)
 

@@ -22,13 +22,21 @@ through the same theorem-level split as the base pairs (the `TheoremSplit`
 drawn before pre-training, or `is_val_theorem` with the base's seed and
 fraction): steps of validation theorems go to validation once, never
 upsampled into training.
+
+Each step's tactic has an origin (`TrajectoryRecord.source`): sampled by the
+policy, added by the search's automation candidates, or both.
+``exclude_sources`` drops steps by origin (``data.automation_steps:
+exclude`` drops ``automation``: the automation is offered at every expansion
+anyway, so the upsampled steps teach the structural steps between its
+calls); a kept step's pair source names a non-policy origin
+(``trajectory:both``).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
@@ -58,22 +66,24 @@ def _searches(records: Iterable[TrajectoryRecord]) -> Iterator[list[TrajectoryRe
         yield seg
 
 
-def positive_steps(records: Iterable[TrajectoryRecord], source: str = "") -> list[TacticPair]:
+def positive_steps(records: Iterable[TrajectoryRecord], source: str = "",
+                   exclude_sources: Collection[str] = ()) -> list[TacticPair]:
     """Tactic pairs of the positive steps in trajectory records (one or more
-    runs concatenated). Steps with an empty state or tactic, or an unsafe
-    tactic, are skipped."""
+    runs concatenated). Steps with an empty state or tactic, an unsafe
+    tactic, or a tactic origin in ``exclude_sources`` are skipped."""
     out: list[TacticPair] = []
     for search in _searches(records):
         nodes = {r.node_id: r for r in search}
         for r in search:
-            if r.label != "positive" or r.parent_id < 0:
+            if r.label != "positive" or r.parent_id < 0 or r.source in exclude_sources:
                 continue
             parent = nodes.get(r.parent_id)
             if parent is None or not parent.state.strip() or not r.tactic.strip() or is_unsafe_tactic(r.tactic):
                 continue
             out.append(TacticPair(
                 theorem=r.theorem, state_before=parent.state, tactic=r.tactic, state_after=r.state,
-                depth=parent.depth, source=source or f"trajectory:iter_{r.iteration}",
+                depth=parent.depth,
+                source=(source or f"trajectory:iter_{r.iteration}") + (f":{r.source}" if r.source != "policy" else ""),
             ))
     return out
 

@@ -20,7 +20,8 @@ Decision = Literal["go", "no-go"]
 
 class Reason(BaseModel):
     model_config = ConfigDict(frozen=True)
-    code: Literal["no_improvement", "regression", "ebm_no_gain", "below_automation", "first_iteration", "improved"]
+    code: Literal["no_improvement", "regression", "ebm_no_gain", "below_automation", "first_iteration", "improved",
+                  "policy_only"]
     blocking: bool
     message: str
 
@@ -55,7 +56,12 @@ def go_no_go(
     ``regression_pp`` percentage points at some budget or on the hard split;
     or when the EBM (``current.without_ebm`` is its ablation) gains no more
     than ``ebm_min_gain_pp`` at any budget. Solving less than the better
-    automation baseline is reported, not blocking."""
+    automation baseline is reported, not blocking.
+
+    The rates compared are the main variant's: policy + automation when the
+    search adds automation candidates (what the system proves). The policy
+    alone (``policy_only``) is reported beside them, not blocking: its change
+    is what the learning did."""
     reasons: list[Reason] = []
     tol = regression_pp / 100
     if previous is None:
@@ -90,6 +96,14 @@ def go_no_go(
             reasons.append(Reason(code="ebm_no_gain", blocking=True,
                                   message="the EBM gains nothing over the same eval without it ("
                                           + ", ".join(f"{b}: {_pp(g)}" for b, g in gains.items()) + ")"))
+    if current.policy_only is not None:
+        po = current.policy_only
+        msg = f"policy alone (no automation candidates): {100 * po.cumulative.rate:.1f}%, hard split " \
+              f"{100 * po.cumulative_hard.rate:.1f}%"
+        if previous is not None and previous.policy_only is not None:
+            msg += (f" ({_pp(po.cumulative.rate - previous.policy_only.cumulative.rate)} vs iteration "
+                    f"{previous.iteration})")
+        reasons.append(Reason(code="policy_only", blocking=False, message=msg))
     best_auto = max(current.automation_baseline.rate, current.defaware_baseline.rate)
     if current.cumulative.rate < best_auto:
         reasons.append(Reason(code="below_automation", blocking=False,

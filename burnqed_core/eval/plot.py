@@ -1,7 +1,8 @@
 """Solve rate against node budget (matplotlib, Agg backend, PNG).
 
 One solid line per iteration (pass@k), its hard split dashed in the same
-colour, an EBM ablation dotted, and the two automation baselines of the
+colour, the policy alone (no automation candidates) dash-dotted, an EBM
+ablation dotted, and the two automation baselines of the
 benchmark as horizontal lines."""
 
 from __future__ import annotations
@@ -25,11 +26,15 @@ def plot_summaries(summaries: Sequence[EvalSummary], out: str | Path, title: str
         for i, s in enumerate(summaries):
             c = colors[i % len(colors)]
             xs = [b.budget for b in s.budgets]
-            label = f"iteration {s.iteration}" + (" + EBM" if s.ebm else "")
+            label = f"iteration {s.iteration}" + (" + automation" if s.automation else "") + (" + EBM" if s.ebm else "")
             ax.plot(xs, [100 * b.all.rate for b in s.budgets], "-o", color=c, label=f"{label} (pass@{s.pass_k})")
             if s.hard_theorems:
                 ax.plot(xs, [100 * b.hard.rate for b in s.budgets], "--s", color=c, alpha=0.8,
                         label=f"{label}, hard split")
+            if s.policy_only is not None:
+                po = s.policy_only
+                ax.plot([b.budget for b in po.budgets], [100 * b.all.rate for b in po.budgets], "-.x", color=c,
+                        label=f"iteration {s.iteration}, policy alone (no automation candidates)")
             if s.without_ebm is not None:
                 w = s.without_ebm
                 ax.plot([b.budget for b in w.budgets], [100 * b.all.rate for b in w.budgets], ":^", color=c,

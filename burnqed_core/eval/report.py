@@ -30,7 +30,18 @@ def _names(names: Sequence[str]) -> str:
 
 
 def _variant(s: EvalSummary) -> str:
-    return "policy + EBM" if s.ebm else "policy"
+    return "policy" + (" + automation" if s.automation else "") + (" + EBM" if s.ebm else "")
+
+
+def _policy_only_line(s: EvalSummary) -> str | None:
+    """The main variant beside the policy alone (no automation candidates)."""
+    p = s.policy_only
+    if p is None:
+        return None
+    cells = ", ".join(f"{b.budget}: {_pct(b.all.rate)}" for b in p.budgets)
+    return (f"policy alone (no automation candidates): {cells}; hard {p.cumulative_hard}; beyond automation "
+            f"{p.beyond_count} (with automation: {_pct(s.cumulative.rate)}, hard {s.cumulative_hard}, "
+            f"beyond {s.beyond_count})")
 
 
 def format_table(s: EvalSummary) -> str:
@@ -49,6 +60,8 @@ def format_table(s: EvalSummary) -> str:
     lines.append(f"either baseline: {s.either_baseline}")
     lines.append(f"solved beyond automation: {s.beyond_count}" + (f" ({_names(s.beyond_automation)})"
                                                                  if s.beyond_automation else ""))
+    if (line := _policy_only_line(s)) is not None:
+        lines.append(line)
     if s.without_ebm is not None:
         w = s.without_ebm
         cells = ", ".join(f"{b.budget}: {_pct(b.all.rate)} -> {_pct(s.rate_at(b.budget) or 0.0)}" for b in w.budgets)
@@ -83,6 +96,14 @@ def format_markdown(s: EvalSummary) -> str:
             f"- either baseline: {s.either_baseline}",
             f"- solved beyond automation: **{s.beyond_count}**"
             + (": " + ", ".join(f"`{n}`" for n in s.beyond_automation) if s.beyond_automation else "")]
+    if s.policy_only is not None:
+        p = s.policy_only
+        out += ["", "Policy alone (the search without automation candidates) vs policy + automation:", "",
+                "| node budget | policy alone | policy + automation | hard: policy alone | hard: with automation |",
+                "|---:|---:|---:|---:|---:|"]
+        for b in p.budgets:
+            hard = next((x.hard for x in s.budgets if x.budget == b.budget), None)
+            out.append(f"| {b.budget} | {b.all} | {_pct(s.rate_at(b.budget) or 0.0)} | {b.hard} | {hard} |")
     if s.without_ebm is not None:
         out += ["", "EBM ablation:", "", "| node budget | without EBM | with EBM |", "|---:|---:|---:|"]
         for b in s.without_ebm.budgets:
@@ -99,13 +120,17 @@ def format_comparison(summaries: Sequence[EvalSummary]) -> str:
         return "no eval results"
     budgets = sorted({b.budget for s in summaries for b in s.budgets})
     head = ("iteration | " + " | ".join(f"budget {b:>4}" for b in budgets)
-            + " | hard (max) | beyond auto | baseline (a) | baseline (b)")
+            + " | hard (max) | beyond auto | baseline (a) | baseline (b) | policy alone (max, hard)")
     lines = [head, "-" * len(head)]
+    if any(s.automation for s in summaries):
+        lines.insert(0, "budget columns: policy + automation candidates; policy alone: the search without them")
     for s in summaries:
         cells = [_pct(r) if (r := s.rate_at(b)) is not None else "-" for b in budgets]
+        p = s.policy_only
+        alone = f"{_pct(p.cumulative.rate)}, {_pct(p.cumulative_hard.rate)}" if p is not None else "-"
         lines.append(f"{s.iteration:>9} | " + " | ".join(f"{c:>11}" for c in cells)
                      + f" | {_pct(s.cumulative_hard.rate):>10} | {s.beyond_count:>11} | "
-                     + f"{_pct(s.automation_baseline.rate):>12} | {_pct(s.defaware_baseline.rate):>12}")
+                     + f"{_pct(s.automation_baseline.rate):>12} | {_pct(s.defaware_baseline.rate):>12} | {alone:>24}")
     if len(summaries) > 1:
         a, z = summaries[0], summaries[-1]
         deltas = []
@@ -115,7 +140,9 @@ def format_comparison(summaries: Sequence[EvalSummary]) -> str:
         lines.append("-" * len(head))
         lines.append(f"{f'Δ {a.iteration}→{z.iteration}':>9} | " + " | ".join(f"{d:>11}" for d in deltas)
                      + f" | {100 * (z.cumulative_hard.rate - a.cumulative_hard.rate):>+8.1f}pp"
-                     + f" | {z.beyond_count - a.beyond_count:>+11} |")
+                     + f" | {z.beyond_count - a.beyond_count:>+11} |"
+                     + (f"{'':>14}|{'':>14}| {100 * (zp.cumulative.rate - ap.cumulative.rate):+.1f}pp"
+                        if (ap := a.policy_only) is not None and (zp := z.policy_only) is not None else ""))
     return "\n".join(lines)
 
 

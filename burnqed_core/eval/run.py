@@ -9,6 +9,12 @@ other theorems and of a resume. Each attempt's search output
 stopped. The per-theorem time cap is ``eval.timeout_s`` (a safety cap on the
 time charged to the theorem; a theorem stopped by it counts as a timeout).
 
+Variants: with ``search.automation.enabled`` the eval runs the search twice,
+policy + automation (the main figures) and the policy alone (rows with
+``search_automation`` False), so that what the automation closes is never
+mistaken for learning; with an EBM it also runs without the EBM (the
+ablation). `run_variants` runs them all; `variant_rows` picks them out.
+
 Every proof that enters the rows is re-checked as a whole theorem by the Lean
 environment (`verify_proofs`); a proof that fails is an error, never a solved
 theorem. The rows are written to ``<out>/results.parquet``.
@@ -52,8 +58,8 @@ def attempt_seed(seed: int, attempt: int) -> int:
     return seed if attempt == 0 else derive_seed("attempt", seed, attempt)
 
 
-def variant_name(ebm: str | Path | None) -> str:
-    return "ebm" if ebm else "policy"
+def variant_name(ebm: str | Path | None, automation: bool = False) -> str:
+    return ("ebm" if ebm else "policy") + ("_automation" if automation else "")
 
 
 def attempt_dir(out_dir: Path, variant: str, attempt: int) -> Path:
@@ -75,20 +81,23 @@ async def run_eval(
     model_path: str | Path | None = None,
     scorer: EnergyScorer | None = None,
     ebm: str | Path | None = None,
+    automation: bool | None = None,
     progress: bool = True,
     handle_signals: bool = True,
 ) -> list[EvalResult]:
     """Search every theorem ``pass_k`` times at the largest budget; return one
-    row per (theorem, attempt) for this variant (with or without ``scorer``)
-    and merge them into ``<out_dir>/results.parquet`` (rows of the other
-    variant kept)."""
+    row per (theorem, attempt) for this variant (with or without ``scorer``;
+    with or without the automation candidates: ``automation`` None follows
+    ``search.automation.enabled``) and merge them into
+    ``<out_dir>/results.parquet`` (rows of the other variants kept)."""
     from burnqed_core.search.session import search_theorems
 
     out_dir = Path(out_dir)
     budgets = sorted(set(budgets or profile.eval.budgets))
     top = budgets[-1]
     k = pass_k or profile.eval.pass_k
-    variant = variant_name(ebm if scorer is not None else None)
+    auto = profile.search.automation.enabled if automation is None else automation
+    variant = variant_name(ebm if scorer is not None else None, auto)
     sampling = resolve_sampling(profile.search, ebm=scorer is not None, num_candidates=profile.eval.num_candidates,
                                 max_new_tokens=profile.policy.max_new_tokens)
     write_meta(out_dir, budgets=budgets, pass_k=k, iteration=iteration, benchmark=benchmark)
@@ -96,8 +105,9 @@ async def run_eval(
     rows: list[EvalResult] = []
     for attempt in range(k):
         seed = attempt_seed(profile.search.seed, attempt)
-        config = profile.search.model_copy(update={"max_nodes": top, "seed": seed,
-                                                   "timeout_s": profile.eval.timeout_s})
+        config = profile.search.model_copy(update={
+            "max_nodes": top, "seed": seed, "timeout_s": profile.eval.timeout_s,
+            "automation": profile.search.automation.model_copy(update={"enabled": auto})})
         out = attempt_dir(out_dir, variant, attempt)
         log.info("eval (%s): attempt %d/%d, %d theorems at %d nodes -> %s", variant, attempt + 1, k, len(theorems),
                  top, out)
@@ -108,11 +118,11 @@ async def run_eval(
         if report.interrupted:
             raise EvalInterrupted(f"interrupted by {report.signal}; rerun with --resume to continue {out_dir}")
         rows.extend(rows_of(out, iteration=iteration, benchmark=benchmark, budget=top, attempt=attempt, seed=seed,
-                            baselines=baselines, model=str(model_path or ""), ebm=this_ebm))
+                            baselines=baselines, model=str(model_path or ""), ebm=this_ebm, automation=auto))
     rows.sort(key=lambda r: (r.attempt, r.theorem))
     await verify_proofs(env, theorems, rows)
-    merged = [r for r in existing_rows(out_dir) if r.ebm != this_ebm] + rows
-    merged.sort(key=lambda r: (r.ebm, r.attempt, r.theorem))
+    merged = [r for r in existing_rows(out_dir) if (r.ebm, r.search_automation) != (this_ebm, auto)] + rows
+    merged.sort(key=lambda r: (r.ebm, r.search_automation, r.attempt, r.theorem))
     write_parquet(merged, out_dir / RESULTS_FILE, EvalResult)
     return rows
 
@@ -122,7 +132,7 @@ class EvalInterrupted(EvalError):
 
 
 def rows_of(out: Path, *, iteration: int, benchmark: str, budget: int, attempt: int, seed: int,
-            baselines: Baselines | None, model: str, ebm: str) -> list[EvalResult]:
+            baselines: Baselines | None, model: str, ebm: str, automation: bool = False) -> list[EvalResult]:
     rows = []
     for r in read_results(out):
         rows.append(EvalResult(
@@ -132,9 +142,50 @@ def rows_of(out: Path, *, iteration: int, benchmark: str, budget: int, attempt: 
             hard=baselines.hard(r.theorem) if baselines else None,
             automation=baselines.single.get(r.theorem) if baselines else None,
             defaware=baselines.defaware.get(r.theorem) if baselines else None,
-            error=r.error, model=model, ebm=ebm,
+            error=r.error, model=model, ebm=ebm, search_automation=automation,
         ))
     return rows
+
+
+def variants(profile: Profile, ebm: str | Path | None) -> list[tuple[str, bool]]:
+    """The (ebm, automation) variants an eval runs: the main one (with the EBM
+    when given, with automation when ``search.automation.enabled``), the EBM
+    ablation (the same without the EBM) and the policy alone (the main one
+    without automation)."""
+    auto = profile.search.automation.enabled
+    main = (str(ebm) if ebm else "", auto)
+    out = [main]
+    if ebm:
+        out.append(("", auto))
+    if auto:
+        out.append((main[0], False))
+    return out
+
+
+async def run_variants(
+    profile: Profile,
+    policy: Policy,
+    env: ProofEnv,
+    theorems: Sequence[Theorem],
+    out_dir: str | Path,
+    *,
+    scorer: EnergyScorer | None = None,
+    ebm: str | Path | None = None,
+    **kw: object,
+) -> list[EvalResult]:
+    """Every variant of `variants` (one `run_eval` each, resumable): the rows."""
+    rows: list[EvalResult] = []
+    for v_ebm, auto in variants(profile, ebm if scorer is not None else None):
+        rows += await run_eval(profile, policy, env, theorems, out_dir, scorer=scorer if v_ebm else None,
+                               ebm=ebm if v_ebm else None, automation=auto, **kw)  # type: ignore[arg-type]
+    return rows
+
+
+def variant_rows(rows: Iterable[EvalResult], profile: Profile, ebm: str | Path | None) -> list[EvalResult]:
+    """The rows of this eval's `variants` (rows of other settings left in the
+    output by an earlier run are left out)."""
+    keep = set(variants(profile, ebm))
+    return [r for r in rows if (r.ebm, r.search_automation) in keep]
 
 
 async def verify_proofs(env: ProofEnv, theorems: Sequence[Theorem], rows: Iterable[EvalResult]) -> None:

@@ -7,6 +7,14 @@ curve is monotone in B by construction). ``pass@1`` is the mean over the
 attempts of the single-attempt solve rate. Hard theorems are those neither
 automation baseline closes (`burnqed_core.eval.baselines`); "beyond
 automation" lists the hard theorems the prover solved.
+
+An eval output holds up to three variants (`burnqed_core.eval.run.variants`):
+the main one (policy + automation when the search adds automation
+candidates, with the EBM when there is one), its EBM ablation
+(``without_ebm``) and the policy alone (``policy_only``: no automation
+candidates). The main figures (cumulative rate, go/no-go) are the main
+variant's; the policy-only ones are reported beside them so that what the
+automation closes is never mistaken for learning.
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ class EvalSummary(BaseModel):
     benchmark: str
     model: str = ""
     ebm: str = ""
+    automation: bool = Field(False, description="the search added automation candidates to the policy's samples")
     theorems: int
     pass_k: int = 1
     budgets: list[BudgetSummary]
@@ -72,6 +81,7 @@ class EvalSummary(BaseModel):
     avg_time_s: float = 0.0
     median_time_s: float = 0.0
     without_ebm: EvalSummary | None = Field(None, description="the same eval without the EBM (ablation)")
+    policy_only: EvalSummary | None = Field(None, description="the same eval without the automation candidates")
 
     @property
     def beyond_count(self) -> int:
@@ -93,10 +103,10 @@ def summarize(
     budgets: Sequence[int] | None = None,
     earlier_solved: set[str] | None = None,
 ) -> EvalSummary:
-    """The summary of one variant's rows (all with the same ``ebm``)."""
-    ebms = {r.ebm for r in results}
+    """The summary of one variant's rows (all with the same ``ebm`` and ``search_automation``)."""
+    ebms = {(r.ebm, r.search_automation) for r in results}
     if len(ebms) > 1:
-        raise ValueError(f"rows of several EBM settings {sorted(ebms)}: use summarize_variants")
+        raise ValueError(f"rows of several EBM or automation settings {sorted(ebms)}: use summarize_variants")
     names = sorted({r.theorem for r in results})
     budgets = sorted(set(budgets or {r.budget for r in results}))
     attempts = sorted({r.attempt for r in results}) or [0]
@@ -132,6 +142,7 @@ def summarize(
         benchmark=benchmark,
         model=first.model if first else "",
         ebm=first.ebm if first else "",
+        automation=first.search_automation if first else False,
         theorems=len(names),
         pass_k=len(attempts),
         budgets=out,
@@ -163,20 +174,27 @@ def summarize_variants(
     budgets: Sequence[int] | None = None,
     earlier_solved: set[str] | None = None,
 ) -> EvalSummary:
-    """The summary of an eval output: the EBM variant (when there is one) with
-    the no-EBM rows as its ``without_ebm`` ablation, else the policy alone."""
+    """The summary of an eval output: the main variant (with the EBM when
+    there is one, with automation candidates when there are rows with them),
+    the same without the EBM as its ``without_ebm`` ablation, and the same
+    without automation as its ``policy_only``."""
     rows = list(results)
-    by_ebm: dict[str, list[EvalResult]] = {}
+    by_variant: dict[tuple[str, bool], list[EvalResult]] = {}
     for r in rows:
-        by_ebm.setdefault(r.ebm, []).append(r)
-    with_ebm = sorted(k for k in by_ebm if k)
+        by_variant.setdefault((r.ebm, r.search_automation), []).append(r)
+    with_ebm = sorted({e for e, _ in by_variant if e})
     if len(with_ebm) > 1:
         raise ValueError(f"eval rows of several EBMs: {with_ebm}")
     kw = {"iteration": iteration, "benchmark": benchmark, "budgets": budgets, "earlier_solved": earlier_solved}
-    plain = summarize(by_ebm[""], baselines, **kw) if "" in by_ebm else None  # type: ignore[arg-type]
-    if not with_ebm:
-        if plain is None:
-            return summarize([], baselines, **kw)  # type: ignore[arg-type]
-        return plain
-    main = summarize(by_ebm[with_ebm[0]], baselines, **kw)  # type: ignore[arg-type]
-    return main.model_copy(update={"without_ebm": plain})
+    if not by_variant:
+        return summarize([], baselines, **kw)  # type: ignore[arg-type]
+    ebm = with_ebm[0] if with_ebm else ""
+    auto = any(a for e, a in by_variant if e == ebm)
+
+    def one(key: tuple[str, bool]) -> EvalSummary | None:
+        return summarize(by_variant[key], baselines, **kw) if key in by_variant else None  # type: ignore[arg-type]
+
+    main = one((ebm, auto))
+    assert main is not None
+    return main.model_copy(update={"without_ebm": one(("", auto)) if ebm else None,
+                                   "policy_only": one((ebm, False)) if auto else None})

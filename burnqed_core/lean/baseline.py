@@ -111,17 +111,24 @@ def user_definitions(preamble: str) -> list[str]:
     return out
 
 
-def statement_definitions(theorem: Theorem) -> list[str]:
-    """The user definitions of the preamble that the statement names (by full
-    name, by the name without its namespace, or in dot notation ``x.f``)."""
-    idents = set(_STMT_IDENT_RE.findall(theorem.statement))
-    tails = {i.rsplit(".", 1)[-1] for i in idents if "." in i}
+def mentioned_definitions(text: str, definitions: Sequence[str]) -> list[str]:
+    """Those of ``definitions`` (full names, e.g. from `user_definitions`) that
+    ``text`` (a statement, or a goal state as Lean prints it) names as an
+    identifier: by full name, by the name without its namespace, or in dot
+    notation (``x.f``, ``x.f.g``). In the order of ``definitions``."""
+    idents = set(_STMT_IDENT_RE.findall(text))
+    tails = {part for i in idents if "." in i for part in i.split(".")[1:]}  # x.f, x.f.g
     out = []
-    for full in user_definitions(theorem.preamble):
+    for full in definitions:
         short = full.rsplit(".", 1)[-1]
         if full in idents or short in idents or short in tails:
             out.append(full)
     return out
+
+
+def statement_definitions(theorem: Theorem) -> list[str]:
+    """The user definitions of the preamble that the statement names."""
+    return mentioned_definitions(theorem.statement, user_definitions(theorem.preamble))
 
 
 def statement_variables(statement: str) -> list[str]:

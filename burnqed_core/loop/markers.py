@@ -49,7 +49,7 @@ STAGE_SETTINGS: dict[str, tuple[str, ...]] = {
                    "data.max_tokens", "data.seed"),
     "automation_baselines": ("data.benchmark", "lean.backend"),
     "tactic_pairs": ("data.val_fraction", "data.max_tokens", "data.base_subsample", "data.trajectory_upsample",
-                     "data.trajectory_max_share", "data.seed"),
+                     "data.trajectory_max_share", "data.seed", "data.automation_steps"),
     "lora_adapter": ("training",),
     "merged_model": ("training.shard_size",),
     "embeddings": ("ebm", *POLICY_KEYS),

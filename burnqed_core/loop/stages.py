@@ -261,7 +261,10 @@ def tactic_pairs(
         records: list[TrajectoryRecord] = []
         for p in trajectory_dirs:
             records.extend(read_trajectories(p))
-        steps = positive_steps(records, source="trajectory")
+        exclude = ("automation",) if d.automation_steps == "exclude" else ()
+        steps = positive_steps(records, source="trajectory", exclude_sources=exclude)
+        extra["automation_steps"] = {"policy": d.automation_steps, "excluded": sum(
+            r.label == "positive" and r.source in exclude for r in records)}
         mix = mix_iteration(prepared, steps, d.base_subsample, d.trajectory_upsample, d.seed + iteration,
                             max_share=d.trajectory_max_share, split=split)
         prepared = prepared.model_copy(update={"train": mix.train, "val": mix.val})
@@ -275,6 +278,8 @@ def tactic_pairs(
         summary += (f"; mix: {json.dumps({k: v for k, v in ms.items() if type(v) is int})}, "
                     f"trajectory share {ms['trajectory_fraction']:.1%} (cap {ms['trajectory_max_share']:.0%}), "
                     f"upsample x{ms['effective_upsample']:.2f}")
+        if extra["automation_steps"]["excluded"]:
+            summary += f"; {extra['automation_steps']['excluded']} automation-only proof steps left out"
     return StageResult(stage="tactic_pairs", iteration=iteration, path=str(out_dir), summary=summary,
                        metrics={"train_pairs": prepared.train.height, "val_pairs": prepared.val.height})
 
@@ -447,7 +452,9 @@ async def trajectories(
         lines.append(f"{name} (T={sampling.temperature}{', EBM' if scorer is not None else ''}): proved "
                      f"{st.proved}/{st.theorems}, {st.nodes} nodes, "
                      f"{st.positive} positive / {st.negative} negative labels, "
-                     f"{st.candidates_avg or 0:.1f} unique candidates per expansion")
+                     f"{st.candidates_avg or 0:.1f} unique candidates per expansion"
+                     + (f" ({st.automation_tried} automation candidates tried, {st.proved_with_automation} proofs "
+                        f"use one)" if st.automation_tried else ""))
     return StageResult(stage="trajectories", iteration=iteration, path=str(out_dir), summary="; ".join(lines),
                        metrics=metrics)
 
@@ -543,22 +550,22 @@ async def eval_search(
     progress: bool = True,
 ) -> StageResult:
     """The eval searches of ``theorems`` into ``out_dir`` (`run_eval`: resumable, every proof re-checked),
-    with and without the EBM when ``ebm_dir`` holds one; ``out_dir/results.parquet`` holds their rows."""
-    from burnqed_core.eval.run import run_eval
+    for every variant of `burnqed_core.eval.run.variants` (with and without the EBM when ``ebm_dir`` holds
+    one; with and without the automation candidates when ``search.automation.enabled``);
+    ``out_dir/results.parquet`` holds their rows."""
+    from burnqed_core.eval.run import run_variants
 
     ebm_dir = _eval_ebm(ebm_dir)
     bench_name = profile.data.benchmark
-    rows = await run_eval(profile, policy, env, theorems, out_dir, iteration=iteration, benchmark=bench_name,
-                          baselines=baselines, model_path=model_path, progress=progress)
-    n_rows, proved = len(rows), sum(r.proved for r in rows)
+    scorer = None
     if ebm_dir is not None:
         from burnqed_core.search.job import load_scorer
 
         scorer = load_scorer(Path(ebm_dir), policy)
-        more = await run_eval(profile, policy, env, theorems, out_dir, iteration=iteration, benchmark=bench_name,
-                              baselines=baselines, model_path=model_path, scorer=scorer, ebm=ebm_dir,
+    rows = await run_variants(profile, policy, env, theorems, out_dir, scorer=scorer, ebm=ebm_dir,
+                              iteration=iteration, benchmark=bench_name, baselines=baselines, model_path=model_path,
                               progress=progress)
-        n_rows, proved = n_rows + len(more), proved + sum(r.proved for r in more)
+    n_rows, proved = len(rows), sum(r.proved for r in rows)
     return StageResult(stage="eval_search", iteration=iteration, path=str(out_dir),
                        summary=f"{len(theorems)} theorems: {proved}/{n_rows} rows proved",
                        metrics={"theorems": len(theorems), "rows": n_rows, "proved": proved})
@@ -577,7 +584,7 @@ def eval_finish(
     """After the searches: the held-out check by root goal, the summary, ``report.md`` and ``solve_rate.png``."""
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
     from burnqed_core.eval.report import format_table, write_report
-    from burnqed_core.eval.run import read_eval_results, root_goals
+    from burnqed_core.eval.run import read_eval_results, root_goals, variant_rows
     from burnqed_core.eval.summary import summarize_variants
 
     ebm_dir = _eval_ebm(ebm_dir)
@@ -585,8 +592,7 @@ def eval_finish(
     if pairs:  # by root goal as Lean printed it: catches a renamed copy
         check_training_pairs(benchmark, pairs, root_goals(out_dir),
                              where=f"training pairs of iteration {iteration}")
-    keep = {"", str(ebm_dir)} if ebm_dir is not None else {""}
-    rows = [r for r in read_eval_results(out_dir) if r.ebm in keep]
+    rows = variant_rows(read_eval_results(out_dir), profile, ebm_dir)
     s = summarize_variants(rows, baselines, iteration=iteration, benchmark=profile.data.benchmark,
                            budgets=profile.eval.budgets, earlier_solved=earlier_solved)
     write_report(s, out_dir)
@@ -598,6 +604,12 @@ def eval_finish(
     }
     if s.without_ebm is not None:
         metrics["rate_without_ebm"] = s.without_ebm.cumulative.rate
+    metrics["automation_candidates"] = s.automation
+    if s.policy_only is not None:  # cumulative_rate above is policy + automation; this is the policy alone
+        p = s.policy_only
+        metrics |= {"policy_only_rate": p.cumulative.rate, "policy_only_hard_rate": p.cumulative_hard.rate,
+                    "policy_only_beyond_automation": p.beyond_count,
+                    **{f"policy_only_rate_at_{b.budget}": b.all.rate for b in p.budgets}}
     return StageResult(stage="eval_report", iteration=iteration, path=str(out_dir), summary=format_table(s),
                        metrics=metrics)
 
@@ -623,10 +635,10 @@ def merge_eval(
     rows: list[EvalResult] = []
     for d in shard_dirs:
         rows.extend(read_eval_results(d))
-    keys = [(r.ebm, r.attempt, r.theorem) for r in rows]
+    keys = [(r.ebm, r.search_automation, r.attempt, r.theorem) for r in rows]
     if len(set(keys)) != len(keys):
         raise DataError(f"{out_dir}: an eval row is in two shards")
-    rows.sort(key=lambda r: (r.ebm, r.attempt, r.theorem))
+    rows.sort(key=lambda r: (r.ebm, r.search_automation, r.attempt, r.theorem))
     searches = sorted({p.relative_to(d) for d in shard_dirs for p in (d / SEARCHES_DIR).glob("*/attempt_*.traj")})
     for rel in searches:
         merge_search_outputs([d / rel for d in shard_dirs], out_dir / rel)
@@ -659,7 +671,9 @@ async def eval_report(
     check against ``training_pairs`` (files or prepared-pairs directories: a benchmark theorem in them is an
     error), then ``results.parquet``, ``summary.json``, ``report.md`` and ``solve_rate.png`` in ``out_dir``.
     ``earlier_solved``: theorems solved by earlier iterations (`burnqed_core.eval.run.earlier_solved`), for
-    "newly solved"."""
+    "newly solved". With ``search.automation.enabled`` the searches add automation candidates and the policy
+    alone is evaluated too (`burnqed_core.eval.run.variants`): the main figures (``cumulative_rate``, go/no-go)
+    are policy + automation, the ``policy_only_*`` metrics the policy alone."""
     baselines = await eval_prepare(profile, iteration, env, benchmark, automation, training_pairs, progress)
     await eval_search(profile, iteration, policy, env, benchmark, baselines, out_dir, model_path, ebm_dir,
                       progress=progress)

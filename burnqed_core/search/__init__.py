@@ -2,6 +2,7 @@
 
 * `engine`: `SearchEngine` (search many theorems at once, one policy call
   and one Lean call per step), `SearchResult`, `resolve_sampling`;
+* `automation`: automation tactics added to the policy's candidates, with their origin;
 * `tree`: nodes, edges, the transposition table, labels;
 * `scoring`: node priority and the `EnergyScorer` protocol of the EBM;
 * `trajectories`: the output directory of Parquet parts, its run record,

@@ -35,6 +35,12 @@ the pool already retried once) are counted apart from tactic errors and never
 make a node dead or a theorem unprovable: an unproved search that saw one and
 ran out of frontier or time reports ``error="infra"``.
 
+With ``search.automation.enabled`` every expansion adds automation tactics
+to the policy's (deduplicated) samples (`burnqed_core.search.automation`):
+one candidate per tactic text, each marked with its origin (``policy``,
+``automation``, ``both``) on its edge, its node's trajectory row and the
+proof (``SearchResult.proof_sources``).
+
 All per-theorem state lives in a `_Search` created for that theorem and
 dropped when it ends; the engine object only holds settings and aggregate
 counters (`EngineStats`).
@@ -57,6 +63,7 @@ from burnqed_core.config import SearchConfig
 from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
 from burnqed_core.policy.base import Candidate, Policy, dedup_candidates, derive_seed
 from burnqed_core.records import Theorem, TrajectoryRecord
+from burnqed_core.search.automation import AutomationCandidates, Source, plain
 from burnqed_core.search.scoring import EnergyScorer, priority, score_states
 from burnqed_core.search.tree import Node, NodeStatus, SearchTree
 
@@ -121,6 +128,9 @@ class SearchResult(BaseModel):
     infra_failures: int = 0
     transpositions: int = 0
     recheck_failures: int = 0
+    automation_tried: int = Field(0, description="automation candidates tried that the policy did not sample")
+    proof_sources: list[str] = Field(default_factory=list,
+                                     description="per proof step: 'policy', 'automation' or 'both' (its origin)")
 
 
 @dataclass
@@ -183,6 +193,8 @@ class _Search:
     infra_failures: int = 0
     transpositions: int = 0
     recheck_failures: int = 0
+    automation_tried: int = 0
+    automation: AutomationCandidates | None = None
     messages: list[str] = field(default_factory=list)
     policy_s: float = 0.0
     lean_s: float = 0.0
@@ -213,6 +225,7 @@ class _Expansion:
     search: _Search
     node: Node
     candidates: list[Candidate] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
     results: list[TacticResult] | None = None
 
 
@@ -327,6 +340,8 @@ class SearchEngine:
 
     async def _start(self, theorem: Theorem) -> _Search | SearchOutcome:
         s = _Search(theorem=theorem, t0=time.perf_counter(), t0_unix=time.time())
+        if self.config.automation.enabled:
+            s.automation = AutomationCandidates(self.config.automation, theorem.preamble)
         res = await self.env.start_proof(theorem)
         s.lean_s += time.perf_counter() - s.t0
         if not res.ok:
@@ -402,7 +417,11 @@ class SearchEngine:
         t = time.perf_counter()
         for e, cands in zip(expansions, raw, strict=True):
             e.search.policy_s += dt / len(expansions)
-            e.candidates = dedup_candidates(cands)
+            unique = dedup_candidates(cands)
+            auto = e.search.automation
+            merged = auto.merge(unique, e.node.text, e.node.depth) if auto is not None else plain(unique)
+            e.candidates = [m.candidate for m in merged]
+            e.sources = [m.source for m in merged]
         self._charge_engine(time.perf_counter() - t, [e.search for e in expansions])
         return expansions
 
@@ -445,26 +464,29 @@ class SearchEngine:
             s.expansions += 1
             s.candidates.append(len(e.candidates))
             self.stats.expansions += 1
-            for cand, res in zip(e.candidates, e.results, strict=True):
+            for cand, source, res in zip(e.candidates, e.sources, e.results, strict=True):
                 s.tactics_tried += 1
+                s.automation_tried += source == "automation"
                 if res.ok:
                     assert res.state is not None
                     child_state = res.state
                     if child_state.is_proved:
                         child = s.tree.add_node(parent=node, state=child_state, text="", tactic=cand.tactic,
-                                                logprob=cand.logprob, created_s=time.time(), elapsed_s=s.elapsed())
+                                                logprob=cand.logprob, created_s=time.time(), elapsed_s=s.elapsed(),
+                                                source=source)
                         proofs.setdefault(s, []).append(child)
                         continue
                     text = child_state.text
                     existing = s.tree.lookup(text)
                     if existing is not None:
-                        s.tree.add_transposition(node, cand.tactic, cand.logprob, existing)
+                        s.tree.add_transposition(node, cand.tactic, cand.logprob, existing, source=source)
                         s.transpositions += 1
                     elif len(s.tree) >= cfg.max_nodes:
                         node.truncated = True
                     else:
                         child = s.tree.add_node(parent=node, state=child_state, text=text, tactic=cand.tactic,
-                                                logprob=cand.logprob, created_s=time.time(), elapsed_s=s.elapsed())
+                                                logprob=cand.logprob, created_s=time.time(), elapsed_s=s.elapsed(),
+                                                source=source)
                         new_nodes.setdefault(s, []).append(child)
                 else:
                     status = res.status if res.status is not Status.OK else Status.CRASHED
@@ -472,7 +494,7 @@ class SearchEngine:
                         s.infra_failures += 1
                     else:
                         s.tactic_errors += 1
-                    s.tree.add_failure(node, cand.tactic, cand.logprob, status, res.message)
+                    s.tree.add_failure(node, cand.tactic, cand.logprob, status, res.message, source=source)
         self._charge_engine(time.perf_counter() - t, list({e.search: None for e in expansions}))
 
         if self.scorer is not None and new_nodes:
@@ -562,6 +584,7 @@ class SearchEngine:
                 state=n.text,
                 goal=s.goal,
                 tactic=n.tactic,
+                source=n.source,
                 depth=n.depth,
                 logprob=n.logprob,
                 cum_logprob=n.cum_logprob,
@@ -605,6 +628,8 @@ class SearchEngine:
             infra_failures=s.infra_failures,
             transpositions=s.transpositions,
             recheck_failures=s.recheck_failures,
+            automation_tried=s.automation_tried,
+            proof_sources=[n.source for n in tree.path(tree.proof_node)[1:]] if tree.proof_node is not None else [],
         )
         log.debug("%s: %s after %d nodes, %.2fs", s.theorem.name, s.stop, len(tree), elapsed)
         return SearchOutcome(result, records)

@@ -72,6 +72,7 @@ def build_run_record(
         iteration=iteration,
         profile=str(profile.source or profile.name),
         served_model=served_model,
+        automation=config.automation.model_dump(mode="json") if config.automation.enabled else None,
     )
 
 

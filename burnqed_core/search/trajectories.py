@@ -112,14 +112,25 @@ def read_trajectory_table(path: str | Path) -> pa.Table:
     path = Path(path)
     if not path.exists():
         raise RecordFileError(f"{path}: no such file or directory")
-    if path.is_file():
-        return read_table(path, TrajectoryRecord)
-    parts = list_parts(path)
     schema = arrow_schema(TrajectoryRecord)
+    if path.is_file():
+        return _conform(read_table(path, TrajectoryRecord), schema)
+    parts = list_parts(path)
     if not parts:
         return schema.empty_table()
-    tables = [read_table(p, TrajectoryRecord).select(schema.names).cast(schema) for p in parts]
+    tables = [_conform(read_table(p, TrajectoryRecord), schema) for p in parts]
     return pa.concat_tables(tables)
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The table in the current schema: a column added since the file was
+    written (e.g. ``source``) is filled with the field's default."""
+    for name in schema.names:
+        if name not in table.column_names:
+            default = TrajectoryRecord.model_fields[name].get_default(call_default_factory=True)
+            table = table.append_column(schema.field(name), pa.array([default] * table.num_rows,
+                                                                     type=schema.field(name).type))
+    return table.select(schema.names).cast(schema)
 
 
 def read_trajectories(path: str | Path) -> list[TrajectoryRecord]:
@@ -226,6 +237,8 @@ class TrajectoryStats(BaseModel):
     candidates_min: int | None = None
     candidates_avg: float | None = None
     candidates_max: int | None = None
+    automation_tried: int | None = Field(None, description="automation candidates tried (not sampled by the policy)")
+    proved_with_automation: int = Field(0, description="proofs with a step only the automation proposed")
 
     @property
     def solve_rate(self) -> float:
@@ -265,6 +278,8 @@ def trajectory_stats(path: str | Path) -> TrajectoryStats:
             candidates_min=min((r.candidates_min for r in searched), default=0),
             candidates_avg=sum(r.candidates_avg * r.expansions for r in results) / exp if exp else 0.0,
             candidates_max=max((r.candidates_max for r in searched), default=0),
+            automation_tried=sum(r.automation_tried for r in results),
+            proved_with_automation=sum(r.proved and "automation" in r.proof_sources for r in results),
         )
     names = table.column("theorem").to_pylist() if table.num_rows else []
     proved_col = table.column("proved").to_pylist() if table.num_rows else []
@@ -299,6 +314,9 @@ def format_stats(stats: TrajectoryStats) -> str:
         lines.append(f"expansions    {stats.expansions}")
         lines.append(f"candidates/expansion (unique)  min {stats.candidates_min}  avg {stats.candidates_avg or 0:.2f}"
                      f"  max {stats.candidates_max}")
+    if stats.automation_tried:
+        lines.append(f"automation    {stats.automation_tried} automation candidates tried; "
+                     f"{stats.proved_with_automation} of {stats.proved} proofs use one")
     return "\n".join(lines)
 
 
@@ -363,11 +381,15 @@ class RunRecord(BaseModel):
     served_model: dict[str, str | None] | None = Field(
         None, description="what a policy server (SGLang) reported serving: its /model_info model_path and "
         "weight_version, which may differ from `model` after a refused weight swap; None for in-process policies")
+    automation: dict[str, Any] | None = Field(
+        None, description="the automation candidates added to the policy's samples (search.automation); "
+        "None: the policy alone")
     sessions: list[RunSession] = Field(default_factory=list)
 
     # what must match for a resume to add to the same output
     FINGERPRINT_FIELDS: ClassVar[tuple[str, ...]] = (
-        "model", "prompt_version", "sampling", "budgets", "ebm", "theorems_sha256", "theorems_total", "iteration",
+        "model", "prompt_version", "sampling", "budgets", "ebm", "automation", "theorems_sha256", "theorems_total",
+        "iteration",
     )
 
     def mismatches(self, other: RunRecord) -> list[str]:

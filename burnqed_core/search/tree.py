@@ -52,6 +52,7 @@ class Edge:
     child: int | None = None
     transposition: bool = False
     message: str = ""
+    source: str = "policy"  # where the tactic came from: policy, automation or both (search.automation)
 
 
 @dataclass(slots=True)
@@ -71,6 +72,7 @@ class Node:
     status: NodeStatus = NodeStatus.OPEN
     edges: list[Edge] = field(default_factory=list)
     truncated: bool = False  # a new state from it was dropped: the node budget was spent
+    source: str = ""  # the origin of ``tactic`` (policy, automation, both); "" at the root
 
     @property
     def is_terminal(self) -> bool:
@@ -110,6 +112,7 @@ class SearchTree:
         logprob: float,
         created_s: float,
         elapsed_s: float,
+        source: str = "policy",
     ) -> Node:
         """A new node (the root when ``parent`` is None). A closed-goal state
         ("" text) is always a new terminal node: every proof is its own leaf."""
@@ -128,21 +131,25 @@ class SearchTree:
             created_s=created_s,
             elapsed_s=elapsed_s,
             status=NodeStatus.TERMINAL if terminal else NodeStatus.OPEN,
+            source="" if parent is None else source,
         )
         self.nodes.append(node)
         if not terminal:
             self.by_text[text] = node.node_id
         if parent is not None:
-            parent.edges.append(Edge(parent.node_id, tactic, Status.OK, logprob, child=node.node_id))
+            parent.edges.append(Edge(parent.node_id, tactic, Status.OK, logprob, child=node.node_id, source=source))
         return node
 
-    def add_transposition(self, parent: Node, tactic: str, logprob: float, target: Node) -> Edge:
-        edge = Edge(parent.node_id, tactic, Status.OK, logprob, child=target.node_id, transposition=True)
+    def add_transposition(self, parent: Node, tactic: str, logprob: float, target: Node,
+                          source: str = "policy") -> Edge:
+        edge = Edge(parent.node_id, tactic, Status.OK, logprob, child=target.node_id, transposition=True,
+                    source=source)
         parent.edges.append(edge)
         return edge
 
-    def add_failure(self, parent: Node, tactic: str, logprob: float, status: Status, message: str = "") -> Edge:
-        edge = Edge(parent.node_id, tactic, status, logprob, message=message[:500])
+    def add_failure(self, parent: Node, tactic: str, logprob: float, status: Status, message: str = "",
+                    source: str = "policy") -> Edge:
+        edge = Edge(parent.node_id, tactic, status, logprob, message=message[:500], source=source)
         parent.edges.append(edge)
         return edge
 

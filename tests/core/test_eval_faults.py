@@ -61,6 +61,7 @@ def env_vars(home: Path) -> dict[str, str]:
         "BURNQED__SEARCH__TEMPERATURE": "1.0",
         "BURNQED__EVAL__NUM_CANDIDATES": "4",
         "BURNQED__POLICY__MAX_NEW_TOKENS": "12",
+        "BURNQED__SEARCH__AUTOMATION__ENABLED": "false",  # the policy's own searches (the 'policy' variant)
         "OMP_NUM_THREADS": "1",
     }
 

@@ -58,7 +58,7 @@ def eval_profile(**over: object) -> Profile:
     return load_profile("tiny", overrides={
         "search.concurrency": 3, "search.frontier_batch": 6, "search.flush_every": 1, "search.max_depth": 6,
         "search.temperature": 1.0, "eval.budgets": [2, 4, 10], "eval.pass_k": 2, "eval.num_candidates": 4,
-        "policy.max_new_tokens": 12, **over})
+        "policy.max_new_tokens": 12, "search.automation.enabled": False, **over})
 
 
 def strip(rows: Sequence[object]) -> list[dict[str, object]]:

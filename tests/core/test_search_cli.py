@@ -18,7 +18,8 @@ from burnqed_core.search.job import EbmUnavailableError
 from burnqed_core.search.trajectories import OutputExistsError, TrajectoryWriter, read_run_record
 from tests.core.test_trajectories import outcome
 
-FIXED = {"BURNQED__POLICY__BACKEND": "fixed", "BURNQED__POLICY__FIXED_TACTICS": '["omega"]'}
+FIXED = {"BURNQED__POLICY__BACKEND": "fixed", "BURNQED__POLICY__FIXED_TACTICS": '["omega"]',
+         "BURNQED__SEARCH__AUTOMATION__ENABLED": "false"}
 
 
 @pytest.fixture
