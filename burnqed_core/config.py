@@ -235,6 +235,9 @@ class DataConfig(Section):
     trajectory_max_share: float = Field(0.25, gt=0, le=1, description="cap on the share of trajectory rows in "
                                         "the training mix (lowers the upsample factor; 1: no cap)")
     search_theorems: int = Field(200, ge=0, description="corpus theorems searched per iteration")
+    alpha_copies: int = Field(0, ge=0, description="alpha-renamed copies of each training pair (hypothesis names "
+                              "changed consistently, burnqed_core.data.alpha_rename): teaches a small model to "
+                              "copy names from the goal; validation pairs are never renamed")
     search_failed_family_boost: float = Field(
         2.0, ge=0, description="selection: a family's quota weight is its eligible theorems x (1 + boost x the "
         "share of its searched theorems no earlier search proved); 0: proportional to family size")

@@ -107,6 +107,7 @@ class PairStats(BaseModel):
     val_theorems: int
     train_pairs: int
     val_pairs: int
+    alpha_renamed_pairs: int = Field(0, description="alpha-renamed copies among the training pairs")
     depth_histogram: dict[int, int] = Field(description="kept pairs per depth (index of the step in its proof)")
     proof_length_histogram: dict[int, int] = Field(description="kept theorems per proof length (max depth + 1)")
     mean_depth: float
@@ -260,10 +261,12 @@ def prepare_pairs(
     count_tokens: TokenCounter | None = None,
     progress: bool = False,
     val_theorems: Collection[str] | None = None,
+    alpha_copies: int = 0,
 ) -> PreparedPairs:
     """Filter, dedup and split tactic pairs into a training set (see module doc). ``val_theorems``: the
     validation theorems of a split drawn earlier (`split_theorems`), used instead of drawing one here; every
-    other theorem is for training."""
+    other theorem is for training. ``alpha_copies``: alpha-renamed copies of each training pair appended to
+    the training side (`burnqed_core.data.alpha_rename`); validation pairs are never renamed."""
     if not 0 <= val_fraction < 1:
         raise DataError(f"val_fraction must be in [0, 1), got {val_fraction}")
     count = count_tokens or char_token_estimate
@@ -300,6 +303,11 @@ def prepare_pairs(
         val_names = assign_split(df["theorem"].to_list(), seed, val_fraction) if val_fraction > 0 else set()
     is_val = pl.col("theorem").is_in(sorted(val_names))
     train, val = df.filter(~is_val), df.filter(is_val)
+    traced_train = train.height
+    if alpha_copies > 0:
+        from burnqed_core.data.alpha_rename import augment_frame
+
+        train = augment_frame(train, alpha_copies, seed)
     lengths_by_thm = proof_lengths(df)
     stats = PairStats(
         seed=seed, val_fraction=val_fraction, max_tokens=max_tokens,
@@ -307,7 +315,7 @@ def prepare_pairs(
         unsafe_theorems=unsafe_names.len(), unsafe_pairs=unsafe.height,
         duplicate_pairs=duplicates, too_long_pairs=too_long, empty_pairs=empty_pairs,
         train_theorems=train["theorem"].n_unique(), val_theorems=val["theorem"].n_unique(),
-        train_pairs=train.height, val_pairs=val.height,
+        train_pairs=train.height, val_pairs=val.height, alpha_renamed_pairs=train.height - traced_train,
         depth_histogram=depth_histogram(df),
         proof_length_histogram=_histogram(list(lengths_by_thm.values())),
         mean_depth=float(df["depth"].mean() or 0.0), max_depth=int(df["depth"].max() or 0),

@@ -82,7 +82,8 @@ def pretrain(profile: Profile, pairs: Sequence[TacticPair], out_dir: Path,
 
     d = profile.data
     split = split or base_split(profile, pairs)
-    prepared = prepare_pairs(pairs, d.val_fraction, d.seed, d.max_tokens, val_theorems=split.val)
+    prepared = prepare_pairs(pairs, d.val_fraction, d.seed, d.max_tokens, val_theorems=split.val,
+                             alpha_copies=d.alpha_copies)
     train, val = frame_pairs(prepared.train), frame_pairs(prepared.val)
     m = pretrain_base(train, profile.training, out_dir, val=val, progress=True)
     summary = _train_summary("pre-trained tiny base", m) + (f"; on {prepared.stats.train_pairs} pairs of "
@@ -253,7 +254,8 @@ def tactic_pairs(
     d = profile.data
     counter = hf_token_counter(tokenizer_dir) if tokenizer_dir else None
     split = split or base_split(profile, base)
-    prepared = prepare_pairs(base, d.val_fraction, d.seed, d.max_tokens, counter, val_theorems=split.val)
+    prepared = prepare_pairs(base, d.val_fraction, d.seed, d.max_tokens, counter, val_theorems=split.val,
+                             alpha_copies=d.alpha_copies)
     extra: dict[str, Any] = {"iteration": iteration, "trajectories": [str(p) for p in trajectory_dirs],
                              "split": {"seed": split.seed, "val_fraction": split.val_fraction,
                                        "train_theorems": len(split.train), "val_theorems": len(split.val)}}
