@@ -34,7 +34,7 @@ async def test_ebm_guided_search_on_lean(lean_pool: object, search_model: Path, 
         "search.max_nodes": 12, "search.max_depth": 4, "search.collect_candidates": 4, "search.concurrency": 4,
         "search.timeout_s": 120, "ebm.steps": 40, "ebm.hidden_dims": [32, 16], "ebm.batch_size": 16,
         "ebm.eval_every": 20, "ebm.save_every": 20, "policy.max_new_tokens": 12,
-        "search.automation.enabled": False})
+        "search.automation.enabled": False, "search.temperature": 0.8, "search.ebm_temperature": 1.0})
     policy = LocalPolicy(model, batch_size=64, max_new_tokens=12, seed=0)
     it0 = tmp_path / "iter_0"
     res0 = await stages.trajectories(profile, 0, policy, lean_pool, THEOREMS, it0 / "trajectories", model)  # type: ignore[arg-type]
@@ -52,7 +52,7 @@ async def test_ebm_guided_search_on_lean(lean_pool: object, search_model: Path, 
 
     res1 = await stages.trajectories(profile, 1, policy, lean_pool, THEOREMS, tmp_path / "iter_1" / "trajectories",  # type: ignore[arg-type]
                                      model, ebm_dir=tmp_path / "iter_1" / "ebm")
-    assert "EBM" in res1.summary and "T=1.0" in res1.summary  # the EBM sampling default
+    assert "EBM" in res1.summary and "T=1.0" in res1.summary  # the EBM's sampling temperature
     out = tmp_path / "iter_1" / "trajectories" / "search.traj"
     record = read_run_record(out)
     assert record is not None and record.ebm is not None and record.sampling.temperature == 1.0
