@@ -146,3 +146,33 @@ def first_served(results: Any) -> dict[str, Any]:
         if served:
             return dict(served)
     return {}
+
+
+def shard_step(context: dg.OpExecutionContext, spec: Any, compute: Callable[[Path], Any], stage_name: str,
+               verb: str) -> Any:
+    """Run one theorem shard (`burnqed_core.loop.shards.run_shard`) in a Dagster step: its log lines and
+    progress go to the step, and one line says whether it was computed or read back."""
+    from burnqed_core.loop import shards
+    from burnqed_pipeline.runtime import get_runtime
+
+    work = shards.partial_dir(Path(spec.stage_dir), spec.index)
+    with logs_to(context), progress(context, searched_progress(work, len(spec.theorems))):
+        out = get_runtime().run(shards.run_shard(spec, compute))
+    context.log.info(f"{stage_name}[{spec.iteration}] shard {spec.index + 1}/{spec.count}: "
+                     f"{'finished earlier, read back' if out.skipped else f'{verb} in {out.seconds:.1f} s'}")
+    return out
+
+
+def with_missing_shards(context: dg.OpExecutionContext, stage_dir: Path, fp: str, results: list[Any],
+                        stage_name: str, n: int, run: Callable[[Any], Any]) -> list[Any]:
+    """``results`` plus the planned shards whose steps never ran in this run, run now by ``run`` (a re-execution
+    from failure skips mapped steps that never started); unchanged once the stage is done."""
+    from burnqed_core.loop import shards
+
+    if shards.stage_done(stage_dir):
+        return results
+    for spec in shards.missing(stage_dir, fp, results):
+        context.log.warning(f"{stage_name}[{n}] shard {spec.index + 1}/{spec.count} did not run in this run "
+                            f"(a re-execution from failure skips mapped steps that never started): running it")
+        results = [*results, run(spec)]
+    return results

@@ -21,7 +21,16 @@ from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL, iterations, 
 from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource
 from burnqed_pipeline.metadata import eval_metadata, served_metadata
 from burnqed_pipeline.runtime import get_runtime
-from burnqed_pipeline.stage import EBM_WIRED, Stage, first_served, logs_to, progress, result, searched_progress, stage
+from burnqed_pipeline.stage import (
+    EBM_WIRED,
+    Stage,
+    first_served,
+    logs_to,
+    result,
+    shard_step,
+    stage,
+    with_missing_shards,
+)
 
 
 @dataclass(frozen=True)
@@ -88,12 +97,7 @@ def _run_shard(context: dg.OpExecutionContext, spec: ShardSpec, profile: Profile
                                        ebm_dir=Path(ebm) if ebm else None, progress=False)
         return res.model_copy(update={"metrics": {**res.metrics, "served": served}})
 
-    work = shards.partial_dir(Path(spec.stage_dir), spec.index)
-    with logs_to(context), progress(context, searched_progress(work, len(spec.theorems))):
-        out = get_runtime().run(shards.run_shard(spec, compute))
-    context.log.info(f"eval_report[{spec.iteration}] shard {spec.index + 1}/{spec.count}: "
-                     f"{'finished earlier, read back' if out.skipped else f'evaluated in {out.seconds:.1f} s'}")
-    return out
+    return shard_step(context, spec, compute, "eval_report", "evaluated")
 
 
 @dg.op(pool=GPU_POOL, tags=GPU_OP_TAGS)
@@ -111,11 +115,8 @@ def merge_eval(context: dg.OpExecutionContext, results: list[ShardResult], profi
     killed run) is run here."""
     x = _inputs(context, profile)
     root = x.it.eval
-    if not shards.stage_done(root):
-        for spec in shards.missing(root, x.fp, results):
-            context.log.warning(f"eval_report[{x.n}] shard {spec.index + 1}/{spec.count} did not run in this run "
-                                f"(a re-execution from failure skips mapped steps that never started): running it")
-            results = [*results, _run_shard(context, spec, profile, lean, policy)]
+    results = with_missing_shards(context, root, x.fp, results, "eval_report", x.n,
+                                  lambda spec: _run_shard(context, spec, profile, lean, policy))
 
     def merge() -> StageResult:
         res = stages.merge_eval(x.st.profile, x.n, x.bench, stages.load_baselines(root),

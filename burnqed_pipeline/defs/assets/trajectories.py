@@ -17,8 +17,16 @@ from burnqed_core.loop.stages import StageResult
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL, iterations, partition_iteration
 from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource
 from burnqed_pipeline.metadata import served_metadata
-from burnqed_pipeline.runtime import get_runtime
-from burnqed_pipeline.stage import EBM_WIRED, Stage, first_served, logs_to, progress, result, searched_progress, stage
+from burnqed_pipeline.stage import (
+    EBM_WIRED,
+    Stage,
+    first_served,
+    logs_to,
+    result,
+    shard_step,
+    stage,
+    with_missing_shards,
+)
 
 
 @dataclass(frozen=True)
@@ -72,12 +80,7 @@ def _run_shard(context: dg.OpExecutionContext, spec: ShardSpec, profile: Profile
                                         ebm_dir=Path(ebm) if ebm else None)
         return res.model_copy(update={"metrics": {**res.metrics, "served": served}})
 
-    work = shards.partial_dir(Path(spec.stage_dir), spec.index)
-    with logs_to(context), progress(context, searched_progress(work, len(spec.theorems))):
-        out = get_runtime().run(shards.run_shard(spec, compute))
-    context.log.info(f"trajectories[{spec.iteration}] shard {spec.index + 1}/{spec.count}: "
-                     f"{'finished earlier, read back' if out.skipped else f'searched in {out.seconds:.1f} s'}")
-    return out
+    return shard_step(context, spec, compute, "trajectories", "searched")
 
 
 @dg.op(pool=GPU_POOL, tags=GPU_OP_TAGS)
@@ -94,11 +97,8 @@ def merge_trajectories(context: dg.OpExecutionContext, results: list[ShardResult
     A planned shard whose step never ran in this run (re-execution from failure of a killed run) is run here."""
     x = _inputs(context, profile)
     root = x.it.trajectories
-    if not shards.stage_done(root):
-        for spec in shards.missing(root, x.fp, results):
-            context.log.warning(f"trajectories[{x.n}] shard {spec.index + 1}/{spec.count} did not run in this run "
-                                f"(a re-execution from failure skips mapped steps that never started): running it")
-            results = [*results, _run_shard(context, spec, profile, lean, policy)]
+    results = with_missing_shards(context, root, x.fp, results, "trajectories", x.n,
+                                  lambda spec: _run_shard(context, spec, profile, lean, policy))
 
     def merge() -> StageResult:
         res = stages.merge_trajectories(x.st.profile, x.n, shards.gather(root, x.fp, results), root)
