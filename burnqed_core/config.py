@@ -198,6 +198,10 @@ class TinyModelConfig(Section):
 class TrainingConfig(Section):
     base_model: str = Field("tiny", description="'tiny' (built from tiny_model) or a HF model dir/name")
     tiny_model: TinyModelConfig = Field(default_factory=TinyModelConfig)
+    local_names: Literal["as_printed", "canonical"] = Field(
+        "as_printed", description="the goal's local names in the prompt: as Lean printed them, or renamed "
+        "v1, v2, ... in order of appearance (tactics mapped back; `burnqed_core.policy.local_names`). Used for a "
+        "base model that records no format; the trained model records it (burnqed_prompt.json)")
     lora: LoraConfig = Field(default_factory=LoraConfig)
     qlora: bool = False
     lr: float = 2e-4

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
 from burnqed_core.errors import BurnqedError
-from burnqed_core.policy.prompt import PROMPT_VERSION, format_prompt
+from burnqed_core.policy.prompt import PLAIN, PROMPT_VERSION, PromptFormat, format_of
 from burnqed_core.record_io import atomic_target, atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -54,9 +54,9 @@ def state_key(state: str) -> str:
     return hashlib.sha256(state.encode("utf-8")).hexdigest()
 
 
-def encoder_text(state: str) -> str:
-    """What is encoded for a state (or a root goal): its policy prompt."""
-    return format_prompt(state)
+def encoder_text(state: str, fmt: PromptFormat = PLAIN) -> str:
+    """What is encoded for a state (or a root goal): its policy prompt, in the model's `PromptFormat`."""
+    return fmt.prompt_text(state)
 
 
 _FINGERPRINTS: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
@@ -291,6 +291,10 @@ async def encode_states(
     if policy_pooling(policy) != cache.meta.pooling:
         raise EmbeddingMismatchError(f"the policy pools {policy_pooling(policy)!r}, the cache at {cache.dir} holds "
                                      f"{cache.meta.pooling!r} embeddings: refusing to mix poolings")
+    fmt = format_of(policy)
+    if fmt.version != cache.meta.text_format:
+        raise EmbeddingMismatchError(f"the policy prompts as {fmt.version!r}, the cache at {cache.dir} holds "
+                                     f"{cache.meta.text_format!r} embeddings: refusing to mix text formats")
     unique = list(dict.fromkeys(states))
     have = cache.keys()
     keys = [state_key(s) for s in unique]
@@ -319,7 +323,7 @@ async def encode_states(
     try:
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
-            vecs = await policy.encode([encoder_text(s) for _, s in chunk])
+            vecs = await policy.encode([encoder_text(s, fmt) for _, s in chunk])
             if len(vecs) != len(chunk):
                 raise EmbeddingMismatchError(f"the encoder returned {len(vecs)} vectors for {len(chunk)} texts")
             for (k, s), v in zip(chunk, vecs, strict=True):

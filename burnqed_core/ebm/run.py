@@ -30,7 +30,7 @@ from burnqed_core.ebm.embeddings import (
 from burnqed_core.ebm.metrics import EbmMetrics, rank_metrics, separation_metrics
 from burnqed_core.ebm.train import TrainReport, load_head, train_ebm
 from burnqed_core.errors import DataError
-from burnqed_core.policy.prompt import PROMPT_VERSION
+from burnqed_core.policy.prompt import format_of
 from burnqed_core.records import TrajectoryRecord
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,8 @@ async def encode_trajectories(
     records = read_trajectory_dirs(trajectory_dirs)
     texts = trajectory_texts(records)
     meta = CacheMeta(fingerprint=policy_fingerprint(policy, model_path), pooling=policy_pooling(policy),
-                     text_format=PROMPT_VERSION, model_path=str(model_path or getattr(policy, "model_path", "") or ""))
+                     text_format=format_of(policy).version,
+                     model_path=str(model_path or getattr(policy, "model_path", "") or ""))
     cache = EmbeddingCache.open(cache_dir, meta)
     return await encode_states(policy, texts, cache, batch_size=cfg.encode_batch_size,
                                checkpoint_every=cfg.checkpoint_every, progress=progress)

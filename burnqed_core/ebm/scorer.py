@@ -29,7 +29,7 @@ from burnqed_core.ebm.embeddings import (
 )
 from burnqed_core.ebm.model import EnergyHead
 from burnqed_core.ebm.train import EbmRecord, load_head
-from burnqed_core.policy.prompt import PROMPT_VERSION
+from burnqed_core.policy.prompt import format_of
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +50,11 @@ class EbmScorer:
         """Energies of ``states`` given the root ``goal`` (lower = more provable)."""
         if not states:
             return []
-        texts = [encoder_text(s) for s in states]
+        fmt = format_of(self.policy)
+        texts = [encoder_text(s, fmt) for s in states]
         z_goal = self._goals.get(goal)
         if z_goal is None:
-            texts.append(encoder_text(goal))
+            texts.append(encoder_text(goal, fmt))
         vecs = await self.policy.encode(texts)
         if len(vecs) != len(texts):
             raise EmbeddingMismatchError(f"the encoder returned {len(vecs)} vectors for {len(texts)} texts")
@@ -87,9 +88,10 @@ def check_compatible(record: EbmRecord, policy: Any, where: Path) -> None:
         raise EmbeddingMismatchError(
             f"the EBM in {where} was trained on {record.pooling!r} embeddings but the policy pools {pooling!r}: "
             f"refusing to mix poolings")
-    if record.text_format != PROMPT_VERSION:
-        raise EmbeddingMismatchError(f"the EBM in {where} encodes states as {record.text_format!r}, this version "
-                                     f"as {PROMPT_VERSION!r}: retrain it")
+    version = format_of(policy).version
+    if record.text_format != version:
+        raise EmbeddingMismatchError(f"the EBM in {where} encodes states as {record.text_format!r}, this policy "
+                                     f"as {version!r}: retrain it")
     hidden = getattr(policy, "hidden_size", None)
     if isinstance(hidden, int) and hidden != record.head.dim:
         raise EmbeddingMismatchError(f"the EBM in {where} takes {record.head.dim}-d embeddings, the policy's model "

@@ -36,6 +36,7 @@ in the call changes its logits). ``fast_decode=False`` forces ``generate``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import threading
 from collections.abc import Sequence
@@ -47,7 +48,7 @@ from burnqed_core.config import PolicyConfig
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import POOLINGS, Candidate, Pooling, check_seeds, derive_seed, samples_per_state
 from burnqed_core.policy.fast_decode import LlamaDecoder, StopTable, supports
-from burnqed_core.policy.prompt import format_prompt, parse_completion
+from burnqed_core.policy.prompt import PromptFormat, parse_completion
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +153,7 @@ class LocalPolicy:
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path)
             self.model = AutoModelForCausalLM.from_pretrained(path, dtype=_torch_dtype(dtype))
+            self.prompt_format = PromptFormat.of_model(path)
         except (OSError, ValueError) as e:
             raise PolicyError(f"cannot load the model at {path}: {e}") from None
         self.model.to(device)
@@ -273,14 +275,30 @@ class LocalPolicy:
         max_new_tokens: int | None = None,
         seeds: Sequence[int] | None = None,
     ) -> list[list[Sample]]:
-        """`generate_sync` with the generated token ids kept (tests, analysis)."""
-        samples = samples_per_state(n, temperature)
+        """`generate_sync` with the generated token ids kept (tests, analysis). Tactics come back in the
+        states' own local names (the model may see them renamed: `PromptFormat`)."""
         check_seeds(states, seeds)
         if not states:
             return []
+        shown = [self.prompt_format.prompt(s) for s in states]
+        result = self._sample_prompts([self._encode_text(p) for p, _ in shown], n, temperature, max_new_tokens, seeds)
+        if self.prompt_format.local_names == "as_printed":
+            return result
+        return [[dataclasses.replace(x, tactic=self.prompt_format.restore(x.tactic, back)) for x in per]
+                for per, (_, back) in zip(result, shown, strict=True)]
+
+    def _sample_prompts(
+        self,
+        prompts: list[list[int]],
+        n: int,
+        temperature: float,
+        max_new_tokens: int | None,
+        seeds: Sequence[int] | None,
+    ) -> list[list[Sample]]:
+        samples = samples_per_state(n, temperature)
+        states = prompts
         greedy = temperature <= 0
         max_new = max_new_tokens or self.max_new_tokens
-        prompts = [self._encode_text(format_prompt(s)) for s in states]
         if seeds is not None:
             result = self._sample_seeded(prompts, list(seeds), samples, temperature, max_new)
             return [per * n for per in result] if greedy else result

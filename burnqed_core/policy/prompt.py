@@ -9,6 +9,14 @@ gives the character offset where the completion starts.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from burnqed_core.policy.local_names import LocalNames, canonicalize, canonicalize_pair, restore
+
 PROMPT_VERSION = "deepseek-tactic-comment-v1"
 INSTRUCTION = "Complete the following Lean 4 code:\n\n"
 FENCE_OPEN = "```lean4\n"
@@ -61,3 +69,66 @@ def parse_completion(text: str) -> str:
         if j >= 0:
             text = text[:j]
     return normalize_tactic(text)
+
+
+#: The file in a model directory that says how the model was trained to be prompted (`PromptFormat`).
+PROMPT_FILE = "burnqed_prompt.json"
+
+
+class PromptFormat(BaseModel):
+    """How states are shown to one model: the prompt above, with the goal's local names as Lean printed
+    them or made canonical (`burnqed_core.policy.local_names`). A model is trained and prompted with ONE
+    format: training writes it into the model directory (`PROMPT_FILE`), every policy reads it from
+    there, and records that depend on the text (EBM embeddings, run records) carry its `version`."""
+
+    model_config = ConfigDict(frozen=True)
+    local_names: LocalNames = "as_printed"
+
+    @property
+    def version(self) -> str:
+        return PROMPT_VERSION if self.local_names == "as_printed" else f"{PROMPT_VERSION}+canonical-names"
+
+    def prompt(self, state: str) -> tuple[str, dict[str, str]]:
+        """(the prompt for a state, the mapping that `restore` needs for its tactics)."""
+        if self.local_names == "as_printed":
+            return format_prompt(state), {}
+        shown, back = canonicalize(state)
+        return format_prompt(shown), back
+
+    def prompt_text(self, state: str) -> str:
+        return self.prompt(state)[0]
+
+    def example(self, state: str, tactic: str) -> tuple[str, str]:
+        """(prompt, completion) of a training example."""
+        if self.local_names == "canonical":
+            state, tactic = canonicalize_pair(state, tactic)
+        return format_example(state, tactic)
+
+    @staticmethod
+    def restore(tactic: str, back: Mapping[str, str]) -> str:
+        """A generated tactic in the goal's own names."""
+        return restore(tactic, back)
+
+    def save(self, model_dir: str | Path) -> None:
+        Path(model_dir, PROMPT_FILE).write_text(json.dumps(self.model_dump()) + "\n", encoding="utf-8")
+
+    @classmethod
+    def of_model(cls, model_dir: str | Path | None, default: PromptFormat | None = None) -> PromptFormat:
+        """The format a model directory records; ``default`` (names as printed) when it records none
+        (a model from a hub, a remote server's model)."""
+        path = Path(model_dir, PROMPT_FILE) if model_dir else None
+        if path is None or not path.is_file():
+            return default or PLAIN
+        try:
+            return cls.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValueError as e:
+            raise ValueError(f"{path}: not a prompt format record ({e})") from None
+
+
+PLAIN = PromptFormat()
+
+
+def format_of(policy: object) -> PromptFormat:
+    """The prompt format a policy prompts its model with (names as printed for a policy that has none)."""
+    fmt = getattr(policy, "prompt_format", None)
+    return fmt if isinstance(fmt, PromptFormat) else PLAIN

@@ -56,7 +56,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from burnqed_core.config import SglangConfig
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import Candidate, Pooling, check_seeds, derive_seed, samples_per_state
-from burnqed_core.policy.prompt import format_prompt, parse_completion
+from burnqed_core.policy.prompt import PLAIN, PromptFormat, parse_completion
 from burnqed_core.policy.sglang_probe import HEALTH_PROMPT, RestartableServer, health_request, health_response_ok
 
 log = logging.getLogger(__name__)
@@ -404,12 +404,23 @@ class SglangPolicy:
             return []
         greedy = temperature <= 0
         max_new = max_new_tokens or self.max_new_tokens
-        prompts = [format_prompt(s) for s in states]
+        fmt = self.prompt_format
+        shown = [fmt.prompt(s) for s in states]
+        prompts = [p for p, _ in shown]
         if self.cfg.parallel_sampling == "native" and samples > 1 and seeds is None:
             out = await self._generate_native(prompts, samples, temperature, max_new)
         else:
             out = await self._generate_replicated(prompts, samples, temperature, max_new, seeds)
+        if fmt.local_names != "as_printed":
+            out = [[c.model_copy(update={"tactic": fmt.restore(c.tactic, back)}) for c in per]
+                   for per, (_, back) in zip(out, shown, strict=True)]
         return [per * n for per in out] if greedy else out
+
+    @property
+    def prompt_format(self) -> PromptFormat:
+        """The served model's prompt format, read from its directory when it is a local one (a model the
+        loop trained records it); names as printed otherwise."""
+        return PromptFormat.of_model(self.last_good) if self.last_good else PLAIN
 
     async def encode(self, texts: Sequence[str]) -> list[list[float]]:
         """Embeddings from ``/encode`` (a server started with ``--is-embedding``)."""

@@ -14,7 +14,7 @@ from typing import Any
 from burnqed_core.config import Profile, SearchConfig
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.base import Policy
-from burnqed_core.policy.prompt import PROMPT_VERSION
+from burnqed_core.policy.prompt import format_of
 from burnqed_core.records import Theorem
 from burnqed_core.search.engine import Sampling, SearchEngine
 from burnqed_core.search.runner import RunReport, run_search
@@ -58,7 +58,7 @@ def build_run_record(
     return RunRecord(
         model=model_identity(model_path),
         policy_backend=getattr(policy, "name", profile.policy.backend),
-        prompt_version=PROMPT_VERSION,
+        prompt_version=format_of(policy).version,
         sampling=sampling,
         budgets={"max_nodes": config.max_nodes, "max_depth": config.max_depth, "timeout_s": config.timeout_s},
         search=config.model_dump(mode="json"),

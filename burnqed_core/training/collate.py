@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from burnqed_core.policy.prompt import format_example
+from burnqed_core.policy.prompt import PLAIN, PromptFormat
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +41,14 @@ class Example:
         return sum(1 for x in self.labels if x != IGNORE_INDEX)
 
 
-def encode_pair(tokenizer: Any, state: str, tactic: str, completion_only: bool = True) -> Example:
+def encode_pair(tokenizer: Any, state: str, tactic: str, completion_only: bool = True,
+                fmt: PromptFormat = PLAIN) -> Example:
     """Tokenise one (state, tactic) example in the shared prompt format.
 
     ``completion_only=False`` puts the loss on every token after BOS (used by
     base pre-training, which should also learn the language of goal states).
     """
-    prompt, completion = format_example(state, tactic)
+    prompt, completion = fmt.example(state, tactic)
     prompt_ids = tokenizer(prompt)["input_ids"]
     completion_ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
     return _example(tokenizer, list(prompt_ids), list(completion_ids), completion_only)
@@ -71,6 +72,7 @@ def encode_pairs(
     max_seq_len: int,
     completion_only: bool = True,
     chunk: int = 1024,
+    fmt: PromptFormat = PLAIN,
 ) -> tuple[list[Example], int]:
     """Encode (state, tactic) pairs like `encode_pair`, tokenising in batches (prod sets hold ~250K pairs).
 
@@ -86,7 +88,7 @@ def encode_pairs(
         skipped += min(chunk, len(items) - start) - len(part)
         if not part:
             continue
-        texts = [format_example(s, t) for s, t in part]
+        texts = [fmt.example(s, t) for s, t in part]
         prompts = tokenizer([p for p, _ in texts])["input_ids"]
         completions = tokenizer([c for _, c in texts], add_special_tokens=False)["input_ids"]
         for p_ids, c_ids in zip(prompts, completions, strict=True):

@@ -51,7 +51,7 @@ from burnqed_core.ebm.metrics import EbmMetrics, rank_metrics
 from burnqed_core.ebm.model import EnergyHead, info_nce
 from burnqed_core.ebm.train import EbmRecord, TemperaturePinnedError, head_config, load_head, save_head
 from burnqed_core.errors import DataError
-from burnqed_core.policy.prompt import PROMPT_VERSION
+from burnqed_core.policy.prompt import PLAIN, PromptFormat
 from burnqed_core.record_io import atomic_write_text
 from burnqed_core.records import TacticPair, TrajectoryRecord
 
@@ -96,8 +96,9 @@ class SharedEncoder:
     text, BOS kept and cut from the left to ``max_tokens``, right padding,
     last real token, L2-normalised; with or without gradients."""
 
-    def __init__(self, model: Any, tokenizer: Any, device: str, max_tokens: int) -> None:
+    def __init__(self, model: Any, tokenizer: Any, device: str, max_tokens: int, fmt: PromptFormat = PLAIN) -> None:
         self.model = model
+        self.fmt = fmt
         self.tok = tokenizer
         self.device = device
         self.max_tokens = max_tokens
@@ -118,7 +119,7 @@ class SharedEncoder:
 
         out = []
         for s in range(0, len(states), batch):
-            rows = [self._ids(encoder_text(t)) for t in states[s : s + batch]]
+            rows = [self._ids(encoder_text(t, self.fmt)) for t in states[s : s + batch]]
             width = max(len(r) for r in rows)
             ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
             mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -217,15 +218,17 @@ def train_joint(
     tokenizer = AutoTokenizer.from_pretrained(base)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    train_ex, _ = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in train_pairs), cfg.max_seq_len)
-    val_ex, _ = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in val_pairs), cfg.max_seq_len)
+    fmt = PromptFormat.of_model(base, default=PromptFormat(local_names=cfg.local_names))
+    train_ex, _ = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in train_pairs), cfg.max_seq_len,
+                               fmt=fmt)
+    val_ex, _ = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in val_pairs), cfg.max_seq_len, fmt=fmt)
     if not train_ex:
         raise DataError("no SFT example fits training.max_seq_len")
 
     torch.manual_seed(cfg.seed)
     model = _lora_model(load_base(base, cfg.qlora, device, cfg.gradient_checkpointing, cfg.lora.target_modules),
                         cfg, warm_adapter)
-    encoder = SharedEncoder(model, tokenizer, device, cfg.max_seq_len)
+    encoder = SharedEncoder(model, tokenizer, device, cfg.max_seq_len, fmt)
     hidden = int(model.config.hidden_size)
     head = EnergyHead(head_config(ebm_cfg, hidden)).to(device)
     train_thm_rows = sorted({r for t in {data.positives[i].theorem for i in train_idx}
@@ -294,7 +297,8 @@ def train_joint(
         report.final_eval_loss = evaluate(model, val_ex, collator, cfg.batch_size, device)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    record = EbmRecord(head=head.cfg, pooling="last_l2", fingerprint=PENDING, text_format=PROMPT_VERSION,
+    fmt.save(out)
+    record = EbmRecord(head=head.cfg, pooling="last_l2", fingerprint=PENDING, text_format=fmt.version,
                        iteration=iteration, steps=steps, num_negatives=k,
                        params=sum(p.numel() for p in head.parameters()))
     save_head(head.cpu(), record, out / JOINT_EBM_DIR)

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from burnqed_core.errors import BurnqedError
-from burnqed_core.policy.prompt import format_prompt
+from burnqed_core.policy.prompt import PROMPT_FILE, PromptFormat, format_prompt
 from burnqed_core.record_io import atomic_write_text, fsync_dir
 
 log = logging.getLogger(__name__)
@@ -129,6 +129,7 @@ def merge_adapter(
     try:
         merged.save_pretrained(tmp, max_shard_size=shard_size)
         tokenizer.save_pretrained(tmp)
+        PromptFormat.of_model(adapter if (adapter / PROMPT_FILE).exists() else base).save(tmp)
         for extra in ("metrics.json", "run.json"):
             if (adapter / extra).exists():
                 shutil.copy2(adapter / extra, tmp / f"training_{extra}")

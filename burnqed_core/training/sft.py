@@ -45,6 +45,7 @@ from typing import Any
 
 from burnqed_core.config import TrainingConfig
 from burnqed_core.errors import BurnqedError, DataError, ProfileError
+from burnqed_core.policy.prompt import PromptFormat
 from burnqed_core.record_io import file_sha256
 from burnqed_core.records import TacticPair
 from burnqed_core.training.collate import IGNORE_INDEX, CompletionCollator, Example, encode_pairs
@@ -626,8 +627,10 @@ def train_sft(
     tokenizer = AutoTokenizer.from_pretrained(base)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    train_ex, skipped = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in train), cfg.max_seq_len)
-    val_ex, _ = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in val), cfg.max_seq_len)
+    fmt = PromptFormat.of_model(base, default=PromptFormat(local_names=cfg.local_names))
+    train_ex, skipped = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in train), cfg.max_seq_len,
+                                     fmt=fmt)
+    val_ex, _ = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in val), cfg.max_seq_len, fmt=fmt)
     if not train_ex:
         raise DataError(f"no training example fits max_seq_len {cfg.max_seq_len} ({len(train)} pairs given)")
     prints = dict(data_fingerprints or {"train": fingerprint_pairs(train), "val": fingerprint_pairs(val)})
@@ -642,8 +645,8 @@ def train_sft(
     run = RunRecord(kind=kind, iteration=iteration, base_model=str(Path(base).resolve()) if Path(base).exists()
                     else base, warm_start_from=str(warm_from) if warm_from else None,
                     config=cfg.model_dump(mode="json") | {"qlora": qlora}, data=prints,
-                    seeds={"training": cfg.seed}, device=device)
-    signature = _signature({"settings": asdict(settings), "data": prints, "base": run.base_model,
+                    seeds={"training": cfg.seed}, device=device, prompt_version=fmt.version)
+    signature = _signature({"settings": asdict(settings), "data": prints, "base": run.base_model, "prompt": fmt.version,
                             "warm": run.warm_start_from, "lora": cfg.lora.model_dump(), "qlora": qlora,
                             "max_seq_len": cfg.max_seq_len})
     metrics = TrainingMetrics(kind=kind, train_examples=len(train_ex), val_examples=len(val_ex),
@@ -655,6 +658,7 @@ def train_sft(
         load_trainable(model, best)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    fmt.save(out)
     metrics.wall_time_s += time.perf_counter() - t_end
     metrics.save(out)
     run.save(out)

@@ -159,7 +159,7 @@ def pretrain_base(
     """
     import torch
 
-    from burnqed_core.policy.prompt import format_example
+    from burnqed_core.policy.prompt import PromptFormat
     from burnqed_core.training.collate import encode_pairs
     from burnqed_core.training.run_record import RunRecord, fingerprint_pairs
     from burnqed_core.training.sft import LoopSettings, _signature, load_trainable, resolve_device, run_loop
@@ -172,12 +172,14 @@ def pretrain_base(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     device = resolve_device(cfg.device)
-    texts = ["".join(format_example(p.state_before, p.tactic)) for p in pairs]
+    fmt = PromptFormat(local_names=cfg.local_names)
+    texts = ["".join(fmt.example(p.state_before, p.tactic)) for p in pairs]
     tokenizer = train_tokenizer(texts, tiny.vocab_size, seed=cfg.seed)
     max_len = min(cfg.max_seq_len, tiny.max_position_embeddings)
     items = [(p.state_before, p.tactic) for p in pairs]
-    train_ex, skipped = encode_pairs(tokenizer, items, max_len, completion_only=False)
-    val_ex, _ = encode_pairs(tokenizer, [(p.state_before, p.tactic) for p in val], max_len, completion_only=False)
+    train_ex, skipped = encode_pairs(tokenizer, items, max_len, completion_only=False, fmt=fmt)
+    val_ex, _ = encode_pairs(tokenizer, [(p.state_before, p.tactic) for p in val], max_len, completion_only=False,
+                             fmt=fmt)
     if not train_ex:
         raise DataError(f"no pre-training example fits {max_len} tokens")
     model = build_tiny_model(tiny, tokenizer, seed=cfg.seed).to(device)
@@ -193,7 +195,7 @@ def pretrain_base(
                               skipped_examples=skipped, trainable_params=n_params, total_params=n_params,
                               device=device)
     signature = _signature({"settings": asdict(settings), "data": prints, "tiny": tiny.model_dump(),
-                            "vocab": len(tokenizer), "max_len": max_len})
+                            "vocab": len(tokenizer), "max_len": max_len, "prompt": fmt.version})
     torch.manual_seed(cfg.seed)
     metrics, best = run_loop(model, train_ex, val_ex, settings, out, tokenizer.pad_token_id, metrics, device,
                              signature, resume=resume, progress=progress, started=t0)
@@ -201,8 +203,10 @@ def pretrain_base(
         load_trainable(model, best)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    fmt.save(out)
     metrics.save(out)
-    RunRecord(kind="pretrain", base_model="tiny", config=cfg.model_dump(mode="json"), data=prints,
+    RunRecord(kind="pretrain", prompt_version=fmt.version, base_model="tiny", config=cfg.model_dump(mode="json"),
+              data=prints,
               seeds={"training": cfg.seed, "tokenizer": cfg.seed, "init": cfg.seed}, device=device).save(out)
     log.info("%s", metrics.summary())
     return metrics
