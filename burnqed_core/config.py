@@ -170,6 +170,11 @@ class SearchConfig(Section):
     concurrency: int = 8
     flush_every: int = 10
     seed: int = 0
+    resample_rounds: int = Field(
+        0, ge=0, description="when a theorem's frontier runs dry with node budget left, expand its expanded "
+        "nodes again with fresh samples, up to this many times (0: the search ends 'exhausted')")
+    resample_temperature_step: float = Field(
+        0.2, ge=0, description="round r samples at the search temperature + r x this (more diverse each round)")
     automation: AutomationConfig = Field(default_factory=AutomationConfig)
 
 

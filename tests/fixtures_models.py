@@ -99,21 +99,25 @@ TRAIN_NAMES = ["n", "m", "k", "a", "b", "c", "x", "i"]
 VAL_NAMES = ["j", "z"]
 
 
-def fine_tune_tiny(base: Path, out: Path, pairs: list[tuple[str, str]], steps: int) -> Path:
+def fine_tune_tiny(base: Path, out: Path, pairs: list[tuple[str, str]], steps: int, fmt: object = None) -> Path:
     """A few seconds of full completion-only training of a tiny model on
-    (state, tactic) pairs, in the shared prompt format, so that it ends its
-    tactics with EOS. Saves model + tokenizer to ``out``."""
+    (state, tactic) pairs, in the shared prompt format (``fmt``: a
+    `PromptFormat`, names as printed by default; saved with the model), so
+    that it ends its tactics with EOS. Saves model + tokenizer to ``out``."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from burnqed_core.policy.prompt import format_completion, format_prompt
+    from burnqed_core.policy.prompt import PLAIN, PromptFormat
+
+    form = fmt if isinstance(fmt, PromptFormat) else PLAIN
 
     tok = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base)
     torch.manual_seed(0)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    rows = [(tok(format_prompt(s))["input_ids"],
-             [*tok(format_completion(t), add_special_tokens=False)["input_ids"], tok.eos_token_id]) for s, t in pairs]
+    examples = [form.example(s, t) for s, t in pairs]
+    rows = [(tok(p)["input_ids"], [*tok(c, add_special_tokens=False)["input_ids"], tok.eos_token_id])
+            for p, c in examples]
     width = max(len(p) + len(c) for p, c in rows)
     ids = torch.full((len(rows), width), tok.pad_token_id)
     labels = torch.full((len(rows), width), -100)
@@ -130,6 +134,8 @@ def fine_tune_tiny(base: Path, out: Path, pairs: list[tuple[str, str]], steps: i
         opt.step()
     model.save_pretrained(out)
     tok.save_pretrained(out)
+    if fmt is not None:
+        form.save(out)
     return out
 
 

@@ -35,6 +35,14 @@ the pool already retried once) are counted apart from tactic errors and never
 make a node dead or a theorem unprovable: an unproved search that saw one and
 ran out of frontier or time reports ``error="infra"``.
 
+Resampling (``search.resample_rounds``): a small policy often puts its
+samples on two or three tactics, and when all of them fail the frontier runs
+dry with most of the node budget unspent. Then every expanded node is queued
+for another expansion, round r sampling at ``temperature + r x
+search.resample_temperature_step`` with seeds of its own, and a tactic
+already tried on a node is not sent to Lean again; after the last round the
+search ends ``exhausted`` as before.
+
 With ``search.automation.enabled`` every expansion adds automation tactics
 to the policy's (deduplicated) samples (`burnqed_core.search.automation`):
 one candidate per tactic text, each marked with its origin (``policy``,
@@ -63,7 +71,7 @@ from burnqed_core.config import SearchConfig
 from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
 from burnqed_core.policy.base import Candidate, Policy, dedup_candidates, derive_seed
 from burnqed_core.records import Theorem, TrajectoryRecord
-from burnqed_core.search.automation import AutomationCandidates, Source, plain
+from burnqed_core.search.automation import AutomationCandidates, Source, plain, tactic_key
 from burnqed_core.search.scoring import EnergyScorer, priority, score_states
 from burnqed_core.search.tree import Node, NodeStatus, SearchTree
 
@@ -195,6 +203,9 @@ class _Search:
     recheck_failures: int = 0
     automation_tried: int = 0
     automation: AutomationCandidates | None = None
+    resample_round: int = 0
+    reexpand: list[tuple[float, int, int]] = field(default_factory=list)
+    times_expanded: dict[int, int] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     policy_s: float = 0.0
     lean_s: float = 0.0
@@ -212,12 +223,32 @@ class _Search:
         heapq.heappush(self.frontier, (-node.priority, node.node_id, node.node_id))
 
     def pop(self) -> Node | None:
+        """The best open node; when none is left, the best node queued for another expansion."""
         while self.frontier:
             _, _, i = heapq.heappop(self.frontier)
             node = self.tree.nodes[i]
             if node.status is NodeStatus.OPEN:
                 return node
+        while self.reexpand:
+            _, _, i = heapq.heappop(self.reexpand)
+            node = self.tree.nodes[i]
+            if node.status is NodeStatus.EXPANDED:
+                return node
         return None
+
+    def has_open(self) -> bool:
+        return bool(self.reexpand) or any(self.tree.nodes[i].status is NodeStatus.OPEN for _, _, i in self.frontier)
+
+    def resample(self, max_depth: int) -> bool:
+        """Queue every expanded node above ``max_depth`` for another round of samples (a frontier that ran
+        dry); False when there is none."""
+        nodes = [n for n in self.tree.nodes if n.status is NodeStatus.EXPANDED and n.depth < max_depth]
+        if not nodes:
+            return False
+        self.resample_round += 1
+        for n in nodes:
+            heapq.heappush(self.reexpand, (-n.priority, n.node_id, n.node_id))
+        return True
 
 
 @dataclass(eq=False)
@@ -227,12 +258,15 @@ class _Expansion:
     candidates: list[Candidate] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
     results: list[TacticResult] | None = None
+    round: int = 0  # how many times the node was expanded before this expansion
 
 
-def expansion_seed(seed: int, theorem: str, node_id: int) -> int:
+def expansion_seed(seed: int, theorem: str, node_id: int, round: int = 0) -> int:
     """The policy seed of one expansion: a function of the run's seed, the
-    theorem and the node only (an eval attempt has a seed of its own)."""
-    return derive_seed("expand", seed, theorem, node_id)
+    theorem, the node and how many times it was expanded before (an eval
+    attempt has a seed of its own)."""
+    return derive_seed("expand", seed, theorem, node_id) if round == 0 else \
+        derive_seed("expand", seed, theorem, node_id, round)
 
 
 class SearchEngine:
@@ -258,6 +292,7 @@ class SearchEngine:
         self.sampling = sampling or resolve_sampling(config, ebm=scorer is not None)
         self.iteration = iteration
         self.overlap = overlap
+        self._resampled = False
         self.check_invariants = check_invariants
         self.stats = EngineStats()
 
@@ -309,8 +344,9 @@ class SearchEngine:
                     rotation += 1
                     batch = self._select(active, rotation)
                     if not batch:
+                        self._resampled = False
                         ended = await self._finish_done(active)
-                        if not ended:
+                        if not ended and not self._resampled:
                             raise RuntimeError("search stalled: no node to expand and no search ended")
                         finished.extend(ended)
                         continue
@@ -397,29 +433,40 @@ class SearchEngine:
                 node.status = NodeStatus.EXPANDED
                 s.in_flight += 1
                 taken[id(s)] = taken.get(id(s), 0) + 1
-                out.append(_Expansion(s, node))
+                rounds = s.times_expanded.get(node.node_id, 0)
+                s.times_expanded[node.node_id] = rounds + 1
+                out.append(_Expansion(s, node, round=rounds))
         self._charge_engine(time.perf_counter() - t, [e.search for e in out])
         return out
 
     async def _generate(self, expansions: list[_Expansion]) -> list[_Expansion]:
-        states = [e.node.text for e in expansions]
         t = time.perf_counter()
-        seeds = [expansion_seed(self.config.seed, e.search.theorem.name, e.node.node_id) for e in expansions]
-        raw = await self.policy.generate(
-            states, self.sampling.num_candidates, self.sampling.temperature, self.sampling.max_new_tokens,
-            seeds=seeds)
+        raw: list[list[Candidate]] = [[] for _ in expansions]
+        rounds = sorted({e.round for e in expansions})
+        for r in rounds:  # one generate() call per temperature (a re-expansion samples hotter)
+            idx = [i for i, e in enumerate(expansions) if e.round == r]
+            seeds = [expansion_seed(self.config.seed, expansions[i].search.theorem.name, expansions[i].node.node_id,
+                                    r) for i in idx]
+            temperature = self.sampling.temperature + r * self.config.resample_temperature_step
+            out = await self.policy.generate([expansions[i].node.text for i in idx], self.sampling.num_candidates,
+                                             temperature, self.sampling.max_new_tokens, seeds=seeds)
+            if len(out) != len(idx):
+                raise RuntimeError(f"policy returned {len(out)} candidate lists for {len(idx)} states")
+            for i, cands in zip(idx, out, strict=True):
+                raw[i] = cands
         dt = time.perf_counter() - t
-        if len(raw) != len(states):
-            raise RuntimeError(f"policy returned {len(raw)} candidate lists for {len(states)} states")
         self.stats.policy_s += dt
-        self.stats.generate_calls += 1
-        self.stats.states_generated += len(states)
+        self.stats.generate_calls += len(rounds)
+        self.stats.states_generated += len(expansions)
         t = time.perf_counter()
         for e, cands in zip(expansions, raw, strict=True):
             e.search.policy_s += dt / len(expansions)
             unique = dedup_candidates(cands)
             auto = e.search.automation
             merged = auto.merge(unique, e.node.text, e.node.depth) if auto is not None else plain(unique)
+            if e.node.edges:  # a re-expansion: only tactics not tried on this node yet
+                tried = {tactic_key(edge.tactic) for edge in e.node.edges}
+                merged = [m for m in merged if tactic_key(m.tactic) not in tried]
             e.candidates = [m.candidate for m in merged]
             e.sources = [m.source for m in merged]
         self._charge_engine(time.perf_counter() - t, [e.search for e in expansions])
@@ -554,7 +601,10 @@ class SearchEngine:
                     stop = "timeout"
                 elif len(s.tree) >= cfg.max_nodes:
                     stop = "max_nodes"
-                elif not any(s.tree.nodes[i].status is NodeStatus.OPEN for _, _, i in s.frontier):
+                elif not s.has_open():
+                    if s.resample_round < cfg.resample_rounds and s.resample(cfg.max_depth):
+                        self._resampled = True
+                        continue
                     stop = "exhausted"
             if stop is None:
                 continue

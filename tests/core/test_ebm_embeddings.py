@@ -177,3 +177,27 @@ async def test_sglang_policy_fills_a_last_l2_cache_and_refuses_a_mean_one(tmp_pa
         await policy.close()
     finally:
         server.stop()
+
+
+def test_a_canonical_names_policy_encodes_its_own_prompts_and_refuses_a_plain_cache(tiny_model_dir: Path,
+                                                                                   tmp_path: Path) -> None:
+    import shutil
+
+    from burnqed_core.policy.prompt import PromptFormat
+
+    canon = PromptFormat(local_names="canonical")
+    model = shutil.copytree(tiny_model_dir, tmp_path / "m")
+    canon.save(model)
+    policy = LocalPolicy(model, batch_size=8)
+    # the text encoded for a state is the policy's own prompt: renamed states share one embedding input
+    assert encoder_text("xs : List Nat\n⊢ f xs = xs", canon) == encoder_text("ys : List Nat\n⊢ f ys = ys", canon)
+    plain = EmbeddingCache.open(tmp_path / "plain", CacheMeta(fingerprint=model_fingerprint(model),
+                                                              pooling="last_l2"))
+    with pytest.raises(EmbeddingMismatchError, match="text formats"):
+        asyncio.run(encode_states(policy, STATES[:2], plain))
+    cache = EmbeddingCache.open(tmp_path / "canon", CacheMeta(fingerprint=model_fingerprint(model), pooling="last_l2",
+                                                              text_format=canon.version))
+    rep = asyncio.run(encode_states(policy, ["xs : List Nat\n⊢ f xs = xs"], cache))
+    assert rep.states == 1
+    v = asyncio.run(policy.encode([encoder_text("zz : List Nat\n⊢ f zz = zz", canon)]))[0]
+    assert cache.matrix([state_key("xs : List Nat\n⊢ f xs = xs")])[0].tolist() == pytest.approx(v, abs=1e-5)

@@ -532,3 +532,26 @@ def test_generation_server_is_launched_deterministic() -> None:
     off = cfg.model_copy(update={"deterministic": False})
     assert "--enable-deterministic-inference" not in SglangServer(off, "/models/m").command()
     assert "--enable-deterministic-inference" not in SglangServer(cfg, "/models/m", is_embedding=True).command()
+
+
+async def test_a_canonical_names_model_gets_canonical_prompts(tmp_path: Path) -> None:
+    from burnqed_core.policy.prompt import PromptFormat, parse_completion
+
+    canon = PromptFormat(local_names="canonical")
+    model = tmp_path / "iter_1_merged"
+    model.mkdir()
+    canon.save(model)  # what the loop's training writes beside the weights
+    server = start_fake(tmp_path, str(model))
+    try:
+        policy = SglangPolicy(server.cfg, max_new_tokens=32, server=server)
+        assert policy.prompt_format == canon
+        states = [f"x{k} : Nat\n⊢ x{k} + {k} = {k} + x{k}" for k in range(6)]
+        out = await policy.generate(states, 1, 0.0)
+        shown = [canon.prompt(s)[0] for s in states]
+        want = [parse_completion(fake_sglang.allowed_tactics(str(model), p)[0]) for p in shown]
+        plain = [parse_completion(fake_sglang.allowed_tactics(str(model), format_prompt(s))[0]) for s in states]
+        assert [c[0].tactic for c in out] == want
+        assert want != plain  # the answers tell the two prompts apart
+        await policy.close()
+    finally:
+        server.stop()

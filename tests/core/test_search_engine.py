@@ -401,3 +401,49 @@ async def test_a_theorems_search_does_not_depend_on_the_theorems_beside_it() -> 
     assert {expansion_seed(7, "t27", n) for n in expanded} <= set(seen) <= {
         expansion_seed(7, "t27", n) for n in range(alone["t27"].result.nodes)}
     assert max(len(c) for c in pol.calls) == 2  # frontier_batch // concurrency nodes per theorem per batch
+
+
+class HotPolicy(ToyPolicy):
+    """Samples only ``garbage`` below temperature 1.0; hotter, ``dec`` too (a model whose right tactic is
+    too unlikely for a few cool samples)."""
+
+    def __init__(self) -> None:
+        super().__init__({"garbage": -0.1})
+        self.temperatures: list[float] = []
+
+    async def generate(self, states: Sequence[str], n: int, temperature: float, max_new_tokens: int | None = None,
+                       seeds: Sequence[int] | None = None) -> list[list[Candidate]]:
+        self.calls.append(list(states))
+        self.seeds.append(list(seeds or []))
+        self.temperatures.append(temperature)
+        tactics = ["garbage"] if temperature < 1.0 else ["garbage", "dec"]
+        return [[Candidate(tactic=tactics[i % len(tactics)], logprob=-1.0, num_tokens=2) for i in range(n)]
+                for _ in states]
+
+
+async def test_a_dry_frontier_is_resampled_hotter_with_fresh_seeds() -> None:
+    env = ToyEnv()
+    off = await SearchEngine(HotPolicy(), env, cfg(temperature=0.8), check_invariants=True).search(thm(2))
+    assert not off.result.proved and off.result.stop == "exhausted" and off.result.expansions == 1
+
+    env = ToyEnv()
+    policy = HotPolicy()
+    engine = SearchEngine(policy, env, cfg(temperature=0.8, resample_rounds=2, resample_temperature_step=0.2),
+                          check_invariants=True)
+    out = await engine.search(thm(2))
+    assert out.result.proved and out.result.proof == ["dec", "dec"]
+    assert policy.temperatures[:2] == [0.8, pytest.approx(1.0)]
+    assert policy.seeds[0] != policy.seeds[1]  # the root's second expansion draws new samples
+    # the root's failed tactic is not sent to Lean again: the re-expansion applies only `dec`
+    assert env.apply_calls[:2] == [1, 1]
+    root = out.records[0]
+    assert root.node_id == 0 and root.label == "positive"
+
+
+async def test_resampling_is_bounded_by_its_rounds() -> None:
+    env = ToyEnv()
+    policy = ToyPolicy({"garbage": -0.1})
+    out = await SearchEngine(policy, env, cfg(resample_rounds=3), check_invariants=True).search(thm(4))
+    assert not out.result.proved and out.result.stop == "exhausted"
+    assert len(policy.calls) == 4  # the first expansion and three rounds
+    assert env.apply_calls == [1]  # every later round only re-proposed the tactic already tried

@@ -194,3 +194,22 @@ def test_gradient_checkpointing_gives_the_same_losses(qlora: bool, lora_run: Pat
     # step 1 is before any update; step 2 after one update at the same warm-up lr in both runs
     for a, b in zip(m.loss_curve, ref.loss_curve[:2], strict=True):
         assert a.loss == pytest.approx(b.loss, rel=1e-4)
+
+
+def test_prompt_format_follows_the_base_through_sft_and_merge(pairs_dir: Path, tiny_model_dir: Path,
+                                                              lora_run: Path, tmp_path: Path) -> None:
+    from burnqed_core.policy.prompt import PLAIN, PromptFormat
+
+    canon = PromptFormat(local_names="canonical")
+    base = shutil.copytree(tiny_model_dir, tmp_path / "base")
+    canon.save(base)
+    out = tmp_path / "adapter"
+    # the base's record wins over the config's default (names as printed)
+    _train(pairs_dir, out, base, cfg=CFG.model_copy(update={"max_steps": 2, "eval_every": 2, "save_every": 2}))
+    assert PromptFormat.of_model(out) == canon
+    assert json.loads((out / "run.json").read_text())["prompt_version"] == canon.version
+    merge_adapter(out, tmp_path / "merged", verify=False)
+    assert PromptFormat.of_model(tmp_path / "merged") == canon
+    # a plain base trains and merges as printed
+    assert PromptFormat.of_model(lora_run) == PLAIN
+    assert json.loads((lora_run / "run.json").read_text())["prompt_version"] == PLAIN.version
