@@ -296,7 +296,6 @@ class LocalPolicy:
         seeds: Sequence[int] | None,
     ) -> list[list[Sample]]:
         samples = samples_per_state(n, temperature)
-        states = prompts
         greedy = temperature <= 0
         max_new = max_new_tokens or self.max_new_tokens
         if seeds is not None:
@@ -304,10 +303,10 @@ class LocalPolicy:
             return [per * n for per in result] if greedy else result
         # States sorted by prompt length so that a chunk pads little; a chunk is
         # up to batch_size sequences (states x k samples), one generate() call.
-        order = sorted(range(len(states)), key=lambda i: len(prompts[i]))
+        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
         k_max = min(samples, self.batch_size)
         per_chunk = max(1, self.batch_size // k_max)
-        out: list[list[Sample | None]] = [[None] * samples for _ in states]
+        out: list[list[Sample | None]] = [[None] * samples for _ in prompts]
         with self._lock:
             self._calls += 1
             call_seed = self.seed * 1_000_003 + self._calls
