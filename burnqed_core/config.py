@@ -143,6 +143,10 @@ class AutomationConfig(Section):
                                  "(-2.0: as likely as a policy sample of probability 0.14)")
     at: Literal["root", "all"] = Field("all", description="at the root only, or at every expansion")
     max_defs: int = Field(8, ge=1, description="at most this many definitions in one template (first named first)")
+    baseline_at_root: bool = Field(
+        False, description="at the root, also try every tactic of baseline (b) (`simp [defs]`, `grind [defs]`, "
+        "`induction x <;> simp_all [defs]`, `induction x <;> grind [defs]` for each variable x of the statement): "
+        "policy + automation then proves what baseline (b) proves, and its excess over (b) is what the policy adds")
 
     @field_validator("defaware")
     @classmethod

@@ -411,6 +411,18 @@ def ebm(
     return StageResult(stage="ebm", iteration=iteration, path=str(out_dir), summary=rep.summary(), metrics=metrics)
 
 
+def _collection_profile(profile: Profile) -> Profile:
+    """The profile the trajectories search with: baseline (b)'s tactics are not tried at the root
+    (``search.automation.baseline_at_root`` is for the eval), so that a corpus theorem that
+    ``induction x <;> simp_all [f]`` closes is proved through the policy's own ``induction x``, a step the
+    next iteration trains on, rather than by one automation call that the mix leaves out."""
+    auto = profile.search.automation
+    if not auto.baseline_at_root:
+        return profile
+    search = profile.search.model_copy(update={"automation": auto.model_copy(update={"baseline_at_root": False})})
+    return profile.model_copy(update={"search": search})
+
+
 async def trajectories(
     profile: Profile,
     iteration: int,
@@ -446,8 +458,8 @@ async def trajectories(
                                     num_candidates=profile.search.collect_candidates,
                                     max_new_tokens=profile.policy.max_new_tokens)
         out = out_dir / f"{name}.traj"
-        await search_theorems(profile, policy, env, theorems, out, sampling=sampling, model_path=model_path,
-                              theorems_source="selection", iteration=iteration, scorer=scorer,
+        await search_theorems(_collection_profile(profile), policy, env, theorems, out, sampling=sampling,
+                              model_path=model_path, theorems_source="selection", iteration=iteration, scorer=scorer,
                               ebm=ebm_dir if scorer is not None else None)
         st = trajectory_stats(out)
         metrics[name] = st.model_dump(mode="json")

@@ -8,6 +8,12 @@ the user definitions of the theorem's preamble that the expanded goal names
 applied to a goal's text). The policy then only has to find the structural
 steps between them (``induction xs``, ``cases h``, a witness ...).
 
+With ``baseline_at_root`` the root expansion also tries every tactic of the
+definition-aware baseline (b) (`burnqed_core.lean.baseline.definition_aware_tactics`,
+``induction x <;> simp_all [defs]`` among them): the search then closes
+whatever baseline (b) closes, so policy + automation is at least baseline (b)
+by construction and its excess over (b) (the hard split) is the policy's own.
+
 Every candidate carries its origin (`Source`): ``policy``, ``automation``,
 or ``both`` when the policy sampled a tactic that is also an automation one
 (same whitespace-normalised text: it is kept once, with the higher of the
@@ -23,8 +29,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from burnqed_core.config import AutomationConfig
-from burnqed_core.lean.baseline import mentioned_definitions, user_definitions
+from burnqed_core.lean.baseline import definition_aware_tactics, mentioned_definitions, user_definitions
 from burnqed_core.policy.base import Candidate
+from burnqed_core.records import Theorem
 
 Source = Literal["policy", "automation", "both"]
 SOURCES: tuple[str, ...] = ("policy", "automation", "both")
@@ -54,19 +61,27 @@ class AutomationCandidates:
     """The automation tactics of one theorem's search (its preamble's user
     definitions are read once)."""
 
-    def __init__(self, config: AutomationConfig, preamble: str = "") -> None:
+    def __init__(self, config: AutomationConfig, preamble: str = "", theorem: Theorem | None = None) -> None:
         self.config = config
+        if theorem is not None:
+            preamble = theorem.preamble
         self.definitions = user_definitions(preamble) if config.defaware else []
+        self.root_tactics: list[str] = (definition_aware_tactics(theorem)
+                                        if config.baseline_at_root and theorem is not None else [])
 
     def applies(self, depth: int) -> bool:
         return self.config.enabled and (self.config.at == "all" or depth == 0)
 
-    def tactics(self, goal: str) -> list[str]:
-        """The automation tactics for a goal state's text, in order, unique."""
+    def tactics(self, goal: str, depth: int = 1) -> list[str]:
+        """The automation tactics for a goal state's text at ``depth``, in
+        order, unique (at depth 0 with ``baseline_at_root``: baseline (b)'s
+        tactics after the others)."""
         out = [t for t in self.config.tactics if t.strip()]
         defs = mentioned_definitions(goal, self.definitions)[: self.config.max_defs] if self.definitions else []
         if defs:
             out += [t.replace("{defs}", ", ".join(defs)) for t in self.config.defaware]
+        if depth == 0:
+            out += self.root_tactics
         seen: set[str] = set()
         uniq = []
         for t in out:
@@ -85,7 +100,7 @@ class AutomationCandidates:
             return out
         index = {tactic_key(c.tactic): i for i, c in enumerate(policy)}
         prior = self.config.prior_logprob
-        for t in self.tactics(goal):
+        for t in self.tactics(goal, depth):
             i = index.get(tactic_key(t))
             if i is None:
                 out.append(SourcedCandidate(Candidate(tactic=t, logprob=prior, num_tokens=0), "automation"))

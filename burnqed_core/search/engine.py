@@ -377,7 +377,7 @@ class SearchEngine:
     async def _start(self, theorem: Theorem) -> _Search | SearchOutcome:
         s = _Search(theorem=theorem, t0=time.perf_counter(), t0_unix=time.time())
         if self.config.automation.enabled:
-            s.automation = AutomationCandidates(self.config.automation, theorem.preamble)
+            s.automation = AutomationCandidates(self.config.automation, theorem=theorem)
         res = await self.env.start_proof(theorem)
         s.lean_s += time.perf_counter() - s.t0
         if not res.ok:

@@ -84,6 +84,32 @@ def test_merge_keeps_one_candidate_per_tactic_marked_by_its_sources() -> None:
     assert [m.source for m in off.merge(policy, "⊢ x", depth=0)] == ["policy"] * 3
 
 
+def test_baseline_at_root_adds_baseline_b_at_the_root_only_and_not_when_collecting() -> None:
+    """With ``baseline_at_root`` the root expansion tries every tactic of
+    baseline (b) (so policy + automation proves what (b) proves); deeper
+    nodes and the trajectories' collection search do not."""
+    th = Theorem(name="t", preamble=PREAMBLE, statement="(n m : Nat) : frobnicate n + m = m + frobnicate n")
+    cfg = auto(tactics=["omega"], defaware=["simp [{defs}]"], baseline_at_root=True)
+    a = AutomationCandidates(cfg, theorem=th)
+    goal = "n m : Nat\n⊢ frobnicate n + m = m + frobnicate n"
+    assert a.tactics(goal, depth=0) == [
+        "omega", "simp [frobnicate]", "grind [frobnicate]",
+        "induction n <;> simp_all [frobnicate]", "induction n <;> grind [frobnicate]",
+        "induction m <;> simp_all [frobnicate]", "induction m <;> grind [frobnicate]"]
+    assert a.tactics(goal, depth=1) == ["omega", "simp [frobnicate]"]
+    merged = a.merge([Candidate(tactic="induction n <;> simp_all [frobnicate]", logprob=-0.2, num_tokens=9)],
+                     goal, depth=0)
+    assert [m.source for m in merged].count("both") == 1 and len(merged) == 7  # deduplicated, marked
+    assert AutomationCandidates(auto(tactics=[], defaware=[]), theorem=th).tactics(goal, depth=0) == []
+
+    profile = load_profile("tiny")
+    assert profile.search.automation.baseline_at_root
+    collect = stages._collection_profile(profile)
+    assert not collect.search.automation.baseline_at_root
+    assert collect.search.automation.tactics == profile.search.automation.tactics
+    assert profile.search.automation.baseline_at_root  # the profile itself is not changed
+
+
 async def test_engine_marks_every_node_with_its_origin(tmp_path: Path) -> None:
     """The toy counter: the policy only knows `dec`; the automation adds `dec2`
     (and `dec`, which the policy also proposes: one candidate, 'both')."""

@@ -113,3 +113,19 @@ async def test_eval_writes_policy_alone_beside_policy_plus_automation(lean_pool:
     assert s.automation and s.cumulative.solved == 2
     assert s.policy_only is not None and s.policy_only.cumulative.solved == 0
     assert "policy alone (no automation candidates)" in format_table(s)
+
+
+async def test_baseline_at_root_proves_what_baseline_b_proves(lean_pool: ProofEnv) -> None:
+    """A policy with nothing useful to say: with ``baseline_at_root`` the root
+    tries baseline (b)'s `induction n <;> ... [quorble]` and the proof is that
+    one automation step (marked so, and left out of training by the mix)."""
+    policy = FixedTacticsPolicy(["rfl"])
+    cfg = AutomationConfig(enabled=True, tactics=[], defaware=[], baseline_at_root=True)
+    out = await SearchEngine(policy, lean_pool, config(cfg), check_invariants=True).search(QUORBLE)
+    r = out.result
+    assert r.proved, r
+    assert r.proof in (["induction n <;> simp_all [quorble]"], ["induction n <;> grind [quorble]"])
+    assert r.proof_sources == ["automation"]
+    assert (await lean_pool.check_proof(QUORBLE, r.proof)).ok  # type: ignore[attr-defined]
+    without = cfg.model_copy(update={"baseline_at_root": False})
+    assert not (await SearchEngine(policy, lean_pool, config(without)).search(QUORBLE)).result.proved
