@@ -492,6 +492,89 @@ def _case_split_rec(rng: random.Random) -> list[Instance]:
     return out
 
 
+PAIRWISE_DEFS = """\
+def zipAdd : List Nat → List Nat → List Nat
+  | x :: xs, y :: ys => (x + y) :: zipAdd xs ys
+  | _, _ => []
+
+def diff : Nat → Nat → Nat
+  | 0, m => m
+  | n + 1, 0 => n + 1
+  | n + 1, m + 1 => diff n m
+
+def pairs : List Nat → List Nat
+  | x :: y :: rest => (x + y) :: pairs rest
+  | xs => xs
+
+def lcut : Nat → Nat → Nat
+  | n + 1, m + 1 => lcut n m + 1
+  | _, _ => 0"""
+
+
+def _pairwise_rec(rng: random.Random) -> list[Instance]:
+    """Functions recursing on two arguments at once, or two steps at a time: plain ``induction`` on one
+    variable fails, the proof needs functional induction (``fun_induction f x y``) or ``induction x
+    generalizing y`` followed by ``cases y``."""
+    pre = namespaced("BqPair", PAIRWISE_DEFS)
+    gen = ("all_goals cases {y}", "all_goals simp_all [{f}]")
+    out = [
+        Instance("zip_length", "(xs ys : List Nat) : (zipAdd xs ys).length = min xs.length ys.length",
+                 ("induction xs generalizing ys", *(s.format(y="ys", f="zipAdd") for s in gen)), pre),
+        Instance("zip_length_le", "(xs ys : List Nat) : (zipAdd xs ys).length ≤ xs.length",
+                 ("fun_induction zipAdd xs ys", "all_goals simp_all [zipAdd]"), pre),
+        Instance("zip_sum_le", "(xs ys : List Nat) : (zipAdd xs ys).sum ≤ xs.sum + ys.sum",
+                 ("fun_induction zipAdd xs ys", "all_goals simp_all [zipAdd]", "all_goals omega"), pre),
+        Instance("diff_min_max", "(n m : Nat) : diff n m + min n m = max n m",
+                 ("fun_induction diff n m", "all_goals simp_all [diff]", "all_goals omega"), pre),
+        Instance("diff_comm", "(n m : Nat) : diff n m = diff m n",
+                 ("induction n generalizing m", *(s.format(y="m", f="diff") for s in gen)), pre),
+        Instance("diff_le", "(n m : Nat) : diff n m ≤ n + m",
+                 ("fun_induction diff n m", "all_goals simp_all [diff]", "all_goals omega"), pre),
+        Instance("pairs_sum", "(xs : List Nat) : (pairs xs).sum = xs.sum",
+                 ("fun_induction pairs xs", "all_goals simp_all [pairs]", "all_goals omega"), pre),
+        Instance("pairs_length", "(xs : List Nat) : (pairs xs).length ≤ xs.length",
+                 ("fun_induction pairs xs", "all_goals simp_all [pairs]", "all_goals omega"), pre),
+        Instance("lcut_comm", "(n m : Nat) : lcut n m = lcut m n",
+                 ("induction n generalizing m", *(s.format(y="m", f="lcut") for s in gen)), pre),
+        Instance("lcut_min", "(n m : Nat) : lcut n m = min n m",
+                 ("induction n generalizing m", *(s.format(y="m", f="lcut") for s in gen)), pre),
+        Instance("lcut_le", "(n m : Nat) : lcut n m ≤ m", ("fun_induction lcut n m", "all_goals simp_all [lcut]"),
+                 pre),
+    ]
+    for k in _pick(rng, list(range(1, 10)), 3):
+        out.append(Instance(f"diff_add_{k}", f"(n : Nat) : diff n (n + {k}) = {k}",
+                            ("induction n", "all_goals simp_all [diff]"), pre))
+        out.append(Instance(f"zip_rep_{k}",
+                            f"(xs : List Nat) : (zipAdd xs (List.replicate xs.length {k})).sum = xs.sum + {k} * xs.length",
+                            ("induction xs", "all_goals simp_all [zipAdd, List.replicate_succ, Nat.mul_succ]",
+                             "all_goals omega"), pre))
+        out.append(Instance(f"lcut_add_{k}", f"(n : Nat) : lcut (n + {k}) n = n",
+                            ("induction n", "all_goals simp_all [lcut]"), pre))
+    return out
+
+
+def _list_witnesses(rng: random.Random) -> list[Instance]:
+    """Existentials over lists: build the witness list from the numbers of the goal, then check it."""
+    out = []
+    for n, k in _pick(rng, [(n, k) for n in range(2, 7) for k in range(1, 10)], 4):
+        out.append(Instance(f"rep_{n}_{k}", f": ∃ xs : List Nat, xs.length = {n} ∧ ∀ x ∈ xs, x = {k}",
+                            (f"refine ⟨List.replicate {n} {k}, ?_, ?_⟩", "simp", "simp")))
+    for i in range(4):
+        a, b, c = (rng.randint(0, 30) for _ in range(3))
+        cut = 1 + i % 2
+        left, right = [a, b, c][:cut], [a, b, c][cut:]
+        out.append(Instance(f"split_{i}", f": ∃ xs ys : List Nat, xs ++ ys = [{a}, {b}, {c}] ∧ xs.length = {cut}",
+                            (f"refine ⟨{left}, {right}, ?_, ?_⟩".replace("'", ""), "rfl", "rfl")))
+    for i in range(4):
+        a, b, k = rng.randint(0, 20), rng.randint(0, 20), rng.randint(1, 9)
+        out.append(Instance(f"premap_{i}", f": ∃ xs : List Nat, xs.map (· + {k}) = [{a + k}, {b + k}]",
+                            (f"refine ⟨[{a}, {b}], ?_⟩", "rfl")))
+    for s in _pick(rng, list(range(3, 40)), 3):
+        out.append(Instance(f"nonempty_{s}", f": ∃ xs : List Nat, xs ≠ [] ∧ xs.sum = {s}",
+                            (f"refine ⟨[{s}], ?_, ?_⟩", "simp", "rfl")))
+    return _distinct(out)
+
+
 # ---------------------------------------------------------------------------
 # Corpus (train) families: easy
 # ---------------------------------------------------------------------------
@@ -942,6 +1025,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("dayh", "train", True, "weekday hypotheses split by cases and rcases", _enum_weekdays_ex),
     Family("wit", "train", True, "existential witnesses for own double/tri/half", _witness_defs),
     Family("csr", "train", True, "hypotheses on recursive functions: cases and rcases", _case_split_rec),
+    Family("pair", "train", True, "two-argument and two-step recursions: fun_induction, induction ... generalizing",
+           _pairwise_rec),
+    Family("lwit", "train", True, "existential list witnesses built from the goal's numbers", _list_witnesses),
     Family("onat", "train", False, "linear Nat arithmetic under hypotheses (omega)", _omega_nat),
     Family("oint", "train", False, "linear Int arithmetic (omega)", _omega_int),
     Family("prop", "train", False, "propositional logic (intro/constructor/cases/exact)", _prop_logic),

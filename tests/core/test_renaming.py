@@ -30,9 +30,10 @@ TACTIC_WORDS = {
     "all_goals", "apply", "assumption", "at", "by", "cases", "constructor", "contradiction", "exact",
     "generalizing", "grind", "have", "induction", "intro", "obtain", "omega", "only", "rcases", "refine", "rfl",
     "right", "rw", "simp", "simp_all", "split", "subst", "using", "with", "inl", "inr", "induct", "_",
+    "fun_induction",
 }
 CORE_NAMES = {"Nat", "List", "Bool", "Or", "add_assoc", "add_mul", "mul_add", "mul_succ", "and_comm",
-              "length_filter_le", "mp", "mpr", "symm"}
+              "length_filter_le", "mp", "mpr", "symm", "replicate", "replicate_succ"}
 PROOF_BINDERS = {"as", "bs", "j", "h", "f", "p", "hp", "hq", "hr", "hx", "hnq", "hpq"}
 
 
