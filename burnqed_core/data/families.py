@@ -545,7 +545,8 @@ def _pairwise_rec(rng: random.Random) -> list[Instance]:
         out.append(Instance(f"diff_add_{k}", f"(n : Nat) : diff n (n + {k}) = {k}",
                             ("induction n", "all_goals simp_all [diff]"), pre))
         out.append(Instance(f"zip_rep_{k}",
-                            f"(xs : List Nat) : (zipAdd xs (List.replicate xs.length {k})).sum = xs.sum + {k} * xs.length",
+                            f"(xs : List Nat) : (zipAdd xs (List.replicate xs.length {k})).sum"
+                            f" = xs.sum + {k} * xs.length",
                             ("induction xs", "all_goals simp_all [zipAdd, List.replicate_succ, Nat.mul_succ]",
                              "all_goals omega"), pre))
         out.append(Instance(f"lcut_add_{k}", f"(n : Nat) : lcut (n + {k}) n = n",
