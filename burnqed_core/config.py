@@ -248,6 +248,10 @@ class DataConfig(Section):
     trajectory_max_share: float = Field(0.25, gt=0, le=1, description="cap on the share of trajectory rows in "
                                         "the training mix (lowers the upsample factor; 1: no cap)")
     search_theorems: int = Field(200, ge=0, description="corpus theorems searched per iteration")
+    withhold_fraction: float = Field(
+        0.0, ge=0, lt=1, description="share of the corpus theorems that no single automation tactic closes whose "
+        "known proofs are never trained on (drawn once, with the validation split, by theorem name): exercises "
+        "the loop must prove by search, searched before the others; their traced pairs only check the corpus")
     alpha_copies: int = Field(0, ge=0, description="alpha-renamed copies of each training pair (hypothesis names "
                               "changed consistently, burnqed_core.data.alpha_rename): teaches a small model to "
                               "copy names from the goal; validation pairs are never renamed")

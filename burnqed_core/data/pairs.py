@@ -194,29 +194,52 @@ class TheoremSplit(BaseModel):
     val_fraction: float
     train: list[str] = Field(description="theorems whose pairs may be trained on (pre-training and SFT)")
     val: list[str] = Field(description="theorems held out for validation: never trained on")
+    withheld: list[str] = Field(default_factory=list, description="exercises (``data.withhold_fraction``): their "
+                                "known proofs are never trained on; proofs the loop's search finds are")
+    withhold_fraction: float = 0.0
 
     _val_set: frozenset[str] = PrivateAttr(default=frozenset())
     _train_set: frozenset[str] = PrivateAttr(default=frozenset())
+    _withheld_set: frozenset[str] = PrivateAttr(default=frozenset())
 
     def model_post_init(self, _context: object) -> None:
         self._val_set, self._train_set = frozenset(self.val), frozenset(self.train)
+        self._withheld_set = frozenset(self.withheld)
+        if self._withheld_set & (self._val_set | self._train_set):
+            raise ValueError("a withheld theorem is also on the train or validation side")
 
     def is_val(self, name: str) -> bool:
         """Is ``name`` a validation theorem? One the split does not know (e.g. one whose trace failed) gets the
-        hash rule `is_val_theorem` with the split's seed and fraction."""
+        hash rule `is_val_theorem` with the split's seed and fraction; a withheld theorem is not (the proofs
+        the search finds for it are training data)."""
         if name in self._val_set:
             return True
-        if name in self._train_set:
+        if name in self._train_set or name in self._withheld_set:
             return False
         return is_val_theorem(name, self.seed, self.val_fraction)
 
+    def is_withheld(self, name: str) -> bool:
+        return name in self._withheld_set
 
-def split_theorems(names: Iterable[str], seed: int, val_fraction: float) -> TheoremSplit:
-    """Split theorem ``names`` once (`assign_split`): the split every stage of the loop uses."""
+    def trainable(self, pairs: Sequence[TacticPair]) -> list[TacticPair]:
+        """``pairs`` without those of withheld theorems (their known proofs only check the corpus)."""
+        if not self._withheld_set:
+            return list(pairs)
+        return [p for p in pairs if p.theorem not in self._withheld_set]
+
+
+def split_theorems(names: Iterable[str], seed: int, val_fraction: float, *, withhold_from: Collection[str] = (),
+                   withhold_fraction: float = 0.0) -> TheoremSplit:
+    """Split theorem ``names`` once (`assign_split`): the split every stage of the loop uses. With
+    ``withhold_fraction``, that share of the non-validation theorems among ``withhold_from`` (by a hash of the
+    name, `is_val_theorem` with the seed + 1) is withheld: neither trained on nor validated on."""
     uniq = sorted(set(names))
     val = assign_split(uniq, seed, val_fraction) if val_fraction > 0 else set()
-    return TheoremSplit(seed=seed, val_fraction=val_fraction, train=[n for n in uniq if n not in val],
-                        val=sorted(val))
+    candidates = set(withhold_from) & set(uniq)
+    withheld = {n for n in candidates - val if is_val_theorem(n, seed + 1, withhold_fraction)}
+    return TheoremSplit(seed=seed, val_fraction=val_fraction,
+                        train=[n for n in uniq if n not in val and n not in withheld], val=sorted(val),
+                        withheld=sorted(withheld), withhold_fraction=withhold_fraction)
 
 
 def write_split(split: TheoremSplit, path: str | Path) -> Path:

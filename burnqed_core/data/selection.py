@@ -53,6 +53,7 @@ class SelectionStats(BaseModel):
     selected: int
     seed: int
     retried: int = Field(0, description="selected theorems searched before without a proof (searched again)")
+    preferred: int = Field(0, description="selected theorems drawn first (withheld exercises)")
     by_family: dict[str, int] = Field(default_factory=dict, description="selected theorems per family")
     family_fail_rate: dict[str, float] = Field(default_factory=dict,
                                                description="per family of the eligible theorems: the fail rate "
@@ -132,6 +133,7 @@ def select_theorems(
     retry: Iterable[str] = (),
     family_fail_rate: Mapping[str, float] | None = None,
     failed_family_boost: float = 0.0,
+    prefer: Iterable[str] = (),
 ) -> Selection:
     """A seeded sample of up to ``n`` theorems to search, weighted towards failing families (module doc).
 
@@ -142,7 +144,9 @@ def select_theorems(
     ``retry``: searched theorems (among ``searched``) that no search proved,
     searched again when the never-searched eligible theorems are fewer than
     ``n``. ``family_fail_rate``: family -> fail rate of earlier searches
-    (`family_fail_rates`; a family missing from it counts as 1).
+    (`family_fail_rates`; a family missing from it counts as 1). ``prefer``:
+    eligible theorems drawn first, by the same rule, before the others fill
+    the rest (the withheld exercises, `burnqed_core.data.pairs.TheoremSplit`).
     """
     if failed_family_boost < 0:
         raise ValueError(f"failed_family_boost must be >= 0, got {failed_family_boost}")
@@ -171,7 +175,12 @@ def select_theorems(
             unknown += not length
             eligible.append(t)
     rates = dict(family_fail_rate or {})
-    chosen = _stratified(eligible, n, seed, rates, failed_family_boost)
+    prefer_set = set(prefer)
+    first = [t for t in eligible if t.name in prefer_set]
+    chosen = _stratified(first, n, seed, rates, failed_family_boost)
+    if len(chosen) < n:
+        chosen += _stratified([t for t in eligible if t.name not in prefer_set], n - len(chosen), seed, rates,
+                              failed_family_boost)
     retried = _stratified(again, n - len(chosen), seed + 1, rates, failed_family_boost) if len(chosen) < n else []
     chosen = sorted(chosen + retried, key=lambda t: t.name)
     by_family: dict[str, int] = {}
@@ -181,6 +190,7 @@ def select_theorems(
         total=len(theorems), excluded_held_out=counts["held_out"], excluded_searched=counts["searched"],
         excluded_easy=counts["easy"], excluded_short=counts["short"], unknown_length=unknown,
         eligible=len(eligible), selected=len(chosen), seed=seed, retried=len(retried),
+        preferred=sum(t.name in prefer_set for t in chosen),
         by_family=dict(sorted(by_family.items())),
         family_fail_rate={f: round(rates.get(f, 1.0), 4) for f in sorted({t.family for t in eligible + again})},
     )

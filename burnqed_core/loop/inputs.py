@@ -13,6 +13,7 @@ The pipeline records in each materialisation which iterations it used.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -77,11 +78,13 @@ def benchmark_theorems(profile: Profile) -> list[Theorem]:
     return bench
 
 
-def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path]) -> Selection:
+def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path],
+                     withheld: Collection[str] = ()) -> Selection:
     """The corpus theorems iteration ``n`` searches: a seeded sample that leaves out the benchmark, theorems
     searched by earlier iterations and those automation closes alone (`select_theorems`), weighted towards the
     families where earlier searches failed (``data.search_failed_family_boost``); theorems no earlier search
-    proved may be searched again when never-searched ones run out (``data.search_retry_failed``)."""
+    proved may be searched again when never-searched ones run out (``data.search_retry_failed``). ``withheld``:
+    the exercises of the base split (``data.withhold_fraction``), drawn before the other theorems."""
     from burnqed_core.data.selection import family_fail_rates, select_theorems
     from burnqed_core.data.theorems import automation_map, load_theorems
     from burnqed_core.search.trajectories import finished_theorems, read_results
@@ -101,7 +104,8 @@ def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path])
     retry = [name for name, ok in verdicts.items() if not ok] if d.search_retry_failed else []
     return select_theorems(corpus, d.search_theorems, d.seed + n, searched=searched,
                            held_out={t.name for t in benchmark}, easy=easy, held_out_theorems=benchmark,
-                           retry=retry, family_fail_rate=rates, failed_family_boost=d.search_failed_family_boost)
+                           retry=retry, family_fail_rate=rates, failed_family_boost=d.search_failed_family_boost,
+                           prefer=withheld)
 
 
 def earlier_solved(earlier: list[IterationLayout]) -> set[str] | None:

@@ -82,13 +82,15 @@ def pretrain(profile: Profile, pairs: Sequence[TacticPair], out_dir: Path,
 
     d = profile.data
     split = split or base_split(profile, pairs)
-    prepared = prepare_pairs(pairs, d.val_fraction, d.seed, d.max_tokens, val_theorems=split.val,
+    prepared = prepare_pairs(split.trainable(pairs), d.val_fraction, d.seed, d.max_tokens, val_theorems=split.val,
                              alpha_copies=d.alpha_copies)
     train, val = frame_pairs(prepared.train), frame_pairs(prepared.val)
     m = pretrain_base(train, profile.training, out_dir, val=val, progress=True)
     summary = _train_summary("pre-trained tiny base", m) + (f"; on {prepared.stats.train_pairs} pairs of "
                                                             f"{prepared.stats.train_theorems} theorems, "
                                                             f"{prepared.stats.val_theorems} held out")
+    if split.withheld:
+        summary += f", {len(split.withheld)} withheld (search-only exercises)"
     return StageResult(stage="base_model", path=str(out_dir), summary=summary,
                        metrics=_train_metrics(m) | {"train_theorems": prepared.stats.train_theorems,
                                                     "val_theorems": prepared.stats.val_theorems})
@@ -101,10 +103,23 @@ def frame_pairs(df: Any) -> list[TacticPair]:
 
 def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
     """The one theorem-level split of the base pairs (``data.seed``, ``data.val_fraction``), drawn before
-    pre-training: `base_model` saves it as ``split.json``, `tactic_pairs` reuses it."""
+    pre-training: `base_model` saves it as ``split.json``, `tactic_pairs` reuses it. With
+    ``data.withhold_fraction``, that share of the theorems the search could select (no single automation tactic
+    closes them, by the corpus's automation map, and their proofs have two steps or more) is withheld: search-only
+    exercises whose proofs the loop must find."""
     from burnqed_core.data.pairs import split_theorems
+    from burnqed_core.data.theorems import automation_map
 
-    return split_theorems((p.theorem for p in pairs), profile.data.seed, profile.data.val_fraction)
+    d = profile.data
+    candidates: set[str] = set()
+    if d.withhold_fraction > 0:
+        hard = {k for k, v in (automation_map(d.corpus) or {}).items() if v is None}
+        depth: dict[str, int] = {}
+        for p in pairs:
+            depth[p.theorem] = max(depth.get(p.theorem, 0), p.depth)
+        candidates = {t for t in hard if depth.get(t, 0) >= 1}
+    return split_theorems((p.theorem for p in pairs), d.seed, d.val_fraction, withhold_from=candidates,
+                          withhold_fraction=d.withhold_fraction)
 
 
 def read_base_split(model_dir: Path) -> TheoremSplit:
@@ -254,11 +269,12 @@ def tactic_pairs(
     d = profile.data
     counter = hf_token_counter(tokenizer_dir) if tokenizer_dir else None
     split = split or base_split(profile, base)
-    prepared = prepare_pairs(base, d.val_fraction, d.seed, d.max_tokens, counter, val_theorems=split.val,
-                             alpha_copies=d.alpha_copies)
+    prepared = prepare_pairs(split.trainable(base), d.val_fraction, d.seed, d.max_tokens, counter,
+                             val_theorems=split.val, alpha_copies=d.alpha_copies)
     extra: dict[str, Any] = {"iteration": iteration, "trajectories": [str(p) for p in trajectory_dirs],
                              "split": {"seed": split.seed, "val_fraction": split.val_fraction,
-                                       "train_theorems": len(split.train), "val_theorems": len(split.val)}}
+                                       "train_theorems": len(split.train), "val_theorems": len(split.val),
+                                       "withheld_theorems": len(split.withheld)}}
     if iteration > 0:
         records: list[TrajectoryRecord] = []
         for p in trajectory_dirs:
@@ -274,7 +290,8 @@ def tactic_pairs(
     write_prepared(prepared, out_dir, extra)
     s = prepared.stats
     summary = (f"{prepared.train.height} train / {prepared.val.height} val pairs "
-               f"({s.train_theorems} / {s.val_theorems} theorems, split by name before pre-training)")
+               f"({s.train_theorems} / {s.val_theorems} theorems, split by name before pre-training"
+               + (f"; {len(split.withheld)} withheld" if split.withheld else "") + ")")
     if iteration > 0:
         ms = extra["mix"]
         summary += (f"; mix: {json.dumps({k: v for k, v in ms.items() if type(v) is int})}, "

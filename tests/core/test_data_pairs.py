@@ -202,3 +202,33 @@ def test_split_drawn_once_and_reused(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
     with pytest.raises(DataError, match="not a theorem split"):
         read_split(tmp_path / "bad.json")
+
+
+def test_withheld_theorems_are_neither_trained_nor_validated(tmp_path: Path) -> None:
+    """``withhold_fraction`` of the candidates is withheld: never on the train or validation side, drawn by
+    name (independent of order), kept through ``split.json``; a split file of an older run has none."""
+    pairs = make_pairs(80)
+    names = sorted({p.theorem for p in pairs})
+    candidates = names[:40]
+    split = split_theorems(names, seed=3, val_fraction=0.2, withhold_from=candidates, withhold_fraction=0.5)
+    withheld = set(split.withheld)
+    assert withheld and withheld < set(candidates) - set(split.val)
+    assert 10 <= len(withheld) <= 30  # about half of the 40 minus validation
+    assert sorted(split.train + split.val + split.withheld) == names
+    assert not withheld & (set(split.train) | set(split.val))
+    assert split.val == split_theorems(names, seed=3, val_fraction=0.2).val  # the validation side is unchanged
+    assert split == split_theorems(reversed(names), seed=3, val_fraction=0.2, withhold_from=reversed(candidates),
+                                   withhold_fraction=0.5)
+    assert all(split.is_withheld(n) and not split.is_val(n) for n in withheld)  # search proofs of them train
+    kept = split.trainable(pairs)
+    assert {p.theorem for p in kept} == set(names) - withheld and len(kept) < len(pairs)
+    again = read_split(write_split(split, tmp_path / "split.json"))
+    assert again == split and again.trainable(pairs) == kept
+    old = json.loads((tmp_path / "split.json").read_text(encoding="utf-8"))
+    del old["withheld"], old["withhold_fraction"]
+    (tmp_path / "old.json").write_text(json.dumps(old), encoding="utf-8")
+    assert read_split(tmp_path / "old.json").withheld == [] and read_split(tmp_path / "old.json").trainable(pairs) \
+        == list(pairs)
+    assert split_theorems(names, seed=3, val_fraction=0.2, withhold_from=candidates).withheld == []
+    with pytest.raises(ValueError, match="withheld theorem is also"):
+        type(split)(seed=3, val_fraction=0.2, train=names[:2], val=[], withheld=names[1:3])

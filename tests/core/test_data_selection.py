@@ -165,3 +165,18 @@ def test_search_selection_reads_the_earlier_searches(tmp_path: Path) -> None:
     flat = search_selection(profile.model_copy(update={"data": profile.data.model_copy(
         update={"search_failed_family_boost": 0.0})}), 1, [out])
     assert second.stats.by_family.get(solved_family, 0) < flat.stats.by_family.get(solved_family, 0)
+
+
+def test_preferred_theorems_are_drawn_first() -> None:
+    """The withheld exercises (``prefer``) fill the selection before any other eligible theorem, stratified the
+    same way; the others fill what is left; a preferred theorem that is not eligible is not chosen."""
+    thms = families_corpus()
+    prefer = {t.name for t in thms if t.name.endswith(("0", "5"))} | {"bench_x"}
+    n_pref = sum(t.name in prefer for t in thms)
+    sel = select_theorems(thms, n=n_pref - 2, seed=0, prefer=prefer, failed_family_boost=2.0)
+    assert {t.name for t in sel.theorems} <= prefer and sel.stats.preferred == n_pref - 2
+    more = select_theorems(thms, n=n_pref + 5, seed=0, prefer=prefer, failed_family_boost=2.0)
+    names = {t.name for t in more.theorems}
+    assert len(names) == n_pref + 5 and {t.name for t in thms if t.name in prefer} <= names
+    assert more.stats.preferred == n_pref
+    assert select_theorems(thms, n=10, seed=0).stats.preferred == 0

@@ -66,3 +66,65 @@ def test_validation_theorems_are_never_seen_in_pretraining(tmp_path: Path) -> No
 def test_a_base_without_its_split_is_named(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="re-materialise base_model"):
         stages.read_base_split(tmp_path)
+
+
+def test_withheld_exercises_are_never_trained_on(tmp_path: Path) -> None:
+    """With ``data.withhold_fraction`` the base split withholds that share of the corpus theorems the search could
+    select (automation-resistant by the corpus's map, two steps or more): pre-training and every iteration's SFT
+    pairs leave them out, and the search selection draws them first."""
+    from burnqed_core.data.theorems import AUTOMATION_FILE
+    from burnqed_core.loop.inputs import search_selection
+    from burnqed_core.record_io import write_jsonl
+    from burnqed_core.records import Theorem
+
+    pairs = make_pairs(60, seed=2)
+    depth: dict[str, int] = {}
+    for p in pairs:
+        depth[p.theorem] = max(depth.get(p.theorem, 0), p.depth + 1)
+    names = sorted(depth)
+    corpus_dir = tmp_path / "corpus"
+    corpus_dir.mkdir()
+    write_jsonl([Theorem(name=n, statement=f": {i} = {i}", proof=["skip"] * depth[n], family="f")
+                 for i, n in enumerate(names)], corpus_dir / "corpus.jsonl")
+    easy = set(names[::5])  # every fifth closed by a single automation tactic: never withheld
+    (corpus_dir / AUTOMATION_FILE).write_text(json.dumps({n: ("simp" if n in easy else None) for n in names}),
+                                              encoding="utf-8")
+    traced = tmp_path / "traced"
+    traced.mkdir()
+    write_parquet(pairs, traced / stages.PAIRS_FILE, TacticPair)
+    profile = load_profile("tiny", environ={}, overrides={
+        "paths.work_dir": str(tmp_path / "work"), "training.tiny_model": TINY, "training.eval_every": 2,
+        "training.save_every": 2, "training.warmup_steps": 1, "data.val_fraction": 0.2, "data.seed": 5,
+        "data.corpus": str(corpus_dir / "corpus.jsonl"), "data.benchmark": str(corpus_dir / "corpus.jsonl"),
+        "data.withhold_fraction": 0.5, "data.search_theorems": 6})
+    model = tmp_path / "model"
+    res = stages.base_model(profile, traced, model)
+    split = stages.read_base_split(model)
+    withheld = set(split.withheld)
+    assert withheld and not withheld & easy and all(depth[n] >= 2 for n in withheld)
+    assert not withheld & (set(split.train) | set(split.val))
+    assert f"{len(withheld)} withheld" in res.summary
+    run = json.loads((model / "run.json").read_text(encoding="utf-8"))
+    prepared = prepare_pairs(split.trainable(pairs), 0.2, 5, profile.data.max_tokens, val_theorems=split.val)
+    assert run["data"]["pairs"] == fingerprint_pairs(stages.frame_pairs(prepared.train))
+    out = tmp_path / "iter_0_pairs"
+    stages.tactic_pairs(profile, 0, pairs, [], out, tokenizer_dir=model, split=split)
+    seen = {p.theorem for f in ("train.parquet", "val.parquet") for p in read_records(out / f, TacticPair)}
+    assert seen == set(names) - withheld
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    assert stats["split"]["withheld_theorems"] == len(withheld)
+    # the benchmark is the corpus here (held out by the selection): search a copy without it
+    profile = profile.model_copy(update={"data": profile.data.model_copy(update={"benchmark": str(
+        _other_benchmark(tmp_path))})})
+    sel = search_selection(profile, 0, [], withheld=split.withheld)
+    assert {t.name for t in sel.theorems} <= withheld and sel.stats.preferred == 6
+
+
+def _other_benchmark(tmp_path: Path) -> Path:
+    from burnqed_core.record_io import write_jsonl
+    from burnqed_core.records import Theorem
+
+    path = tmp_path / "bench" / "benchmark.jsonl"
+    path.parent.mkdir()
+    write_jsonl([Theorem(name="other", statement=": 1 = 1", proof=["rfl"], split="benchmark")], path)
+    return path

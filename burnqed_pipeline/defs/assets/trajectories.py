@@ -59,7 +59,8 @@ _DEPS = ["merged_model", *(["ebm"] if EBM_WIRED else [])]
 def split_trajectories(context: dg.OpExecutionContext, profile: ProfileResource):
     """The theorems of iteration N (not searched by iterations < N) cut into ``pipeline.shard_size`` shards."""
     x = _inputs(context, profile)
-    sel = search_selection(x.st.profile, x.n, trajectory_dirs(x.earlier))
+    withheld = stages.read_base_split(x.st.layout.model).withheld if x.st.profile.data.withhold_fraction else []
+    sel = search_selection(x.st.profile, x.n, trajectory_dirs(x.earlier), withheld)
     specs, saved = shards.plan("trajectories", x.n, x.it.trajectories, x.fp, sel.theorems,
                                x.st.profile.pipeline.shard_size,
                                {"merged": str(x.merged), "ebm": str(x.ebm_dir) if x.ebm_dir else None})
