@@ -508,13 +508,43 @@ def pairs : List Nat → List Nat
 
 def lcut : Nat → Nat → Nat
   | n + 1, m + 1 => lcut n m + 1
-  | _, _ => 0"""
+  | _, _ => 0
+
+def both : List Nat → List Nat → Nat
+  | _ :: xs, _ :: ys => both xs ys + 1
+  | _, _ => 0
+
+def addAll : List Nat → List Nat → List Nat
+  | [], ys => ys
+  | x :: xs, [] => x :: xs
+  | x :: xs, y :: ys => (x + y) :: addAll xs ys
+
+inductive Sig where
+  | base : Sig
+  | inc : Sig → Sig
+  | dec : Sig → Sig
+
+def cancel : Sig → Sig
+  | .inc (.dec s) => cancel s
+  | .inc s => .inc (cancel s)
+  | .dec s => .dec (cancel s)
+  | .base => .base
+
+def value : Sig → Int
+  | .base => 0
+  | .inc s => value s + 1
+  | .dec s => value s - 1
+
+def steps : Sig → Nat
+  | .base => 0
+  | .inc s => steps s + 1
+  | .dec s => steps s + 1"""
 
 
 def _pairwise_rec(rng: random.Random) -> list[Instance]:
-    """Functions recursing on two arguments at once, or two steps at a time: plain ``induction`` on one
-    variable fails, the proof needs functional induction (``fun_induction f x y``) or ``induction x
-    generalizing y`` followed by ``cases y``."""
+    """Functions recursing on two arguments at once, two steps at a time, or on nested patterns (a
+    simplifier that cancels ``inc (dec s)``): plain ``induction`` on one variable fails, the proof needs
+    functional induction (``fun_induction f x y``) or ``induction x generalizing y`` followed by ``cases y``."""
     pre = namespaced("BqPair", PAIRWISE_DEFS)
     gen = ("all_goals cases {y}", "all_goals simp_all [{f}]")
     out = [
@@ -540,6 +570,23 @@ def _pairwise_rec(rng: random.Random) -> list[Instance]:
                  ("induction n generalizing m", *(s.format(y="m", f="lcut") for s in gen)), pre),
         Instance("lcut_le", "(n m : Nat) : lcut n m ≤ m", ("fun_induction lcut n m", "all_goals simp_all [lcut]"),
                  pre),
+        Instance("zip_length_right", "(xs ys : List Nat) : (zipAdd xs ys).length ≤ ys.length",
+                 ("induction xs generalizing ys", *(s.format(y="ys", f="zipAdd") for s in gen)), pre),
+        Instance("zip_comm", "(xs ys : List Nat) : zipAdd xs ys = zipAdd ys xs",
+                 ("induction xs generalizing ys", "all_goals cases ys",
+                  "all_goals simp_all [zipAdd, Nat.add_comm]"), pre),
+        Instance("both_min", "(xs ys : List Nat) : both xs ys = min xs.length ys.length",
+                 ("induction xs generalizing ys", *(s.format(y="ys", f="both") for s in gen)), pre),
+        Instance("both_comm", "(xs ys : List Nat) : both xs ys = both ys xs",
+                 ("induction xs generalizing ys", *(s.format(y="ys", f="both") for s in gen)), pre),
+        Instance("both_le", "(xs ys : List Nat) : both xs ys ≤ xs.length",
+                 ("fun_induction both xs ys", "all_goals simp_all [both]"), pre),
+        Instance("addAll_length", "(xs ys : List Nat) : (addAll xs ys).length = max xs.length ys.length",
+                 ("induction xs generalizing ys", *(s.format(y="ys", f="addAll") for s in gen)), pre),
+        Instance("cancel_value", "(s : Sig) : value (cancel s) = value s",
+                 ("fun_induction cancel s", "all_goals simp_all [cancel, value]"), pre),
+        Instance("cancel_steps", "(s : Sig) : steps (cancel s) ≤ steps s",
+                 ("fun_induction cancel s", "all_goals simp_all [cancel, steps]", "all_goals omega"), pre),
     ]
     for k in _pick(rng, list(range(1, 10)), 3):
         out.append(Instance(f"diff_add_{k}", f"(n : Nat) : diff n (n + {k}) = {k}",
@@ -551,6 +598,10 @@ def _pairwise_rec(rng: random.Random) -> list[Instance]:
                              "all_goals omega"), pre))
         out.append(Instance(f"lcut_add_{k}", f"(n : Nat) : lcut (n + {k}) n = n",
                             ("induction n", "all_goals simp_all [lcut]"), pre))
+        out.append(Instance(f"both_rep_{k}", f"(n : Nat) (ys : List Nat) : both (List.replicate n {k}) ys"
+                            " = min n ys.length",
+                            ("induction n generalizing ys", "all_goals cases ys",
+                             "all_goals simp_all [both, List.replicate_succ]"), pre))
     return out
 
 
