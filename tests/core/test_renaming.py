@@ -33,7 +33,7 @@ TACTIC_WORDS = {
     "fun_induction",
 }
 CORE_NAMES = {"Nat", "List", "Bool", "Or", "add_assoc", "add_mul", "mul_add", "mul_succ", "and_comm",
-              "length_filter_le", "mp", "mpr", "symm", "replicate", "replicate_succ"}
+              "length_filter_le", "mp", "mpr", "symm", "replicate", "replicate_succ", "add_comm"}
 PROOF_BINDERS = {"as", "bs", "j", "h", "f", "p", "hp", "hq", "hr", "hx", "hnq", "hpq"}
 
 
