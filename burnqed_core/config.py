@@ -142,6 +142,10 @@ class AutomationConfig(Section):
     prior_logprob: float = Field(-2.0, le=0, description="the candidate's log-probability in the node priority "
                                  "(-2.0: as likely as a policy sample of probability 0.14)")
     at: Literal["root", "all"] = Field("all", description="at the root only, or at every expansion")
+    partial: Literal["keep", "drop"] = Field(
+        "keep", description="below the root, an automation-only candidate (one the policy did not sample) whose "
+        "result closes no goal: 'keep' it as a node, or 'drop' it (tried, recorded as a failed edge, no node): "
+        "automation then only finishes goals and the node budget goes to the policy's steps")
     max_defs: int = Field(8, ge=1, description="at most this many definitions in one template (first named first)")
     baseline_at_root: bool = Field(
         False, description="at the root, also try every tactic of baseline (b) (`simp [defs]`, `grind [defs]`, "

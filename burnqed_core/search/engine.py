@@ -47,7 +47,12 @@ With ``search.automation.enabled`` every expansion adds automation tactics
 to the policy's (deduplicated) samples (`burnqed_core.search.automation`):
 one candidate per tactic text, each marked with its origin (``policy``,
 ``automation``, ``both``) on its edge, its node's trajectory row and the
-proof (``SearchResult.proof_sources``).
+proof (``SearchResult.proof_sources``). With ``search.automation.partial:
+drop``, an automation-only candidate below the root becomes a node only when
+it closes a goal (the state after has fewer goals); otherwise it is a failed
+edge: rewriting steps of the automation (a ``simp_all`` that unfolds a
+definition and stops) no longer fill the node budget, which is then spent on
+the policy's structural steps between automation calls.
 
 All per-theorem state lives in a `_Search` created for that theorem and
 dropped when it ends; the engine object only holds settings and aggregate
@@ -76,6 +81,8 @@ from burnqed_core.search.scoring import EnergyScorer, priority, score_states
 from burnqed_core.search.tree import Node, NodeStatus, SearchTree
 
 log = logging.getLogger(__name__)
+
+PARTIAL_DROPPED = "automation closed no goal (search.automation.partial: drop)"
 
 StopReason = Literal["proved", "max_nodes", "exhausted", "timeout", "start_error", "infra"]
 
@@ -522,6 +529,11 @@ class SearchEngine:
                                                 logprob=cand.logprob, created_s=time.time(), elapsed_s=s.elapsed(),
                                                 source=source)
                         proofs.setdefault(s, []).append(child)
+                        continue
+                    if source == "automation" and node.depth > 0 and cfg.automation.partial == "drop" and (
+                            node.state is not None and len(child_state.goals) >= len(node.state.goals)):
+                        s.tree.add_failure(node, cand.tactic, cand.logprob, Status.TACTIC_ERROR,
+                                           PARTIAL_DROPPED, source=source)
                         continue
                     text = child_state.text
                     existing = s.tree.lookup(text)

@@ -220,3 +220,27 @@ def test_eval_variants_follow_the_profile() -> None:
     assert variants(off, None) == [("", False)] and variants(off, "E") == [("E", False), ("", False)]
     rows = [row("a", True, True), row("a", True, False), row("a", True, True, "old-ebm")]
     assert len(variant_rows(rows, on, None)) == 2 and len(variant_rows(rows, off, None)) == 1
+
+
+async def test_partial_automation_below_the_root_is_dropped_unless_it_closes_a_goal() -> None:
+    """The toy counter from 6: the automation adds `dec2`, the policy knows `dec`. Kept, `dec2` nodes that
+    close nothing fill the tree; dropped, below the root a `dec2` is a node only when it closes the goal (from
+    2), and otherwise a failed edge (tried, no node), so the policy's `dec` steps carry the search."""
+    cfg = SearchConfig(max_nodes=30, max_depth=10, frontier_batch=1, concurrency=1,
+                       automation=auto(tactics=["dec2"], defaware=[], prior_logprob=-0.1))
+    keep = await SearchEngine(FixedTacticsPolicy(["dec"]), ToyEnv(), cfg, check_invariants=True).search(  # type: ignore[arg-type]
+        Theorem(name="six", statement="6"))
+    deep_auto = [r for r in keep.records if r.source == "automation" and r.depth >= 2 and r.state]
+    assert keep.result.proved and deep_auto  # partial automation nodes below the root
+
+    drop_cfg = cfg.model_copy(update={"automation": cfg.automation.model_copy(update={"partial": "drop"})})
+    engine = SearchEngine(FixedTacticsPolicy(["dec"]), ToyEnv(), drop_cfg, check_invariants=True)  # type: ignore[arg-type]
+    out = await engine.search(Theorem(name="six", statement="6"))
+    r = out.result
+    assert r.proved and r.proof[-1] == "dec2" and r.proof_sources[-1] == "automation"  # the finisher is kept
+    # every automation node below the root closed the goal: no open state left by one
+    assert [x for x in out.records if x.source == "automation" and x.depth >= 2 and x.state] == []
+    assert [x for x in out.records if x.source == "automation" and x.depth == 1 and x.state]  # the root keeps all
+    assert r.automation_tried > len([x for x in out.records if x.source == "automation"])  # the rest: tried, no node
+    with pytest.raises(ValidationError):
+        AutomationConfig(partial="sometimes")  # type: ignore[arg-type]
