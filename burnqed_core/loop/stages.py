@@ -107,17 +107,15 @@ def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
     ``data.withhold_fraction``, that share of the theorems the search could select (no single automation tactic
     closes them, by the corpus's automation map, and their proofs have two steps or more) is withheld: search-only
     exercises whose proofs the loop must find."""
-    from burnqed_core.data.pairs import split_theorems
+    from burnqed_core.data.pairs import pairs_frame, proof_lengths, split_theorems
     from burnqed_core.data.theorems import automation_map
 
     d = profile.data
     candidates: set[str] = set()
     if d.withhold_fraction > 0:
         hard = {k for k, v in (automation_map(d.corpus) or {}).items() if v is None}
-        depth: dict[str, int] = {}
-        for p in pairs:
-            depth[p.theorem] = max(depth.get(p.theorem, 0), p.depth)
-        candidates = {t for t in hard if depth.get(t, 0) >= 1}
+        lengths = proof_lengths(pairs_frame(pairs))
+        candidates = {t for t in hard if lengths.get(t, 0) >= 2}
     return split_theorems((p.theorem for p in pairs), d.seed, d.val_fraction, withhold_from=candidates,
                           withhold_fraction=d.withhold_fraction)
 
