@@ -32,14 +32,15 @@ from typing import Protocol
 
 from burnqed_core.lean import sandbox
 from burnqed_core.lean.lsp import failures
-from burnqed_core.lean.source import STRICT_LINE, preamble_text, proof_text
+from burnqed_core.lean.source import INDENT, STRICT_LINE, indent_tactic, preamble_text, proof_text
 from burnqed_core.lean.types import ALLOWED_AXIOMS, CheckResult, Diagnostic, Elaboration
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
 
 CHECK_NAME = "burnqed_checked"
-__all__ = ["CHECK_NAME", "check_proof", "judge", "proof_source", "proof_text", "static_problems"]
+__all__ = ["CHECK_NAME", "check_proof", "judge", "proof_source", "proof_text", "reads_goals", "static_problems",
+           "tactic_positions"]
 
 
 class Elaborator(Protocol):
@@ -155,11 +156,28 @@ def judge(elab: Elaboration, name: str, start_line: int, end_line: int,
     return list(dict.fromkeys(errors))
 
 
-async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
+def tactic_positions(theorem: Theorem, tactics: Sequence[str]) -> list[tuple[int, int]]:
+    """Where each tactic of `proof_source` starts: (0-based line, character)
+    of its first character, at the top level of the ``by`` block."""
+    line = (preamble_text(theorem.preamble) + STRICT_LINE).count("\n") \
+        + proof_text(CHECK_NAME, theorem.statement, [], strict=False).count("\n")  # the header may span lines
+    out = []
+    for t in tactics:
+        out.append((line, len(INDENT)))
+        line += indent_tactic(t, INDENT).count("\n")
+    return out
+
+
+async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[str],
+                      states: bool = False) -> CheckResult:
     """Elaborate the theorem with the proof as one source in a fresh
     document; accepted only if the static filter and Lean (errors, parse,
-    completeness, axioms) find nothing."""
+    completeness, axioms) find nothing. ``states``: also read, in the same
+    document, the goals before each tactic (`CheckResult.states`, for an
+    accepted proof on a backend that `reads_goals`): a trace of the proof
+    from the very elaboration that accepted it."""
     t0 = time.monotonic()
+    explicit = bool(tactics)
     tactics = list(tactics) or ["skip"]
     body = proof_text(CHECK_NAME, theorem.statement, tactics, strict=False)
     problems = static_problems(theorem, body)
@@ -170,12 +188,25 @@ async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[s
     if not hasattr(backend, "elaborate"):
         return await _legacy_check(backend, source, t0)
     end = len(source.rstrip().split("\n")) - 1
-    elab = await backend.elaborate(source, axioms_of=[CHECK_NAME])
+    positions = tactic_positions(theorem, tactics) if states and explicit and reads_goals(backend) else []
+    if positions:
+        elab = await backend.elaborate(source, axioms_of=[CHECK_NAME], goals_at=positions)  # type: ignore[call-arg]
+    else:
+        elab = await backend.elaborate(source, axioms_of=[CHECK_NAME])
     pre_decls = None
     if elab.declaration_lines is None and elab.declarations is not None:
         pre_decls = await _preamble_declarations(backend, theorem.preamble)
     errors = judge(elab, CHECK_NAME, start, end, pre_decls)
-    return CheckResult(ok=not errors, errors=errors, elapsed_s=time.monotonic() - t0)
+    read = None
+    if positions and not errors and elab.goals is not None and len(elab.goals) == len(positions) \
+            and all(g for g in elab.goals):  # every tactic has goals before it (None: no proof state there)
+        read = [tuple(g) for g in elab.goals if g is not None]
+    return CheckResult(ok=not errors, errors=errors, elapsed_s=time.monotonic() - t0, states=read)
+
+
+def reads_goals(backend: object) -> bool:
+    """Whether ``backend.elaborate`` answers ``goals_at`` (the embedded backend)."""
+    return bool(getattr(backend, "reads_goals", False))
 
 
 _warned_legacy = False

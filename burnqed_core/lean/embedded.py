@@ -414,13 +414,17 @@ class EmbeddedBackend:
         self.last_preamble = None
         return [_shift(d, -HEADER_LINES) for d in diags if d.line >= HEADER_LINES]
 
-    async def elaborate(self, text: str, axioms_of: Sequence[str] = ()) -> Elaboration:
+    reads_goals = True  # `elaborate` answers ``goals_at`` (Lean's plainGoal in the same document)
+
+    async def elaborate(self, text: str, axioms_of: Sequence[str] = (),
+                        goals_at: Sequence[tuple[int, int]] = ()) -> Elaboration:
         """`LeanBackend.elaborate`: ``text`` after `HEADER` as the whole
         document, then the axiom query and an end marker. Declarations are
         the document symbols of Lean's parse (with their command ranges);
         answers count only on the query's own lines and with this call's
         nonce (model text cannot forge them: a `trace` message sits on the
-        model's lines)."""
+        model's lines). ``goals_at``: (line, character) positions of ``text``
+        whose goals Lean reports (``$/lean/plainGoal``) in the same document."""
         nonce = secrets.token_hex(6)
         body = HEADER + text + ("" if text.endswith("\n") else "\n") + "\n"
         q0 = body.count("\n")
@@ -429,6 +433,7 @@ class EmbeddedBackend:
             w = self._w()
             diags = await w.check(body + query)
             symbols = await w.document_symbols()
+            goals = await w.goals_many([(line + HEADER_LINES, col) for line, col in goals_at]) if goals_at else None
         self.last_preamble = None
         axioms: dict[str, list[str]] = {}
         complete = False
@@ -447,10 +452,10 @@ class EmbeddedBackend:
         decls = [s for s in symbols if HEADER_LINES <= s.line < q0 and s.kind != NAMESPACE_KIND]
         return Elaboration(
             diagnostics=text_diags, declarations=[s.name for s in decls], axioms=axioms, complete=complete,
-            declaration_lines=[(s.line - HEADER_LINES, s.end_line - HEADER_LINES) for s in decls])
+            declaration_lines=[(s.line - HEADER_LINES, s.end_line - HEADER_LINES) for s in decls], goals=goals)
 
-    async def check_proof(self, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
-        return await checker.check_proof(self, theorem, tactics)
+    async def check_proof(self, theorem: Theorem, tactics: Sequence[str], states: bool = False) -> CheckResult:
+        return await checker.check_proof(self, theorem, tactics, states=states)
 
     async def free(self, states: Sequence[GoalState]) -> None:
         """Nothing to free: a state is its text."""

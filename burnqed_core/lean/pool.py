@@ -399,9 +399,16 @@ class LeanPool:
                 out.append(TacticResult(status=e.status, message=e.message, retried=True))
         return out
 
-    async def check_proof(self, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
+    @property
+    def reads_goals(self) -> bool:
+        """Whether `check_proof` can return the proof's states (``states=True``): the embedded backend."""
+        return self.config.backend == "embedded"
+
+    async def check_proof(self, theorem: Theorem, tactics: Sequence[str], states: bool = False) -> CheckResult:
         """Whole-proof re-check (see `checker`); infra failures are retried once
-        and then reported with ``infra=True``, never as a rejection."""
+        and then reported with ``infra=True``, never as a rejection. ``states``:
+        with the goals before each tactic (`CheckResult.states`) where the
+        backend `reads_goals`."""
         from burnqed_core.lean.checker import check_proof, proof_text
 
         problems = static_problems(theorem, proof_text("burnqed_checked", theorem.statement, tactics or ["skip"],
@@ -411,7 +418,7 @@ class LeanPool:
         last: InfraFailure | None = None
         for attempt in range(2):
             try:
-                return await self._call(theorem.preamble, lambda b: check_proof(b, theorem, tactics),
+                return await self._call(theorem.preamble, lambda b: check_proof(b, theorem, tactics, states=states),
                                         self._timeout(len(tactics) + 1, retry=attempt > 0))
             except InfraFailure as e:
                 last = e

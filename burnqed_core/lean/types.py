@@ -72,6 +72,9 @@ class CheckResult(BaseModel):
     errors: list[str] = Field(default_factory=list)
     elapsed_s: float = 0.0
     infra: bool = Field(False, description="the check could not run (timeout, crash): not a verdict")
+    states: list[tuple[str, ...]] | None = Field(
+        None, description="when asked (``states=True``) of a backend that reads goals at positions: the goals "
+                          "before each tactic of the accepted proof, as Lean printed them at its first character")
 
 
 class Diagnostic(BaseModel):
@@ -125,6 +128,9 @@ class Elaboration(BaseModel):
     complete: bool = False
     declaration_lines: list[tuple[int, int]] | None = None
     command_lines: list[tuple[int, int]] | None = None
+    goals: list[list[str] | None] | None = Field(
+        None, description="the goals Lean reports at each position of ``goals_at`` (None at a position "
+                          "with no proof state); None when not asked or the backend cannot read them")
 
 
 ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})

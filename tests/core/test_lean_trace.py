@@ -11,9 +11,10 @@ from typer.testing import CliRunner
 
 from burnqed_core.cli import app
 from burnqed_core.cli.lean import checkable_source, file_verdicts
+from burnqed_core.data.theorems import load_theorems
 from burnqed_core.lean.baseline import automation_baseline, write_automation
 from burnqed_core.lean.pool import LeanPool
-from burnqed_core.lean.tracing import trace_theorems
+from burnqed_core.lean.tracing import TraceReport, _replay, trace_theorems
 from burnqed_core.record_io import read_parquet, write_parquet
 from burnqed_core.records import TacticPair, Theorem
 
@@ -44,6 +45,44 @@ async def test_trace_records_pairs(lean_pool: LeanPool, tmp_path: Path) -> None:
     assert read_parquet(tmp_path / "pairs.parquet", TacticPair) == pairs
 
 
+ODD_LAYOUTS = [
+    Theorem(name="multi_line_statement", preamble=DOUBLE,
+            statement="(m n : Nat)\n    (h : m = n) :\n    twice m = twice n",
+            proof=["subst h", "rfl"]),
+    Theorem(name="bullets", statement="(p q : Prop) (hp : p) (hq : q) : (p ∧ q) ∧ (q ∨ p)",
+            proof=["constructor", "· exact ⟨hp, hq⟩", "· right\n  exact hp"]),
+    Theorem(name="have_block", preamble=DOUBLE, statement="(n : Nat) : twice (n + 1) = twice n + 2",
+            proof=["have h : ∀ k, twice k = 2 * k := by\n  intro k\n  induction k <;> simp [twice, *] <;> omega",
+                   "rw [h, h]", "omega"]),
+    Theorem(name="all_goals", statement="(a b : Nat) : (a + b = b + a) ∧ (a * 1 = a)",
+            proof=["constructor <;> simp [Nat.add_comm]"]),
+]
+
+
+@pytest.mark.lean
+async def test_one_pass_trace_equals_the_step_replay(lean_pool: LeanPool) -> None:
+    """The states read from the accepting re-check are the states the search
+    sees, character for character: same pairs as replaying step by step, on
+    hand-written layouts (multi-line statements and tactics, bullets, nested
+    ``by``, ``<;>``) and one theorem of every bundled family."""
+    firsts: dict[str, Theorem] = {}
+    for t in load_theorems("bundled:corpus"):
+        firsts.setdefault(t.family or t.name, t)
+    thms = [*THEOREMS, *ODD_LAYOUTS, *firsts.values()]
+    assert lean_pool.reads_goals
+    pairs, report = await trace_theorems(lean_pool, thms)
+    assert report.ok and report.one_pass == report.replayed == len([t for t in thms if t.proof])
+    old, rep = await _replay(lean_pool, [t for t in thms if t.proof], True, False, "trace",
+                             TraceReport(theorems=len(thms)))
+    assert rep.ok
+    assert pairs == [p for t in thms for p in old.get(t.name, [])]
+    bullets = [p for p in pairs if p.theorem == "bullets"]
+    assert bullets[1].state_after.startswith("case right") and bullets[2].state_after == ""
+    # the states come only with an accepted proof: a rejected one carries none
+    c = await lean_pool.check_proof(ODD_LAYOUTS[1], ["constructor", "· exact ⟨hp, hq⟩"], states=True)
+    assert not c.ok and c.states is None
+
+
 @pytest.mark.lean
 async def test_trace_reports_every_kind_of_failure(lean_pool: LeanPool) -> None:
     bad = [
@@ -61,8 +100,8 @@ async def test_trace_reports_every_kind_of_failure(lean_pool: LeanPool) -> None:
     assert "goals remain" in by_name["too_short"].message
     assert by_name["cheat"].status == "rejected"
     assert by_name["no_start"].step == -1 and by_name["no_start"].status == "start_error"
-    # only the theorem that replayed contributes pairs
-    assert {p.theorem for p in pairs} == {"and_swap"} and report.rechecked == 1
+    # only the theorem that replayed contributes pairs; the failures were located by the step replay
+    assert {p.theorem for p in pairs} == {"and_swap"} and report.rechecked == report.one_pass == 1
 
 
 @pytest.mark.lean
