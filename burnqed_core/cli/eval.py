@@ -40,7 +40,7 @@ async def _eval_main(
 ) -> int:
     from burnqed_core.config import load_profile
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems import load_theorems, set_dir
     from burnqed_core.eval.baselines import measure_baselines
     from burnqed_core.eval.report import format_table, write_report
     from burnqed_core.eval.run import EvalInterrupted, read_eval_results, root_goals, run_variants, variant_rows
@@ -87,7 +87,8 @@ async def _eval_main(
         typer.echo(f"starting Lean ({profile.lean.backend} backend) ...")
         await pool.start()
         baselines = await measure_baselines(pool, theorems, profile.paths.home / "baselines",
-                                            lean_version=lean_version(profile, pool), progress=progress)
+                                            lean_version=lean_version(profile, pool), progress=progress,
+                                            shipped=set_dir(theorems_spec))
         common = {"iteration": iteration, "benchmark": theorems_spec, "baselines": baselines,
                   "model_path": model_path, "progress": progress}
         try:

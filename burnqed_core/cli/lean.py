@@ -201,6 +201,10 @@ def baseline(
     theorems: Annotated[list[str], typer.Argument(
         help="theorem sets: .lean/.jsonl/.parquet files, dirs or bundled:NAME")],
     write: Annotated[Path | None, typer.Option("--write", help="write/merge the name -> tactic map (JSON)")] = None,
+    eval_baselines: Annotated[bool, typer.Option(
+        "--eval-baselines", help="also measure the definition-aware baseline (b) and write both as the eval's "
+        "baseline file beside the (single) theorem set, where `burnqed eval` and the loop read it instead of "
+        "measuring (used only while its key, of the theorems, tactics and Lean version, matches)")] = False,
     backend: BackendOpt = None,
     workers: WorkersOpt = None,
     profile: ProfileOpt = "tiny",
@@ -212,12 +216,25 @@ def baseline(
     from burnqed_core.lean.baseline import automation_baseline, write_automation
     from burnqed_core.lean.pool import LeanPool
 
-    _, cfg = _lean_config(profile, verbose, backend, workers)
+    prof, cfg = _lean_config(profile, verbose, backend, workers)
     cfg.embedded.elab_async = False  # many different preambles: see embedded.SYNC_ELAB_OPTIONS
     thms = load_many(theorems)
 
+    if eval_baselines and len(theorems) != 1:
+        from burnqed_core.errors import BurnqedError
+
+        raise BurnqedError("--eval-baselines writes beside ONE theorem set: give exactly one")
+
     async def run():  # type: ignore[no-untyped-def]
         async with LeanPool(cfg) as pool:
+            if eval_baselines:
+                from burnqed_core.data.theorems import set_dir
+                from burnqed_core.eval.baselines import measure_baselines, write_shipped
+                from burnqed_core.search.session import lean_version
+
+                version = lean_version(prof.model_copy(update={"lean": cfg}), pool)
+                b = await measure_baselines(pool, thms, None, lean_version=version, progress=True)
+                typer.echo(f"wrote {write_shipped(b, set_dir(theorems[0]))}")
             return await automation_baseline(pool, thms, progress=True)
 
     mapping, rep = asyncio.run(run())

@@ -132,11 +132,17 @@ def load_many(specs: Sequence[str | Path]) -> list[Theorem]:
     return dedup_theorems((t for s in specs for t in load_theorems(s)), where=", ".join(map(str, specs)))
 
 
+def set_dir(spec: str | Path) -> Path:
+    """The directory of a theorem set (where its ``automation.json`` and
+    shipped eval baselines live)."""
+    path = resolve_spec(spec)
+    return path if path.is_dir() else path.parent
+
+
 def automation_map(spec: str | Path) -> dict[str, str | None] | None:
     """The ``automation.json`` beside a theorem set (name -> the single
     automation tactic that closes it, or null for a hard theorem), if any."""
-    path = resolve_spec(spec)
-    candidate = (path if path.is_dir() else path.parent) / AUTOMATION_FILE
+    candidate = set_dir(spec) / AUTOMATION_FILE
     if not candidate.exists():
         return None
     try:

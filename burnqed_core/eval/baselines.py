@@ -82,13 +82,20 @@ def read_cached(cache_dir: Path, key: str) -> Baselines | None:
 
 
 async def measure_baselines(env: ProofEnv, theorems: Sequence[Theorem], cache_dir: Path | None,
-                            *, lean_version: str = "", progress: bool = False) -> Baselines:
-    """Both baselines of ``theorems`` (read from the cache when measured before)."""
+                            *, lean_version: str = "", progress: bool = False,
+                            shipped: Path | None = None) -> Baselines:
+    """Both baselines of ``theorems``: read from ``cache_dir`` when measured
+    before, else from ``shipped`` (the theorem set's own directory, read only:
+    `write_shipped` put the file there), else measured now and cached. The
+    key covers the theorems, the tactic lists and the Lean version, so a file
+    measured for another benchmark or another Lean is never used."""
     key = baseline_key(theorems, lean_version)
-    if cache_dir is not None:
-        cached = read_cached(cache_dir, key)
+    for where, d in (("cached", cache_dir), ("shipped with the theorem set", shipped)):
+        if d is None:
+            continue
+        cached = read_cached(d, key)
         if cached is not None:
-            log.info("automation baselines: cached (%s)", cache_path(cache_dir, key))
+            log.info("automation baselines: %s (%s)", where, cache_path(d, key))
             return cached
     single, rep_a = await automation_baseline(env, theorems, progress=progress)
     defaware, rep_b = await definition_aware_baseline(env, theorems, progress=progress)
@@ -111,3 +118,14 @@ async def measure_baselines(env: ProofEnv, theorems: Sequence[Theorem], cache_di
 def from_maps(single: Mapping[str, str | None], defaware: Mapping[str, str | None] | None = None) -> Baselines:
     """Baselines from known maps (tests, precomputed files)."""
     return Baselines(single=dict(single), defaware=dict(defaware if defaware is not None else dict.fromkeys(single)))
+
+
+def write_shipped(baselines: Baselines, set_dir: Path) -> Path:
+    """Write measured baselines beside a theorem set (``burnqed lean baseline
+    --eval-baselines``), where `measure_baselines` finds them by key; older
+    files of that directory are removed (one per theorem set)."""
+    if baselines.infra:
+        raise DataError(f"{len(baselines.infra)} theorems were left unmeasured by Lean failures: not written")
+    for old in set_dir.glob("baselines-*.json"):
+        old.unlink()
+    return atomic_write_text(cache_path(set_dir, baselines.key), baselines.model_dump_json(indent=1) + "\n")

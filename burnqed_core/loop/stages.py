@@ -539,6 +539,7 @@ async def eval_prepare(
     an error) and both automation baselines (`Baselines`: ``automation`` if it is one, else measured by
     ``env``, cached per benchmark under ``<paths.home>/baselines``)."""
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
+    from burnqed_core.data.theorems import set_dir
     from burnqed_core.eval.baselines import Baselines, measure_baselines
     from burnqed_core.search.session import lean_version
 
@@ -547,8 +548,10 @@ async def eval_prepare(
         check_training_pairs(benchmark, pairs, where=f"training pairs of iteration {iteration}")
     if isinstance(automation, Baselines):
         return automation
+    # a baseline file shipped beside the benchmark (`write_shipped`) is used when its key matches these theorems
     return await measure_baselines(env, benchmark, profile.paths.home / "baselines",
-                                   lean_version=lean_version(profile, env), progress=progress)
+                                   lean_version=lean_version(profile, env), progress=progress,
+                                   shipped=set_dir(profile.data.benchmark))
 
 
 def save_baselines(out_dir: Path, baselines: Any) -> Path:

@@ -90,6 +90,27 @@ async def test_definition_aware_baseline_closes_induction_over_a_user_definition
     assert read_cached(tmp_path, baseline_key(edited)) is None  # an edited benchmark is measured again
 
 
+async def test_shipped_baselines_are_what_lean_measures(lean_pool: ProofEnv, tmp_path: Path) -> None:
+    """The baseline file shipped beside the bundled benchmark is used by key, and a sample of it (hard
+    theorems and theorems each baseline closes) is what Lean measures now."""
+    from burnqed_core.data.theorems import load_theorems, set_dir
+    from burnqed_core.lean.install import expected_stamp
+
+    bench = load_theorems("bundled:benchmark")
+    shipped = await measure_baselines(None, bench, None, lean_version=expected_stamp(),  # type: ignore[arg-type]
+                                      shipped=set_dir("bundled:benchmark"))
+    hard = [t for t in bench if shipped.hard(t.name)][:3]
+    single = [t for t in bench if shipped.single[t.name] is not None][:3]
+    defaware = [t for t in bench if shipped.single[t.name] is None and shipped.defaware[t.name] is not None][:3]
+    sample = hard + single + defaware
+    assert len(sample) == 9
+    now = await measure_baselines(lean_pool, sample, tmp_path)
+    for t in sample:
+        assert now.hard(t.name) == shipped.hard(t.name), t.name
+        assert (now.single[t.name] is None) == (shipped.single[t.name] is None), t.name
+        assert (now.defaware[t.name] is None) == (shipped.defaware[t.name] is None), t.name
+
+
 async def test_same_seed_same_searches_independent_of_other_theorems_and_monotone(
         lean_pool: ProofEnv, eval_model: Path, tmp_path: Path) -> None:
     from burnqed_core.policy.local import LocalPolicy
