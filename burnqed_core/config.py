@@ -170,6 +170,8 @@ class SearchConfig(Section):
     timeout_s: float = 120.0
     temperature: float = 0.8
     noise_temperature: float = 1.2
+    noisy_pass: bool = Field(True, description="iteration 0 searches its selection a second time at "
+                             "noise_temperature (more diverse data for the first EBM and SFT)")
     ebm_temperature: float = 1.0
     ebm_num_candidates: int = 8
     alpha: float = 1.0
@@ -332,6 +334,8 @@ class EvalConfig(Section):
     regression_pp: float = Field(2.0, ge=0, description="go/no-go: a drop in solve rate (percentage points) "
                                  "beyond this at any budget or on the hard split is a regression")
     ebm_min_gain_pp: float = Field(0.0, ge=0, description="go/no-go: the EBM must add more than this (pp)")
+    ebm_ablation: bool = Field(True, description="with an EBM, also run the eval without it (the ablation the "
+                               "go/no-go's EBM gate reads; off: that gate is not applied and the report says so)")
 
     @field_validator("budgets")
     @classmethod

@@ -67,6 +67,8 @@ def format_table(s: EvalSummary) -> str:
         cells = ", ".join(f"{b.budget}: {_pct(b.all.rate)} -> {_pct(s.rate_at(b.budget) or 0.0)}" for b in w.budgets)
         lines.append(f"EBM ablation (without -> with): {cells}; beyond automation {w.beyond_count} -> "
                      f"{s.beyond_count}")
+    elif s.ebm:
+        lines.append("EBM ablation: not run (eval.ebm_ablation off): the EBM's own effect is not measured here")
     if s.unmeasured:
         lines.append(f"({s.unmeasured} theorems have no baseline measurement)")
     notes = []

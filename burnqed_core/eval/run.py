@@ -150,12 +150,12 @@ def rows_of(out: Path, *, iteration: int, benchmark: str, budget: int, attempt: 
 def variants(profile: Profile, ebm: str | Path | None) -> list[tuple[str, bool]]:
     """The (ebm, automation) variants an eval runs: the main one (with the EBM
     when given, with automation when ``search.automation.enabled``), the EBM
-    ablation (the same without the EBM) and the policy alone (the main one
-    without automation)."""
+    ablation (the same without the EBM; unless ``eval.ebm_ablation`` is off)
+    and the policy alone (the main one without automation)."""
     auto = profile.search.automation.enabled
     main = (str(ebm) if ebm else "", auto)
     out = [main]
-    if ebm:
+    if ebm and profile.eval.ebm_ablation:
         out.append(("", auto))
     if auto:
         out.append((main[0], False))

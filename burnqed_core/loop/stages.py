@@ -465,7 +465,7 @@ async def trajectories(
         assert ebm_dir is not None
         scorer = load_energy_scorer(ebm_dir, policy)
     runs = [("search", None)]
-    if iteration == 0:
+    if iteration == 0 and profile.search.noisy_pass:
         runs.append(("noisy", profile.search.noise_temperature))
     lines, metrics = [], {}
     for name, temperature in runs:

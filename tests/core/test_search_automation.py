@@ -213,13 +213,19 @@ def test_summary_report_and_verdict_show_both_variants(tmp_path: Path) -> None:
 
 
 def test_eval_variants_follow_the_profile() -> None:
-    on = load_profile("tiny", overrides={"search.automation.enabled": True})
-    off = load_profile("tiny", overrides={"search.automation.enabled": False})
+    on = load_profile("tiny", overrides={"search.automation.enabled": True, "eval.ebm_ablation": True})
+    off = load_profile("tiny", overrides={"search.automation.enabled": False, "eval.ebm_ablation": True})
     assert variants(on, None) == [("", True), ("", False)]
     assert variants(on, "E") == [("E", True), ("", True), ("E", False)]
     assert variants(off, None) == [("", False)] and variants(off, "E") == [("E", False), ("", False)]
     rows = [row("a", True, True), row("a", True, False), row("a", True, True, "old-ebm")]
     assert len(variant_rows(rows, on, None)) == 2 and len(variant_rows(rows, off, None)) == 1
+    # without the ablation: no run without the EBM, and the report says the EBM's effect is not measured
+    no_abl = load_profile("tiny", overrides={"search.automation.enabled": True, "eval.ebm_ablation": False})
+    assert variants(no_abl, "E") == [("E", True), ("E", False)] and variants(no_abl, None) == [("", True), ("", False)]
+    e_rows = [row(n, n == "a", a, "E") for n in "ab" for a in (True, False)] + [row("a", True, True)]
+    s = summarize_variants(variant_rows(e_rows, no_abl, "E"), None, iteration=1, benchmark="b", budgets=[24])
+    assert s.ebm == "E" and s.without_ebm is None and "EBM ablation: not run" in format_table(s)
 
 
 async def test_partial_automation_below_the_root_is_dropped_unless_it_closes_a_goal() -> None:

@@ -66,6 +66,7 @@ def _profile(tmp: Path, name: str) -> Path:
         "data.benchmark": str(tmp / "data" / "benchmark.jsonl"), "data.search_theorems": len(CORPUS),
         "pipeline.shard_size": SHARD, "search.concurrency": 3, "search.frontier_batch": 6, "search.flush_every": 1,
         "search.max_depth": 6, "search.temperature": 1.0, "policy.max_new_tokens": 12,
+        "search.noisy_pass": True,
     })
 
 
