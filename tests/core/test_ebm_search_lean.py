@@ -34,7 +34,8 @@ async def test_ebm_guided_search_on_lean(lean_pool: object, search_model: Path, 
         "search.max_nodes": 12, "search.max_depth": 4, "search.collect_candidates": 4, "search.concurrency": 4,
         "search.timeout_s": 120, "ebm.steps": 40, "ebm.hidden_dims": [32, 16], "ebm.batch_size": 16,
         "ebm.eval_every": 20, "ebm.save_every": 20, "policy.max_new_tokens": 12,
-        "search.automation.enabled": False, "search.temperature": 0.8, "search.ebm_temperature": 1.0})
+        "search.automation.enabled": False, "search.temperature": 0.8, "search.ebm_temperature": 1.0,
+        "search.noisy_pass": True})
     policy = LocalPolicy(model, batch_size=64, max_new_tokens=12, seed=0)
     it0 = tmp_path / "iter_0"
     res0 = await stages.trajectories(profile, 0, policy, lean_pool, THEOREMS, it0 / "trajectories", model)  # type: ignore[arg-type]
