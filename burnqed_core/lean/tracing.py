@@ -120,7 +120,7 @@ async def _trace_from_checks(env: ProofEnv, theorems: Sequence[Theorem], source:
     for t, c in await asyncio.gather(*(one(t) for t in theorems)):
         if not c.ok or c.states is None or len(c.states) != len(t.proof):
             continue
-        texts = ["\n\n".join(g) for g in c.states] + [""]
+        texts = [GoalState(theorem=t, goals=g).text for g in c.states] + [""]  # as the search renders a state
         out[t.name] = [TacticPair(theorem=t.name, state_before=texts[k], tactic=tac, state_after=texts[k + 1],
                                   depth=k, source=t.source or source) for k, tac in enumerate(t.proof)]
     bar.close()
