@@ -258,6 +258,9 @@ class DataConfig(Section):
         0.0, ge=0, lt=1, description="share of the corpus theorems that no single automation tactic closes whose "
         "known proofs are never trained on (drawn once, with the validation split, by theorem name): exercises "
         "the loop must prove by search, searched before the others; their traced pairs only check the corpus")
+    withhold_families: list[str] = Field(
+        default_factory=list, description="corpus families whose known proofs are never trained on (outside the "
+        "validation split): exercises the loop must prove by search, searched before the others, e.g. [lsum]")
     alpha_copies: int = Field(0, ge=0, description="alpha-renamed copies of each training pair (hypothesis names "
                               "changed consistently, burnqed_core.data.alpha_rename): teaches a small model to "
                               "copy names from the goal; validation pairs are never renamed")

@@ -229,14 +229,17 @@ class TheoremSplit(BaseModel):
 
 
 def split_theorems(names: Iterable[str], seed: int, val_fraction: float, *, withhold_from: Collection[str] = (),
-                   withhold_fraction: float = 0.0) -> TheoremSplit:
+                   withhold_fraction: float = 0.0, withhold: Collection[str] = ()) -> TheoremSplit:
     """Split theorem ``names`` once (`assign_split`): the split every stage of the loop uses. With
     ``withhold_fraction``, that share of the non-validation theorems among ``withhold_from`` (by a hash of the
-    name, `is_val_theorem` with the seed + 1) is withheld: neither trained on nor validated on."""
+    name, `is_val_theorem` with the seed + 1) is withheld: neither trained on nor validated on. The
+    non-validation theorems among ``withhold`` are withheld whatever the fraction (whole families of
+    exercises, ``data.withhold_families``)."""
     uniq = sorted(set(names))
     val = assign_split(uniq, seed, val_fraction) if val_fraction > 0 else set()
     candidates = set(withhold_from) & set(uniq)
     withheld = {n for n in candidates - val if is_val_theorem(n, seed + 1, withhold_fraction)}
+    withheld |= (set(withhold) & set(uniq)) - val
     return TheoremSplit(seed=seed, val_fraction=val_fraction,
                         train=[n for n in uniq if n not in val and n not in withheld], val=sorted(val),
                         withheld=sorted(withheld), withhold_fraction=withhold_fraction)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from burnqed_core.config import Profile
-from burnqed_core.errors import DataError
+from burnqed_core.errors import DataError, ProfileError
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.record_io import atomic_write_text, read_parquet, write_parquet
 from burnqed_core.records import TacticPair, Theorem, TrajectoryRecord
@@ -108,7 +108,7 @@ def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
     closes them, by the corpus's automation map, and their proofs have two steps or more) is withheld: search-only
     exercises whose proofs the loop must find."""
     from burnqed_core.data.pairs import pairs_frame, proof_lengths, split_theorems
-    from burnqed_core.data.theorems import automation_map
+    from burnqed_core.data.theorems import automation_map, load_theorems
 
     d = profile.data
     candidates: set[str] = set()
@@ -116,8 +116,14 @@ def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
         hard = {k for k, v in (automation_map(d.corpus) or {}).items() if v is None}
         lengths = proof_lengths(pairs_frame(pairs))
         candidates = {t for t in hard if lengths.get(t, 0) >= 2}
+    families: set[str] = set()
+    if d.withhold_families:
+        wanted = set(d.withhold_families)
+        families = {t.name for t in load_theorems(d.corpus) if t.family in wanted}
+        if not families:
+            raise ProfileError(f"data.withhold_families {sorted(wanted)}: no theorem of {d.corpus} is in them")
     return split_theorems((p.theorem for p in pairs), d.seed, d.val_fraction, withhold_from=candidates,
-                          withhold_fraction=d.withhold_fraction)
+                          withhold_fraction=d.withhold_fraction, withhold=families)
 
 
 def read_base_split(model_dir: Path) -> TheoremSplit:
