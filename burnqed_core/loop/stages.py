@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from burnqed_core.config import Profile
-from burnqed_core.errors import DataError, ProfileError
+from burnqed_core.errors import DataError
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.record_io import atomic_write_text, read_parquet, write_parquet
 from burnqed_core.records import TacticPair, Theorem, TrajectoryRecord
@@ -120,8 +120,9 @@ def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
     if d.withhold_families:
         wanted = set(d.withhold_families)
         families = {t.name for t in load_theorems(d.corpus) if t.family in wanted}
-        if not families:
-            raise ProfileError(f"data.withhold_families {sorted(wanted)}: no theorem of {d.corpus} is in them")
+        if not families:  # another corpus than the one the profile was written for: say so, withhold nothing
+            log.warning("data.withhold_families %s: no theorem of %s is in them; nothing is withheld",
+                           sorted(wanted), d.corpus)
     return split_theorems((p.theorem for p in pairs), d.seed, d.val_fraction, withhold_from=candidates,
                           withhold_fraction=d.withhold_fraction, withhold=families)
 

@@ -232,3 +232,16 @@ def test_withheld_theorems_are_neither_trained_nor_validated(tmp_path: Path) -> 
     assert split_theorems(names, seed=3, val_fraction=0.2, withhold_from=candidates).withheld == []
     with pytest.raises(ValueError, match="withheld theorem is also"):
         type(split)(seed=3, val_fraction=0.2, train=names[:2], val=[], withheld=names[1:3])
+
+
+def test_named_theorems_are_withheld_whatever_the_fraction() -> None:
+    """``withhold`` (whole families of exercises) withholds every named theorem outside validation, with no
+    fraction; the validation side does not move and names not among the pairs are ignored."""
+    pairs = make_pairs(60)
+    names = sorted({p.theorem for p in pairs})
+    plain = split_theorems(names, seed=4, val_fraction=0.2)
+    family = names[10:30]
+    split = split_theorems(names, seed=4, val_fraction=0.2, withhold=[*family, "not_a_theorem"])
+    assert set(split.withheld) == set(family) - set(plain.val)
+    assert split.val == plain.val and set(split.train) == set(plain.train) - set(family)
+    assert {p.theorem for p in split.trainable(pairs)}.isdisjoint(split.withheld)

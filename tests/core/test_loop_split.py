@@ -128,3 +128,25 @@ def _other_benchmark(tmp_path: Path) -> Path:
     path.parent.mkdir()
     write_jsonl([Theorem(name="other", statement=": 1 = 1", proof=["rfl"], split="benchmark")], path)
     return path
+
+
+def test_withheld_families_of_the_bundled_corpus(caplog: pytest.LogCaptureFixture) -> None:
+    """``data.withhold_families: [lsum]`` (both CPU profiles) withholds the bundled exercise family outside
+    validation and nothing else; with a corpus that lacks the family (a user's own, under the tiny profile)
+    nothing is withheld and the log says why."""
+    from burnqed_core.data.theorems import load_theorems
+
+    corpus = load_theorems("bundled:corpus")
+    lsum = {t.name for t in corpus if t.family == "lsum"}
+    assert len(lsum) >= 10
+    pairs = [TacticPair(theorem=t.name, state_before="⊢ x", tactic=t.proof[0], state_after="", depth=0)
+             for t in corpus if t.proof]
+    for name in ("tiny", "small"):
+        profile = load_profile(name, environ={})
+        assert profile.data.withhold_families == ["lsum"]
+        split = stages.base_split(profile, pairs)
+        assert set(split.withheld) == lsum - set(split.val) and len(split.withheld) >= len(lsum) - 3
+    bad = load_profile("tiny", environ={}, overrides={"data.withhold_families": ["no_such_family"]})
+    with caplog.at_level("WARNING"):
+        assert stages.base_split(bad, pairs).withheld == []
+    assert "no_such_family" in caplog.text and "nothing is withheld" in caplog.text
