@@ -174,7 +174,7 @@ def pretrain_base(
     device = resolve_device(cfg.device)
     fmt = PromptFormat(local_names=cfg.local_names)
     texts = ["".join(fmt.example(p.state_before, p.tactic)) for p in pairs]
-    tokenizer = train_tokenizer(texts, tiny.vocab_size, seed=cfg.seed)
+    tokenizer = train_tokenizer(texts, tiny.vocab_size, seed=cfg.seed, split_digits=tiny.split_digits)
     max_len = min(cfg.max_seq_len, tiny.max_position_embeddings)
     items = [(p.state_before, p.tactic) for p in pairs]
     train_ex, skipped = encode_pairs(tokenizer, items, max_len, completion_only=False, fmt=fmt)

@@ -29,13 +29,16 @@ def train_tokenizer(
     vocab_size: int,
     out_dir: str | Path | None = None,
     seed: int = 0,
+    split_digits: bool = False,
 ):  # -> transformers.PreTrainedTokenizerFast (imported lazily: keeps `burnqed --help` fast)
     """Train a byte-level BPE tokenizer on ``texts``; save it to ``out_dir`` if given.
 
     The vocabulary may come out smaller than ``vocab_size`` when the corpus has
     fewer merges to learn. BPE training is deterministic for a given text
     order; ``seed`` is kept in the saved config (``burnqed_seed``) so that a
-    model directory records how it was built.
+    model directory records how it was built. ``split_digits``: every digit is
+    a token of its own (`TinyModelConfig.split_digits`), so numbers are copied
+    digit by digit.
     """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
@@ -47,7 +50,9 @@ def train_tokenizer(
         raise DataError(f"vocab_size {vocab_size} is below the 256 bytes + {len(SPECIAL_TOKENS)} special tokens")
 
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.pre_tokenizer = (pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+                         if split_digits else byte_level)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
