@@ -138,6 +138,15 @@ def read_base_split(model_dir: Path) -> TheoremSplit:
                         "pre-training)") from None
 
 
+def search_withheld(profile: Profile, model_dir: Path) -> list[str]:
+    """The withheld exercises of the base split (``data.withhold_fraction`` or ``data.withhold_families``),
+    which the search selection draws first; none when the profile withholds nothing."""
+    d = profile.data
+    if not (d.withhold_fraction or d.withhold_families):
+        return []
+    return read_base_split(model_dir).withheld
+
+
 PAIRS_FILE = "pairs.parquet"
 BASE_MODEL_FILE = "base_model.json"
 SPLIT_FILE = "split.json"

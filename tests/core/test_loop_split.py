@@ -118,6 +118,14 @@ def test_withheld_exercises_are_never_trained_on(tmp_path: Path) -> None:
         _other_benchmark(tmp_path))})})
     sel = search_selection(profile, 0, [], withheld=split.withheld)
     assert {t.name for t in sel.theorems} <= withheld and sel.stats.preferred == 6
+    # what the trajectories asset passes: the saved split's exercises, with either setting, else none
+    assert stages.search_withheld(profile, model) == split.withheld
+    by_family = profile.model_copy(update={"data": profile.data.model_copy(update={
+        "withhold_fraction": 0.0, "withhold_families": ["f"]})})
+    assert stages.search_withheld(by_family, model) == split.withheld
+    plain = profile.model_copy(update={"data": profile.data.model_copy(update={"withhold_fraction": 0.0,
+                                                                                    "withhold_families": []})})
+    assert stages.search_withheld(plain, model) == []
 
 
 def _other_benchmark(tmp_path: Path) -> Path:

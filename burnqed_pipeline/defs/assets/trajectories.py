@@ -59,9 +59,7 @@ _DEPS = ["merged_model", *(["ebm"] if EBM_WIRED else [])]
 def split_trajectories(context: dg.OpExecutionContext, profile: ProfileResource):
     """The theorems of iteration N (not searched by iterations < N) cut into ``pipeline.shard_size`` shards."""
     x = _inputs(context, profile)
-    d = x.st.profile.data
-    withheld = stages.read_base_split(x.st.layout.model).withheld if d.withhold_fraction or d.withhold_families \
-        else []
+    withheld = stages.search_withheld(x.st.profile, x.st.layout.model)
     sel = search_selection(x.st.profile, x.n, trajectory_dirs(x.earlier), withheld)
     specs, saved = shards.plan("trajectories", x.n, x.it.trajectories, x.fp, sel.theorems,
                                x.st.profile.pipeline.shard_size,
