@@ -208,7 +208,7 @@ class TinyModelConfig(Section):
     pretrain_steps: int = 600
     pretrain_lr: float = 1e-3
     pretrain_batch_size: int = 32
-    split_digits: bool = Field(True, description="the tokenizer keeps every digit a token of its own, so that "
+    split_digits: bool = Field(False, description="the tokenizer keeps every digit a token of its own, so that "
                                "copying a number from the goal (a witness, a bound) is copying digits the model "
                                "has seen everywhere, not one learned token per number")
 

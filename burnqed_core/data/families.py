@@ -538,18 +538,7 @@ def value : Sig → Int
 def steps : Sig → Nat
   | .base => 0
   | .inc s => steps s + 1
-  | .dec s => steps s + 1
-
-def thin : Sig → Sig
-  | .dec (.dec s) => thin s
-  | .dec s => .dec (thin s)
-  | .inc s => .inc (thin s)
-  | .base => .base
-
-def sign : Sig → Bool
-  | .base => true
-  | .dec s => !sign s
-  | .inc s => sign s"""
+  | .dec s => steps s + 1"""
 
 
 def _pairwise_rec(rng: random.Random) -> list[Instance]:
@@ -598,10 +587,6 @@ def _pairwise_rec(rng: random.Random) -> list[Instance]:
                  ("fun_induction cancel s", "all_goals simp_all [cancel, value]"), pre),
         Instance("cancel_steps", "(s : Sig) : steps (cancel s) ≤ steps s",
                  ("fun_induction cancel s", "all_goals simp_all [cancel, steps]", "all_goals omega"), pre),
-        Instance("thin_sign", "(s : Sig) : sign (thin s) = sign s",
-                 ("fun_induction thin s", "all_goals simp_all [thin, sign]"), pre),
-        Instance("thin_steps", "(s : Sig) : steps (thin s) ≤ steps s",
-                 ("fun_induction thin s", "all_goals simp_all [thin, steps]", "all_goals omega"), pre),
     ]
     for k in _pick(rng, list(range(1, 10)), 3):
         out.append(Instance(f"diff_add_{k}", f"(n : Nat) : diff n (n + {k}) = {k}",
@@ -639,29 +624,6 @@ def _list_witnesses(rng: random.Random) -> list[Instance]:
     for s in _pick(rng, list(range(3, 40)), 3):
         out.append(Instance(f"nonempty_{s}", f": ∃ xs : List Nat, xs ≠ [] ∧ xs.sum = {s}",
                             (f"refine ⟨[{s}], ?_, ?_⟩", "simp", "rfl")))
-    for n, s in _pick(rng, [(n, s) for n in range(2, 7) for s in range(3, 40)], 4):
-        # a generic witness from the goal's two numbers: the sum first, then zeros up to the length
-        out.append(Instance(f"fill_{n}_{s}", f": ∃ xs : List Nat, xs.length = {n} ∧ xs.sum = {s} ∧ xs.head? = some {s}",
-                            (f"refine ⟨{s} :: List.replicate ({n} - 1) 0, ?_, ?_, ?_⟩", "rfl", "rfl", "rfl")))
-    return _distinct(out)
-
-
-def _list_sum_exercises(rng: random.Random) -> list[Instance]:
-    """Existential lists with a given length and sum plus one more condition, in several shapes. Profiles
-    withhold this family's proofs (``data.withhold_families``): the loop must find them by search, with the
-    witness recipe of `_list_witnesses` (``s :: List.replicate (n - 1) 0``)."""
-    out = []
-    grid = [(n, s) for n in range(2, 7) for s in range(3, 40)]
-    for i, (n, s) in enumerate(_pick(rng, grid, 12)):
-        shape = i % 3
-        if shape == 0:
-            st = f": ∃ xs : List Nat, xs.sum = {s} ∧ xs.length = {n} ∧ {s} ∈ xs"
-        elif shape == 1:
-            st = f": ∃ xs : List Nat, xs.length = {n} ∧ xs.sum = {s} ∧ 0 ∈ xs"
-        else:
-            st = f": ∃ xs : List Nat, xs.length = {n} ∧ {s} ≤ xs.sum ∧ xs.head? = some {s}"
-        out.append(Instance(f"s{shape}_{n}_{s}", st,
-                            (f"refine ⟨{s} :: List.replicate ({n} - 1) 0, ?_, ?_, ?_⟩", "all_goals simp")))
     return _distinct(out)
 
 
@@ -1118,8 +1080,6 @@ FAMILIES: tuple[Family, ...] = (
     Family("pair", "train", True, "two-argument and two-step recursions: fun_induction, induction ... generalizing",
            _pairwise_rec),
     Family("lwit", "train", True, "existential list witnesses built from the goal's numbers", _list_witnesses),
-    Family("lsum", "train", True, "list length and sum with a third condition (exercises: proofs withheld)",
-           _list_sum_exercises),
     Family("onat", "train", False, "linear Nat arithmetic under hypotheses (omega)", _omega_nat),
     Family("oint", "train", False, "linear Int arithmetic (omega)", _omega_int),
     Family("prop", "train", False, "propositional logic (intro/constructor/cases/exact)", _prop_logic),

@@ -138,23 +138,27 @@ def _other_benchmark(tmp_path: Path) -> Path:
     return path
 
 
-def test_withheld_families_of_the_bundled_corpus(caplog: pytest.LogCaptureFixture) -> None:
-    """``data.withhold_families: [lsum]`` (both CPU profiles) withholds the bundled exercise family outside
-    validation and nothing else; with a corpus that lacks the family (a user's own, under the tiny profile)
-    nothing is withheld and the log says why."""
-    from burnqed_core.data.theorems import load_theorems
+def test_withheld_families(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """``data.withhold_families`` withholds every theorem of those families outside validation and nothing
+    else, whatever ``withhold_fraction``; with a corpus that lacks the family (a user's own under a profile
+    written for another) nothing is withheld and the log says why."""
+    from burnqed_core.record_io import write_jsonl
+    from burnqed_core.records import Theorem
 
-    corpus = load_theorems("bundled:corpus")
-    lsum = {t.name for t in corpus if t.family == "lsum"}
-    assert len(lsum) >= 10
-    pairs = [TacticPair(theorem=t.name, state_before="⊢ x", tactic=t.proof[0], state_after="", depth=0)
-             for t in corpus if t.proof]
-    for name in ("tiny", "small"):
-        profile = load_profile(name, environ={})
-        assert profile.data.withhold_families == ["lsum"]
-        split = stages.base_split(profile, pairs)
-        assert set(split.withheld) == lsum - set(split.val) and len(split.withheld) >= len(lsum) - 3
-    bad = load_profile("tiny", environ={}, overrides={"data.withhold_families": ["no_such_family"]})
+    names = [f"{fam}_{i}" for fam in ("ex", "other") for i in range(20)]
+    corpus = tmp_path / "corpus.jsonl"
+    write_jsonl([Theorem(name=n, statement=f": {i} = {i}", proof=["rfl", "rfl"], family=n.split("_")[0])
+                 for i, n in enumerate(names)], corpus)
+    pairs = [TacticPair(theorem=n, state_before="⊢ x", tactic="rfl", state_after="", depth=0) for n in names]
+    profile = load_profile("tiny", environ={}, overrides={"data.corpus": str(corpus), "data.val_fraction": 0.2,
+                                                          "data.withhold_families": ["ex"]})
+    split = stages.base_split(profile, pairs)
+    ex = {n for n in names if n.startswith("ex_")}
+    assert set(split.withheld) == ex - set(split.val) and len(split.withheld) >= 10
+    assert split.val == stages.base_split(load_profile("tiny", environ={}, overrides={
+        "data.corpus": str(corpus), "data.val_fraction": 0.2}), pairs).val
+    bad = load_profile("tiny", environ={}, overrides={"data.corpus": str(corpus),
+                                                      "data.withhold_families": ["no_such_family"]})
     with caplog.at_level("WARNING"):
         assert stages.base_split(bad, pairs).withheld == []
     assert "no_such_family" in caplog.text and "nothing is withheld" in caplog.text

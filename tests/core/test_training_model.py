@@ -81,4 +81,4 @@ def test_split_digits_keeps_every_digit_a_token(tmp_path: Path) -> None:
         assert not [p for p in pieces if sum(c.isdigit() for c in p) > 1]
         assert tok.decode(tok(line)["input_ids"], skip_special_tokens=True) == line
     assert any(sum(c.isdigit() for c in merged.decode([i])) > 1 for i in merged(line)["input_ids"])
-    assert TinyModelConfig().split_digits
+    assert not TinyModelConfig().split_digits  # measured no better on the witness families (issue 21)
