@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
+from burnqed_core.lean.checker import reads_goals
 from burnqed_core.lean.types import CheckResult, GoalState, ProofEnv, Status
 from burnqed_core.records import TacticPair, Theorem
 
@@ -89,7 +90,7 @@ async def trace_theorems(env: ProofEnv, theorems: Sequence[Theorem], recheck: bo
     with_proof = [t for t in theorems if t.proof]
     report = TraceReport(theorems=len(theorems), without_proof=len(theorems) - len(with_proof))
     fast: dict[str, list[TacticPair]] = {}
-    if recheck and with_proof and getattr(env, "reads_goals", False):
+    if recheck and with_proof and reads_goals(env):
         fast = await _trace_from_checks(env, with_proof, source, progress)
         report.replayed = report.rechecked = report.one_pass = len(fast)
     rest = [t for t in with_proof if t.name not in fast]

@@ -122,7 +122,7 @@ def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
         families = {t.name for t in load_theorems(d.corpus) if t.family in wanted}
         if not families:  # another corpus than the one the profile was written for: say so, withhold nothing
             log.warning("data.withhold_families %s: no theorem of %s is in them; nothing is withheld",
-                           sorted(wanted), d.corpus)
+                        sorted(wanted), d.corpus)
     return split_theorems((p.theorem for p in pairs), d.seed, d.val_fraction, withhold_from=candidates,
                           withhold_fraction=d.withhold_fraction, withhold=families)
 
