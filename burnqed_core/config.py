@@ -220,6 +220,10 @@ class TrainingConfig(Section):
         "as_printed", description="the goal's local names in the prompt: as Lean printed them, or renamed "
         "v1, v2, ... in order of appearance (tactics mapped back; `burnqed_core.policy.local_names`). Used for a "
         "base model that records no format; the trained model records it (burnqed_prompt.json)")
+    numerals: Literal["as_printed", "canonical"] = Field(
+        "as_printed", description="the goal's numerals (2 and above) in the prompt: as Lean printed them, or as "
+        "placeholders k1, k2, ... in order of appearance, which a tactic uses and which are mapped back "
+        "(`burnqed_core.policy.numerals`). Recorded in the trained model like local_names")
     lora: LoraConfig = Field(default_factory=LoraConfig)
     qlora: bool = False
     lr: float = 2e-4

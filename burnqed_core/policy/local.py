@@ -282,7 +282,7 @@ class LocalPolicy:
             return []
         shown = [self.prompt_format.prompt(s) for s in states]
         result = self._sample_prompts([self._encode_text(p) for p, _ in shown], n, temperature, max_new_tokens, seeds)
-        if self.prompt_format.local_names == "as_printed":
+        if self.prompt_format.plain:
             return result
         return [[dataclasses.replace(x, tactic=self.prompt_format.restore(x.tactic, back)) for x in per]
                 for per, (_, back) in zip(result, shown, strict=True)]

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from burnqed_core.policy.local_names import LocalNames, canonicalize, canonicalize_pair, restore
+from burnqed_core.policy.numerals import Numerals, canonicalize_numerals, canonicalize_numerals_pair
 
 PROMPT_VERSION = "deepseek-tactic-comment-v1"
 INSTRUCTION = "Complete the following Lean 4 code:\n\n"
@@ -77,23 +78,34 @@ PROMPT_FILE = "burnqed_prompt.json"
 
 class PromptFormat(BaseModel):
     """How states are shown to one model: the prompt above, with the goal's local names as Lean printed
-    them or made canonical (`burnqed_core.policy.local_names`). A model is trained and prompted with ONE
-    format: training writes it into the model directory (`PROMPT_FILE`), every policy reads it from
-    there, and records that depend on the text (EBM embeddings, run records) carry its `version`."""
+    them or made canonical (`burnqed_core.policy.local_names`), and its numerals as printed or as
+    placeholders (`burnqed_core.policy.numerals`). A model is trained and prompted with ONE format:
+    training writes it into the model directory (`PROMPT_FILE`), every policy reads it from there, and
+    records that depend on the text (EBM embeddings, run records) carry its `version`."""
 
     model_config = ConfigDict(frozen=True)
     local_names: LocalNames = "as_printed"
+    numerals: Numerals = "as_printed"
+
+    @property
+    def plain(self) -> bool:
+        """True when the prompt shows the state as printed (nothing to map back in a tactic)."""
+        return self.local_names == "as_printed" and self.numerals == "as_printed"
 
     @property
     def version(self) -> str:
-        return PROMPT_VERSION if self.local_names == "as_printed" else f"{PROMPT_VERSION}+canonical-names"
+        v = PROMPT_VERSION if self.local_names == "as_printed" else f"{PROMPT_VERSION}+canonical-names"
+        return v if self.numerals == "as_printed" else f"{v}+canonical-numerals"
 
     def prompt(self, state: str) -> tuple[str, dict[str, str]]:
         """(the prompt for a state, the mapping that `restore` needs for its tactics)."""
-        if self.local_names == "as_printed":
-            return format_prompt(state), {}
-        shown, back = canonicalize(state)
-        return format_prompt(shown), back
+        back: dict[str, str] = {}
+        if self.local_names == "canonical":
+            state, back = canonicalize(state)
+        if self.numerals == "canonical":
+            state, lits = canonicalize_numerals(state)   # placeholders are fresh in the renamed state
+            back = {**back, **lits}
+        return format_prompt(state), back
 
     def prompt_text(self, state: str) -> str:
         return self.prompt(state)[0]
@@ -102,11 +114,13 @@ class PromptFormat(BaseModel):
         """(prompt, completion) of a training example."""
         if self.local_names == "canonical":
             state, tactic = canonicalize_pair(state, tactic)
+        if self.numerals == "canonical":
+            state, tactic = canonicalize_numerals_pair(state, tactic)
         return format_example(state, tactic)
 
     @staticmethod
     def restore(tactic: str, back: Mapping[str, str]) -> str:
-        """A generated tactic in the goal's own names."""
+        """A generated tactic in the goal's own names and numerals."""
         return restore(tactic, back)
 
     def save(self, model_dir: str | Path) -> None:

@@ -411,7 +411,7 @@ class SglangPolicy:
             out = await self._generate_native(prompts, samples, temperature, max_new)
         else:
             out = await self._generate_replicated(prompts, samples, temperature, max_new, seeds)
-        if fmt.local_names != "as_printed":
+        if not fmt.plain:
             out = [[c.model_copy(update={"tactic": fmt.restore(c.tactic, back)}) for c in per]
                    for per, (_, back) in zip(out, shown, strict=True)]
         return [per * n for per in out] if greedy else out

@@ -218,7 +218,7 @@ def train_joint(
     tokenizer = AutoTokenizer.from_pretrained(base)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    fmt = PromptFormat.of_model(base, default=PromptFormat(local_names=cfg.local_names))
+    fmt = PromptFormat.of_model(base, default=PromptFormat(local_names=cfg.local_names, numerals=cfg.numerals))
     train_ex, _ = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in train_pairs), cfg.max_seq_len,
                                fmt=fmt)
     val_ex, _ = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in val_pairs), cfg.max_seq_len, fmt=fmt)

@@ -627,7 +627,7 @@ def train_sft(
     tokenizer = AutoTokenizer.from_pretrained(base)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    fmt = PromptFormat.of_model(base, default=PromptFormat(local_names=cfg.local_names))
+    fmt = PromptFormat.of_model(base, default=PromptFormat(local_names=cfg.local_names, numerals=cfg.numerals))
     train_ex, skipped = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in train), cfg.max_seq_len,
                                      fmt=fmt)
     val_ex, _ = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in val), cfg.max_seq_len, fmt=fmt)

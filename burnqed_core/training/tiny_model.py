@@ -172,7 +172,7 @@ def pretrain_base(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     device = resolve_device(cfg.device)
-    fmt = PromptFormat(local_names=cfg.local_names)
+    fmt = PromptFormat(local_names=cfg.local_names, numerals=cfg.numerals)
     texts = ["".join(fmt.example(p.state_before, p.tactic)) for p in pairs]
     tokenizer = train_tokenizer(texts, tiny.vocab_size, seed=cfg.seed, split_digits=tiny.split_digits)
     max_len = min(cfg.max_seq_len, tiny.max_position_embeddings)
