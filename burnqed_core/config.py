@@ -268,6 +268,9 @@ class DataConfig(Section):
     withhold_families: list[str] = Field(
         default_factory=list, description="corpus families whose known proofs are never trained on (outside the "
         "validation split): exercises the loop must prove by search, searched before the others, e.g. [lsum]")
+    exclude_families: list[str] = Field(
+        default_factory=list, description="corpus families this profile leaves out entirely (never traced, trained "
+        "on or searched), e.g. the tiny profile's [lfill, lsum]")
     alpha_copies: int = Field(0, ge=0, description="alpha-renamed copies of each training pair (hypothesis names "
                               "changed consistently, burnqed_core.data.alpha_rename): teaches a small model to "
                               "copy names from the goal; validation pairs are never renamed")

@@ -627,6 +627,35 @@ def _list_witnesses(rng: random.Random) -> list[Instance]:
     return _distinct(out)
 
 
+def _list_fill(rng: random.Random) -> list[Instance]:
+    """A list with a given length ``n``, sum ``s`` and head ``s``: the generic witness built from the goal's
+    two numbers, ``s :: List.replicate (n - 1) 0`` (the sum first, then zeros up to the length)."""
+    out = []
+    for n, s in _pick(rng, [(n, s) for n in range(2, 7) for s in range(3, 40)], 4):
+        out.append(Instance(f"{n}_{s}", f": ∃ xs : List Nat, xs.length = {n} ∧ xs.sum = {s} ∧ xs.head? = some {s}",
+                            (f"refine ⟨{s} :: List.replicate ({n} - 1) 0, ?_, ?_, ?_⟩", "rfl", "rfl", "rfl")))
+    return _distinct(out)
+
+
+def _list_sum_exercises(rng: random.Random) -> list[Instance]:
+    """Existential lists with a given length and sum plus one more condition, in several shapes. Profiles
+    withhold this family's proofs (``data.withhold_families``): the loop must find them by search, with the
+    witness recipe of `_list_fill` (``s :: List.replicate (n - 1) 0``)."""
+    out = []
+    grid = [(n, s) for n in range(2, 7) for s in range(3, 40)]
+    for i, (n, s) in enumerate(_pick(rng, grid, 12)):
+        shape = i % 3
+        if shape == 0:
+            st = f": ∃ xs : List Nat, xs.sum = {s} ∧ xs.length = {n} ∧ {s} ∈ xs"
+        elif shape == 1:
+            st = f": ∃ xs : List Nat, xs.length = {n} ∧ xs.sum = {s} ∧ 0 ∈ xs"
+        else:
+            st = f": ∃ xs : List Nat, xs.length = {n} ∧ {s} ≤ xs.sum ∧ xs.head? = some {s}"
+        out.append(Instance(f"s{shape}_{n}_{s}", st,
+                            (f"refine ⟨{s} :: List.replicate ({n} - 1) 0, ?_, ?_, ?_⟩", "all_goals simp")))
+    return _distinct(out)
+
+
 # ---------------------------------------------------------------------------
 # Corpus (train) families: easy
 # ---------------------------------------------------------------------------
@@ -1080,6 +1109,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("pair", "train", True, "two-argument and two-step recursions: fun_induction, induction ... generalizing",
            _pairwise_rec),
     Family("lwit", "train", True, "existential list witnesses built from the goal's numbers", _list_witnesses),
+    Family("lfill", "train", True, "a list of given length, sum and head: the witness s :: List.replicate (n - 1) 0",
+           _list_fill),
+    Family("lsum", "train", True, "list length and sum with a third condition (exercises: proofs withheld)",
+           _list_sum_exercises),
     Family("onat", "train", False, "linear Nat arithmetic under hypotheses (omega)", _omega_nat),
     Family("oint", "train", False, "linear Int arithmetic (omega)", _omega_int),
     Family("prop", "train", False, "propositional logic (intro/constructor/cases/exact)", _prop_logic),

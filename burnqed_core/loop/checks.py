@@ -39,13 +39,13 @@ def _missing(check: str, what: str) -> CheckVerdict:
 
 def _source_theorems(profile: Profile) -> tuple[list[Theorem], str]:
     """The corpus's theorem statements (the pairs' sources), when the corpus is a theorem set."""
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.loop.stages import corpus_theorems
 
     d = profile.data
     if d.trace_repo:
         return [], f"corpus traced from {d.trace_repo}: no statements to compare"
     try:
-        return load_theorems(d.corpus), ""
+        return corpus_theorems(profile), ""
     except (BurnqedError, OSError, ValueError) as e:
         return [], f"corpus {d.corpus} holds no theorem statements ({str(e).splitlines()[0][:120]})"
 

@@ -87,10 +87,11 @@ def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path],
     the exercises of the base split (``data.withhold_fraction``), drawn before the other theorems."""
     from burnqed_core.data.selection import family_fail_rates, select_theorems
     from burnqed_core.data.theorems import automation_map, load_theorems
+    from burnqed_core.loop.stages import corpus_theorems
     from burnqed_core.search.trajectories import finished_theorems, read_results
 
     d = profile.data
-    corpus = load_theorems(d.corpus)
+    corpus = corpus_theorems(profile)
     benchmark = load_theorems(d.benchmark)
     easy = {k for k, v in (automation_map(d.corpus) or {}).items() if v is not None}
     searched: set[str] = set()

@@ -43,8 +43,10 @@ log = logging.getLogger(__name__)
 # and timeouts of the machine are left out: changing them must not retrain.
 POLICY_KEYS = ("policy.backend", "policy.dtype", "policy.max_new_tokens", "policy.max_prompt_tokens")
 STAGE_SETTINGS: dict[str, tuple[str, ...]] = {
-    "base_tactic_pairs": ("data.corpus", "data.trace_repo", "data.trace_commit", "lean.backend"),
-    "base_model": ("training.base_model", "training.tiny_model", "training.seed", "training.warmup_steps",
+    "base_tactic_pairs": ("data.corpus", "data.exclude_families", "data.trace_repo", "data.trace_commit",
+                          "lean.backend"),
+    "base_model": ("training.base_model", "training.tiny_model", "training.local_names", "training.numerals",
+                   "data.withhold_fraction", "data.withhold_families", "training.seed", "training.warmup_steps",
                    "training.lr_schedule", "training.min_lr_ratio", "training.max_seq_len", "data.val_fraction",
                    "data.max_tokens", "data.seed"),
     "automation_baselines": ("data.benchmark", "lean.backend"),
@@ -54,8 +56,8 @@ STAGE_SETTINGS: dict[str, tuple[str, ...]] = {
     "merged_model": ("training.shard_size",),
     "embeddings": ("ebm", *POLICY_KEYS),
     "ebm": ("ebm",),
-    "trajectories": ("search", *POLICY_KEYS, "data.corpus", "data.search_theorems", "data.seed",
-                     "data.search_failed_family_boost", "data.search_retry_failed", "lean.backend"),
+    "trajectories": ("search", *POLICY_KEYS, "data.corpus", "data.exclude_families", "data.search_theorems",
+                     "data.seed", "data.search_failed_family_boost", "data.search_retry_failed", "lean.backend"),
     "eval_report": ("eval", "search", *POLICY_KEYS, "data.benchmark", "lean.backend"),
 }
 

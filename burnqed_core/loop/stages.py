@@ -47,12 +47,27 @@ class StageResult(BaseModel):
 # -- base corpus -------------------------------------------------------------------
 
 
+def corpus_theorems(profile: Profile) -> list[Theorem]:
+    """The theorems of ``data.corpus`` less the families of ``data.exclude_families`` (a family the corpus
+    lacks is logged, not an error: the profile may be used with another corpus)."""
+    from burnqed_core.data.theorems import load_theorems
+
+    d = profile.data
+    theorems = load_theorems(d.corpus)
+    if not d.exclude_families:
+        return theorems
+    excluded = set(d.exclude_families)
+    missing = excluded - {t.family for t in theorems}
+    if missing:
+        log.warning("data.exclude_families: %s not in %s", sorted(missing), d.corpus)
+    return [t for t in theorems if t.family not in excluded]
+
+
 async def trace_base(profile: Profile, env: ProofEnv, out_dir: Path) -> StageResult:
     """Replay the known proofs of the training corpus into tactic pairs."""
-    from burnqed_core.data.theorems import load_theorems
     from burnqed_core.lean.tracing import trace_theorems
 
-    theorems = [t for t in load_theorems(profile.data.corpus) if t.proof]
+    theorems = [t for t in corpus_theorems(profile) if t.proof]
     pairs, report = await trace_theorems(env, theorems, progress=True, source="trace")
     if not pairs:
         raise DataError(f"tracing {profile.data.corpus} gave no tactic pairs")
@@ -108,7 +123,7 @@ def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
     closes them, by the corpus's automation map, and their proofs have two steps or more) is withheld: search-only
     exercises whose proofs the loop must find."""
     from burnqed_core.data.pairs import pairs_frame, proof_lengths, split_theorems
-    from burnqed_core.data.theorems import automation_map, load_theorems
+    from burnqed_core.data.theorems import automation_map
 
     d = profile.data
     candidates: set[str] = set()
@@ -119,7 +134,7 @@ def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
     families: set[str] = set()
     if d.withhold_families:
         wanted = set(d.withhold_families)
-        families = {t.name for t in load_theorems(d.corpus) if t.family in wanted}
+        families = {t.name for t in corpus_theorems(profile) if t.family in wanted}
         if not families:  # another corpus than the one the profile was written for: say so, withhold nothing
             log.warning("data.withhold_families %s: no theorem of %s is in them; nothing is withheld",
                         sorted(wanted), d.corpus)

@@ -162,3 +162,45 @@ def test_withheld_families(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> 
     with caplog.at_level("WARNING"):
         assert stages.base_split(bad, pairs).withheld == []
     assert "no_such_family" in caplog.text and "nothing is withheld" in caplog.text
+
+
+def test_excluded_families_are_never_traced_trained_on_or_searched(tmp_path: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """``data.exclude_families`` takes whole families out of the corpus for every stage that reads it (the
+    trace, the split, the search selection, the checks); a family the corpus lacks is logged."""
+    from burnqed_core.loop.checks import _source_theorems
+    from burnqed_core.loop.inputs import search_selection
+    from burnqed_core.record_io import write_jsonl
+    from burnqed_core.records import Theorem
+
+    names = [f"{fam}_{i}" for fam in ("ex", "other") for i in range(10)]
+    corpus = tmp_path / "corpus.jsonl"
+    write_jsonl([Theorem(name=n, statement=f": {i} = {i}", proof=["skip", "rfl"], family=n.split("_")[0])
+                 for i, n in enumerate(names)], corpus)
+    over = {"data.corpus": str(corpus), "data.benchmark": str(_other_benchmark(tmp_path)),
+            "data.search_theorems": 100}
+    profile = load_profile("tiny", environ={}, overrides={**over, "data.exclude_families": ["ex", "gone"]})
+    with caplog.at_level("WARNING"):
+        kept = {t.name for t in stages.corpus_theorems(profile)}
+    assert kept == {n for n in names if n.startswith("other_")}
+    assert "gone" in caplog.text
+    assert {t.name for t in search_selection(profile, 0, []).theorems} <= kept
+    assert {t.name for t in _source_theorems(profile)[0]} == kept
+    every = load_profile("tiny", environ={}, overrides={**over, "data.exclude_families": []})
+    assert any(t.name.startswith("ex_") for t in search_selection(every, 0, []).theorems)
+
+
+def test_the_cpu_profiles_corpora() -> None:
+    """tiny leaves the witness lesson and its exercises out of the bundled corpus (its measured run is on the
+    corpus without them); small trains on ``lfill`` and withholds ``lsum``, the exercises its search must prove."""
+    from burnqed_core.data.theorems import load_theorems
+
+    full = load_theorems("bundled:corpus")
+    fams = {t.family for t in full}
+    assert {"lfill", "lsum"} <= fams
+    tiny = load_profile("tiny", environ={})
+    assert {t.family for t in stages.corpus_theorems(tiny)} == fams - {"lfill", "lsum"}
+    assert tiny.data.withhold_families == [] and tiny.training.numerals == "as_printed"
+    small = load_profile("small", environ={})
+    assert stages.corpus_theorems(small) == full
+    assert small.data.withhold_families == ["lsum"] and small.training.numerals == "canonical"
