@@ -29,11 +29,12 @@ PREFIX = "v"
 _WORD = re.compile(r"[^\W\d][\w'!?]*")
 
 
-def _fresh(texts: tuple[str, ...]) -> Iterator[str]:
+def fresh_names(texts: tuple[str, ...], prefix: str = PREFIX) -> Iterator[str]:
+    """``prefix1``, ``prefix2``, ... skipping every identifier that occurs in ``texts``."""
     used = {w for t in texts for w in _WORD.findall(t)}
     i = 1
     while True:
-        name = f"{PREFIX}{i}"
+        name = f"{prefix}{i}"
         if name not in used:
             yield name
         i += 1
@@ -43,7 +44,7 @@ def canonical_mapping(state: str, *others: str) -> dict[str, str]:
     """original -> canonical for the hypothesis names of ``state`` (``others``: more texts whose
     identifiers a canonical name must not collide with, e.g. the tactic of a training pair)."""
     names = hypothesis_names(state)
-    fresh = _fresh((state, *others))
+    fresh = fresh_names((state, *others))
     return {n: next(fresh) for n in names}
 
 

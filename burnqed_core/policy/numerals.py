@@ -22,15 +22,15 @@ written in the tactic. Pure text functions: no model, no Lean.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Literal
+
+from burnqed_core.policy.local_names import fresh_names
 
 Numerals = Literal["as_printed", "canonical"]
 PREFIX = "k"
 #: numerals below this stay as printed (0 and 1 are the structure of a goal, not its data)
 MIN_VALUE = 2
 _NUMERAL = re.compile(r"(?<![\w'!?.✝])[0-9]+(?![\w'!?✝]|\.[0-9])")
-_WORD = re.compile(r"[^\W\d][\w'!?]*")
 
 
 def numerals(text: str) -> list[str]:
@@ -43,19 +43,9 @@ def numerals(text: str) -> list[str]:
     return out
 
 
-def _fresh(texts: tuple[str, ...]) -> Iterator[str]:
-    used = {w for t in texts for w in _WORD.findall(t)}
-    i = 1
-    while True:
-        name = f"{PREFIX}{i}"
-        if name not in used:
-            yield name
-        i += 1
-
-
 def _mapping(state: str, *others: str) -> dict[str, str]:
     """numeral -> placeholder for the numerals of ``state`` (placeholders fresh in ``state`` and ``others``)."""
-    fresh = _fresh((state, *others))
+    fresh = fresh_names((state, *others), PREFIX)
     return {lit: next(fresh) for lit in numerals(state)}
 
 
