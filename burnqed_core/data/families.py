@@ -628,12 +628,15 @@ def _list_witnesses(rng: random.Random) -> list[Instance]:
 
 
 def _list_fill(rng: random.Random) -> list[Instance]:
-    """A list with a given length ``n``, sum ``s`` and head ``s``: the generic witness built from the goal's
-    two numbers, ``s :: List.replicate (n - 1) 0`` (the sum first, then zeros up to the length)."""
+    """A list with a given length ``n`` and sum ``s`` plus a condition on ``s``: the generic witness built from
+    the goal's two numbers, ``s :: List.replicate (n - 1) 0`` (the sum first, then zeros up to the length),
+    given with one ``?_`` for all the conditions, which ``simp`` then checks: the step does not depend on
+    how many conditions the goal has."""
     out = []
-    for n, s in _pick(rng, [(n, s) for n in range(2, 7) for s in range(3, 40)], 4):
-        out.append(Instance(f"{n}_{s}", f": ∃ xs : List Nat, xs.length = {n} ∧ xs.sum = {s} ∧ xs.head? = some {s}",
-                            (f"refine ⟨{s} :: List.replicate ({n} - 1) 0, ?_, ?_, ?_⟩", "rfl", "rfl", "rfl")))
+    for i, (n, s) in enumerate(_pick(rng, [(n, s) for n in range(2, 7) for s in range(3, 40)], 8)):
+        cond = f"xs.head? = some {s}" if i % 2 == 0 else f"{s} ∈ xs"
+        out.append(Instance(f"{n}_{s}", f": ∃ xs : List Nat, xs.length = {n} ∧ xs.sum = {s} ∧ {cond}",
+                            (f"refine ⟨{s} :: List.replicate ({n} - 1) 0, ?_⟩", "simp")))
     return _distinct(out)
 
 
@@ -652,7 +655,7 @@ def _list_sum_exercises(rng: random.Random) -> list[Instance]:
         else:
             st = f": ∃ xs : List Nat, xs.length = {n} ∧ {s} ≤ xs.sum ∧ xs.head? = some {s}"
         out.append(Instance(f"s{shape}_{n}_{s}", st,
-                            (f"refine ⟨{s} :: List.replicate ({n} - 1) 0, ?_, ?_, ?_⟩", "all_goals simp")))
+                            (f"refine ⟨{s} :: List.replicate ({n} - 1) 0, ?_⟩", "simp")))
     return _distinct(out)
 
 

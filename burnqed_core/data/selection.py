@@ -146,7 +146,9 @@ def select_theorems(
     ``n``. ``family_fail_rate``: family -> fail rate of earlier searches
     (`family_fail_rates`; a family missing from it counts as 1). ``prefer``:
     eligible theorems drawn first, by the same rule, before the others fill
-    the rest (the withheld exercises, `burnqed_core.data.pairs.TheoremSplit`).
+    the rest (the withheld exercises, `burnqed_core.data.pairs.TheoremSplit`);
+    a preferred theorem in ``retry`` (searched, never proved) is drawn first
+    again, whether or not never-searched theorems remain.
     """
     if failed_family_boost < 0:
         raise ValueError(f"failed_family_boost must be >= 0, got {failed_family_boost}")
@@ -176,7 +178,10 @@ def select_theorems(
             eligible.append(t)
     rates = dict(family_fail_rate or {})
     prefer_set = set(prefer)
-    first = [t for t in eligible if t.name in prefer_set]
+    # preferred theorems (exercises) that no search proved yet come back first at every iteration
+    again_first = [t for t in again if t.name in prefer_set]
+    again = [t for t in again if t.name not in prefer_set]
+    first = [t for t in eligible if t.name in prefer_set] + again_first
     chosen = _stratified(first, n, seed, rates, failed_family_boost)
     if len(chosen) < n:
         chosen += _stratified([t for t in eligible if t.name not in prefer_set], n - len(chosen), seed, rates,
@@ -189,9 +194,11 @@ def select_theorems(
     stats = SelectionStats(
         total=len(theorems), excluded_held_out=counts["held_out"], excluded_searched=counts["searched"],
         excluded_easy=counts["easy"], excluded_short=counts["short"], unknown_length=unknown,
-        eligible=len(eligible), selected=len(chosen), seed=seed, retried=len(retried),
+        eligible=len(eligible), selected=len(chosen), seed=seed,
+        retried=len(retried) + len({t.name for t in again_first} & {t.name for t in chosen}),
         preferred=sum(t.name in prefer_set for t in chosen),
         by_family=dict(sorted(by_family.items())),
-        family_fail_rate={f: round(rates.get(f, 1.0), 4) for f in sorted({t.family for t in eligible + again})},
+        family_fail_rate={f: round(rates.get(f, 1.0), 4)
+                          for f in sorted({t.family for t in eligible + again + again_first})},
     )
     return Selection(theorems=chosen, stats=stats)

@@ -180,3 +180,20 @@ def test_preferred_theorems_are_drawn_first() -> None:
     assert len(names) == n_pref + 5 and {t.name for t in thms if t.name in prefer} <= names
     assert more.stats.preferred == n_pref
     assert select_theorems(thms, n=10, seed=0).stats.preferred == 0
+
+
+def test_failed_exercises_come_back_first_every_iteration() -> None:
+    """A preferred theorem (an exercise) that a search failed is drawn first again at the next iteration, even
+    while never-searched theorems remain; a proved exercise is not, and failures of other theorems still wait
+    for the fresh ones to run out."""
+    thms = [fam(f"ex_{i}", "ex") for i in range(4)] + [fam(f"b_{i}", "b") for i in range(20)]
+    prefer = {f"ex_{i}" for i in range(4)}
+    searched = prefer | {"b_0", "b_1"}
+    failed = ["ex_1", "ex_2", "b_0"]  # ex_0, ex_3 and b_1 were proved
+    sel = select_theorems(thms, n=5, seed=0, searched=searched, retry=failed, prefer=prefer)
+    names = {t.name for t in sel.theorems}
+    assert {"ex_1", "ex_2"} <= names and not names & {"ex_0", "ex_3", "b_0", "b_1"}
+    assert sel.stats.retried == 2 and sel.stats.preferred == 2
+    # without retry (data.search_retry_failed off) nothing searched comes back
+    plain = select_theorems(thms, n=5, seed=0, searched=searched, prefer=prefer)
+    assert not {t.name for t in plain.theorems} & searched
