@@ -38,7 +38,7 @@ from burnqed_core.lean.lsp import LspWorker, Symbol, is_sorry_warning, process_r
 from burnqed_core.lean.source import STRICT_LINE, preamble_text, proof_text
 from burnqed_core.lean.types import (
     ALLOWED_AXIOMS,
-    KNOWN_BAD_AXIOMS,
+    LIBRARY_AXIOMS,
     BackendDied,
     CheckResult,
     Diagnostic,
@@ -64,13 +64,11 @@ log = logging.getLogger(__name__)
 # The library's `.olean` files are the exported level only: imported
 # theorems (and definitions whose bodies are not exposed) carry no proof and
 # are reported as `axiom` leaves (`Classical.em`, `Nat.add_comm`, ...). So an
-# imported leaf is kept only when it is one of Lean's real axioms that matter
-# (`ALLOWED_AXIOMS` and `KNOWN_BAD_AXIOMS`); other imported leaves are
+# imported leaf is kept (and judged) when it is one of the axioms the
+# library's sources declare (`LIBRARY_AXIOMS`) or when it is unsafe (``uax``:
+# `lcProof` and the like, whatever its name); other imported leaves are
 # library facts (proved when the library was built). Every local leaf is
 # kept (as ``local:<name>``): an axiom of the preamble or of the proof.
-# The only unsound axioms of the library are those of `KNOWN_BAD_AXIOMS`
-# (sorry and compiled-code trust); any other library axiom is consistent,
-# so dropping one cannot let `False` through.
 AXIOM_QUERY_DEF = """
 def burnqedAxiomLeaves (n : Lean.Name) (tag : String) : Lean.CoreM String := do
   let rec go : Lean.Name → String
@@ -109,15 +107,18 @@ def axiom_query(nonce: str, names: Sequence[str]) -> tuple[str, dict[int, tuple[
 
 def classify_leaves(answer: str) -> list[str]:
     """The axioms in one query answer (``tag L:ax:foo I:ax:Nat.x ...``):
-    local leaves as ``local:<name>``; imported leaves only when they are
-    real axioms of `ALLOWED_AXIOMS` or `KNOWN_BAD_AXIOMS` (see above)."""
+    local leaves as ``local:<name>``; imported leaves when they are axioms
+    the library declares (`LIBRARY_AXIOMS`), and every unsafe one as
+    ``unsafe:<name>`` (fails closed, see above)."""
     out = []
     for item in answer.split()[1:]:
         loc, _, rest = item.partition(":")
-        _kind, _, name = rest.partition(":")
+        kind, _, name = rest.partition(":")
         if loc != "I":
             out.append(f"local:{name}")
-        elif name in ALLOWED_AXIOMS or name in KNOWN_BAD_AXIOMS:
+        elif kind == "uax":
+            out.append(name if name in ALLOWED_AXIOMS else f"unsafe:{name}")
+        elif name in LIBRARY_AXIOMS:
             out.append(name)
     return out
 

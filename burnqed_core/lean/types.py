@@ -140,6 +140,20 @@ ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 # compiled code (`native_decide`, `decide +native`), and in the WebAssembly
 # build compiled `USize` and `USize.size` disagree, so they prove `False`.
 KNOWN_BAD_AXIOMS = frozenset({"sorryAx", "Lean.ofReduceBool", "Lean.ofReduceNat", "Lean.trustCompiler"})
+# Every constant the Lean library declares with the `axiom` command, read
+# from its sources (`src/Init/Prelude.lean`, `src/Init/Core.lean`; Std, Lean
+# and Lake declare none), so that an imported leaf the exported-level
+# `.olean` files show as an axiom can be told apart from a library theorem
+# (they look the same there). Provenance: leanprover/lean4 at a snapshot
+# between v4.26 and v4.29-dev (Prelude 6309ad8f, Core d2d599c6; the
+# embedded build is 4.28.0-pre); `isScalarObj` (later versions) is included
+# so that an upgrade cannot turn it into a "library fact". The unsafe ones
+# fail anyway: any unsafe leaf is rejected by its flag, named or not.
+LIBRARY_AXIOMS = frozenset({
+    "propext", "Classical.choice", "Quot.sound",  # allowed
+    "sorryAx", "Lean.trustCompiler", "Lean.ofReduceBool", "Lean.ofReduceNat",
+    "lcErased", "lcAny", "lcVoid", "isScalarObj", "lcProof", "lcCast", "lcUnreachable", "Quot.lcInv",
+})
 
 
 class ProofEnv(Protocol):

@@ -306,9 +306,16 @@ def test_axiom_query_answers_are_classified() -> None:
     assert end > max(where)
     # As the exported-level library reports them: imported theorems look like axioms.
     leaves = classify_leaves("abc:0 I:ax:propext I:ax:Classical.em L:ax:_private.x.0.cheat I:ax:Lean.ofReduceBool "
-                             "I:ax:Nat.eq_of_beq_eq_true I:ax:Lean.reduceBool I:ax:sorryAx L:thm:_private.x.0.lemma")
+                             "I:ax:Nat.eq_of_beq_eq_true I:ax:Lean.reduceBool I:ax:sorryAx L:thm:_private.x.0.lemma "
+                             "I:uax:lcProof I:uax:some.unknown_unsafe I:ax:lcCast")
     assert leaves == ["propext", "local:_private.x.0.cheat", "Lean.ofReduceBool", "sorryAx",
-                      "local:_private.x.0.lemma"]
+                      "local:_private.x.0.lemma", "unsafe:lcProof", "unsafe:some.unknown_unsafe", "lcCast"]
+    # An unsafe leaf fails whatever its name; a declared library axiom other than the three fails too.
+    from burnqed_core.lean.checker import axiom_problems
+    from burnqed_core.lean.types import Elaboration
+    for bad in (["unsafe:some.unknown_unsafe"], ["lcCast"], ["propext", "unsafe:lcProof"]):
+        assert axiom_problems("t", Elaboration(axioms={"t": bad}))
+    assert axiom_problems("t", Elaboration(axioms={"t": ["propext", "Quot.sound"]})) == []
 
 
 def test_batch_parse_problem_from_lean_symbols() -> None:

@@ -92,14 +92,17 @@ async def test_axioms_are_the_authority(lean_pool: LeanPool) -> None:
            "theorem simp' (n : Nat) : n + 0 = n := by simp\n"
            "theorem plain : 1 = 1 := rfl\n"
            "noncomputable def pick (h : Nonempty Nat) : Nat := Classical.choice h\n"
-           "theorem pick_eq : ∃ n : Nat, n = pick ⟨0⟩ := ⟨_, rfl⟩\n")
-    names = ["nat", "quiet", "caught", "byax", "em'", "simp'", "plain", "pick_eq"]
+           "theorem pick_eq : ∃ n : Nat, n = pick ⟨0⟩ := ⟨_, rfl⟩\n"
+           "set_option debug.skipKernelTC true in\ntheorem lc : False := lcProof\n")
+    names = ["nat", "quiet", "caught", "byax", "em'", "simp'", "plain", "pick_eq", "lc"]
     elab = await lean_pool.elaborate(src, axioms_of=names)
     assert elab.complete and not [d for d in elab.diagnostics if d.is_error]
     assert set(names) <= set(elab.axioms)
     assert "Lean.ofReduceBool" in elab.axioms["nat"]
     assert "sorryAx" in elab.axioms["quiet"] and "sorryAx" in elab.axioms["caught"]
     assert any(a.startswith("local:") and a.endswith("cheat") for a in elab.axioms["byax"])
+    # An unsafe prelude axiom is neither allowed nor a library fact, whatever its name (the kernel check was off).
+    assert {"lcProof", "unsafe:lcProof"} & set(elab.axioms["lc"]) and checker.axiom_problems("lc", elab)
     for ok in ("em'", "simp'", "plain", "pick_eq"):
         assert set(elab.axioms[ok]) <= ALLOWED_AXIOMS, elab.axioms[ok]
     # Library theorems carry no proofs in this build's exported-level .olean
@@ -190,6 +193,9 @@ theorem quiet : False := sorry
 #guard_msgs in
 theorem caught : False := sorry
 
+set_option debug.skipKernelTC true in
+theorem lc_proof : False := lcProof
+
 example : 1 + 1 = 2 := rfl
 
 #exit
@@ -200,10 +206,10 @@ theorem after_exit : False := sorry
 
 async def test_lean_check_file_verdicts(lean_pool: LeanPool) -> None:
     source, names = checkable_source(LEAN_FILE)
-    assert "hidden" not in names and "example_21" in names
+    assert "hidden" not in names and "example_24" in names
     elab = await lean_pool.elaborate(source, axioms_of=names)
     verdicts = dict(file_verdicts(LEAN_FILE, elab))
-    for bad in ("via_axiom", "term_native", "quiet", "caught", "after_exit"):
+    for bad in ("via_axiom", "term_native", "quiet", "caught", "lc_proof", "after_exit"):
         assert verdicts[bad] is not None, bad
     assert "elaborate" in (verdicts["after_exit"] or "")
     assert "<file>" in verdicts  # `#exit`: Lean did not process the whole file
