@@ -1,21 +1,22 @@
 """Whole-proof re-check: the last word on whether a proof counts.
 
 A found proof, `burnqed lean check`, tracing and evaluation all end here.
-The theorem with its preamble and the whole proof is elaborated as ONE piece
-of source in a fresh document holding only the preamble and that theorem
-(`LeanBackend.elaborate`), and it counts only if Lean itself says:
+On a backend with the trusted checker (`burnqed_core.lean.judge`, the
+embedded backend), the verdict is computed by Lean code of ours elaborated
+before any untrusted text existed: the proof text, handed over as a string,
+is elaborated after the theorem's trusted preamble; the checked theorem and
+what it needs are replayed through the kernel onto the preamble's
+environment; its type must equal the type of the trusted statement; and its
+axioms, collected by that code, must be within `ALLOWED_AXIOMS` (an imported
+leaf counts when the library's sources declare it an axiom; every local
+axiom and unsafe constant fails). Lean must also have processed the text to
+its end, with no error and no `sorry` warning. Nothing the proof's own
+elaboration prints is read as a verdict (see ``docs/trusted-checker.md``).
 
-1. no error and no "declaration uses `sorry`" warning;
-2. Lean processed the text to its end (``complete``: no ``#exit``, no
-   unterminated comment swallowing the rest);
-3. Lean's own parse found exactly the preamble's declarations and then the
-   checked theorem, whose command runs to the end of the proof: an extra
-   command, a missing theorem or an unexpected declaration fails;
-4. the axioms Lean reports for the theorem are within `ALLOWED_AXIOMS`
-   (``propext``, ``Classical.choice``, ``Quot.sound``). This is the
-   authority: ``sorryAx`` (a silenced or captured ``sorry``), ``Lean.ofReduceBool``
-   / ``Lean.trustCompiler`` (``native_decide`` in every spelling), an axiom
-   declared anywhere (preamble or proof) all fail here.
+Backends without it (Pantograph) keep the earlier route: the theorem with its
+preamble and proof elaborated as ONE source in a fresh document, Lean's
+errors, its parse (exactly the preamble's declarations and then the checked
+theorem), completeness and the axioms it reports.
 
 Static rules (`burnqed_core.lean.sandbox`) run first, as a cheap filter and
 so that model text never reaches Lean when it holds commands, IO or
@@ -31,6 +32,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from burnqed_core.lean import sandbox
+from burnqed_core.lean.judge import JudgeReport, ReportError, verdict_problems
 from burnqed_core.lean.lsp import failures
 from burnqed_core.lean.source import INDENT, STRICT_LINE, indent_tactic, preamble_text, proof_text
 from burnqed_core.lean.types import ALLOWED_AXIOMS, CheckResult, Diagnostic, Elaboration
@@ -73,6 +75,8 @@ def verdict(diags: Sequence[Diagnostic]) -> list[str]:
 
 def axiom_problems(name: str, elab: Elaboration) -> list[str]:
     """Why the axioms Lean reports for ``name`` reject it ([] if allowed)."""
+    if name in elab.rejected:
+        return [elab.rejected[name]]
     if name not in elab.axioms:
         return [f"Lean did not report the axioms of `{name}` (not elaborated, or the query was cut off)"]
     bad = sorted(a for a in elab.axioms[name] if a not in ALLOWED_AXIOMS)
@@ -183,6 +187,8 @@ async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[s
     problems = static_problems(theorem, body)
     if problems:
         return CheckResult(ok=False, errors=problems, elapsed_s=time.monotonic() - t0)
+    if hasattr(backend, "judge"):
+        return await _trusted_check(backend, theorem, tactics, explicit and states, t0)
     source = proof_source(theorem, tactics)
     start = (preamble_text(theorem.preamble) + STRICT_LINE).count("\n")
     if not hasattr(backend, "elaborate"):
@@ -201,6 +207,53 @@ async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[s
     if positions and not errors and elab.goals is not None and len(elab.goals) == len(positions) \
             and all(g for g in elab.goals):  # every tactic has goals before it (None: no proof state there)
         read = [tuple(g) for g in elab.goals if g is not None]
+    return CheckResult(ok=not errors, errors=errors, elapsed_s=time.monotonic() - t0, states=read)
+
+
+def expected_text(theorem: Theorem, name: str = CHECK_NAME) -> str:
+    """The trusted declaration of the statement: its type is what the checked
+    theorem's must equal."""
+    return STRICT_LINE + f"axiom {name} {theorem.statement.strip()}\n"
+
+
+def trusted_problems(report: JudgeReport, name: str = CHECK_NAME) -> list[str]:
+    """Every reason the trusted checker's report rejects ``name``."""
+    if report.preamble_error is not None:
+        first = report.preamble_error[0].text.strip().splitlines()[0] if report.preamble_error else "?"
+        return [f"the preamble does not elaborate: {first}"]
+    if report.expected_error:
+        return ["the statement does not elaborate after its preamble"]
+    errors = [m.text for m in report.messages if m.severity == "error"]
+    errors += [m.text for m in report.messages if m.severity == "warning" and m.text.startswith("declaration uses")
+               and "sorry" in m.text]
+    if not report.complete:
+        errors.append("Lean did not process the whole text (early end: `#exit` ...)")
+    errors += verdict_problems(name, report.verdicts.get(name))
+    return list(dict.fromkeys(errors))
+
+
+async def _trusted_check(backend: object, theorem: Theorem, tactics: Sequence[str], states: bool,
+                         t0: float) -> CheckResult:
+    """The verdict of the trusted checker (`burnqed_core.lean.judge`): the
+    preamble and the statement are ours, only the proof text is the
+    candidate's. ``states``: the goals before each tactic, read from a
+    separate elaboration of the same source (data, not a verdict), for an
+    accepted proof."""
+    candidate = proof_text(CHECK_NAME, theorem.statement, tactics, strict=False)
+    preamble = preamble_text(theorem.preamble) + STRICT_LINE
+    try:
+        report = await backend.judge(preamble, expected_text(theorem), candidate, [CHECK_NAME])  # type: ignore[attr-defined]
+    except ReportError as e:
+        return CheckResult(ok=False, errors=[f"the trusted checker gave no usable answer: {e}"],
+                           elapsed_s=time.monotonic() - t0)
+    errors = trusted_problems(report)
+    read = None
+    if states and not errors and reads_goals(backend):
+        positions = tactic_positions(theorem, tactics)
+        elab = await backend.elaborate(proof_source(theorem, tactics), goals_at=positions,  # type: ignore[attr-defined]
+                                        trusted=False)
+        if elab.goals is not None and len(elab.goals) == len(positions) and all(g for g in elab.goals):
+            read = [tuple(g) for g in elab.goals if g is not None]
     return CheckResult(ok=not errors, errors=errors, elapsed_s=time.monotonic() - t0, states=read)
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import secrets
 import shutil
 import tempfile
 import time
@@ -34,11 +33,22 @@ from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean import checker
 from burnqed_core.lean.install import LeanInstall, require_installed
+from burnqed_core.lean.judge import (
+    JUDGE_SOURCE,
+    SECTION,
+    JudgeReport,
+    ReportError,
+    judge_command,
+    leaf_axioms,
+    new_nonce,
+    parse_report,
+    parse_seq_report,
+    tactics_command,
+    verdict_problems,
+)
 from burnqed_core.lean.lsp import LspWorker, Symbol, is_sorry_warning, process_rss_mb
-from burnqed_core.lean.source import STRICT_LINE, preamble_text, proof_text
+from burnqed_core.lean.source import STRICT_LINE, indent_tactic, preamble_text, proof_text
 from burnqed_core.lean.types import (
-    ALLOWED_AXIOMS,
-    LIBRARY_AXIOMS,
     BackendDied,
     CheckResult,
     Diagnostic,
@@ -50,78 +60,6 @@ from burnqed_core.lean.types import (
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
-
-# How `elaborate` asks Lean for axioms. `#print axioms` is refused in this
-# build: it treats every document as a `module` ("cannot use `#print axioms`
-# in a `module`"). `#eval` of a `CoreM` action calling the compiled
-# `Lean.collectAxioms` works, given the imports in `HEADER`. The glue code
-# around it avoids library functions whose compiled code needs private
-# specialisations that the exported-level imports lack (`Name.toString`,
-# `List.toString`, `Array.all`, `logInfo` fail with "Unknown constant
-# `_private...`"). Each leaf is tagged local (L, declared in the document)
-# or imported (I) and with its kind.
-#
-# The library's `.olean` files are the exported level only: imported
-# theorems (and definitions whose bodies are not exposed) carry no proof and
-# are reported as `axiom` leaves (`Classical.em`, `Nat.add_comm`, ...). So an
-# imported leaf is kept (and judged) when it is one of the axioms the
-# library's sources declare (`LIBRARY_AXIOMS`) or when it is unsafe (``uax``:
-# `lcProof` and the like, whatever its name); other imported leaves are
-# library facts (proved when the library was built). Every local leaf is
-# kept (as ``local:<name>``): an axiom of the preamble or of the proof.
-AXIOM_QUERY_DEF = """
-def burnqedAxiomLeaves (n : Lean.Name) (tag : String) : Lean.CoreM String := do
-  let rec go : Lean.Name → String
-    | .anonymous => ""
-    | .str p s => let q := go p; if q.isEmpty then s else q ++ "." ++ s
-    | .num p _ => go p ++ ".#"
-  let env ← Lean.getEnv
-  let kind (c : Lean.Name) : String := match env.find? c with
-    | some (.axiomInfo _) => "ax" | some (.thmInfo _) => "thm" | some (.defnInfo _) => "def"
-    | some (.opaqueInfo _) => "opq" | some _ => "oth" | none => "none"
-  let rec loop (a : Array Lean.Name) : Nat → Nat → String → String
-    | 0, _, acc => acc
-    | k+1, i, acc =>
-      let c := a.getD i .anonymous
-      let loc := if (env.getModuleIdxFor? c).isSome then "I" else "L"
-      loop a k (i+1) (acc ++ " " ++ loc ++ ":" ++ kind c ++ ":" ++ go c)
-  let a ← Lean.collectAxioms n
-  return tag ++ loop a a.size 0 ""
-"""
-
-
-def axiom_query(nonce: str, names: Sequence[str]) -> tuple[str, dict[int, tuple[str, str]], int]:
-    """Lean text asking the axioms of ``names`` (with `AXIOM_QUERY_DEF`,
-    defined in `HEADER`), the line (within the query) of each name's answer
-    with the tag that answer starts with, and the line of the end marker."""
-    text = ""
-    lines = 0
-    where: dict[int, tuple[str, str]] = {}
-    for k, name in enumerate(names):
-        where[lines] = (name, f"{nonce}:{k}")
-        text += f'#eval burnqedAxiomLeaves ``{name} "{nonce}:{k}"\n'
-        lines += 1
-    text += f'#eval "burnqed-end-{nonce}"\n'
-    return text, where, lines
-
-
-def classify_leaves(answer: str) -> list[str]:
-    """The axioms in one query answer (``tag L:ax:foo I:ax:Nat.x ...``):
-    local leaves as ``local:<name>``; imported leaves when they are axioms
-    the library declares (`LIBRARY_AXIOMS`), and every unsafe one as
-    ``unsafe:<name>`` (fails closed, see above)."""
-    out = []
-    for item in answer.split()[1:]:
-        loc, _, rest = item.partition(":")
-        kind, _, name = rest.partition(":")
-        if loc != "I":
-            out.append(f"local:{name}")
-        elif kind == "uax":
-            out.append(name if name in ALLOWED_AXIOMS else f"unsafe:{name}")
-        elif name in LIBRARY_AXIOMS:
-            out.append(name)
-    return out
-
 
 # Used when lean.embedded.elab_async is off. Lean's default elaborates the
 # proofs of a document's blocks as parallel tasks: 64 tactics/s at 32 blocks
@@ -148,19 +86,32 @@ class Block:
 
 # Every document of the worker starts with this header (changing a
 # document's imports makes the file worker exit, so it is the same for all):
-# the imports and the definition that the axiom query of `elaborate` needs
-# (elaborated once: Lean reuses the unchanged prefix of a document).
-HEADER = "import Lean.Util.CollectAxioms\nimport Lean.CoreM\n" + AXIOM_QUERY_DEF + "\n"
+# the trusted checker (`judge.lean`, elaborated once when the worker starts:
+# Lean reuses the unchanged prefix of a document), then a public, exposed
+# section so that the rest reads as a plain file.
+HEADER = JUDGE_SOURCE + SECTION
 HEADER_LINES = HEADER.count("\n")
 WARMUP = HEADER + "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
 
 
-def build_document(preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> tuple[str, list[Block]]:
+def block_tactics(tactics: Sequence[str]) -> str:
+    """The tactic text of a block as it sits in the document (``skip`` for none)."""
+    return "".join(indent_tactic(t) for t in tactics) or "  skip\n"
+
+
+def build_document(preamble: str, items: Sequence[tuple[str, Sequence[str]]],
+                   nonce: str | None = None) -> tuple[str, list[Block]]:
     """One document: `HEADER`, the preamble, then one anonymous ``example``
     block per (statement, tactic path), each ending in ``skip``. Blocks are
     anonymous so that no candidate can cite another (by name or through
-    ``exact?``). Also where each block is."""
+    ``exact?``). With a ``nonce``, a ``burnqed_tactics`` command between the
+    preamble and the blocks asks Lean's parser whether each block's tactic
+    text is exactly one tactic sequence (`tactic_parse`). Also where each
+    block is."""
     parts = [HEADER + preamble_text(preamble) + STRICT_LINE]
+    if nonce is not None:
+        parts.append(tactics_command(nonce, [block_tactics(t) for _, t in items]))
+    parts = ["".join(parts)]
     line = parts[0].count("\n")
     blocks = []
     for statement, tactics in items:
@@ -180,6 +131,19 @@ NAMESPACE_KIND = 3  # LSP SymbolKind.Namespace: `namespace`/`section` blocks are
 
 def _shift(d: Diagnostic, by: int) -> Diagnostic:
     return d.model_copy(update={"line": d.line + by, "end_line": d.end_line + by})
+
+
+def tactic_parse(diags: Sequence[Diagnostic], nonce: str, n: int) -> list[bool] | None:
+    """The answer of a document's ``burnqed_tactics`` command: for each block,
+    whether its tactic text is one tactic sequence by Lean's parser (None
+    when there is no single well-formed answer of this nonce)."""
+    answers = [d.message for d in diags if d.severity == 3 and d.message.startswith(nonce)]
+    if len(answers) != 1:
+        return None
+    try:
+        return parse_seq_report(answers[0], nonce, n)
+    except ReportError:
+        return None
 
 
 def is_parse_error(message: str) -> bool:
@@ -241,14 +205,6 @@ def _isolate(tactic: str) -> bool:
     """Tactics that could swallow the blocks after them (an unclosed comment
     or string runs to the end of the document): checked in a document alone."""
     return "/-" in tactic or "-/" in tactic or tactic.count('"') % 2 == 1
-
-
-def _lean_string(message: str) -> str | None:
-    """The value of an `#eval` of a String (Lean prints it quoted)."""
-    m = message.strip()
-    if len(m) < 2 or m[0] != '"' or m[-1] != '"':
-        return None
-    return m[1:-1].replace('\\"', '"').replace("\\\\", "\\")
 
 
 class EmbeddedBackend:
@@ -341,16 +297,22 @@ class EmbeddedBackend:
     async def _run_blocks(self, preamble: str,
                           items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict] | None:
         w = self._w()
-        text, blocks = build_document(preamble, items)
+        nonce = new_nonce()
+        text, blocks = build_document(preamble, items, nonce=nonce)
         diags = await w.check(text)
         self.last_preamble = preamble
-        pre_end = blocks[0].decl_line
+        pre_end = blocks[0].decl_line - 1  # the tactic-parse command sits on the line before the first block
         pre_errors = [d for d in diags if d.is_error and d.line < pre_end]
         if pre_errors:
             msg = f"preamble: {first_line(pre_errors[0].message)}"
             return [BlockVerdict(Status.START_ERROR, message=msg) for _ in items]
-        if len(blocks) > 1 and parse_problem(blocks, await w.document_symbols()):
-            return None
+        seqs = tactic_parse(diags, nonce, len(items))
+        if len(blocks) > 1 and (seqs is None or not all(seqs)
+                                or parse_problem(blocks, await w.document_symbols())):
+            return None  # a candidate that is not one tactic sequence may change how the others parse
+        if seqs is None or not all(seqs):
+            why = "not one tactic sequence by Lean's parser" if seqs else "Lean's parser gave no answer"
+            return [BlockVerdict(Status.PARSE_ERROR, message=why)]
         goals = await w.goals_many([(b.goal_line, b.goal_col) for b in blocks])
         return [judge_block(b, diags, g) for b, g in zip(blocks, goals, strict=True)]
 
@@ -366,7 +328,8 @@ class EmbeddedBackend:
             idx = shared[k:k + bs]
             got = await self.run_blocks(preamble, [items[i] for i in idx])
             if got is None:  # Lean's parse differs from the blocks: each one alone, in its own document
-                log.warning("a batch of %d blocks parsed into unexpected declarations: redone one by one", len(idx))
+                log.warning("a batch of %d blocks: a candidate is not one tactic sequence, or Lean's parse shows an "
+                            "unexpected declaration: redone one by one", len(idx))
                 alone += idx
                 continue
             for i, v in zip(idx, got, strict=True):
@@ -417,42 +380,54 @@ class EmbeddedBackend:
 
     reads_goals = True  # `elaborate` answers ``goals_at`` (Lean's plainGoal in the same document)
 
+    async def judge(self, preamble: str, expected: str, candidate: str, names: Sequence[str]) -> JudgeReport:
+        """The trusted checker's verdict (`judge.lean`): ``candidate`` elaborated
+        after ``preamble`` as a string by the checker's own code, the
+        declarations of ``names`` replayed through the kernel, their types
+        compared with what ``expected`` declares, their axioms collected. Read
+        only from the one message that starts with this call's nonce; anything
+        else (no such message, a malformed one) is an error."""
+        nonce = new_nonce()
+        doc = HEADER + judge_command(nonce, preamble, expected, candidate, names)
+        async with self._doc_lock:
+            diags = await self._w().check(doc)
+        self.last_preamble = None
+        answers = [d.message for d in diags if d.severity == 3 and d.message.startswith(nonce)]
+        if len(answers) != 1:
+            raise ReportError(f"the checker answered {len(answers)} times (expected once)")
+        return parse_report(answers[0], nonce, list(names))
+
     async def elaborate(self, text: str, axioms_of: Sequence[str] = (),
-                        goals_at: Sequence[tuple[int, int]] = ()) -> Elaboration:
+                        goals_at: Sequence[tuple[int, int]] = (), trusted: bool = True) -> Elaboration:
         """`LeanBackend.elaborate`: ``text`` after `HEADER` as the whole
-        document, then the axiom query and an end marker. Declarations are
-        the document symbols of Lean's parse (with their command ranges);
-        answers count only on the query's own lines and with this call's
-        nonce (model text cannot forge them: a `trace` message sits on the
-        model's lines). ``goals_at``: (line, character) positions of ``text``
-        whose goals Lean reports (``$/lean/plainGoal``) in the same document."""
-        nonce = secrets.token_hex(6)
-        body = HEADER + text + ("" if text.endswith("\n") else "\n") + "\n"
-        q0 = body.count("\n")
-        query, where, end_line = axiom_query(nonce, axioms_of)
+        document (diagnostics, Lean's parse as document symbols, and the
+        goals at ``goals_at``: untrusted data), then the trusted checker on
+        the same text as a string (`judge`): whether Lean processed it to the
+        end and, for ``axioms_of``, the kernel's verdict and the axioms
+        (skipped with ``trusted`` off: then ``complete`` is False)."""
         async with self._doc_lock:
             w = self._w()
-            diags = await w.check(body + query)
+            diags = await w.check(HEADER + text + ("" if text.endswith("\n") else "\n"))
             symbols = await w.document_symbols()
             goals = await w.goals_many([(line + HEADER_LINES, col) for line, col in goals_at]) if goals_at else None
-        self.last_preamble = None
+        try:
+            report = await self.judge("", "", text, axioms_of) if trusted else JudgeReport()
+        except ReportError as e:
+            log.warning("the trusted checker's answer is unusable: %s", e)
+            report = JudgeReport()
         axioms: dict[str, list[str]] = {}
-        complete = False
-        for d in diags:
-            if d.line < q0 or d.severity != 3:
-                continue
-            value = _lean_string(d.message)
-            if value is None:
-                continue
-            if d.line - q0 == end_line and value == f"burnqed-end-{nonce}":
-                complete = True
-            asked = where.get(d.line - q0)
-            if asked is not None and value.split(" ", 1)[0] == asked[1]:
-                axioms[asked[0]] = classify_leaves(value)
-        text_diags = [_shift(d, -HEADER_LINES) for d in diags if HEADER_LINES <= d.line < q0]
-        decls = [s for s in symbols if HEADER_LINES <= s.line < q0 and s.kind != NAMESPACE_KIND]
+        rejected: dict[str, str] = {}
+        for name in axioms_of:
+            v = report.verdicts.get(name)
+            if v is not None and v.status == "ok":
+                axioms[name] = leaf_axioms(v.leaves)
+            else:
+                rejected[name] = verdict_problems(name, v)[0]
+        text_diags = [_shift(d, -HEADER_LINES) for d in diags if d.line >= HEADER_LINES]
+        decls = [s for s in symbols if s.line >= HEADER_LINES and s.kind != NAMESPACE_KIND]
         return Elaboration(
-            diagnostics=text_diags, declarations=[s.name for s in decls], axioms=axioms, complete=complete,
+            diagnostics=text_diags, declarations=[s.name for s in decls], axioms=axioms, rejected=rejected,
+            complete=report.complete,
             declaration_lines=[(s.line - HEADER_LINES, s.end_line - HEADER_LINES) for s in decls], goals=goals)
 
     async def check_proof(self, theorem: Theorem, tactics: Sequence[str], states: bool = False) -> CheckResult:

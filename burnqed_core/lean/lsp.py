@@ -292,7 +292,8 @@ class LspWorker:
                 full = f"{prefix}{name}"
                 out.append(Symbol(name=full, kind=int(s.get("kind", 0)), line=rng["start"]["line"],
                                   end_line=rng["end"]["line"], end_col=rng["end"]["character"]))
-                walk(s.get("children") or [], f"{full}.")
+                # An anonymous `section` (the documents' `public section`) adds no name part.
+                walk(s.get("children") or [], prefix if name.startswith("<") else f"{full}.")
 
         walk(r or [], "")
         return sorted(out, key=lambda s: (s.line, s.end_line))

@@ -46,6 +46,7 @@ from pydantic import BaseModel, Field
 from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean.checker import sandbox_module, static_problems
+from burnqed_core.lean.judge import JudgeReport
 from burnqed_core.lean.lsp import LspError
 from burnqed_core.lean.types import (
     BackendDied,
@@ -446,6 +447,17 @@ class LeanPool:
                     raise
                 self._stats.retries += 1
         raise AssertionError("unreachable")
+
+    async def judge(self, preamble: str, expected: str, candidate: str, names: Sequence[str],
+                    timeout_s: float | None = None) -> JudgeReport:
+        """The trusted checker's report (`burnqed_core.lean.judge`) from some
+        worker whose backend has one (the embedded backend); no retry."""
+        async def go(b: LeanBackend) -> JudgeReport:
+            fn = getattr(b, "judge", None)
+            if fn is None:
+                raise LeanSetupError(f"{type(b).__name__} has no trusted checker")
+            return await fn(preamble, expected, candidate, names)  # type: ignore[no-any-return]
+        return await self._call(None, go, timeout_s or max(60.0, self._timeout(1)))
 
     async def free(self, states: Sequence[GoalState]) -> None:
         handles = [s for s in states if s.handle is not None]

@@ -125,6 +125,9 @@ class Elaboration(BaseModel):
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     declarations: list[str] | None = None
     axioms: dict[str, list[str]] = Field(default_factory=dict)
+    rejected: dict[str, str] = Field(
+        default_factory=dict, description="names of ``axioms_of`` the trusted checker rejects, with why "
+                                          "(not in the environment, refused by the kernel's replay ...)")
     complete: bool = False
     declaration_lines: list[tuple[int, int]] | None = None
     command_lines: list[tuple[int, int]] | None = None

@@ -298,31 +298,61 @@ def test_normalize_source_and_source_problems() -> None:
     assert source_problems("theorem x (a b : Nat) : a + b = b + a := by omega") == []
 
 
-def test_axiom_query_answers_are_classified() -> None:
-    from burnqed_core.lean.embedded import axiom_query, classify_leaves
-
-    text, where, end = axiom_query("abc", ["foo", "A.«b c»"])
-    assert "``foo" in text and "``A.«b c»" in text and sorted(n for n, _ in where.values()) == ["A.«b c»", "foo"]
-    assert end > max(where)
-    # As the exported-level library reports them: imported theorems look like axioms.
-    leaves = classify_leaves("abc:0 I:ax:propext I:ax:Classical.em L:ax:_private.x.0.cheat I:ax:Lean.ofReduceBool "
-                             "I:ax:Nat.eq_of_beq_eq_true I:ax:Lean.reduceBool I:ax:sorryAx L:thm:_private.x.0.lemma "
-                             "I:uax:lcProof I:uax:some.unknown_unsafe I:ax:lcCast")
-    assert leaves == ["propext", "local:_private.x.0.cheat", "Lean.ofReduceBool", "sorryAx",
-                      "local:_private.x.0.lemma", "unsafe:lcProof", "unsafe:some.unknown_unsafe", "lcCast"]
-    # An unsafe leaf fails whatever its name; a declared library axiom other than the three fails too.
+def test_checker_leaves_are_classified() -> None:
+    """As the exported-level library reports them: imported theorems look like
+    axioms, so an imported leaf counts only when the library's sources declare
+    it an axiom; local axioms, unsafe and unknown constants always count."""
     from burnqed_core.lean.checker import axiom_problems
+    from burnqed_core.lean.judge import leaf_axioms
     from burnqed_core.lean.types import Elaboration
-    for bad in (["unsafe:some.unknown_unsafe"], ["lcCast"], ["propext", "unsafe:lcProof"]):
+
+    leaves = leaf_axioms(["I:propext", "I:Classical.em", "L:cheat", "I:Lean.ofReduceBool", "I:Nat.eq_of_beq_eq_true",
+                          "I:sorryAx", "U:lcProof", "U:some.unknown_unsafe", "I:lcCast", "N:gone", "F:fuel"])
+    assert leaves == ["propext", "local:cheat", "Lean.ofReduceBool", "sorryAx", "unsafe:lcProof",
+                      "unsafe:some.unknown_unsafe", "lcCast", "unknown:gone", "unfinished:F:fuel"]
+    for bad in (["unsafe:some.unknown_unsafe"], ["lcCast"], ["propext", "unsafe:lcProof"], ["unknown:gone"]):
         assert axiom_problems("t", Elaboration(axioms={"t": bad}))
     assert axiom_problems("t", Elaboration(axioms={"t": ["propext", "Quot.sound"]})) == []
+    assert axiom_problems("t", Elaboration(axioms={"t": []}, rejected={"t": "kernel"})) == ["kernel"]
+
+
+def test_checker_report_is_read_only_from_this_calls_nonce() -> None:
+    """The answer is netstrings after the call's nonce: a message without the
+    nonce, a text posing as a field, a verdict for a name not asked, or a cut
+    report is refused."""
+    import pytest
+
+    from burnqed_core.lean.judge import ReportError, judge_command, lean_string, parse_report
+
+    def nets(*fields: str) -> str:
+        return "".join(f"{len(f)}:{f}" for f in fields)
+
+    nonce = "burnqed-abc"
+    good = nonce + nets("v1", "X", "1", "D", "0", "ok", "2", "I:propext", "L:x", "M", "warning", "3", "2",
+                        "has 4:D0:ok inside", "end")
+    rep = parse_report(good, nonce, ["t"])
+    assert rep.complete and rep.verdicts["t"].leaves == ["I:propext", "L:x"]
+    assert rep.messages[0].text == "has 4:D0:ok inside" and rep.messages[0].line == 3
+    for bad in (good.replace(nonce, "burnqed-xyz"), good[:-6], nonce + nets("v1", "D", "1", "ok", "0", "end"),
+                nonce + nets("v1", "D", "0", "ok", "0", "D", "0", "ok", "0", "end"), nonce + "3:v1x",
+                nonce + nets("v9", "end")):
+        with pytest.raises(ReportError):
+            parse_report(bad, "burnqed-abc" if bad.startswith("burnqed-abc") else nonce, ["t"])
+    # Untrusted text travels as one string literal, whatever it holds.
+    lit = lean_string('a"b\\c\n\u2028\x00«»')
+    assert lit.startswith('"') and lit.endswith('"') and "\n" not in lit[1:-1].replace("\\n", "")
+    assert "\\u2028" in lit and "\\x00" in lit and '\\"' in lit and "\u2028" not in lit
+    cmd = judge_command(nonce, "def d := 1", "", "theorem t : True := trivial\n#exit", ["t", "A.b c"])
+    assert cmd.count("\n") == 1 and cmd.endswith("t A.«b c»\n")
 
 
 def test_batch_parse_problem_from_lean_symbols() -> None:
-    from burnqed_core.lean.embedded import build_document, parse_problem
+    from burnqed_core.lean.embedded import HEADER, build_document, parse_problem
     from burnqed_core.lean.lsp import Symbol
 
     text, blocks = build_document("def d := 1", [(": True", ["trivial"]), (": 1 = 1", ["rfl"])])
+    assert text.startswith(HEADER)
+    text = text[len(HEADER):]
     assert text.count("example ") == 2 and "theorem" not in text
     ok = [Symbol("d", 12, blocks[0].decl_line - 2, blocks[0].decl_line - 2, 10)]
     ok += [Symbol("example", 12, b.decl_line, b.goal_line, 6) for b in blocks]

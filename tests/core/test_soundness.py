@@ -97,12 +97,16 @@ async def test_axioms_are_the_authority(lean_pool: LeanPool) -> None:
     names = ["nat", "quiet", "caught", "byax", "em'", "simp'", "plain", "pick_eq", "lc"]
     elab = await lean_pool.elaborate(src, axioms_of=names)
     assert elab.complete and not [d for d in elab.diagnostics if d.is_error]
-    assert set(names) <= set(elab.axioms)
-    assert "Lean.ofReduceBool" in elab.axioms["nat"]
+    assert set(names) <= set(elab.axioms) | set(elab.rejected)
+    # Native evaluation: its auxiliary lemma is refused by the kernel replay, or its axiom is reported.
+    assert "nat" in elab.rejected or "Lean.ofReduceBool" in elab.axioms["nat"]
+    assert checker.axiom_problems("nat", elab)
     assert "sorryAx" in elab.axioms["quiet"] and "sorryAx" in elab.axioms["caught"]
     assert any(a.startswith("local:") and a.endswith("cheat") for a in elab.axioms["byax"])
     # An unsafe prelude axiom is neither allowed nor a library fact, whatever its name (the kernel check was off).
-    assert {"lcProof", "unsafe:lcProof"} & set(elab.axioms["lc"]) and checker.axiom_problems("lc", elab)
+    # With the kernel check off in the file, the trusted checker's kernel replay refuses it.
+    assert "lc" in elab.rejected or {"lcProof", "unsafe:lcProof"} & set(elab.axioms["lc"])
+    assert checker.axiom_problems("lc", elab)
     for ok in ("em'", "simp'", "plain", "pick_eq"):
         assert set(elab.axioms[ok]) <= ALLOWED_AXIOMS, elab.axioms[ok]
     # Library theorems carry no proofs in this build's exported-level .olean
@@ -168,8 +172,11 @@ async def test_code_run_by_lean_never_touches_the_host(lean_pool: LeanPool, lean
     for p in targets:
         assert not p.exists(), f"Lean wrote {p} on the host"
     msgs = [d.message for d in elab.diagnostics]
-    # The write to /tmp landed in the process's own in-memory file system.
-    assert any("pwned" in m for m in msgs), msgs
+    # Either the write to /tmp landed in the process's own in-memory file
+    # system, or Lean refused to run the code at all (with the trusted
+    # checker's header, `#eval` of an `IO` action does not compile in this
+    # build); never on the host.
+    assert any("pwned" in m for m in msgs) or all(d.is_error for d in elab.diagnostics[:len(targets)]), msgs
     assert not any(f"secret-{tag}" in m for m in msgs), msgs  # host files are not readable either
 
 
