@@ -1,13 +1,19 @@
-"""Cost of the whole-proof re-check with Lean's axiom report (issue 16).
+"""Cost of the trusted whole-proof check (issues 16 and 31).
 
 For the known proofs of a theorem set, on one embedded worker (tiny
 profile, ``Elab.async`` off as in `burnqed lean trace`), per proof:
 
-* ``errors only``: the former re-check: elaborate preamble + theorem and
-  read the diagnostics (`EmbeddedBackend.check_source`);
-* ``full check``: `checker.check_proof`: the same document plus the axiom
-  query (`Lean.collectAxioms` via ``#eval``), Lean's document symbols and
-  the completeness marker.
+* ``errors only``: the reference driver's check: elaborate preamble +
+  theorem as one document and read the diagnostics
+  (`EmbeddedBackend.check_source`, what ``lsp_repl.py check`` does);
+* ``full check``: `checker.check_proof`: the trusted checker (`judge.lean`:
+  the proof elaborated as a string after the trusted preamble, kernel replay,
+  type comparison, axiom walk).
+
+Then a ``lean check`` of one file holding the first 60 of those theorems,
+each with its preamble in a namespace of its own: the reference driver's
+whole-file check against `EmbeddedBackend.elaborate` with every theorem's
+axioms asked (the route of `burnqed lean check`), and their ratio, in one run.
 
 Prints median / p90 / total seconds of each and the difference per proof.
 
@@ -53,8 +59,24 @@ async def main(theorem_set: str, limit: int) -> None:
         for name, xs in (("errors only", old), ("full check", new)):
             print(f"{name:12s} median {statistics.median(xs):.3f}s  p90 {_q(xs, 0.9):.3f}s  total {sum(xs):.1f}s")
         diff = [b - a for a, b in zip(old, new, strict=True)]
-        print(f"axiom check + symbols + completeness: median +{statistics.median(diff):.3f}s per proof "
-              f"({len(thms)} proofs of {theorem_set}, {accepted} accepted)")
+        print(f"trusted check over errors only: median +{statistics.median(diff):.3f}s per proof, "
+              f"ratio of totals {sum(new) / sum(old):.2f} ({len(thms)} proofs of {theorem_set}, {accepted} accepted)")
+        file_thms = thms[:60]
+        parts, names = [], []
+        for i, t in enumerate(file_thms):
+            body = proof_source(t, t.proof, name=f"thm_{i}")
+            parts.append(f"namespace File{i}\n{body}\nend File{i}\n")
+            names.append(f"File{i}.thm_{i}")
+        text = "".join(parts)
+        t0 = time.monotonic()
+        await backend.check_source(text)
+        plain = time.monotonic() - t0
+        t0 = time.monotonic()
+        elab = await backend.elaborate(text, axioms_of=names)
+        trusted = time.monotonic() - t0
+        ok = sum(1 for n in names if n in elab.axioms and n not in elab.rejected)
+        print(f"lean check of a {len(file_thms)}-theorem file: reference driver {plain:.2f}s, trusted {trusted:.2f}s, "
+              f"ratio {trusted / plain:.2f} ({ok}/{len(names)} accepted by the kernel replay)")
     finally:
         await backend.close()
 
@@ -62,7 +84,7 @@ async def main(theorem_set: str, limit: int) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-t", "--theorems", default="bundled:benchmark")
-    ap.add_argument("--limit", type=int, default=40)
+    ap.add_argument("--limit", type=int, default=60)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     asyncio.run(main(args.theorems, args.limit))

@@ -146,3 +146,35 @@ async def test_lean_check_uses_the_trusted_checker(lean_pool: LeanPool) -> None:
     assert elab.complete
     assert checker.axiom_problems("fine", elab) == []
     assert checker.axiom_problems("lc", elab)
+
+
+async def test_batches_never_prove_what_the_checker_rejects(lean_pool: LeanPool,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Static rules off: candidates that end in a combinator (which would
+    swallow the goal reader's probe), or that declare syntax for the blocks
+    after them, are parse errors by Lean's parser; a batch gives each
+    candidate's verdict alone; and every step reported as closing the proof
+    is a proof the trusted checker accepts."""
+    from burnqed_core.lean import pool as pool_module
+
+    monkeypatch.setattr(pool_module, "sandbox_module", lambda: None)
+    monkeypatch.setattr(checker, "static_problems", lambda *_: [])
+    thm = Theorem(name="t", statement="(a b : Nat) : a + b = b + a ∧ True")
+    start = await lean_pool.start_proof(thm)
+    assert start.ok and start.state is not None
+    cands = ["constructor <;>", "simp <;>", "exact ⟨Nat.add_comm a b, trivial⟩ <;>", "refine ⟨?_, ?_⟩ <;>",
+             "first\n| omega\n|", "skip\nnotation \"⊤⊤\" => False", 'skip\ninfixl:65 " +++ " => Nat.add',
+             "constructor", "omega", "exact ⟨Nat.add_comm a b, trivial⟩", "constructor <;> simp [Nat.add_comm]",
+             "exact (sorry : _)", "skip\ntheorem x : False := sorry"]
+    batch = await lean_pool.apply_many([(start.state, c) for c in cands])
+    alone = [(await lean_pool.apply_many([(start.state, c)]))[0] for c in cands]
+    assert [r.status for r in batch] == [r.status for r in alone]
+    assert [r.state.goals if r.state else None for r in batch] == [r.state.goals if r.state else None
+                                                                   for r in alone]
+    for c, r in zip(cands[:7], batch[:7], strict=True):
+        assert not r.ok, (c, r)
+    assert batch[7].ok and len(batch[7].state.goals) == 2  # type: ignore[union-attr]
+    for c, r in zip(cands, batch, strict=True):
+        if r.ok and r.state is not None and not r.state.goals:
+            assert (await lean_pool.check_proof(thm, [c])).ok, c
+    assert batch[9].ok and batch[9].state is not None and batch[9].state.goals == ()
