@@ -133,6 +133,9 @@ def _shift(d: Diagnostic, by: int) -> Diagnostic:
     return d.model_copy(update={"line": d.line + by, "end_line": d.end_line + by})
 
 
+NOT_ONE_SEQUENCE = "not one tactic sequence by Lean's parser"
+
+
 def tactic_parse(diags: Sequence[Diagnostic], nonce: str, n: int) -> list[bool] | None:
     """The answer of a document's ``burnqed_tactics`` command: for each block,
     whether its tactic text is one tactic sequence by Lean's parser (None
@@ -285,17 +288,20 @@ class EmbeddedBackend:
 
     # -- documents ----------------------------------------------------------------------------------------------
     async def run_blocks(self, preamble: str,
-                         items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict] | None:
+                         items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict | None] | None:
         """Elaborate (statement, tactic path) blocks in one document; None when
         Lean's parse of a batch shows a declaration that is not one of the
-        blocks (the caller redoes the batch one block per document)."""
+        blocks (the caller redoes the batch one block per document). When some
+        candidates of a batch are not one tactic sequence, they get their parse
+        error and the others None: their verdicts are not used (the others
+        may have parsed differently beside them) and they are redone."""
         if not items:
             return []
         async with self._doc_lock:
             return await self._run_blocks(preamble, items)
 
     async def _run_blocks(self, preamble: str,
-                          items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict] | None:
+                          items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict | None] | None:
         w = self._w()
         nonce = new_nonce()
         text, blocks = build_document(preamble, items, nonce=nonce)
@@ -307,12 +313,13 @@ class EmbeddedBackend:
             msg = f"preamble: {first_line(pre_errors[0].message)}"
             return [BlockVerdict(Status.START_ERROR, message=msg) for _ in items]
         seqs = tactic_parse(diags, nonce, len(items))
-        if len(blocks) > 1 and (seqs is None or not all(seqs)
-                                or parse_problem(blocks, await w.document_symbols())):
-            return None  # a candidate that is not one tactic sequence may change how the others parse
-        if seqs is None or not all(seqs):
-            why = "not one tactic sequence by Lean's parser" if seqs else "Lean's parser gave no answer"
-            return [BlockVerdict(Status.PARSE_ERROR, message=why)]
+        if seqs is None:
+            no_answer = BlockVerdict(Status.PARSE_ERROR, message="Lean's parser gave no answer")
+            return None if len(blocks) > 1 else [no_answer]
+        if not all(seqs):  # a candidate that is not one tactic sequence may change how the others parse
+            return [None if ok else BlockVerdict(Status.PARSE_ERROR, message=NOT_ONE_SEQUENCE) for ok in seqs]
+        if len(blocks) > 1 and parse_problem(blocks, await w.document_symbols()):
+            return None
         goals = await w.goals_many([(b.goal_line, b.goal_col) for b in blocks])
         return [judge_block(b, diags, g) for b, g in zip(blocks, goals, strict=True)]
 
@@ -327,19 +334,27 @@ class EmbeddedBackend:
         for k in range(0, len(shared), bs):
             idx = shared[k:k + bs]
             got = await self.run_blocks(preamble, [items[i] for i in idx])
-            if got is None:  # Lean's parse differs from the blocks: each one alone, in its own document
-                log.warning("a batch of %d blocks: a candidate is not one tactic sequence, or Lean's parse shows an "
-                            "unexpected declaration: redone one by one", len(idx))
-                alone += idx
-                continue
+            redo = [i for i, v in zip(idx, got or [], strict=False) if v is None]
+            if redo and got is not None and len(redo) > 1:  # without the candidates Lean's parser refused
+                again = await self.run_blocks(preamble, [items[i] for i in redo])
+                if again is not None and all(v is not None for v in again):
+                    got = [v if v is not None else again[redo.index(i)] for i, v in zip(idx, got, strict=True)]
+            if got is None or any(v is None for v in got):  # each undecided one alone, in its own document
+                left = idx if got is None else [i for i, v in zip(idx, got, strict=True) if v is None]
+                log.warning("a batch of %d blocks: Lean's parse shows an unexpected declaration or a candidate "
+                            "that is not one tactic sequence: %d redone one by one", len(idx), len(left))
+                alone += left
+                if got is None:
+                    continue
             for i, v in zip(idx, got, strict=True):
-                out[i] = v
+                if v is not None:
+                    out[i] = v
             if len(idx) > 1:
                 alone += [i for i in idx if (v := out[i]) is not None and v.status is Status.PARSE_ERROR
                           and v.message.startswith("no proof state")]
         for i in alone:
             one = await self.run_blocks(preamble, [items[i]])
-            assert one is not None  # a single block is never re-split
+            assert one is not None and one[0] is not None  # a single block is never re-split
             out[i] = one[0]
         return [v for v in out if v is not None]
 
