@@ -94,24 +94,21 @@ HEADER_LINES = HEADER.count("\n")
 WARMUP = HEADER + "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
 
 
+def document_head(preamble: str) -> str:
+    return HEADER + preamble_text(preamble) + STRICT_LINE
+
+
 def block_tactics(tactics: Sequence[str]) -> str:
     """The tactic text of a block as it sits in the document (``skip`` for none)."""
     return "".join(indent_tactic(t) for t in tactics) or "  skip\n"
 
 
-def build_document(preamble: str, items: Sequence[tuple[str, Sequence[str]]],
-                   nonce: str | None = None) -> tuple[str, list[Block]]:
+def build_document(preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> tuple[str, list[Block]]:
     """One document: `HEADER`, the preamble, then one anonymous ``example``
     block per (statement, tactic path), each ending in ``skip``. Blocks are
     anonymous so that no candidate can cite another (by name or through
-    ``exact?``). With a ``nonce``, a ``burnqed_tactics`` command between the
-    preamble and the blocks asks Lean's parser whether each block's tactic
-    text is exactly one tactic sequence (`tactic_parse`). Also where each
-    block is."""
-    parts = [HEADER + preamble_text(preamble) + STRICT_LINE]
-    if nonce is not None:
-        parts.append(tactics_command(nonce, [block_tactics(t) for _, t in items]))
-    parts = ["".join(parts)]
+    ``exact?``). Also where each block is."""
+    parts = [document_head(preamble)]
     line = parts[0].count("\n")
     blocks = []
     for statement, tactics in items:
@@ -288,40 +285,47 @@ class EmbeddedBackend:
 
     # -- documents ----------------------------------------------------------------------------------------------
     async def run_blocks(self, preamble: str,
-                         items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict | None] | None:
+                         items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict] | None:
         """Elaborate (statement, tactic path) blocks in one document; None when
         Lean's parse of a batch shows a declaration that is not one of the
-        blocks (the caller redoes the batch one block per document). When some
-        candidates of a batch are not one tactic sequence, they get their parse
-        error and the others None: their verdicts are not used (the others
-        may have parsed differently beside them) and they are redone."""
+        blocks (the caller redoes the batch one block per document)."""
         if not items:
             return []
         async with self._doc_lock:
             return await self._run_blocks(preamble, items)
 
     async def _run_blocks(self, preamble: str,
-                          items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict | None] | None:
+                          items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict] | None:
+        """First a document of the preamble and a ``burnqed_tactics`` command
+        (Lean's parser: is each block's tactic text exactly one tactic
+        sequence?). Lean re-elaborates only that command: the header and the
+        preamble are an unchanged prefix. A candidate that is not gets its
+        parse error and never reaches the blocks' document, where it could
+        swallow the goal reader's ``skip`` or change how the others parse."""
         w = self._w()
         nonce = new_nonce()
-        text, blocks = build_document(preamble, items, nonce=nonce)
-        diags = await w.check(text)
+        head = document_head(preamble)
+        diags = await w.check(head + tactics_command(nonce, [block_tactics(t) for _, t in items]))
         self.last_preamble = preamble
-        pre_end = blocks[0].decl_line - 1  # the tactic-parse command sits on the line before the first block
-        pre_errors = [d for d in diags if d.is_error and d.line < pre_end]
+        pre_errors = [d for d in diags if d.is_error and d.line < head.count("\n")]
         if pre_errors:
             msg = f"preamble: {first_line(pre_errors[0].message)}"
             return [BlockVerdict(Status.START_ERROR, message=msg) for _ in items]
         seqs = tactic_parse(diags, nonce, len(items))
-        if seqs is None:
-            no_answer = BlockVerdict(Status.PARSE_ERROR, message="Lean's parser gave no answer")
-            return None if len(blocks) > 1 else [no_answer]
-        if not all(seqs):  # a candidate that is not one tactic sequence may change how the others parse
-            return [None if ok else BlockVerdict(Status.PARSE_ERROR, message=NOT_ONE_SEQUENCE) for ok in seqs]
-        if len(blocks) > 1 and parse_problem(blocks, await w.document_symbols()):
-            return None
-        goals = await w.goals_many([(b.goal_line, b.goal_col) for b in blocks])
-        return [judge_block(b, diags, g) for b, g in zip(blocks, goals, strict=True)]
+        why = NOT_ONE_SEQUENCE if seqs is not None else "Lean's parser gave no answer"
+        seqs = seqs or [False] * len(items)
+        out: list[BlockVerdict | None] = [None if ok else BlockVerdict(Status.PARSE_ERROR, message=why)
+                                          for ok in seqs]
+        good = [i for i, ok in enumerate(seqs) if ok]
+        if good:
+            text, blocks = build_document(preamble, [items[i] for i in good])
+            diags = await w.check(text)
+            if len(blocks) > 1 and parse_problem(blocks, await w.document_symbols()):
+                return None
+            goals = await w.goals_many([(b.goal_line, b.goal_col) for b in blocks])
+            for i, b, g in zip(good, blocks, goals, strict=True):
+                out[i] = judge_block(b, diags, g)
+        return [v for v in out if v is not None]
 
     async def _run_batch(self, preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict]:
         """`run_blocks` in chunks of ``batch_size``; risky tactics alone; a block
@@ -334,27 +338,18 @@ class EmbeddedBackend:
         for k in range(0, len(shared), bs):
             idx = shared[k:k + bs]
             got = await self.run_blocks(preamble, [items[i] for i in idx])
-            redo = [i for i, v in zip(idx, got or [], strict=False) if v is None]
-            if redo and got is not None and len(redo) > 1:  # without the candidates Lean's parser refused
-                again = await self.run_blocks(preamble, [items[i] for i in redo])
-                if again is not None and all(v is not None for v in again):
-                    got = [v if v is not None else again[redo.index(i)] for i, v in zip(idx, got, strict=True)]
-            if got is None or any(v is None for v in got):  # each undecided one alone, in its own document
-                left = idx if got is None else [i for i, v in zip(idx, got, strict=True) if v is None]
-                log.warning("a batch of %d blocks: Lean's parse shows an unexpected declaration or a candidate "
-                            "that is not one tactic sequence: %d redone one by one", len(idx), len(left))
-                alone += left
-                if got is None:
-                    continue
+            if got is None:  # Lean's parse differs from the blocks: each one alone, in its own document
+                log.warning("a batch of %d blocks parsed into unexpected declarations: redone one by one", len(idx))
+                alone += idx
+                continue
             for i, v in zip(idx, got, strict=True):
-                if v is not None:
-                    out[i] = v
+                out[i] = v
             if len(idx) > 1:
                 alone += [i for i in idx if (v := out[i]) is not None and v.status is Status.PARSE_ERROR
                           and v.message.startswith("no proof state")]
         for i in alone:
             one = await self.run_blocks(preamble, [items[i]])
-            assert one is not None and one[0] is not None  # a single block is never re-split
+            assert one is not None  # a single block is never re-split
             out[i] = one[0]
         return [v for v in out if v is not None]
 
