@@ -34,8 +34,6 @@ from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean import checker
 from burnqed_core.lean.install import LeanInstall, require_installed
 from burnqed_core.lean.judge import (
-    JUDGE_SOURCE,
-    SECTION,
     JudgeReport,
     ReportError,
     judge_command,
@@ -45,6 +43,7 @@ from burnqed_core.lean.judge import (
     parse_seq_report,
     tactics_command,
     verdict_problems,
+    worker_header,
 )
 from burnqed_core.lean.lsp import LspWorker, Symbol, is_sorry_warning, process_rss_mb
 from burnqed_core.lean.source import STRICT_LINE, indent_tactic, preamble_text, proof_text
@@ -89,7 +88,7 @@ class Block:
 # the trusted checker (`judge.lean`, elaborated once when the worker starts:
 # Lean reuses the unchanged prefix of a document), then a public, exposed
 # section so that the rest reads as a plain file.
-HEADER = JUDGE_SOURCE + SECTION
+HEADER = worker_header()
 HEADER_LINES = HEADER.count("\n")
 WARMUP = HEADER + "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
 

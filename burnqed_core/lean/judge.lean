@@ -46,6 +46,22 @@ meta partial def elabAll (inputCtx : Parser.InputContext) (ps : Parser.ModulePar
   elabCommandTopLevel cmd
   elabAll inputCtx ps'
 
+syntax (name := loadCmd) "burnqed_load " str : command
+
+/-- `burnqed_load "text"`: elaborate `text` (the rest of this file) here, in
+this scope, keeping what it declares, but without info trees. The worker
+sends the references of every info tree in the document after each edit
+(~0.4 MB of JSON for this file, measured): loaded as a string, the checker
+costs an edit 0.043 s instead of 0.131 s (median, one tactic). -/
+@[command_elab loadCmd] public meta def elabLoad : CommandElab := fun stx => do
+  let text := (stx[1].isStrLit?).getD ""
+  let inputCtx : Parser.InputContext := Parser.InputContext.mk text "<burnqed-judge>"
+  let inner (ctx : Context) : Context :=
+    { ctx with fileName := "<burnqed-judge>", fileMap := inputCtx.fileMap, snap? := none, cancelTk? := none }
+  discard <| withReader inner (withEnableInfoTree false (elabAll inputCtx {}))
+
+-- burnqed: the header loads what follows with `burnqed_load` (judge.py).
+
 /-- Elaborate `text` as commands after the state `st` (its messages dropped),
 with this command's own elaborator; the outer state is restored after. -/
 meta def runC (st : Command.State) (text : String) : CommandElabM (Command.State × Bool) := do

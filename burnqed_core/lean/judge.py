@@ -31,6 +31,26 @@ JUDGE_SOURCE = (Path(__file__).with_name("judge.lean")).read_text()
 # Every document of the worker: the checker, then a public, exposed section so
 # that what follows behaves as in a plain (non-`module`) file.
 SECTION = "\n@[expose] public section\n\n"
+LOAD_MARKER = "-- burnqed: the header loads what follows"
+NAMESPACE_END = "end BurnqedJudge"
+
+
+def worker_header(source: str = JUDGE_SOURCE) -> str:
+    """The header of every document of the embedded worker: ``judge.lean`` up
+    to its load marker as it is, the rest as the string of one
+    ``burnqed_load`` command (elaborated without info trees: the same
+    declarations, but edits of the document stay as cheap as without the
+    checker), then `SECTION`."""
+    head, marker, rest = source.partition(LOAD_MARKER)
+    if not marker:
+        raise ValueError("judge.lean has no load marker")
+    body = rest.split("\n", 1)[1].rstrip()
+    # The scope a command leaves is not carried to the next one by the
+    # frontend: the namespace is closed outside the string.
+    body, end, _ = body.rpartition(NAMESPACE_END)
+    if not end:
+        raise ValueError("judge.lean does not end with its namespace's end")
+    return f"{head}burnqed_load {lean_string(body)}\n{NAMESPACE_END}\n{SECTION}"
 VERSION = "v1"
 
 _IDENT_PART = re.compile(r"^[A-Za-z_\u00c0-\u1fff\u2100-\uffff][A-Za-z0-9_'!?\u00c0-\u1fff\u2100-\uffff]*$")

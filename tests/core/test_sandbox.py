@@ -346,6 +346,28 @@ def test_checker_report_is_read_only_from_this_calls_nonce() -> None:
     assert cmd.count("\n") == 1 and cmd.endswith("t A.«b c»\n")
 
 
+def test_worker_header_loads_the_checker_from_one_string() -> None:
+    """The header: judge.lean up to its load marker as it is, the rest as the
+    literal of one `burnqed_load` command (decoding it gives the source back),
+    the namespace closed outside it, then the public section."""
+    import ast
+
+    import pytest
+
+    from burnqed_core.lean.judge import JUDGE_SOURCE, LOAD_MARKER, NAMESPACE_END, SECTION, worker_header
+
+    header = worker_header()
+    head = JUDGE_SOURCE.split(LOAD_MARKER)[0]
+    assert header.startswith(head) and header.endswith(f"\n{NAMESPACE_END}\n{SECTION}")
+    load = header[len(head):].split("\n")[0]
+    assert load.startswith("burnqed_load \"") and load.endswith('"')
+    body = ast.literal_eval(load[len("burnqed_load "):])  # the escapes used are Python's too
+    assert body.strip() and body.strip() in JUDGE_SOURCE and "elabJudge" in body and NAMESPACE_END not in body
+    for broken in (JUDGE_SOURCE.replace(LOAD_MARKER, "-- no marker"), JUDGE_SOURCE.replace(NAMESPACE_END, "end")):
+        with pytest.raises(ValueError):
+            worker_header(broken)
+
+
 def test_batch_parse_problem_from_lean_symbols() -> None:
     from burnqed_core.lean.embedded import HEADER, build_document, parse_problem
     from burnqed_core.lean.lsp import Symbol
