@@ -68,6 +68,10 @@ class PantographConfig(Section):
     lean_path: str | None = None
     ready_timeout_s: float = 120.0
     memory_limit_mb: int | None = 16000
+    trusted_checker: bool = Field(
+        True, description="verdicts by the trusted checker (judge.lean, run through frontend.process; needs a "
+                          "Lean with the module system, 4.22+); false: `#print axioms` appended to the "
+                          "document (weaker: the document can change how that query is read)")
 
 
 class LeanConfig(Section):

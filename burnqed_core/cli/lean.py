@@ -72,25 +72,38 @@ def check(
     """Check every theorem of a Lean file: one line per theorem, `ok NAME` or `FAIL NAME: first error`;
     exit code 1 if any fails. A theorem is ok only if Lean elaborated it without error and its axioms
     are within propext, Classical.choice and Quot.sound (a silenced `sorry`, `native_decide` or an axiom
-    of the file all fail); the file is elaborated in the sandboxed worker (it cannot write outside scratch)."""
+    of the file all fail); the file is elaborated in the sandboxed worker (it cannot write outside scratch).
+    A `  note NAME: ...` line under a theorem says that what Lean elaborated means more than its text
+    shows: `variable`s were in scope, or its statement uses an instance the file declared for a library
+    class (`n + 1 = n` can be true that way); the verdict is Lean's either way."""
     from burnqed_core.lean.pool import LeanPool
 
     _, cfg = _lean_config(profile, verbose, backend, workers=1, self_test=False)
     text = file.read_text(encoding="utf-8")
 
-    async def run() -> list[tuple[str, str | None]]:
+    async def run() -> tuple[list[tuple[str, str | None]], dict[str, list[str]]]:
         source, names = checkable_source(text, str(file))
         async with LeanPool(cfg) as pool:
             elab = await pool.elaborate(source, axioms_of=names, timeout_s=max(300.0, cfg.tactic_timeout_s))
-        return file_verdicts(text, elab, str(file))
+        return file_verdicts(text, elab, str(file)), elab.notes
 
-    verdicts = asyncio.run(run())
-    for name, err in verdicts:
-        typer.echo(f"ok {name}" if err is None else f"FAIL {name}: {err}")
+    verdicts, notes = asyncio.run(run())
+    for line in check_lines(verdicts, notes):
+        typer.echo(line)
     bad = sum(err is not None for _, err in verdicts)
     typer.echo(f"{len(verdicts) - bad}/{len(verdicts)} ok", err=True)
     if bad or not verdicts:
         raise typer.Exit(1)
+
+
+def check_lines(verdicts: list[tuple[str, str | None]], notes: dict[str, list[str]]) -> list[str]:
+    """What `burnqed lean check` prints: ``ok NAME`` / ``FAIL NAME: why`` per
+    theorem, each followed by its notes (``  note NAME: ...``)."""
+    out = []
+    for name, err in verdicts:
+        out.append(f"ok {name}" if err is None else f"FAIL {name}: {err}")
+        out += [f"  note {name}: {note}" for note in notes.get(name, [])]
+    return out
 
 
 def checkable_source(text: str, source: str = "") -> tuple[str, list[str]]:

@@ -187,7 +187,7 @@ async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[s
     problems = static_problems(theorem, body)
     if problems:
         return CheckResult(ok=False, errors=problems, elapsed_s=time.monotonic() - t0)
-    if hasattr(backend, "judge"):
+    if has_trusted_checker(backend):
         return await _trusted_check(backend, theorem, tactics, explicit and states, t0)
     source = proof_source(theorem, tactics)
     start = (preamble_text(theorem.preamble) + STRICT_LINE).count("\n")
@@ -255,6 +255,11 @@ async def _trusted_check(backend: object, theorem: Theorem, tactics: Sequence[st
         if elab.goals is not None and len(elab.goals) == len(positions) and all(g for g in elab.goals):
             read = [tuple(g) for g in elab.goals if g is not None]
     return CheckResult(ok=not errors, errors=errors, elapsed_s=time.monotonic() - t0, states=read)
+
+
+def has_trusted_checker(backend: object) -> bool:
+    """Whether ``backend`` decides by the trusted checker (``backend.judge``)."""
+    return bool(getattr(backend, "trusted_checker", False)) and hasattr(backend, "judge")
 
 
 def reads_goals(backend: object) -> bool:

@@ -37,12 +37,11 @@ from burnqed_core.lean.judge import (
     JudgeReport,
     ReportError,
     judge_command,
-    leaf_axioms,
     new_nonce,
     parse_report,
     parse_seq_report,
+    report_verdicts,
     tactics_command,
-    verdict_problems,
     worker_header,
 )
 from burnqed_core.lean.lsp import LspWorker, Symbol, is_sorry_warning, process_rss_mb
@@ -388,6 +387,7 @@ class EmbeddedBackend:
         return [_shift(d, -HEADER_LINES) for d in diags if d.line >= HEADER_LINES]
 
     reads_goals = True  # `elaborate` answers ``goals_at`` (Lean's plainGoal in the same document)
+    trusted_checker = True  # `judge`: the header's checker decides
 
     async def judge(self, preamble: str, expected: str, candidate: str, names: Sequence[str]) -> JudgeReport:
         """The trusted checker's verdict (`judge.lean`): ``candidate`` elaborated
@@ -424,19 +424,12 @@ class EmbeddedBackend:
         except ReportError as e:
             log.warning("the trusted checker's answer is unusable: %s", e)
             report = JudgeReport()
-        axioms: dict[str, list[str]] = {}
-        rejected: dict[str, str] = {}
-        for name in axioms_of:
-            v = report.verdicts.get(name)
-            if v is not None and v.status == "ok":
-                axioms[name] = leaf_axioms(v.leaves)
-            else:
-                rejected[name] = verdict_problems(name, v)[0]
+        axioms, rejected, notes = report_verdicts(report, axioms_of)
         text_diags = [_shift(d, -HEADER_LINES) for d in diags if d.line >= HEADER_LINES]
         decls = [s for s in symbols if s.line >= HEADER_LINES and s.kind != NAMESPACE_KIND]
         return Elaboration(
             diagnostics=text_diags, declarations=[s.name for s in decls], axioms=axioms, rejected=rejected,
-            complete=report.complete,
+            complete=report.complete, notes=notes,
             declaration_lines=[(s.line - HEADER_LINES, s.end_line - HEADER_LINES) for s in decls], goals=goals)
 
     async def check_proof(self, theorem: Theorem, tactics: Sequence[str], states: bool = False) -> CheckResult:

@@ -23,6 +23,7 @@ Layout of the install directory::
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -102,6 +103,21 @@ class LeanInstall:
 
     def env(self) -> dict[str, str]:
         return dict(os.environ, LEAN_PATH=str(self.lib))
+
+
+def write_axioms_record(inst: LeanInstall) -> Path:
+    """``library-axioms.json`` beside the install: which constants of this
+    library count as axioms (`types.LIBRARY_AXIOMS`), where that list comes
+    from, and the package and checksum it was established for."""
+    from burnqed_core.lean.types import LIBRARY_AXIOMS, LIBRARY_AXIOMS_PROVENANCE
+
+    if LIBRARY_AXIOMS_PROVENANCE["package"] != LEAN_PACKAGE.spec:
+        raise LeanSetupError(f"the library axioms list was made for {LIBRARY_AXIOMS_PROVENANCE['package']}, "
+                             f"not {LEAN_PACKAGE.spec}: establish it again from that library's sources")
+    record = {**LIBRARY_AXIOMS_PROVENANCE, "sha512": LEAN_PACKAGE.sha512, "axioms": sorted(LIBRARY_AXIOMS)}
+    path = inst.root / "library-axioms.json"
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return path
 
 
 def expected_stamp() -> str:
@@ -192,6 +208,8 @@ def install(root: Path, npm: str = "npm", force: bool = False, smoke: bool = Fal
     """
     inst = LeanInstall(Path(root).expanduser())
     if not force and is_installed(inst.root):
+        if not (inst.root / "library-axioms.json").exists():
+            write_axioms_record(inst)
         log.info("embedded Lean up to date in %s", inst.root)
         return inst
     if shutil.which(npm) is None and not Path(npm).exists():
@@ -234,6 +252,7 @@ def install(root: Path, npm: str = "npm", force: bool = False, smoke: bool = Fal
         if out.returncode != 0 or not any("Lean" in ln for ln in lines):
             raise LeanSetupError(f"`lean --version` failed: {(out.stderr or out.stdout).strip()[-300:]}")
         log.info("%s", lines[-1] if lines else "")
+    write_axioms_record(inst)
     inst.stamp.write_text(expected_stamp() + "\n", encoding="utf-8")
     log.info("embedded Lean installed in %s", inst.root)
     return inst

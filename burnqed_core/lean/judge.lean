@@ -30,10 +30,22 @@ meta def nm : Name → String
   | .str p s => let q := nm p; if q.isEmpty then s else q ++ "." ++ s
   | .num p k => nm p ++ "." ++ toString k
 
+/-- The names of `ns` that `env` does not have. -/
+meta def absent (env : Environment) : List Name → List Name
+  | [] => []
+  | n :: ns => if env.contains n then absent env ns else n :: absent env ns
+
+/-- The names of `ns` that `env` has, before `acc`. -/
+meta def present (env : Environment) : List Name → List Name → List Name
+  | [], acc => acc
+  | n :: ns, acc => if env.contains n then present env ns (n :: acc) else present env ns acc
+
 /-- Parse and elaborate the commands of `inputCtx` one by one, with Lean's
 own parser and command elaborator; true when the parse reached the end of the
-text (false after `#exit`). -/
-meta partial def elabAll (inputCtx : Parser.InputContext) (ps : Parser.ModuleParserState) : CommandElabM Bool := do
+text (false after `#exit`), and the names of `watch` that were declared by a
+command elaborated with `variable`s in scope (added to `vars`). -/
+meta partial def elabAll (inputCtx : Parser.InputContext) (ps : Parser.ModuleParserState)
+    (watch vars : List Name) : CommandElabM (Bool × List Name) := do
   let st ← get
   let sc : Scope := match st.scopes with
     | s :: _ => s
@@ -42,9 +54,14 @@ meta partial def elabAll (inputCtx : Parser.InputContext) (ps : Parser.ModulePar
     { env := st.env, options := sc.opts, currNamespace := sc.currNamespace, openDecls := sc.openDecls }
   let (cmd, ps', msgs') := Parser.parseCommand inputCtx pmctx ps st.messages
   set { st with messages := msgs' }
-  if Parser.isTerminalCommand cmd then return cmd.getKind == ``Lean.Parser.Command.eoi
+  if Parser.isTerminalCommand cmd then return (cmd.getKind == ``Lean.Parser.Command.eoi, vars)
+  let before := if sc.varDecls.size == 0 then [] else absent st.env watch
   elabCommandTopLevel cmd
-  elabAll inputCtx ps'
+  let envAfter ← getEnv
+  let vars' := match before with
+    | [] => vars
+    | ns => present envAfter ns vars
+  elabAll inputCtx ps' watch vars'
 
 syntax (name := loadCmd) "burnqed_load " str : command
 
@@ -58,25 +75,26 @@ costs an edit 0.043 s instead of 0.131 s (median, one tactic). -/
   let inputCtx : Parser.InputContext := Parser.InputContext.mk text "<burnqed-judge>"
   let inner (ctx : Context) : Context :=
     { ctx with fileName := "<burnqed-judge>", fileMap := inputCtx.fileMap, snap? := none, cancelTk? := none }
-  discard <| withReader inner (withEnableInfoTree false (elabAll inputCtx {}))
+  discard <| withReader inner (withEnableInfoTree false (elabAll inputCtx {} [] []))
 
 -- burnqed: the header loads what follows with `burnqed_load` (judge.py).
 
 /-- Elaborate `text` as commands after the state `st` (its messages dropped),
 with this command's own elaborator; the outer state is restored after. -/
-meta def runC (st : Command.State) (text : String) : CommandElabM (Command.State × Bool) := do
+meta def runC (st : Command.State) (text : String) (watch : List Name) :
+    CommandElabM (Command.State × Bool × List Name) := do
   let saved ← get
   set { st with messages := {} }
   let inputCtx : Parser.InputContext := Parser.InputContext.mk text "<burnqed>"
   let inner (ctx : Context) : Context :=
     { ctx with fileName := "<burnqed>", fileMap := inputCtx.fileMap, snap? := none, cancelTk? := none }
-  let complete ← withReader inner (elabAll inputCtx {})
+  let (complete, vars) ← withReader inner (elabAll inputCtx {} watch [])
   let out ← get
   set saved
-  return (out, complete)
+  return (out, complete, vars)
 
 meta def run (st : Command.State) (text : String) : CommandElabM Command.State := do
-  return (← runC st text).1
+  return (← runC st text []).1
 
 meta def anyError : List Message → Bool
   | [] => false
@@ -235,6 +253,34 @@ meta def judgeOne (envU envP : Environment) (envT? : Option Environment) (k0 : K
           else out "ok" (leaves envP k 1000000 [n] {} [])
         | _ => out "not_theorem" []
 
+/-- Instances among `cs` that the candidate declared (not in `envP`) for a
+class it did not declare: the statement's meaning changed by the file. -/
+meta def instFlags (envU envP : Environment) : List Name → List String
+  | [] => []
+  | c :: cs =>
+    let rest := instFlags envU envP cs
+    if envP.contains c || !(Meta.isInstanceCore envU c) then rest
+    else match envU.find? c with
+      | some ci => match ci.type.getForallBody.getAppFn.constName? with
+        | some cls => if envP.contains cls then ("instance " ++ nm c ++ " of " ++ nm cls) :: rest else rest
+        | none => rest
+      | none => rest
+
+/-- Warnings on the meaning of `n`'s statement (what Lean elaborated, not what
+its text says): declared while `variable`s were in scope (they may add
+hypotheses), or using an instance the file declared for a class it did not. -/
+meta def flagsOne (envU envP : Environment) (vars : List Name) (idx : Nat) (n : Name) : List String :=
+  match envU.find? n with
+  | none => []
+  | some ci =>
+    let w (t : String) : List String := ["W", toString idx, t]
+    let v := if mem n vars then w "variables" else []
+    let a := ci.type.getUsedConstants
+    let rec each : List String → List String
+      | [] => []
+      | t :: ts => appS (w t) (each ts)
+    appS v (each (instFlags envU envP (arrList a a.size [])))
+
 /-- `n` inside the namespace `ns`. -/
 meta def qualify (ns : Name) : Name → Name
   | .anonymous => ns
@@ -245,10 +291,17 @@ meta def qualifyAll (ns : Name) : List Name → List Name
   | [] => []
   | n :: rest => qualify ns n :: qualifyAll ns rest
 
-meta def judgeAll (envU envP : Environment) (envT? : Option Environment) (k0 : Kernel.Environment) :
-    Nat → List Name → List String
+meta def judgeAll (envU envP : Environment) (envT? : Option Environment) (k0 : Kernel.Environment)
+    (vars : List Name) : Nat → List Name → List String
   | _, [] => []
-  | i, n :: ns => appS (judgeOne envU envP envT? k0 i n) (judgeAll envU envP envT? k0 (i + 1) ns)
+  | i, n :: ns => appS (judgeOne envU envP envT? k0 i n)
+      (appS (flagsOne envU envP vars i n) (judgeAll envU envP envT? k0 vars (i + 1) ns))
+
+/-- The namespace a state leaves open: asked names are relative to it. -/
+meta def spaceOf (st : Command.State) : Name :=
+  match st.scopes with
+  | sc :: _ => sc.currNamespace
+  | [] => .anonymous
 
 /-- The verdict on `candidate`, elaborated after the trusted `preamble`: for
 each of `names`, whether the kernel accepts its declaration replayed (with its
@@ -271,12 +324,8 @@ meta def judge (env0 : Environment) (nonce preamble expected candidate : String)
     if anyError sT.messages.toList then pure none else pure (some sT.env)
   if !expected.isEmpty && envT?.isNone then
     return nonce ++ nets ["v1", "E", "end"]
-  let (sU, complete) ← runC sP candidate
-  -- Names are relative to the namespace the preamble leaves open.
-  let ns : Name := match sP.scopes with
-    | sc :: _ => sc.currNamespace
-    | [] => .anonymous
-  let ds := judgeAll sU.env sP.env envT? sP.env.toKernelEnv 0 (qualifyAll ns names)
+  let (sU, complete, vars) ← runC sP candidate (qualifyAll (spaceOf sP) names)
+  let ds := judgeAll sU.env sP.env envT? sP.env.toKernelEnv vars 0 (qualifyAll (spaceOf sP) names)
   let ms ← liftIO <| msgFields sU.messages.toList
   return nonce ++ nets (appS ("v1" :: "X" :: (if complete then "1" else "0") :: ds) (appS ms ["end"]))
 

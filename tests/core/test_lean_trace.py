@@ -177,3 +177,12 @@ def test_missing_install_is_a_clear_error(tmp_path: Path) -> None:
     out = runner.invoke(app, ["lean", "check", str(lean)], env={"BURNQED_HOME": str(tmp_path / "home")})
     assert out.exit_code != 0
     assert "burnqed lean setup" in str(out.exception)
+
+
+def test_check_lines_put_notes_under_their_theorem() -> None:
+    from burnqed_core.cli.lean import check_lines
+
+    lines = check_lines([("a", None), ("b", "an error"), ("c", None)],
+                        {"a": ["declared with `variable`s in scope"], "c": ["x", "y"]})
+    assert lines == ["ok a", "  note a: declared with `variable`s in scope", "FAIL b: an error", "ok c",
+                     "  note c: x", "  note c: y"]

@@ -67,9 +67,12 @@ async def make(fake_exe: str) -> AsyncIterator[Factory]:
 
     async def factory(*flags: str, proto: str = "0.3.4", start: bool = True, tactic_timeout_s: float = 5.0,
                       ready_timeout_s: float = 20.0, memory_limit_mb: int | None = None,
-                      grace_s: float = 2.0) -> PantographBackend:
+                      grace_s: float = 2.0, trusted: bool = False) -> PantographBackend:
+        # trusted=False: the `#print axioms` route, whose wire shapes the table-driven fake answers;
+        # the trusted checker's route needs a real Lean (tests below).
         pg = PantographConfig(executable=fake_exe, modules=["Init", f"--proto={proto}", *flags],
-                              ready_timeout_s=ready_timeout_s, memory_limit_mb=memory_limit_mb)
+                              ready_timeout_s=ready_timeout_s, memory_limit_mb=memory_limit_mb,
+                              trusted_checker=trusted)
         backend = PantographBackend(LeanConfig(backend="pantograph", tactic_timeout_s=tactic_timeout_s, pantograph=pg))
         backend.request_grace_s = grace_s
         started.append(backend)
@@ -675,3 +678,48 @@ def test_command_ranges_stand_in_for_declaration_names() -> None:
     assert declaration_problems(elab([(0, 4)]), "burnqed_checked", 3, 6)                   # starts in the preamble
     assert declaration_problems(elab([(0, 1), (3, 6)], answered=False), "burnqed_checked", 3, 6)
     assert declaration_problems(Elaboration(complete=True), "burnqed_checked", 3, 6)        # nothing reported
+
+
+# --- the trusted checker through frontend.process ---------------------------------------------------------------
+
+@pytest.mark.lean
+@pytest.mark.parametrize("proto", ["0.3.4", "0.3.1"])
+async def test_trusted_checker_runs_through_frontend_process(
+        make: Factory, lean_config: LeanConfig, monkeypatch: pytest.MonkeyPatch, proto: str) -> None:
+    """The same checker as the embedded backend's: its header (with the
+    process's modules) and one `burnqed_judge` command, read with its own
+    header. The fake hands that document to a real Lean (the embedded one,
+    batch mode) and answers in the version's wire shape (message objects in
+    0.3.4, strings in 0.3.1). Static rules off: a true proof passes, a false
+    one that re-scopes what follows it does not."""
+    from burnqed_core.lean import checker
+
+    monkeypatch.setenv("BURNQED_FAKE_PANTOGRAPH_LEAN", str(lean_config.embedded.install_dir))
+    monkeypatch.setattr(checker, "static_problems", lambda *_: [])
+    backend = await make(proto=proto, trusted=True)
+    assert checker.has_trusted_checker(backend)
+    if proto == "0.3.4":
+        good = await backend.check_proof(Theorem(name="two", statement=": 2 + 2 = 4"), ["decide"])
+        assert good.ok, good.errors
+    else:
+        bad = await backend.check_proof(Theorem(name="f", statement=": False"), ["sorry", "namespace Evil"])
+        assert not bad.ok and bad.errors
+
+
+async def test_trusted_checker_fails_closed_when_lean_cannot_run_it(
+        make: Factory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Pantograph whose Lean cannot read the checker's header (an old Lean:
+    no module system) gives no verdict: every proof is rejected, with what
+    Lean said, never accepted through the weaker route."""
+    monkeypatch.delenv("BURNQED_FAKE_PANTOGRAPH_LEAN", raising=False)
+    backend = await make(trusted=True)
+    res = await backend.check_proof(Theorem(name="two", statement=": 2 + 2 = 4"), ["decide"])
+    assert not res.ok
+    assert "trusted checker" in res.errors[0] and "unknown module prefix" in res.errors[0]
+    header = backend.judge_header()
+    assert "public import" not in header  # Init only: nothing more to import
+    backend.pg.modules.append("Mathlib")
+    assert "public import Mathlib\n" in backend.judge_header()
+    backend.pg.modules.append("bad name; #exit")
+    with pytest.raises(LeanSetupError):
+        backend.judge_header()

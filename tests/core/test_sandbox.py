@@ -322,7 +322,7 @@ def test_checker_report_is_read_only_from_this_calls_nonce() -> None:
     report is refused."""
     import pytest
 
-    from burnqed_core.lean.judge import ReportError, judge_command, lean_string, parse_report
+    from burnqed_core.lean.judge import ReportError, judge_command, lean_string, parse_report, statement_notes
 
     def nets(*fields: str) -> str:
         return "".join(f"{len(f)}:{f}" for f in fields)
@@ -338,6 +338,14 @@ def test_checker_report_is_read_only_from_this_calls_nonce() -> None:
                 nonce + nets("v9", "end")):
         with pytest.raises(ReportError):
             parse_report(bad, "burnqed-abc" if bad.startswith("burnqed-abc") else nonce, ["t"])
+    # Notes on a statement's meaning travel as W fields, for asked names only.
+    flagged = parse_report(nonce + nets("v1", "X", "1", "D", "0", "ok", "0", "W", "0", "variables",
+                                        "W", "0", "instance evil of Add", "end"), nonce, ["t"])
+    assert flagged.flags == {"t": ["variables", "instance evil of Add"]}
+    notes = statement_notes(flagged.flags["t"])
+    assert "`variable`" in notes[0] and "`evil`" in notes[1] and "`Add`" in notes[1]
+    with pytest.raises(ReportError):
+        parse_report(nonce + nets("v1", "W", "3", "variables", "end"), nonce, ["t"])
     # Untrusted text travels as one string literal, whatever it holds.
     lit = lean_string('a"b\\c\n\u2028\x00«»')
     assert lit.startswith('"') and lit.endswith('"') and "\n" not in lit[1:-1].replace("\\n", "")

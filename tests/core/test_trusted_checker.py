@@ -178,3 +178,21 @@ async def test_batches_never_prove_what_the_checker_rejects(lean_pool: LeanPool,
         if r.ok and r.state is not None and not r.state.goals:
             assert (await lean_pool.check_proof(thm, [c])).ok, c
     assert batch[9].ok and batch[9].state is not None and batch[9].state.goals == ()
+
+
+async def test_lean_check_notes_statements_whose_meaning_the_file_changed(lean_pool: LeanPool) -> None:
+    """For a user's file Lean's elaboration is reported as it is, with a note
+    where the statement means more than its text: a hypothesis from
+    `variable`/`include`, or an instance the file declared for a library
+    class (here both make `n + 1 = n` provable)."""
+    src = ("theorem plain (n : Nat) : n + 0 = n := rfl\n"
+           "section\nvariable (h : False)\ninclude h\n"
+           "theorem byvar (n : Nat) : n + 1 = n := h.elim\nend\n"
+           "instance (priority := high) evilAdd : Add Nat := ⟨fun a _ => a⟩\n"
+           "theorem byinst (n : Nat) : n + 1 = n := rfl\n")
+    elab = await lean_pool.elaborate(src, axioms_of=["plain", "byvar", "byinst"])
+    assert not [d for d in elab.diagnostics if d.is_error], elab.diagnostics
+    assert set(elab.axioms) == {"plain", "byvar", "byinst"}, elab.rejected
+    assert "plain" not in elab.notes
+    assert any("`variable`" in n for n in elab.notes["byvar"])
+    assert any("`evilAdd`" in n and "`Add`" in n for n in elab.notes["byinst"])
