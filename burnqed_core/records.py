@@ -119,6 +119,10 @@ class EvalResult(Record):
     time_s: float
     timeout: bool = Field(False, description="the per-theorem safety cap stopped the search")
     proof: list[str] = Field(default_factory=list)
+    proof_sources: list[str] = Field(
+        default_factory=list, description="per proof step, where its tactic came from: 'policy' (sampled by the "
+                                          "policy), 'automation' (an automation candidate the policy did not "
+                                          "sample) or 'both'; [] when not recorded")
     hard: bool | None = Field(None, description="closed by neither automation baseline (None: not measured)")
     automation: str | None = Field(None, description="the single automation tactic that closes it, if any")
     defaware: str | None = Field(None, description="the definition-aware automation that closes it, if any")

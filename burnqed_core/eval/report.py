@@ -59,7 +59,9 @@ def format_table(s: EvalSummary) -> str:
     lines.append(f"baseline (b) definition-aware (simp/grind [defs], induction x <;> ...):    {s.defaware_baseline}")
     lines.append(f"either baseline: {s.either_baseline}")
     lines.append(f"solved beyond automation: {s.beyond_count}" + (f" ({_names(s.beyond_automation)})"
-                                                                 if s.beyond_automation else ""))
+                                                                 if s.beyond_automation else "")
+                 + (f"; hard but by automation steps alone: {len(s.automation_only)} ({_names(s.automation_only)})"
+                    if s.automation_only else ""))
     if (line := _policy_only_line(s)) is not None:
         lines.append(line)
     if s.without_ebm is not None:
@@ -96,8 +98,10 @@ def format_markdown(s: EvalSummary) -> str:
     out += ["", f"- baseline (a) single automation tactic: **{s.automation_baseline}**",
             f"- baseline (b) definition-aware automation: **{s.defaware_baseline}**",
             f"- either baseline: {s.either_baseline}",
-            f"- solved beyond automation: **{s.beyond_count}**"
-            + (": " + ", ".join(f"`{n}`" for n in s.beyond_automation) if s.beyond_automation else "")]
+            f"- solved beyond automation (a proof with a policy step): **{s.beyond_count}**"
+            + (": " + ", ".join(f"`{n}`" for n in s.beyond_automation) if s.beyond_automation else ""),
+            f"- hard theorems solved by automation steps alone: {len(s.automation_only)}"
+            + (": " + ", ".join(f"`{n}`" for n in s.automation_only) if s.automation_only else "")]
     if s.policy_only is not None:
         p = s.policy_only
         out += ["", "Policy alone (the search without automation candidates) vs policy + automation:", "",

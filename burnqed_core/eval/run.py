@@ -138,7 +138,7 @@ def rows_of(out: Path, *, iteration: int, benchmark: str, budget: int, attempt: 
         rows.append(EvalResult(
             iteration=iteration, benchmark=benchmark, theorem=r.theorem, budget=budget, attempt=attempt, seed=seed,
             proved=r.proved, nodes_to_proof=r.nodes_to_proof if r.proved else None, nodes_used=r.nodes,
-            time_s=r.time_s, timeout=r.stop == "timeout", proof=list(r.proof),
+            time_s=r.time_s, timeout=r.stop == "timeout", proof=list(r.proof), proof_sources=list(r.proof_sources),
             hard=baselines.hard(r.theorem) if baselines else None,
             automation=baselines.single.get(r.theorem) if baselines else None,
             defaware=baselines.defaware.get(r.theorem) if baselines else None,

@@ -6,7 +6,10 @@ budget B with pass@k when any of its k attempts found a proof with
 curve is monotone in B by construction). ``pass@1`` is the mean over the
 attempts of the single-attempt solve rate. Hard theorems are those neither
 automation baseline closes (`burnqed_core.eval.baselines`); "beyond
-automation" lists the hard theorems the prover solved.
+automation" lists the hard theorems the prover solved with at least one step
+the policy proposed (`EvalResult.proof_sources`: ``policy`` or ``both``); a
+hard theorem whose every proof is automation candidates alone is listed apart
+(``automation_only``), as is one whose proof's origins were not recorded.
 
 An eval output holds up to three variants (`burnqed_core.eval.run.variants`):
 the main one (policy + automation when the search adds automation
@@ -71,7 +74,11 @@ class EvalSummary(BaseModel):
     hard_theorems: int = Field(description="closed by neither baseline")
     unmeasured: int = Field(0, description="theorems with no baseline measurement")
     beyond_automation: list[str] = Field(default_factory=list,
-                                         description="hard theorems the prover solved (neither baseline can)")
+                                         description="hard theorems (neither baseline closes them) solved by a "
+                                                     "proof with at least one step the policy proposed")
+    automation_only: list[str] = Field(default_factory=list,
+                                       description="hard theorems solved only by proofs made of automation "
+                                                   "candidates the policy did not propose (or of unrecorded origin)")
     solved: list[str] = Field(default_factory=list, description="theorems solved (pass@k, largest budget)")
     hard_names: list[str] = Field(default_factory=list)
     newly_solved: list[str] = Field(default_factory=list, description="solved now, by no earlier iteration")
@@ -92,6 +99,15 @@ class EvalSummary(BaseModel):
 
     def hard_rate_at(self, budget: int) -> float | None:
         return next((b.hard.rate for b in self.budgets if b.budget == budget), None)
+
+
+POLICY_SOURCES = frozenset({"policy", "both"})
+
+
+def has_policy_step(r: EvalResult) -> bool:
+    """Whether the proof of ``r`` has a step the policy proposed (a step the
+    automation candidates also held counts: the policy proposed it)."""
+    return any(s in POLICY_SOURCES for s in r.proof_sources)
 
 
 def summarize(
@@ -132,6 +148,7 @@ def summarize(
         ))
     top = max(budgets) if budgets else 0
     solved_top = {r.theorem for r in results if r.proved_within(top)}
+    by_policy = {r.theorem for r in results if r.proved_within(top) and has_policy_step(r)}
     single = {n for n in names if baselines is not None and baselines.single.get(n) is not None}
     defaware = {n for n in names if baselines is not None and baselines.defaware.get(n) is not None}
     measured = {n for n in names if baselines is not None and baselines.measured(n)}
@@ -153,7 +170,8 @@ def summarize(
         either_baseline=Rate(solved=len(single | defaware), total=len(names)),
         hard_theorems=len(hard_names),
         unmeasured=len(names) - len(measured),
-        beyond_automation=sorted(solved_top & hard_names),
+        beyond_automation=sorted(solved_top & hard_names & by_policy),
+        automation_only=sorted((solved_top & hard_names) - by_policy),
         solved=sorted(solved_top),
         hard_names=sorted(hard_names),
         newly_solved=sorted(solved_top - earlier_solved) if earlier_solved is not None else [],

@@ -662,7 +662,8 @@ def eval_finish(
     metrics: dict[str, Any] = {
         "cumulative_rate": s.cumulative.rate, "hard_rate": s.cumulative_hard.rate,
         "automation_baseline": s.automation_baseline.rate, "defaware_baseline": s.defaware_baseline.rate,
-        "beyond_automation": s.beyond_count, "timeouts": s.timeouts, "pass_k": s.pass_k,
+        "beyond_automation": s.beyond_count, "hard_by_automation_alone": len(s.automation_only),
+        "timeouts": s.timeouts, "pass_k": s.pass_k,
         **{f"rate_at_{b.budget}": b.all.rate for b in s.budgets},
     }
     if s.without_ebm is not None:

@@ -32,11 +32,12 @@ BASE = Baselines(single={"easy1": "omega", "easy2": None, "hard1": None, "hard2"
 
 
 def row(theorem: str, nodes_to_proof: int | None, attempt: int = 0, ebm: str = "", iteration: int = 0,
-        error: str = "", timeout: bool = False) -> EvalResult:
+        error: str = "", timeout: bool = False, sources: tuple[str, ...] = ("policy",)) -> EvalResult:
     proved = nodes_to_proof is not None
     return EvalResult(iteration=iteration, benchmark="bench", theorem=theorem, budget=32, attempt=attempt,
                       proved=proved, nodes_to_proof=nodes_to_proof, nodes_used=nodes_to_proof or 32, time_s=1.0,
-                      proof=["simp"] if proved else [], error=error, timeout=timeout, ebm=ebm,
+                      proof=["simp"] * len(sources) if proved else [],
+                      proof_sources=list(sources) if proved else [], error=error, timeout=timeout, ebm=ebm,
                       hard=BASE.hard(theorem))
 
 
@@ -79,7 +80,29 @@ def test_both_baselines_and_solved_beyond_automation() -> None:
     assert "baseline (b) definition-aware" in table and "2/4 (50.0%)" in table
     assert "solved beyond automation: 1 (hard1)" in table
     md = format_markdown(s)
-    assert "solved beyond automation: **1**: `hard1`" in md and "pass@1" in md
+    assert "solved beyond automation (a proof with a policy step): **1**: `hard1`" in md and "pass@1" in md
+
+
+def test_beyond_automation_needs_a_policy_step() -> None:
+    """A hard theorem counts beyond automation only through a proof with a
+    step the policy proposed ('policy' or 'both'); proved by automation
+    candidates alone (or with no recorded origins) it is listed apart, also
+    when another attempt failed; any attempt with a policy step is enough."""
+    rows = [row("easy1", 2, sources=("automation",)),
+            row("hard1", 5, sources=("automation", "automation")),
+            row("hard2", 6, sources=("automation", "both"))]
+    s = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8])
+    assert s.beyond_automation == ["hard2"] and s.automation_only == ["hard1"]
+    assert "hard but by automation steps alone: 1 (hard1)" in format_table(s)
+    assert "automation steps alone: 1: `hard1`" in format_markdown(s)
+    unknown = summarize([row("hard1", 5, sources=())], BASE, iteration=0, benchmark="bench", budgets=[8])
+    assert unknown.beyond_automation == [] and unknown.automation_only == ["hard1"]
+    two = summarize([row("hard1", 5, sources=("automation",)), row("hard1", 7, attempt=1)], BASE,
+                    iteration=0, benchmark="bench", budgets=[8])
+    assert two.beyond_automation == ["hard1"] and two.automation_only == []
+    late = summarize([row("hard1", 5, sources=("automation",)), row("hard1", 30, attempt=1)], BASE,
+                     iteration=0, benchmark="bench", budgets=[8])
+    assert late.beyond_automation == [] and late.automation_only == ["hard1"]
 
 
 def test_timeouts_are_counted_and_reported() -> None:
