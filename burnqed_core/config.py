@@ -116,7 +116,9 @@ class SglangConfig(Section):
 
 
 class PolicyConfig(Section):
-    backend: Literal["local", "sglang", "fixed"] = "local"
+    backend: Literal["local", "sglang", "fixed", "structural"] = Field(
+        "local", description="'structural': no learned policy, the structural steps of each goal (baseline (c), "
+                             "with search.automation on)")
     fixed_tactics: list[str] = Field(
         default_factory=lambda: ["rfl", "decide", "trivial", "simp", "simp_all", "omega", "grind", "assumption"],
         description="backend 'fixed': the tactics proposed for every state (automation-only baseline)",

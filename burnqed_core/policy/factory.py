@@ -17,7 +17,8 @@ def make_policy(profile: Profile, model_path: str | Path | None = None) -> Polic
       (started separately, e.g. by `SglangServer`); ``model_path``, if
       given, is the model the server must be serving: checked against its
       ``/model_info`` when the policy is opened (`SglangPolicy.check_model`);
-    * ``fixed``: `FixedTacticsPolicy` on ``policy.fixed_tactics``.
+    * ``fixed``: `FixedTacticsPolicy` on ``policy.fixed_tactics``;
+    * ``structural``: `StructuralPolicy`, no learned policy (baseline (c)).
 
     Heavy imports (torch, transformers, httpx) happen here, not at import time.
     """
@@ -39,4 +40,8 @@ def make_policy(profile: Profile, model_path: str | Path | None = None) -> Polic
         from burnqed_core.policy.fixed import FixedTacticsPolicy
 
         return FixedTacticsPolicy(cfg.fixed_tactics)
+    if cfg.backend == "structural":
+        from burnqed_core.policy.structural import StructuralPolicy
+
+        return StructuralPolicy()
     raise PolicyError(f"unknown policy backend {cfg.backend!r}")

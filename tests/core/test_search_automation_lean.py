@@ -129,3 +129,22 @@ async def test_baseline_at_root_proves_what_baseline_b_proves(lean_pool: ProofEn
     assert (await lean_pool.check_proof(QUORBLE, r.proof)).ok  # type: ignore[attr-defined]
     without = cfg.model_copy(update={"baseline_at_root": False})
     assert not (await SearchEngine(policy, lean_pool, config(without)).search(QUORBLE)).result.proved
+
+
+async def test_baseline_c_structural_steps_with_automation_prove_an_induction(lean_pool: ProofEnv) -> None:
+    """Baseline (c): no learned policy, the structural steps of each goal
+    plus the same automation candidates, in the same engine. It finds the
+    induction, and the automation closes the cases; its first step is the
+    enumerator's (attributed to the policy slot), the rest automation."""
+    from burnqed_core.policy.structural import StructuralPolicy, structural_steps
+
+    start = await lean_pool.start_proof(QUORBLE)
+    assert start.state is not None
+    root_steps = structural_steps(start.state.text)
+    assert "induction n" in root_steps and "fun_induction quorble" in root_steps
+    out = await SearchEngine(StructuralPolicy(), lean_pool, config(AUTOMATION),  # type: ignore[arg-type]
+                             check_invariants=True).search(QUORBLE)
+    r = out.result
+    assert r.proved, r
+    assert r.proof[0] in root_steps and r.proof_sources[0] == "policy"
+    assert set(r.proof_sources[1:]) <= {"automation", "both"} and len(r.proof) >= 2
