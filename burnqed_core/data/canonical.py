@@ -155,6 +155,14 @@ _NOT_BINDABLE = KEYWORDS | TACTICS | {"rfl", "-", "_"}
 _OPENERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⟦": "⟧", "⌊": "⌋", "⌈": "⌉",
             "@[": "]", "#[": "]", "%[": "]", "`(": ")", "``(": ")"}
 _CLOSERS = frozenset(_OPENERS.values())
+
+
+def _opens(t: Token) -> bool:
+    return t.kind is TokKind.SYMBOL and t.text in _OPENERS
+
+
+def _closes(t: Token) -> bool:
+    return t.kind is TokKind.SYMBOL and t.text in _CLOSERS
 _BINDER_GROUPS = frozenset({"(", "{", "⦃", "["})
 _QUANTIFIERS = frozenset({"∀", "∃", "fun", "λ", "Π", "Σ", "forall", "∃!", "∄"})
 _LET_LIKE = frozenset({"let", "have", "haveI", "letI", "suffices"})
@@ -252,9 +260,9 @@ def _split_commands(toks: Sequence[Token]) -> list[list[Token]]:
             cur = []
             only_modifiers = True
         cur.append(t)
-        if t.kind is TokKind.SYMBOL and t.text in _OPENERS:
+        if _opens(t):
             depth += 1
-        elif t.kind is TokKind.SYMBOL and t.text in _CLOSERS:
+        elif _closes(t):
             depth = max(depth - 1, 0)
         if only_modifiers and depth == 0 and not (
                 t.text in _MODIFIERS or t.text == "]" or (t.kind is TokKind.SYMBOL and t.text == "@[")):
@@ -268,9 +276,9 @@ def _head(toks: Sequence[Token]) -> int:
     """Index of a command's keyword (after its attributes and modifiers)."""
     depth = 0
     for k, t in enumerate(toks):
-        if t.kind is TokKind.SYMBOL and t.text in _OPENERS:
+        if _opens(t):
             depth += 1
-        elif t.kind is TokKind.SYMBOL and t.text in _CLOSERS:
+        elif _closes(t):
             depth = max(depth - 1, 0)
         elif depth == 0 and t.text not in _MODIFIERS:
             return k
@@ -324,10 +332,10 @@ def _members(toks: Sequence[Token], h: int, kw: str) -> list[str]:
     after_where = False
     for k in range(h + 2, len(toks)):
         t = toks[k]
-        if t.kind is TokKind.SYMBOL and t.text in _OPENERS:
+        if _opens(t):
             depth += 1
             continue
-        if t.kind is TokKind.SYMBOL and t.text in _CLOSERS:
+        if _closes(t):
             depth = max(depth - 1, 0)
             continue
         if depth:
@@ -355,9 +363,9 @@ def _where_helpers(toks: Sequence[Token], h: int) -> list[str]:
     after_where = False
     for k in range(h + 2, len(toks)):
         t = toks[k]
-        if t.kind is TokKind.SYMBOL and t.text in _OPENERS:
+        if _opens(t):
             depth += 1
-        elif t.kind is TokKind.SYMBOL and t.text in _CLOSERS:
+        elif _closes(t):
             depth = max(depth - 1, 0)
         elif depth == 0 and t.text == "where" and _is_ident(t):
             after_where = True
@@ -427,9 +435,9 @@ class _Renderer:
         depth, colon = 0, None
         for j in range(k + 1, m):
             t = self.toks[j]
-            if t.kind is TokKind.SYMBOL and t.text in _OPENERS:
+            if _opens(t):
                 depth += 1
-            elif t.kind is TokKind.SYMBOL and t.text in _CLOSERS:
+            elif _closes(t):
                 depth -= 1
             elif depth == 0 and t.text in (":", ":="):
                 colon = j
@@ -460,9 +468,9 @@ class _Renderer:
         depth = 0
         for q in range(j, limit):
             t = self.toks[q]
-            if t.kind is TokKind.SYMBOL and t.text in _OPENERS:
+            if _opens(t):
                 depth += 1
-            elif t.kind is TokKind.SYMBOL and t.text in _CLOSERS:
+            elif _closes(t):
                 if depth == 0:
                     return q
                 depth -= 1
@@ -493,9 +501,9 @@ class _Renderer:
         line = self.toks[i].line
         for k in range(i + 1, len(self.toks)):
             t = self.toks[k]
-            if t.kind is TokKind.SYMBOL and t.text in _OPENERS:
+            if _opens(t):
                 depth += 1
-            elif t.kind is TokKind.SYMBOL and t.text in _CLOSERS:
+            elif _closes(t):
                 depth -= 1
                 if depth < 0:
                     return k
@@ -513,9 +521,9 @@ class _Renderer:
             t = self.toks[k]
             if depth == 0 and t.text in wanted:
                 return k
-            if t.kind is TokKind.SYMBOL and t.text in _OPENERS:
+            if _opens(t):
                 depth += 1
-            elif t.kind is TokKind.SYMBOL and t.text in _CLOSERS:
+            elif _closes(t):
                 depth -= 1
                 if depth < 0:
                     return None
@@ -531,9 +539,9 @@ class _Renderer:
         depth = 0
         for k in range(i + 1, len(self.toks)):
             t = self.toks[k]
-            if t.kind is TokKind.SYMBOL and t.text in _OPENERS:
+            if _opens(t):
                 depth += 1
-            elif t.kind is TokKind.SYMBOL and t.text in _CLOSERS:
+            elif _closes(t):
                 depth -= 1
                 if depth < 0:
                     return None

@@ -42,14 +42,16 @@ log = logging.getLogger(__name__)
 # Profile keys (dotted) each stage's output depends on. Paths, worker counts
 # and timeouts of the machine are left out: changing them must not retrain.
 POLICY_KEYS = ("policy.backend", "policy.dtype", "policy.max_new_tokens", "policy.max_prompt_tokens")
+# Which Lean decides, and by which route (the trusted checker or not).
+LEAN_KEYS = ("lean.backend", "lean.pantograph.trusted_checker")
 STAGE_SETTINGS: dict[str, tuple[str, ...]] = {
     "base_tactic_pairs": ("data.corpus", "data.exclude_families", "data.trace_repo", "data.trace_commit",
-                          "lean.backend"),
+                          *LEAN_KEYS),
     "base_model": ("training.base_model", "training.tiny_model", "training.local_names", "training.numerals",
                    "data.withhold_fraction", "data.withhold_families", "training.seed", "training.warmup_steps",
                    "training.lr_schedule", "training.min_lr_ratio", "training.max_seq_len", "data.val_fraction",
                    "data.max_tokens", "data.seed"),
-    "automation_baselines": ("data.benchmark", "lean.backend"),
+    "automation_baselines": ("data.benchmark", *LEAN_KEYS),
     "tactic_pairs": ("data.val_fraction", "data.max_tokens", "data.base_subsample", "data.trajectory_upsample",
                      "data.trajectory_max_share", "data.seed", "data.automation_steps"),
     "lora_adapter": ("training",),
@@ -57,8 +59,8 @@ STAGE_SETTINGS: dict[str, tuple[str, ...]] = {
     "embeddings": ("ebm", *POLICY_KEYS),
     "ebm": ("ebm",),
     "trajectories": ("search", *POLICY_KEYS, "data.corpus", "data.exclude_families", "data.search_theorems",
-                     "data.seed", "data.search_failed_family_boost", "data.search_retry_failed", "lean.backend"),
-    "eval_report": ("eval", "search", *POLICY_KEYS, "data.benchmark", "lean.backend"),
+                     "data.seed", "data.search_failed_family_boost", "data.search_retry_failed", *LEAN_KEYS),
+    "eval_report": ("eval", "search", *POLICY_KEYS, "data.benchmark", *LEAN_KEYS),
 }
 
 

@@ -696,7 +696,7 @@ async def test_trusted_checker_runs_through_frontend_process(
 
     monkeypatch.setenv("BURNQED_FAKE_PANTOGRAPH_LEAN", str(lean_config.embedded.install_dir))
     monkeypatch.setattr(checker, "static_problems", lambda *_: [])
-    backend = await make(proto=proto, trusted=True)
+    backend = await make(proto=proto, trusted=True, tactic_timeout_s=60.0)  # batch Lean: ~25 s idle
     assert checker.has_trusted_checker(backend)
     if proto == "0.3.4":
         good = await backend.check_proof(Theorem(name="two", statement=": 2 + 2 = 4"), ["decide"])
