@@ -1,11 +1,32 @@
 """Settings for every stage, loaded from one YAML profile.
 
-A profile (``configs/tiny.yaml``, ``configs/prod.yaml``, or any file) holds one
-section per stage. Values are validated by pydantic models that forbid unknown
-keys, so a typo is an error naming the key and the file. Nothing here is a
-module-level singleton: load a `Profile` and pass it (or a section) down.
+A profile (``configs/tiny.yaml``, ``configs/small.yaml``, ``configs/prod.yaml``, or any file) holds one
+section per stage. Values are validated by pydantic models that forbid unknown keys, so a typo is an error
+naming the key and the file it was written in. Nothing here is a module-level singleton: load a `Profile`
+and pass it (or a section) down.
 
-Environment overrides (applied after the file, before validation):
+Settings are immutable (every model is ``frozen``): a loaded profile may be shared by the loop, the
+pipeline's stages and tests, so a change is a copy (``model_copy(update=...)``, or
+`burnqed_core.cli.common.with_changes` to validate it), never an assignment.
+
+Layered files: a profile file may start with ``extends: <parent>`` and then holds only what it changes.
+The parent is a bundled name (``base`` -> ``configs/base.yaml``) or a path (with a ``.yaml``/``.yml``
+suffix or a ``/``), relative to the extending file's directory. The parent's settings are deep-merged
+under the child's: mappings merge key by key and the child's value wins; anything else, lists included,
+is replaced whole. Parents may extend further (a chain, base first); a cycle is an error naming the
+files. ``extends`` is a key of the file, not of `Profile`. The bundled profiles::
+
+    base.yaml   (layer)  shared by every profile
+    cpu.yaml    (layer)  extends base: CPU, embedded Lean, local policy, bundled theorem sets
+    tiny.yaml            extends cpu: the default, a ~1 M parameter model
+    small.yaml           extends cpu: a ~5 M parameter model, larger budgets
+    prod.yaml            extends base: a GPU box, SGLang, Pantograph, Mathlib
+
+A file that says ``layer: true`` (not inherited) is a layer: only extended, never run. Loading it as a
+profile is an error, so that its defaults (name ``tiny``, work_dir ``runs/tiny``) are never mistaken for
+a profile of their own; it is not listed among the bundled profiles either.
+
+Environment overrides (applied after the files, before validation):
 
 * ``BURNQED_HOME``      -> ``paths.home`` (caches: Lean install, tiny models)
 * ``BURNQED_WORK_DIR``  -> ``paths.work_dir`` (runs, checkpoints, trajectories)
@@ -33,9 +54,27 @@ REPO_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
 class Section(BaseModel):
-    """Base of every settings model: unknown keys are errors."""
+    """Base of every settings model: unknown keys are errors, and a settings object never changes after it
+    is built (assigning a field raises pydantic's ``ValidationError``): change a copy,
+    ``model_copy(update=...)``."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def machine(default: Any = ..., **kwargs: Any) -> Any:
+    """A field of the machine, not of the results: where files go, how many workers, which server, how often to
+    checkpoint. No stage's fingerprint holds it, and every stage may read it (`burnqed_core.loop.settings`)."""
+    extra = dict(kwargs.pop("json_schema_extra", None) or {})
+    return Field(default, json_schema_extra={**extra, MACHINE: True}, **kwargs)
+
+
+MACHINE = "machine"
+
+
+def is_machine(field: Any) -> bool:
+    """Whether a pydantic ``FieldInfo`` was declared with `machine`."""
+    extra = field.json_schema_extra
+    return isinstance(extra, dict) and bool(extra.get(MACHINE))
 
 
 def default_home() -> Path:
@@ -46,9 +85,6 @@ def default_home() -> Path:
 class PathsConfig(Section):
     home: Path = Field(default_factory=default_home, description="caches: Lean install, built tiny models")
     work_dir: Path = Field(Path("runs/tiny"), description="outputs of the loop: data, models, trajectories")
-
-    def iteration_dir(self, iteration: int) -> Path:
-        return self.work_dir / f"iter_{iteration}"
 
 
 class EmbeddedLeanConfig(Section):
@@ -63,11 +99,11 @@ class EmbeddedLeanConfig(Section):
 
 
 class PantographConfig(Section):
-    executable: str = "repl"
+    executable: str = machine("repl")
     modules: list[str] = Field(default_factory=lambda: ["Init"])
-    lean_path: str | None = None
-    ready_timeout_s: float = 120.0
-    memory_limit_mb: int | None = 16000
+    lean_path: str | None = machine(None)
+    ready_timeout_s: float = machine(120.0)
+    memory_limit_mb: int | None = machine(16000)
     trusted_checker: bool = Field(
         True, description="verdicts by the trusted checker (judge.lean, run through frontend.process; needs a "
                           "Lean with the module system, 4.22+); false: `#print axioms` appended to the "
@@ -76,36 +112,36 @@ class PantographConfig(Section):
 
 class LeanConfig(Section):
     backend: Literal["embedded", "pantograph"] = "embedded"
-    num_workers: int | None = Field(None, description="None: sized from cores and memory")
+    num_workers: int | None = machine(None, description="None: sized from cores and memory")
     tactic_timeout_s: float = 30.0
-    max_requests_per_worker: int = 1000
-    worker_ttl_s: float = 1800.0
-    worker_rss_limit_mb: int = 8000
-    batch_size: int = Field(32, ge=1, description="(state, tactic) pairs elaborated per document edit")
+    max_requests_per_worker: int = machine(1000)
+    worker_ttl_s: float = machine(1800.0)
+    worker_rss_limit_mb: int = machine(8000)
+    batch_size: int = machine(32, ge=1, description="(state, tactic) pairs elaborated per document edit")
     max_tactic_chars: int = 2000
-    self_test: bool = True
-    embedded: EmbeddedLeanConfig = Field(default_factory=EmbeddedLeanConfig)
+    self_test: bool = machine(True)
+    embedded: EmbeddedLeanConfig = machine(default_factory=EmbeddedLeanConfig)
     pantograph: PantographConfig = Field(default_factory=PantographConfig)
 
 
 class SglangConfig(Section):
-    url: str = "http://127.0.0.1:30000"
-    python: str = "python"
-    port: int = 30000
-    launch_args: list[str] = Field(default_factory=list)
-    max_concurrency: int = 8
-    request_timeout_s: float = 300.0
-    retries: int = 5
-    startup_timeout_s: float = 900.0
-    launch_module: str = Field("sglang.launch_server", description="module run by `<python> -m` to start a server")
+    url: str = machine("http://127.0.0.1:30000")
+    python: str = machine("python")
+    port: int = machine(30000)
+    launch_args: list[str] = machine(default_factory=list)
+    max_concurrency: int = machine(8)
+    request_timeout_s: float = machine(300.0)
+    retries: int = machine(5)
+    startup_timeout_s: float = machine(900.0)
+    launch_module: str = machine("sglang.launch_server", description="module run by `<python> -m` to start a server")
     parallel_sampling: Literal["replicate", "native"] = Field(
         "replicate",
         description="n samples as n copies of the prompt with our own request ids (mapped back by id), "
         "or as SGLang's sampling_params.n (flat prompt-major list)",
     )
-    retry_backoff_s: float = Field(0.5, description="first retry delay; doubles each retry")
-    health_timeout_s: float = Field(20.0, description="timeout of the one-token health generation")
-    drain_timeout_s: float = Field(120.0, description="weight swap: wait this long for in-flight requests")
+    retry_backoff_s: float = machine(0.5, description="first retry delay; doubles each retry")
+    health_timeout_s: float = machine(20.0, description="timeout of the one-token health generation")
+    drain_timeout_s: float = machine(120.0, description="weight swap: wait this long for in-flight requests")
     return_original_logprob: bool = Field(
         True, description="launch with SGLANG_RETURN_ORIGINAL_LOGPROB=1: logprobs from raw logits, not T-scaled"
     )
@@ -124,11 +160,11 @@ class PolicyConfig(Section):
         description="backend 'fixed': the tactics proposed for every state (automation-only baseline)",
     )
     model_path: Path | None = Field(None, description="None: the model trained by the loop")
-    device: str = "cpu"
+    device: str = machine("cpu")
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"
     max_new_tokens: int = 48
     max_prompt_tokens: int = 1024
-    batch_size: int = Field(64, description="sequences per generate() call")
+    batch_size: int = machine(64, description="sequences per generate() call")
     sglang: SglangConfig = Field(default_factory=SglangConfig)
 
 
@@ -172,7 +208,6 @@ class SearchConfig(Section):
     max_depth: int = 50
     num_candidates: int = 4
     collect_candidates: int = 8
-    eval_candidates: int = 16
     timeout_s: float = 120.0
     temperature: float = 0.8
     noise_temperature: float = 1.2
@@ -183,8 +218,8 @@ class SearchConfig(Section):
     alpha: float = 1.0
     beta: float = 0.0
     frontier_batch: int = 8
-    concurrency: int = 8
-    flush_every: int = 10
+    concurrency: int = machine(8)
+    flush_every: int = machine(10)
     seed: int = 0
     resample_rounds: int = Field(
         0, ge=0, description="when a theorem's frontier runs dry with node budget left, expand its expanded "
@@ -245,15 +280,15 @@ class TrainingConfig(Section):
     batch_size: int = 16
     grad_accum: int = 1
     max_seq_len: int = 512
-    gradient_checkpointing: bool = False
+    gradient_checkpointing: bool = machine(False)
     eval_every: int = 50
-    save_every: int = 50
+    save_every: int = machine(50)
     warm_start: Literal["adapter", "merged"] = "adapter"
     shard_size: str = "2GB"
     seed: int = 0
-    device: str = Field("auto", description="'auto' (cuda if available, else cpu), 'cpu', 'cuda', 'cuda:1', ...")
+    device: str = machine("auto", description="'auto' (cuda if available, else cpu), 'cpu', 'cuda', 'cuda:1', ...")
     max_grad_norm: float = 1.0
-    keep_checkpoints: int = Field(1, ge=1, description="latest checkpoints kept besides the best-eval one")
+    keep_checkpoints: int = machine(1, ge=1, description="latest checkpoints kept besides the best-eval one")
 
 
 class DataConfig(Section):
@@ -333,10 +368,10 @@ class EBMConfig(Section):
                                "off-path states of the theorem, then states of other theorems")
     val_fraction: float = Field(0.2, ge=0, lt=1, description="theorems held out for validation (split by name)")
     eval_every: int = Field(50, ge=1)
-    save_every: int = Field(100, ge=1, description="checkpoint every N steps (exact resume after a kill)")
+    save_every: int = machine(100, ge=1, description="checkpoint every N steps (exact resume after a kill)")
     seed: int = 0
-    encode_batch_size: int = Field(64, ge=1, description="texts per Policy.encode call")
-    checkpoint_every: int = Field(512, ge=1, description="embeddings: write a cache part every N new states")
+    encode_batch_size: int = machine(64, ge=1, description="texts per Policy.encode call")
+    checkpoint_every: int = machine(512, ge=1, description="embeddings: write a cache part every N new states")
     joint: JointConfig = Field(default_factory=JointConfig)
 
 
@@ -407,9 +442,9 @@ class NightlyConfig(Section):
 
 
 class Profile(Section):
-    name: str = "tiny"
-    seed: int = 0
-    paths: PathsConfig = Field(default_factory=PathsConfig)
+    name: str = machine("tiny")
+    seed: int = machine(0)
+    paths: PathsConfig = machine(default_factory=PathsConfig)
     lean: LeanConfig = Field(default_factory=LeanConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
@@ -417,15 +452,54 @@ class Profile(Section):
     data: DataConfig = Field(default_factory=DataConfig)
     ebm: EBMConfig = Field(default_factory=EBMConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
-    pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
-    nightly: NightlyConfig = Field(default_factory=NightlyConfig)
-    source: Path | None = Field(None, description="the file this profile was loaded from")
+    pipeline: PipelineConfig = machine(default_factory=PipelineConfig)
+    nightly: NightlyConfig = machine(default_factory=NightlyConfig)
+    source: Path | None = machine(None, description="the file this profile was loaded from")
 
-    @model_validator(mode="after")
-    def _defaults(self) -> Profile:
-        if self.lean.embedded.install_dir is None:
-            self.lean.embedded.install_dir = self.paths.home / "lean-wasm"
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        """``lean.embedded.install_dir`` defaults to ``<paths.home>/lean-wasm``: filled into (a copy of) the
+        input before validation, since a profile never changes once built. Input of the wrong shape is
+        left to the fields' own validation."""
+        if not isinstance(data, dict):
+            return data
+        lean = data.get("lean", {})
+        if isinstance(lean, LeanConfig):
+            embedded: Any = lean.embedded
+        elif isinstance(lean, dict):
+            embedded = lean.get("embedded", {})
+        else:
+            return data
+        if isinstance(embedded, EmbeddedLeanConfig):
+            missing = embedded.install_dir is None
+        elif isinstance(embedded, dict):
+            missing = embedded.get("install_dir") is None
+        else:
+            return data
+        home = _home(data.get("paths", {}))
+        if not missing or home is None:
+            return data
+        install_dir = home / "lean-wasm"
+        if isinstance(embedded, EmbeddedLeanConfig):
+            embedded = embedded.model_copy(update={"install_dir": install_dir})
+        else:
+            embedded = {**embedded, "install_dir": install_dir}
+        lean = lean.model_copy(update={"embedded": embedded}) if isinstance(lean, LeanConfig) \
+            else {**lean, "embedded": embedded}
+        return {**data, "lean": lean}
+
+
+def _home(paths: Any) -> Path | None:
+    """``paths.home`` as it will validate, from a `PathsConfig` or its raw mapping (None: not a valid one)."""
+    if isinstance(paths, PathsConfig):
+        return paths.home
+    if not isinstance(paths, dict):
+        return None
+    if "home" not in paths:
+        return default_home()
+    home = paths["home"]
+    return Path(home) if isinstance(home, str | os.PathLike) else None
 
 
 ENV_ALIASES: dict[str, tuple[str, ...]] = {
@@ -438,65 +512,87 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _set(tree: dict[str, Any], keys: tuple[str, ...], value: Any) -> None:
+#: Where each key of the merged raw profile was written: key path -> the files (or ``environment VAR``,
+#: ``override KEY``) that wrote it, in order; for a leaf, the one whose value is kept.
+Origin = dict[tuple[str, ...], list[str]]
+
+
+def _forget(origin: Origin, keys: tuple[str, ...]) -> None:
+    for k in [k for k in origin if k[:len(keys)] == keys]:
+        del origin[k]
+
+
+def _mark(origin: Origin, keys: tuple[str, ...], value: Any, label: str) -> None:
+    """``value`` written whole at ``keys`` by ``label``."""
+    _forget(origin, keys)
+    origin[keys] = [label]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _mark(origin, (*keys, str(k)), v, label)
+
+
+def _touch(origin: Origin, keys: tuple[str, ...], label: str) -> None:
+    """``label`` wrote inside the mapping at ``keys``."""
+    seen = origin.setdefault(keys, [])
+    if label not in seen:
+        seen.append(label)
+
+
+def _set(tree: dict[str, Any], keys: tuple[str, ...], value: Any, origin: Origin | None = None,
+         label: str = "") -> None:
     node = tree
-    for k in keys[:-1]:
+    for i, k in enumerate(keys[:-1]):
         child = node.get(k)
         if not isinstance(child, dict):
             child = {}
             node[k] = child
+            if origin is not None:
+                _forget(origin, keys[:i + 1])
+        if origin is not None:
+            _touch(origin, keys[:i + 1], label)
         node = child
     node[keys[-1]] = value
+    if origin is not None:
+        _mark(origin, keys, value, label)
+
+
+def _merge(tree: dict[str, Any], layer: Mapping[str, Any], origin: Origin, label: str,
+           prefix: tuple[str, ...] = ()) -> None:
+    """Deep-merge ``layer`` (a child's keys) into ``tree`` (its parents', merged) in place: mappings merge key
+    by key, anything else (lists included) is replaced whole."""
+    for k, v in layer.items():
+        keys = (*prefix, str(k))
+        if isinstance(v, dict) and isinstance(tree.get(k), dict):
+            _touch(origin, keys, label)
+            _merge(tree[k], v, origin, label, keys)
+        else:
+            tree[k] = v
+            _mark(origin, keys, v, label)
+
+
+def _env_overrides(environ: Mapping[str, str] | None = None) -> list[tuple[str, tuple[str, ...], Any]]:
+    environ = os.environ if environ is None else environ
+    out: list[tuple[str, tuple[str, ...], Any]] = []
+    for var, keys in ENV_ALIASES.items():
+        if environ.get(var):
+            out.append((var, keys, environ[var]))
+    for var, raw in environ.items():
+        if var.startswith("BURNQED__") and len(var) > len("BURNQED__"):
+            keys = tuple(k.lower() for k in var[len("BURNQED__"):].split("__"))
+            out.append((var, keys, yaml.safe_load(raw) if raw else raw))
+    return out
 
 
 def env_overrides(environ: Mapping[str, str] | None = None) -> list[tuple[tuple[str, ...], Any]]:
     """(key path, value) for every override found in the environment."""
-    environ = os.environ if environ is None else environ
-    out: list[tuple[tuple[str, ...], Any]] = []
-    for var, keys in ENV_ALIASES.items():
-        if environ.get(var):
-            out.append((keys, environ[var]))
-    for var, raw in environ.items():
-        if var.startswith("BURNQED__") and len(var) > len("BURNQED__"):
-            keys = tuple(k.lower() for k in var[len("BURNQED__"):].split("__"))
-            out.append((keys, yaml.safe_load(raw) if raw else raw))
-    return out
+    return [(keys, value) for _, keys, value in _env_overrides(environ)]
 
 
-def resolve_profile_path(name_or_path: str | Path) -> Path:
-    """A path, or the name of a bundled profile (``tiny``, ``prod``)."""
-    p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") or p.exists():
-        return p
-    bundled = REPO_CONFIGS / f"{name_or_path}.yaml"
-    if bundled.exists():
-        return bundled
-    known = sorted(q.stem for q in REPO_CONFIGS.glob("*.yaml"))
-    raise ProfileError(f"no profile {name_or_path!r}: not a file, and not one of {known}")
+EXTENDS = "extends"
+LAYER = "layer"
 
 
-def _format_validation_error(err: ValidationError, source: str) -> str:
-    parts = []
-    for e in err.errors():
-        loc = ".".join(str(x) for x in e["loc"]) or "<top level>"
-        if e["type"] == "extra_forbidden":
-            parts.append(f"unknown key '{loc}'")
-        else:
-            parts.append(f"'{loc}': {e['msg']} (got {e.get('input')!r})")
-    return f"invalid profile {source}: " + "; ".join(parts)
-
-
-def load_profile(
-    name_or_path: str | Path = "tiny",
-    overrides: Mapping[str, Any] | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> Profile:
-    """Load and validate a profile file.
-
-    ``overrides`` maps dotted keys (``"search.max_nodes"``) to values and wins
-    over the environment, which wins over the file.
-    """
-    path = resolve_profile_path(name_or_path)
+def _read(path: Path) -> dict[str, Any]:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
@@ -505,12 +601,119 @@ def load_profile(
         raise ProfileError(f"profile {path} is not valid YAML: {e}") from None
     if not isinstance(raw, dict):
         raise ProfileError(f"profile {path} must be a mapping of sections, got {type(raw).__name__}")
-    for keys, value in env_overrides(environ):
-        _set(raw, keys, value)
+    return raw
+
+
+def _is_layer(path: Path, raw: Mapping[str, Any]) -> bool:
+    flag = raw.get(LAYER, False)
+    if not isinstance(flag, bool):
+        raise ProfileError(f"profile {path}: '{LAYER}' must be true or false, got {flag!r}")
+    return flag
+
+
+def _parent(spec: Any, child: Path) -> Path:
+    """The file that ``extends: spec`` in ``child`` names."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ProfileError(f"profile {child}: '{EXTENDS}' must be a profile name or a path, got {spec!r}")
+    p = Path(spec).expanduser()
+    if p.suffix in (".yaml", ".yml") or "/" in spec or p.is_absolute():
+        return p if p.is_absolute() else child.parent / p
+    return REPO_CONFIGS / f"{spec}.yaml"
+
+
+def _profile_files(path: Path) -> list[tuple[Path, dict[str, Any], bool]]:
+    """The files of the profile at ``path``, base first (``path`` last): each with its own keys (``extends``
+    and ``layer`` removed) and whether it is a layer."""
+    files: list[tuple[Path, dict[str, Any], bool]] = []
+    current, spec = path, None
+    while True:
+        if any(current.resolve() == f.resolve() for f, _, _ in files):
+            cycle = " -> ".join(str(f) for f in [*(f for f, _, _ in files), current])
+            raise ProfileError(f"profile files extend each other in a cycle: {cycle}")
+        if files and not current.is_file():
+            raise ProfileError(f"profile {files[-1][0]} extends {spec!r}: no such profile file {current}")
+        raw = _read(current)
+        spec = raw.pop(EXTENDS, None)
+        layer = _is_layer(current, raw)
+        raw.pop(LAYER, None)
+        files.append((current, raw, layer))
+        if spec is None:
+            return files[::-1]
+        current = _parent(spec, current)
+
+
+def _bundled_profiles() -> list[str]:
+    """The names of the bundled profiles (``configs/*.yaml``), layers left out."""
+    out = []
+    for q in sorted(REPO_CONFIGS.glob("*.yaml")):
+        try:
+            raw = yaml.safe_load(q.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError):
+            raw = None
+        if not (isinstance(raw, dict) and raw.get(LAYER) is True):
+            out.append(q.stem)
+    return out
+
+
+def resolve_profile_path(name_or_path: str | Path) -> Path:
+    """A path, or the name of a bundled profile (``tiny``, ``small``, ``prod``)."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        return p
+    bundled = REPO_CONFIGS / f"{name_or_path}.yaml"
+    if bundled.exists():
+        return bundled
+    raise ProfileError(f"no profile {name_or_path!r}: not a file, and not one of {_bundled_profiles()}")
+
+
+def _written_in(loc: tuple[Any, ...], origin: Origin, path: Path) -> str:
+    """`` (in FILE)`` for an error at ``loc`` written elsewhere than the profile file ``path``."""
+    keys = tuple(str(x) for x in loc)
+    while keys and keys not in origin:
+        keys = keys[:-1]
+    where = origin.get(keys) if keys else None
+    if not where or where == [str(path)]:
+        return ""
+    return f" (in {', '.join(where)})"
+
+
+def _format_validation_error(err: ValidationError, source: str, origin: Origin | None = None) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e["loc"]) or "<top level>"
+        where = _written_in(e["loc"], origin, Path(source)) if origin is not None else ""
+        if e["type"] == "extra_forbidden":
+            parts.append(f"unknown key '{loc}'{where}")
+        else:
+            parts.append(f"'{loc}': {e['msg']} (got {e.get('input')!r}){where}")
+    return f"invalid profile {source}: " + "; ".join(parts)
+
+
+def load_profile(
+    name_or_path: str | Path = "tiny",
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Profile:
+    """Load and validate a profile file (and the files it extends).
+
+    ``overrides`` maps dotted keys (``"search.max_nodes"``) to values and wins
+    over the environment, which wins over the files.
+    """
+    path = resolve_profile_path(name_or_path)
+    files = _profile_files(path)
+    if files[-1][2]:
+        raise ProfileError(f"{path} is a layer ('{LAYER}: true'), not a profile: load a profile that extends it "
+                           f"(bundled: {', '.join(_bundled_profiles())})")
+    raw: dict[str, Any] = {}
+    origin: Origin = {}
+    for file, keys, _ in files:
+        _merge(raw, keys, origin, str(file))
+    for var, keys, value in _env_overrides(environ):
+        _set(raw, keys, value, origin, f"environment {var}")
     for dotted, value in (overrides or {}).items():
-        _set(raw, tuple(dotted.split(".")), value)
+        _set(raw, tuple(dotted.split(".")), value, origin, f"override {dotted}")
     raw["source"] = str(path)
     try:
         return Profile.model_validate(raw)
     except ValidationError as e:
-        raise ProfileError(_format_validation_error(e, str(path))) from None
+        raise ProfileError(_format_validation_error(e, str(path), origin)) from None

@@ -25,7 +25,8 @@ WorkersOpt = Annotated[int | None, typer.Option("--workers", "-w", help="Lean pr
 
 
 def _lean_config(profile: str, verbose: bool, backend: str | None, workers: int | None = None,
-                 self_test: bool | None = None) -> tuple[Profile, LeanConfig]:
+                 self_test: bool | None = None, elab_async: bool | None = None) -> tuple[Profile, LeanConfig]:
+    """The profile and its Lean settings with the command's options applied: copies (settings are frozen)."""
     from burnqed_core.errors import BurnqedError
 
     prof = load(profile, verbose)
@@ -39,7 +40,8 @@ def _lean_config(profile: str, verbose: bool, backend: str | None, workers: int 
         update["num_workers"] = workers
     if self_test is not None:
         update["self_test"] = self_test
-    # A copy: the loaded profile is never changed in place.
+    if elab_async is not None:
+        update["embedded"] = prof.lean.embedded.model_copy(update={"elab_async": elab_async})
     cfg = prof.lean.model_copy(update=update)
     return prof.model_copy(update={"lean": cfg}), cfg
 
@@ -188,8 +190,8 @@ def trace(
     from burnqed_core.record_io import write_parquet
     from burnqed_core.records import TacticPair
 
-    _, cfg = _lean_config(profile, verbose, backend, workers)
-    cfg.embedded.elab_async = False  # many different preambles: see embedded.SYNC_ELAB_OPTIONS
+    # many different preambles: synchronous elaboration, see embedded.SYNC_ELAB_OPTIONS
+    _, cfg = _lean_config(profile, verbose, backend, workers, elab_async=False)
     thms = load_many(theorems)
 
     async def run():  # type: ignore[no-untyped-def]
@@ -229,8 +231,8 @@ def baseline(
     from burnqed_core.lean.baseline import automation_baseline, write_automation
     from burnqed_core.lean.pool import LeanPool
 
-    prof, cfg = _lean_config(profile, verbose, backend, workers)
-    cfg.embedded.elab_async = False  # many different preambles: see embedded.SYNC_ELAB_OPTIONS
+    # many different preambles: synchronous elaboration, see embedded.SYNC_ELAB_OPTIONS
+    prof, cfg = _lean_config(profile, verbose, backend, workers, elab_async=False)
     thms = load_many(theorems)
 
     if eval_baselines and len(theorems) != 1:
@@ -243,9 +245,9 @@ def baseline(
             if eval_baselines:
                 from burnqed_core.data.theorems import set_dir
                 from burnqed_core.eval.baselines import measure_baselines, write_shipped
-                from burnqed_core.search.session import lean_version
+                from burnqed_core.search.job import lean_version
 
-                version = lean_version(prof.model_copy(update={"lean": cfg}), pool)
+                version = lean_version(prof, pool)  # prof.lean is cfg
                 b = await measure_baselines(pool, thms, None, lean_version=version, progress=True)
                 typer.echo(f"wrote {write_shipped(b, set_dir(theorems[0]))}")
             return await automation_baseline(pool, thms, progress=True)

@@ -39,14 +39,19 @@ PROBE_STATE = "⊢ True"
 
 
 class ProfileResource(dg.ConfigurableResource):
-    """The burnqed profile every stage reads."""
+    """The burnqed profile every stage reads: loaded once per resource instance (once per run), at the first
+    `load`, which reads the files and the ``BURNQED_*`` environment; later calls return the same (frozen,
+    shareable) `Profile`."""
 
     profile: str = "tiny"
     work_dir: str | None = None
+    _loaded: Profile | None = PrivateAttr(default=None)
 
     def load(self) -> Profile:
-        overrides = {"paths.work_dir": self.work_dir} if self.work_dir else None
-        return load_profile(self.profile, overrides=overrides)
+        if self._loaded is None:
+            overrides = {"paths.work_dir": self.work_dir} if self.work_dir else None
+            self._loaded = load_profile(self.profile, overrides=overrides)
+        return self._loaded
 
 
 class LeanResource(dg.ConfigurableResource):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,13 @@ def write(tmp_path: Path, text: str, name: str = "p.yaml") -> Path:
     return path
 
 
+def error(*args: Any, **kwargs: Any) -> str:
+    """The message of the `ProfileError` that ``load_profile(*args, **kwargs)`` raises."""
+    with pytest.raises(ProfileError) as e:
+        load_profile(*args, **kwargs)
+    return str(e.value)
+
+
 def test_tiny_and_prod_load() -> None:
     tiny = load_profile("tiny", environ={})
     assert isinstance(tiny, Profile) and tiny.name == "tiny"
@@ -27,7 +35,7 @@ def test_tiny_and_prod_load() -> None:
     assert prod.lean.backend == "pantograph" and prod.policy.backend == "sglang"
     assert prod.training.qlora and (prod.training.lora.r, prod.training.lora.alpha) == (16, 32)
     s = prod.search
-    assert (s.max_nodes, s.max_depth, s.num_candidates, s.collect_candidates, s.eval_candidates) == (100, 50, 4, 8, 16)
+    assert (s.max_nodes, s.max_depth, s.num_candidates, s.collect_candidates) == (100, 50, 4, 8)
     assert (s.timeout_s, s.temperature, s.noise_temperature) == (120, 0.8, 1.2)
     assert prod.policy.sglang.port == 30000
 
@@ -130,3 +138,210 @@ def test_training_mix_and_selection_settings() -> None:
         load_profile("tiny", environ={}, overrides={"training.min_lr_ratio": 1.5})
     with pytest.raises(ProfileError, match="lr_schedule"):
         load_profile("tiny", environ={}, overrides={"training.lr_schedule": "step"})
+
+
+# -- frozen settings ---------------------------------------------------------------------------------------
+
+
+def test_settings_are_frozen_and_change_by_copy() -> None:
+    from pydantic import ValidationError
+
+    prof = load_profile("tiny", environ={})
+    with pytest.raises(ValidationError, match="frozen"):
+        prof.name = "other"
+    with pytest.raises(ValidationError, match="frozen"):
+        prof.search.max_nodes = 3
+    with pytest.raises(ValidationError, match="frozen"):
+        prof.lean.embedded.install_dir = Path("/elsewhere")
+    with pytest.raises(ValidationError, match="frozen"):
+        prof.search.automation.enabled = False
+    search = prof.search.model_copy(update={"max_nodes": 3})
+    changed = prof.model_copy(update={"search": search})
+    assert (changed.search.max_nodes, prof.search.max_nodes) == (3, 24)
+    assert changed.lean is prof.lean  # untouched sections are shared: safe, nothing can change them
+
+
+def test_install_dir_default_is_derived_without_mutation(tmp_path: Path) -> None:
+    from burnqed_core.config import LeanConfig, PathsConfig, default_home
+
+    assert Profile().lean.embedded.install_dir == default_home() / "lean-wasm"
+    built = Profile(paths=PathsConfig(home=tmp_path), lean=LeanConfig())
+    assert built.lean.embedded.install_dir == tmp_path / "lean-wasm"
+    raw = {"paths": {"home": str(tmp_path)}, "lean": {"embedded": {"install_dir": None}}}
+    assert Profile.model_validate(raw).lean.embedded.install_dir == tmp_path / "lean-wasm"
+    assert raw["lean"]["embedded"]["install_dir"] is None  # the input is not changed either
+    kept = {"paths": {"home": str(tmp_path)}, "lean": {"embedded": {"install_dir": "/opt/lean"}}}
+    assert Profile.model_validate(kept).lean.embedded.install_dir == Path("/opt/lean")
+    with pytest.raises(ProfileError, match=r"paths\.home"):  # a bad home is the field's own error
+        load_profile("tiny", environ={}, overrides={"paths.home": 3})
+
+
+def test_lean_command_options_copy_the_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`burnqed lean trace/baseline` switch elaboration to synchronous on a copy: the loaded profile (which
+    the command may share) keeps its settings."""
+    import burnqed_core.cli.lean as lean_cli
+
+    prof = load_profile("prod", environ={})  # prod: elab_async on
+    monkeypatch.setattr(lean_cli, "load", lambda profile, verbose: prof)
+    new, cfg = lean_cli._lean_config("prod", False, "embedded", 2, elab_async=False)
+    assert (cfg.backend, cfg.num_workers, cfg.embedded.elab_async) == ("embedded", 2, False)
+    assert new.lean == cfg and new.search is prof.search
+    assert (prof.lean.backend, prof.lean.num_workers, prof.lean.embedded.elab_async) == ("pantograph", 6, True)
+
+
+# -- layered profiles (extends) --------------------------------------------------------------------------
+
+
+def test_extends_child_wins_mappings_merge_lists_replace(tmp_path: Path) -> None:
+    write(tmp_path, "search:\n  max_nodes: 10\n  max_depth: 5\n  automation: {enabled: true, tactics: [omega]}\n"
+          "eval:\n  budgets: [1, 2, 3]\n", "parent.yaml")
+    child = write(tmp_path, "extends: parent.yaml\nname: child\nsearch:\n  max_nodes: 20\n"
+                  "  automation: {tactics: [simp, grind]}\neval:\n  budgets: [7]\n", "child.yaml")
+    p = load_profile(child, environ={})
+    assert (p.name, p.search.max_nodes, p.search.max_depth) == ("child", 20, 5)  # merged key by key
+    assert p.search.automation.enabled and p.search.automation.tactics == ["simp", "grind"]  # list replaced
+    assert p.eval.budgets == [7]
+    assert p.source == child and "extends" not in Profile.model_fields
+
+
+def test_extends_chain_and_bundled_names(tmp_path: Path) -> None:
+    write(tmp_path, "search: {max_nodes: 1, max_depth: 1, timeout_s: 1}\n", "a.yaml")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    write(sub, "extends: ../a.yaml\nsearch: {max_depth: 2, timeout_s: 2}\n", "b.yaml")
+    c = write(tmp_path, "extends: sub/b.yaml\nsearch: {timeout_s: 3}\n", "c.yaml")  # relative to each file
+    s = load_profile(c, environ={}).search
+    assert (s.max_nodes, s.max_depth, s.timeout_s) == (1, 2, 3)
+    # a name is a bundled profile, wherever the extending file is
+    mine = load_profile(write(tmp_path, "extends: small\nsearch: {max_nodes: 5}\n", "mine.yaml"), environ={})
+    small = load_profile("small", environ={})
+    assert mine.search.max_nodes == 5 and mine.name == "small"
+    assert mine.model_copy(update={"search": small.search, "source": small.source}) == small
+
+
+def test_extends_cycle_is_an_error_naming_the_files(tmp_path: Path) -> None:
+    a = write(tmp_path, "extends: b.yaml\n", "a.yaml")
+    write(tmp_path, "extends: a.yaml\n", "b.yaml")
+    with pytest.raises(ProfileError, match="cycle") as e:
+        load_profile(a, environ={})
+    assert f"{a} -> {tmp_path / 'b.yaml'} -> {a}" in str(e.value)
+    me = write(tmp_path, "extends: me.yaml\n", "me.yaml")
+    with pytest.raises(ProfileError, match="cycle"):
+        load_profile(me, environ={})
+
+
+def test_extends_missing_or_bad_parent(tmp_path: Path) -> None:
+    child = write(tmp_path, "extends: gone.yaml\n", "child.yaml")
+    with pytest.raises(ProfileError) as e:
+        load_profile(child, environ={})
+    assert "'gone.yaml'" in str(e.value) and str(tmp_path / "gone.yaml") in str(e.value) and str(child) in str(e.value)
+    with pytest.raises(ProfileError, match=r"extends 'nonesuch'.*nonesuch\.yaml"):
+        load_profile(write(tmp_path, "extends: nonesuch\n", "named.yaml"), environ={})
+    with pytest.raises(ProfileError, match="'extends' must be a profile name or a path"):
+        load_profile(write(tmp_path, "extends: [a, b]\n", "two.yaml"), environ={})
+    broken = write(tmp_path, "search: [1, 2\n", "broken.yaml")
+    on_broken = write(tmp_path, "extends: broken.yaml\n", "on_broken.yaml")
+    assert f"profile {broken} is not valid YAML" in error(on_broken, environ={})  # the parent is named
+    with pytest.raises(ProfileError, match=r"unknown key 'search\.extends'"):  # only at the top of a file
+        load_profile(write(tmp_path, "search:\n  extends: tiny\n", "nested.yaml"), environ={})
+
+
+def test_bad_key_names_the_file_it_was_written_in(tmp_path: Path) -> None:
+    write(tmp_path, "search:\n  max_nodez: 10\n", "parent.yaml")
+    child = write(tmp_path, "extends: parent.yaml\nsearch:\n  max_nodes: 10\n", "child.yaml")
+    msg = error(child, environ={})
+    assert "unknown key 'search.max_nodez'" in msg and str(child) in msg and str(tmp_path / "parent.yaml") in msg
+    # in the child: the error names the child (the profile file), not the parent
+    bad = write(tmp_path, "extends: tiny\nsearch:\n  max_depht: 3\n", "bad_child.yaml")
+    msg = error(bad, environ={})
+    assert "unknown key 'search.max_depht'" in msg and str(bad) in msg and "tiny.yaml" not in msg
+    wrong = write(tmp_path, "extends: tiny\neval:\n  budgets: [8, many]\n", "wrong.yaml")
+    msg = error(wrong, environ={})
+    assert "'eval.budgets.1'" in msg and str(wrong) in msg
+    # a bad value from the environment names the variable
+    msg = error("small", environ={"BURNQED__EBM__STEPS": "lots"})
+    assert "'ebm.steps'" in msg and "environment BURNQED__EBM__STEPS" in msg
+
+
+def test_layers_are_not_profiles(tmp_path: Path) -> None:
+    for layer in ("base", "cpu"):
+        with pytest.raises(ProfileError, match=r"is a layer .*bundled: prod, small, tiny"):
+            load_profile(layer, environ={})
+    with pytest.raises(ProfileError) as e:
+        load_profile("nope", environ={})
+    assert "['prod', 'small', 'tiny']" in str(e.value)  # the layers are not offered
+    # a layer of one's own: extended, never loaded; `layer` is not inherited
+    write(tmp_path, "layer: true\nsearch: {max_nodes: 9}\n", "mine.yaml")
+    with pytest.raises(ProfileError, match="is a layer"):
+        load_profile(tmp_path / "mine.yaml", environ={})
+    assert load_profile(write(tmp_path, "extends: mine.yaml\n", "run.yaml"), environ={}).search.max_nodes == 9
+    with pytest.raises(ProfileError, match="'layer' must be true or false"):
+        load_profile(write(tmp_path, "layer: maybe\n", "odd.yaml"), environ={})
+
+
+# -- the bundled profiles ----------------------------------------------------------------------------------
+
+
+BUNDLED = {"tiny": ["base", "cpu", "tiny"], "small": ["base", "cpu", "small"], "prod": ["base", "prod"]}
+
+
+def test_bundled_profiles_load_through_their_layers() -> None:
+    from burnqed_core.config import _profile_files
+
+    for name, chain in BUNDLED.items():
+        p = load_profile(name, environ={})
+        assert p.name == name and p.source == REPO_CONFIGS / f"{name}.yaml"
+        assert [f.stem for f, _, _ in _profile_files(REPO_CONFIGS / f"{name}.yaml")] == chain
+    # what the layers share reaches every profile
+    for name in BUNDLED:
+        p = load_profile(name, environ={})
+        assert p.search.automation.enabled and p.search.beta == 1.0 and p.ebm.joint.ebm_weight == 0.1
+        assert p.nightly.cron == "0 3 * * *"
+
+
+def test_bundled_profiles_state_only_what_they_change() -> None:
+    """Each profile file holds its differences: no key repeats the value its layers already give, and the
+    files are short (each restated ~110 keys before the layers: tiny.yaml had 120 lines, small 115, prod 105)."""
+    import yaml
+
+    from burnqed_core.config import Origin, _merge, _profile_files
+
+    def leaves(tree: dict, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], object]:
+        out: dict[tuple[str, ...], object] = {}
+        for k, v in tree.items():
+            out.update(leaves(v, (*prefix, k)) if isinstance(v, dict) else {(*prefix, k): v})
+        return out
+
+    for name in BUNDLED:
+        *parents, (_, own, _) = _profile_files(REPO_CONFIGS / f"{name}.yaml")
+        inherited: dict = {}
+        origin: Origin = {}
+        for path, keys, _ in parents:
+            _merge(inherited, keys, origin, str(path))
+        before = leaves(inherited)
+        repeated = [".".join(k) for k, v in leaves(own).items() if k in before and before[k] == v]
+        assert not repeated, f"{name}.yaml repeats what its layers set: {repeated}"
+    lines = {n: len((REPO_CONFIGS / f"{n}.yaml").read_text(encoding="utf-8").splitlines()) for n in BUNDLED}
+    assert lines["tiny"] < 60 and lines["small"] < 60 and lines["prod"] < 80, lines
+    assert yaml.safe_load((REPO_CONFIGS / "tiny.yaml").read_text(encoding="utf-8"))["extends"] == "cpu"
+
+
+# -- the pipeline's profile resource -----------------------------------------------------------------------
+
+
+def test_profile_resource_loads_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("dagster")
+    from burnqed_pipeline.defs.resources import ProfileResource
+
+    path = write(tmp_path, "extends: tiny\nsearch: {max_nodes: 11}\n", "run.yaml")
+    monkeypatch.setenv("BURNQED__SEARCH__MAX_DEPTH", "7")  # read at the first load
+    res = ProfileResource(profile=str(path), work_dir=str(tmp_path / "work"))
+    first = res.load()
+    assert (first.search.max_nodes, first.search.max_depth) == (11, 7)
+    assert first.paths.work_dir == tmp_path / "work"
+    assert first == load_profile(path, overrides={"paths.work_dir": str(tmp_path / "work")})
+    path.write_text("extends: tiny\nsearch: {max_nodes: 12}\n", encoding="utf-8")
+    monkeypatch.setenv("BURNQED__SEARCH__MAX_DEPTH", "8")
+    assert res.load() is first  # not read again
+    fresh = ProfileResource(profile=str(path)).load()  # a new run: a new resource
+    assert (fresh.search.max_nodes, fresh.search.max_depth) == (12, 8)

@@ -143,7 +143,7 @@ async def test_recycle_after_max_requests(own_pool: LeanPool) -> None:
     start = await own_pool.start_proof(THM)
     assert start.state is not None
     slot_requests = own_pool._slots[0].requests
-    own_pool.config.max_requests_per_worker = slot_requests + 2
+    own_pool.config = own_pool.config.model_copy(update={"max_requests_per_worker": slot_requests + 2})
     try:
         pid0 = own_pool.pids[0]
         recycles0 = own_pool.stats().recycles
@@ -154,7 +154,7 @@ async def test_recycle_after_max_requests(own_pool: LeanPool) -> None:
         assert r.ok and not r.retried
         assert own_pool.pids[0] != pid0 and own_pool.stats().recycles == recycles0 + 1
     finally:
-        own_pool.config.max_requests_per_worker = 1000
+        own_pool.config = own_pool.config.model_copy(update={"max_requests_per_worker": 1000})
 
 
 def test_worker_processes_die_with_their_parent() -> None:

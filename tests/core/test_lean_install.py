@@ -74,7 +74,7 @@ def test_fetch_checks_the_pinned_checksum(tmp_path: Path, lean_config: LeanConfi
 def test_default_workers_follow_cores_and_memory() -> None:
     cfg = tiny_lean_config()
     assert default_num_workers(cfg) == 1  # the fixture's profile asks for one
-    cfg.num_workers = None
+    cfg = cfg.model_copy(update={"num_workers": None})
     n = default_num_workers(cfg)
     import os
 

@@ -718,8 +718,8 @@ async def test_trusted_checker_fails_closed_when_lean_cannot_run_it(
     assert "trusted checker" in res.errors[0] and "unknown module prefix" in res.errors[0]
     header = backend.judge_header()
     assert "public import" not in header  # Init only: nothing more to import
-    backend.pg.modules.append("Mathlib")
+    backend.pg = backend.pg.model_copy(update={"modules": [*backend.pg.modules, "Mathlib"]})
     assert "public import Mathlib\n" in backend.judge_header()
-    backend.pg.modules.append("bad name; #exit")
+    backend.pg = backend.pg.model_copy(update={"modules": [*backend.pg.modules, "bad name; #exit"]})
     with pytest.raises(LeanSetupError):
         backend.judge_header()
