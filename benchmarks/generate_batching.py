@@ -40,8 +40,8 @@ from typing import Any
 import torch
 
 from burnqed_core.config import TinyModelConfig
+from burnqed_core.data.prompt import format_prompt
 from burnqed_core.policy.local import LocalPolicy, Sample
-from burnqed_core.policy.prompt import format_prompt
 from burnqed_core.training.tiny_model import TINY_PRESETS
 
 TEXTS = [

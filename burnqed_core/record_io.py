@@ -86,6 +86,12 @@ def file_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def json_sha256(payload: object) -> str:
+    """SHA-256 (hex) of ``payload`` as canonical JSON (sorted keys; ``str`` of
+    what JSON cannot hold): the signature of a run's settings and inputs."""
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def to_table(records: Sequence[Record], model: type[R]) -> pa.Table:
     schema = arrow_schema(model)
     rows = [r.model_dump() for r in records]

@@ -171,3 +171,16 @@ def arrow_schema(model: type[Record]) -> pa.Schema:
         t, nullable = _arrow_type(hints[name])
         fields.append(pa.field(name, t, nullable=nullable))
     return pa.schema(fields, metadata={b"burnqed.kind": model.kind.encode()})
+
+
+class StageResult(BaseModel):
+    """What a stage did, for the terminal and the Dagster UI."""
+
+    stage: str
+    iteration: int | None = None
+    path: str
+    seconds: float = 0.0
+    summary: str = ""
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    skipped: bool = Field(False, description="already done by an earlier run: loaded, not recomputed")
+    fingerprint: str = Field("", description="of the inputs and settings it was computed for (loop.markers)")

@@ -23,10 +23,12 @@ from burnqed_core.cli import app
 from burnqed_core.cli import main as core_main
 from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
 from burnqed_core.errors import BurnqedError
+from burnqed_core.loop.specs import SPECS
 
 REPO_DAGSTER_YAML = Path(__file__).resolve().parent.parent / "dagster.yaml"
-ITERATION_ORDER = ("tactic_pairs", "lora_adapter", "merged_model", "embeddings", "ebm", "trajectories", "eval_report")
-BASE_ORDER = ("base_tactic_pairs", "base_model", "automation_baselines")
+# the order ``burnqed loop`` materialises: the stage specs' (inputs first)
+ITERATION_ORDER = tuple(s.name for s in SPECS if s.partitioned)
+BASE_ORDER = tuple(s.name for s in SPECS if not s.partitioned)
 
 
 def parse_iterations(text: str) -> list[int]:

@@ -19,7 +19,7 @@ import dagster as dg
 
 from burnqed_core.eval.summary import EvalSummary
 from burnqed_core.loop.inputs import UsedPartitions
-from burnqed_core.loop.stages import StageResult
+from burnqed_core.records import StageResult
 
 
 def png_markdown(fig: Any, alt: str) -> dg.MetadataValue:

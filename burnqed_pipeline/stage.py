@@ -17,7 +17,7 @@ import dagster as dg
 from burnqed_core.config import Profile
 from burnqed_core.loop.inputs import UsedPartitions
 from burnqed_core.loop.layout import BaseLayout
-from burnqed_core.loop.stages import StageResult
+from burnqed_core.records import StageResult
 from burnqed_pipeline.metadata import stage_metadata
 
 PROGRESS_EVERY_S = 20.0
@@ -96,7 +96,7 @@ def progress(context: dg.OpExecutionContext, report: Callable[[], str | None],
 
 def searched_progress(out_dir: Path, total: int) -> Callable[[], str | None]:
     """Theorems saved so far in the ``*.traj`` outputs under ``out_dir`` (flushed parts), of ``total`` each."""
-    from burnqed_core.search.trajectories import finished_theorems
+    from burnqed_core.trajectory_io import finished_theorems
 
     def report() -> str | None:
         parts = []
@@ -128,17 +128,6 @@ def result(context: dg.OpExecutionContext, res: StageResult, used: UsedPartition
     return dg.MaterializeResult(metadata=stage_metadata(res, used, extra))
 
 
-def ebm_wired() -> bool:
-    """Whether burnqed_core has the EBM stages (`stages.embeddings`, `stages.ebm`): until it does, the
-    ``embeddings`` and ``ebm`` assets are not defined and search/eval run without an EBM."""
-    from burnqed_core.loop import stages as core_stages
-
-    return hasattr(core_stages, "embeddings") and hasattr(core_stages, "ebm")
-
-
-EBM_WIRED = ebm_wired()
-
-
 def first_served(results: Any) -> dict[str, Any]:
     """What the policy served in the first shard that ran (or recorded it), for the merged stage's metadata."""
     for r in results:
@@ -146,33 +135,3 @@ def first_served(results: Any) -> dict[str, Any]:
         if served:
             return dict(served)
     return {}
-
-
-def shard_step(context: dg.OpExecutionContext, spec: Any, compute: Callable[[Path], Any], stage_name: str,
-               verb: str) -> Any:
-    """Run one theorem shard (`burnqed_core.loop.shards.run_shard`) in a Dagster step: its log lines and
-    progress go to the step, and one line says whether it was computed or read back."""
-    from burnqed_core.loop import shards
-    from burnqed_pipeline.runtime import get_runtime
-
-    work = shards.partial_dir(Path(spec.stage_dir), spec.index)
-    with logs_to(context), progress(context, searched_progress(work, len(spec.theorems))):
-        out = get_runtime().run(shards.run_shard(spec, compute))
-    context.log.info(f"{stage_name}[{spec.iteration}] shard {spec.index + 1}/{spec.count}: "
-                     f"{'finished earlier, read back' if out.skipped else f'{verb} in {out.seconds:.1f} s'}")
-    return out
-
-
-def with_missing_shards(context: dg.OpExecutionContext, stage_dir: Path, fp: str, results: list[Any],
-                        stage_name: str, n: int, run: Callable[[Any], Any]) -> list[Any]:
-    """``results`` plus the planned shards whose steps never ran in this run, run now by ``run`` (a re-execution
-    from failure skips mapped steps that never started); unchanged once the stage is done."""
-    from burnqed_core.loop import shards
-
-    if shards.stage_done(stage_dir):
-        return results
-    for spec in shards.missing(stage_dir, fp, results):
-        context.log.warning(f"{stage_name}[{n}] shard {spec.index + 1}/{spec.count} did not run in this run "
-                            f"(a re-execution from failure skips mapped steps that never started): running it")
-        results = [*results, run(spec)]
-    return results

@@ -39,18 +39,14 @@ async def _eval_main(
     training_pairs: list[Path], progress: bool, verbose: bool, automation: bool | None = None,
 ) -> int:
     from burnqed_core.config import load_profile
-    from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
-    from burnqed_core.data.theorems import load_theorems, set_dir
-    from burnqed_core.eval.baselines import measure_baselines
-    from burnqed_core.eval.report import format_table, write_report
-    from burnqed_core.eval.run import EvalInterrupted, read_eval_results, root_goals, run_variants, variant_rows
-    from burnqed_core.eval.summary import summarize_variants
+    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.ebm.train import has_ebm
+    from burnqed_core.eval import steps
+    from burnqed_core.eval.run import EvalInterrupted
     from burnqed_core.lean.pool import LeanPool
     from burnqed_core.logutil import setup_logging
     from burnqed_core.policy.factory import make_policy
-    from burnqed_core.search.job import EbmUnavailableError, load_scorer
-    from burnqed_core.search.runner import check_unique_names
-    from burnqed_core.search.session import lean_version
+    from burnqed_core.search.job import EbmUnavailableError, check_unique_names
 
     setup_logging(verbose)
     overrides: dict[str, object] = {}
@@ -62,7 +58,7 @@ async def _eval_main(
         overrides["eval.pass_k"] = pass_k
     if automation is not None:
         overrides["search.automation.enabled"] = automation
-    profile = load_profile(profile_name, overrides=overrides)
+    profile = steps.on_benchmark(load_profile(profile_name, overrides=overrides), theorems_spec)
     check_out(out, resume)
     theorems = load_theorems(theorems_spec)
     if limit is not None:
@@ -70,47 +66,43 @@ async def _eval_main(
             raise BurnqedError("--limit must be >= 1")
         theorems = sorted(theorems, key=lambda t: t.name)[:limit]
     check_unique_names(theorems)
-    pairs = load_training_pairs(training_pairs) if training_pairs else []
-    if pairs:
-        check_training_pairs(theorems, pairs, where="--training-pairs")
     model_path = model or profile.policy.model_path
     if ebm is not None:
         if profile.policy.backend == "fixed":
             raise EbmUnavailableError("--ebm needs a model policy (the fixed-tactics policy has no encoder)")
         if not ebm.is_dir():
             raise EbmUnavailableError(f"--ebm {ebm}: no such directory")
+        if not has_ebm(ebm):
+            raise EbmUnavailableError(f"--ebm {ebm}: no trained EBM there (iteration 0 trains none)")
     pool = LeanPool(profile.lean)
     policy = None
     try:
+        # the one evaluation path (`burnqed_core.eval.steps`), as one shard in this process
         policy = make_policy(profile, model_path)
-        scorer = load_scorer(ebm, policy) if ebm is not None else None
-        typer.echo(f"starting Lean ({profile.lean.backend} backend) ...")
-        await pool.start()
-        baselines = await measure_baselines(pool, theorems, profile.paths.home / "baselines",
-                                            lean_version=lean_version(profile, pool), progress=progress,
-                                            shipped=set_dir(theorems_spec))
-        common = {"iteration": iteration, "benchmark": theorems_spec, "baselines": baselines,
-                  "model_path": model_path, "progress": progress}
+
+        async def started() -> LeanPool:
+            typer.echo(f"starting Lean ({profile.lean.backend} backend) ...")
+            await pool.start()
+            return pool
+
+        baselines = await steps.eval_prepare(profile, iteration, started, theorems, None, training_pairs,
+                                             progress=progress)
         try:
-            await run_variants(profile, policy, pool, theorems, out, scorer=scorer, ebm=ebm,  # type: ignore[arg-type]
-                               **common)
+            await steps.eval_search(profile, iteration, policy, pool, theorems, baselines, out,
+                                    model_path,  # type: ignore[arg-type]
+                                    ebm_dir=ebm, progress=progress)
         except EvalInterrupted as e:
             typer.echo(str(e), err=True)
             return EXIT_INTERRUPTED
-        if pairs:
-            check_training_pairs(theorems, pairs, root_goals(out), where="--training-pairs")
     finally:
         with contextlib.suppress(Exception):
             await pool.close()
         if policy is not None:
             with contextlib.suppress(Exception):
                 await policy.close()
-    rows = variant_rows(read_eval_results(out), profile, ebm)
-    s = summarize_variants(rows, baselines, iteration=iteration, benchmark=theorems_spec,
-                           budgets=profile.eval.budgets)
-    write_report(s, out)
+    res = steps.eval_finish(profile, iteration, theorems, baselines, out, ebm_dir=ebm, training_pairs=training_pairs)
     typer.echo("")
-    typer.echo(format_table(s))
+    typer.echo(res.summary)
     typer.echo(f"\nreport: {out}/report.md, {out}/summary.json, {out}/solve_rate.png, rows {out}/results.parquet")
     return 0
 

@@ -40,9 +40,9 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from tqdm import tqdm
 
+from burnqed_core.data.prompt import format_example
 from burnqed_core.errors import DataError
 from burnqed_core.lean.sandbox import forbidden_words_regex
-from burnqed_core.policy.prompt import format_example
 from burnqed_core.record_io import atomic_open, atomic_write_text, read_records
 from burnqed_core.records import Record, TacticPair, arrow_schema
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from burnqed_core.config import EBMConfig
+from burnqed_core.data.prompt import format_of
 from burnqed_core.ebm.data import (
     ContrastiveData,
     build_data,
@@ -30,15 +31,13 @@ from burnqed_core.ebm.embeddings import (
 from burnqed_core.ebm.metrics import EbmMetrics, rank_metrics, separation_metrics
 from burnqed_core.ebm.train import TrainReport, load_head, train_ebm
 from burnqed_core.errors import DataError
-from burnqed_core.policy.prompt import format_of
 from burnqed_core.records import TrajectoryRecord
+from burnqed_core.trajectory_io import read_trajectories
 
 log = logging.getLogger(__name__)
 
 
 def read_trajectory_dirs(dirs: Sequence[str | Path]) -> list[TrajectoryRecord]:
-    from burnqed_core.search.trajectories import read_trajectories
-
     records: list[TrajectoryRecord] = []
     for d in dirs:
         records.extend(read_trajectories(d))

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from burnqed_core.data.prompt import format_of
 from burnqed_core.ebm.embeddings import (
     EmbeddingMismatchError,
     encoder_text,
@@ -29,7 +30,6 @@ from burnqed_core.ebm.embeddings import (
 )
 from burnqed_core.ebm.model import EnergyHead
 from burnqed_core.ebm.train import EbmRecord, load_head
-from burnqed_core.policy.prompt import format_of
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,6 @@ needs in a new process) and ``metrics.json`` (`TrainReport`).
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import time
@@ -48,7 +47,7 @@ from burnqed_core.ebm.embeddings import CacheMeta
 from burnqed_core.ebm.metrics import EbmMetrics, SeparationMetrics, rank_metrics, separation_metrics
 from burnqed_core.ebm.model import EnergyHead, HeadConfig, count_params, info_nce
 from burnqed_core.errors import BurnqedError, DataError
-from burnqed_core.record_io import atomic_target, atomic_write_text
+from burnqed_core.record_io import atomic_target, atomic_write_text, json_sha256
 
 log = logging.getLogger(__name__)
 
@@ -121,10 +120,6 @@ class TrainReport(BaseModel):
                 s += f"; {m.summary()}"
                 break
         return s
-
-
-def _signature(payload: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _step_batch(data: ContrastiveData, train_idx: list[int], cfg: EBMConfig, step: int,
@@ -227,11 +222,11 @@ def train_ebm(
     decay = [p for n, p in head.named_parameters() if n not in ("log_temperature", "first_gain")]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
                              {"params": scale_params, "weight_decay": 0.0}], lr=cfg.lr)
-    signature = _signature({"cfg": cfg.model_dump(mode="json", exclude={"joint", "encode_batch_size",
-                                                                        "checkpoint_every"}),
-                            "keys": hashlib.sha256("\n".join(data.keys).encode()).hexdigest(),
-                            "positives": len(data.positives), "fingerprint": meta.fingerprint,
-                            "pooling": meta.pooling})
+    signature = json_sha256({"cfg": cfg.model_dump(mode="json", exclude={"joint", "encode_batch_size",
+                                                                         "checkpoint_every"}),
+                             "keys": hashlib.sha256("\n".join(data.keys).encode()).hexdigest(),
+                             "positives": len(data.positives), "fingerprint": meta.fingerprint,
+                             "pooling": meta.pooling})
     report = TrainReport(train_positives=len(train_idx), val_positives=len(val_idx), train_theorems=len(train_thms),
                          val_theorems=len(val_thms), params=count_params(head))
     state: dict[str, Any] = {"step": 0, "best_loss": math.inf, "best_step": None, "best_head": None,

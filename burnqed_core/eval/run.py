@@ -36,7 +36,7 @@ from burnqed_core.record_io import atomic_write_text, read_parquet, write_parque
 from burnqed_core.records import EvalResult, Theorem
 from burnqed_core.search.engine import resolve_sampling
 from burnqed_core.search.scoring import EnergyScorer
-from burnqed_core.search.trajectories import list_parts, read_results, read_trajectories
+from burnqed_core.trajectory_io import list_parts, read_results, read_trajectories
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ async def run_eval(
     with or without the automation candidates: ``automation`` None follows
     ``search.automation.enabled``) and merge them into
     ``<out_dir>/results.parquet`` (rows of the other variants kept)."""
-    from burnqed_core.search.session import search_theorems
+    from burnqed_core.search.job import search_theorems
 
     out_dir = Path(out_dir)
     budgets = sorted(set(budgets or profile.eval.budgets))

@@ -25,7 +25,6 @@ line-break tricks; they are never the authority.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -37,8 +36,6 @@ from burnqed_core.lean.lsp import failures
 from burnqed_core.lean.source import INDENT, STRICT_LINE, indent_tactic, preamble_text, proof_text
 from burnqed_core.lean.types import ALLOWED_AXIOMS, CheckResult, Diagnostic, Elaboration
 from burnqed_core.records import Theorem
-
-log = logging.getLogger(__name__)
 
 CHECK_NAME = "burnqed_checked"
 __all__ = ["CHECK_NAME", "check_proof", "judge", "proof_source", "proof_text", "reads_goals", "static_problems",
@@ -191,8 +188,6 @@ async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[s
         return await _trusted_check(backend, theorem, tactics, explicit and states, t0)
     source = proof_source(theorem, tactics)
     start = (preamble_text(theorem.preamble) + STRICT_LINE).count("\n")
-    if not hasattr(backend, "elaborate"):
-        return await _legacy_check(backend, source, t0)
     end = len(source.rstrip().split("\n")) - 1
     positions = tactic_positions(theorem, tactics) if states and explicit and reads_goals(backend) else []
     if positions:
@@ -265,20 +260,3 @@ def has_trusted_checker(backend: object) -> bool:
 def reads_goals(backend: object) -> bool:
     """Whether ``backend.elaborate`` answers ``goals_at`` (the embedded backend)."""
     return bool(getattr(backend, "reads_goals", False))
-
-
-_warned_legacy = False
-
-
-async def _legacy_check(backend: object, source: str, t0: float) -> CheckResult:
-    """For a backend without `elaborate` (none of the project's, once the
-    Pantograph side lands): errors and the sorry warning only, as before
-    issue 16; logged loudly, since axioms are then checked only statically."""
-    global _warned_legacy
-    if not _warned_legacy:
-        log.warning("%s has no `elaborate`: proofs are checked without Lean's axiom report (static rules only)",
-                    type(backend).__name__)
-        _warned_legacy = True
-    diags = await backend.check_source(source)  # type: ignore[attr-defined]
-    errors = verdict(diags)
-    return CheckResult(ok=not errors, errors=errors, elapsed_s=time.monotonic() - t0)

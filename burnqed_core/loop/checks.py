@@ -39,7 +39,7 @@ def _missing(check: str, what: str) -> CheckVerdict:
 
 def _source_theorems(profile: Profile) -> tuple[list[Theorem], str]:
     """The corpus's theorem statements (the pairs' sources), when the corpus is a theorem set."""
-    from burnqed_core.loop.stages import corpus_theorems
+    from burnqed_core.loop.corpus import corpus_theorems
 
     d = profile.data
     if d.trace_repo:

@@ -87,8 +87,8 @@ def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path],
     the exercises of the base split (``data.withhold_fraction``), drawn before the other theorems."""
     from burnqed_core.data.selection import family_fail_rates, select_theorems
     from burnqed_core.data.theorems import automation_map, load_theorems
-    from burnqed_core.loop.stages import corpus_theorems
-    from burnqed_core.search.trajectories import finished_theorems, read_results
+    from burnqed_core.loop.corpus import corpus_theorems
+    from burnqed_core.trajectory_io import finished_theorems, read_results
 
     d = profile.data
     corpus = corpus_theorems(profile)

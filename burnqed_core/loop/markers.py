@@ -14,8 +14,8 @@ itself (training checkpoints, flushed search parts) only when its
 ``_started.json`` names the same fingerprint; partial outputs made for
 other inputs are cleared first.
 
-The fingerprint hashes the profile keys the stage reads (`STAGE_SETTINGS`)
-and a digest of each input: an upstream stage directory by its
+The fingerprint hashes the settings section the stage receives (its spec,
+`burnqed_core.loop.spec`) and a digest of each input: an upstream stage directory by its
 ``_done.json`` (so any recompute upstream changes it), a file by its bytes,
 another directory by its listing, anything else by its text (e.g. a Hugging
 Face model name).
@@ -32,44 +32,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from burnqed_core.config import Profile
 from burnqed_core.loop.layout import DONE, STARTED
-from burnqed_core.loop.stages import StageResult
 from burnqed_core.record_io import atomic_write_text
+from burnqed_core.records import StageResult
 
 log = logging.getLogger(__name__)
-
-# Profile keys (dotted) each stage's output depends on. Paths, worker counts
-# and timeouts of the machine are left out: changing them must not retrain.
-POLICY_KEYS = ("policy.backend", "policy.dtype", "policy.max_new_tokens", "policy.max_prompt_tokens")
-# Which Lean decides, and by which route (the trusted checker or not).
-LEAN_KEYS = ("lean.backend", "lean.pantograph.trusted_checker")
-STAGE_SETTINGS: dict[str, tuple[str, ...]] = {
-    "base_tactic_pairs": ("data.corpus", "data.exclude_families", "data.trace_repo", "data.trace_commit",
-                          *LEAN_KEYS),
-    "base_model": ("training.base_model", "training.tiny_model", "training.local_names", "training.numerals",
-                   "data.withhold_fraction", "data.withhold_families", "training.seed", "training.warmup_steps",
-                   "training.lr_schedule", "training.min_lr_ratio", "training.max_seq_len", "data.val_fraction",
-                   "data.max_tokens", "data.seed"),
-    "automation_baselines": ("data.benchmark", *LEAN_KEYS),
-    "tactic_pairs": ("data.val_fraction", "data.max_tokens", "data.base_subsample", "data.trajectory_upsample",
-                     "data.trajectory_max_share", "data.seed", "data.automation_steps"),
-    "lora_adapter": ("training",),
-    "merged_model": ("training.shard_size",),
-    "embeddings": ("ebm", *POLICY_KEYS),
-    "ebm": ("ebm",),
-    "trajectories": ("search", *POLICY_KEYS, "data.corpus", "data.exclude_families", "data.search_theorems",
-                     "data.seed", "data.search_failed_family_boost", "data.search_retry_failed", *LEAN_KEYS),
-    "eval_report": ("eval", "search", *POLICY_KEYS, "data.benchmark", *LEAN_KEYS),
-}
-
-
-def _setting(profile: Profile, dotted: str) -> Any:
-    node: Any = profile
-    for key in dotted.split("."):
-        node = getattr(node, key)
-    return node.model_dump(mode="json") if hasattr(node, "model_dump") else node
-
 
 def input_digest(item: str | Path | None) -> str:
     """What an input contributes to a fingerprint (see the module docstring)."""
@@ -90,13 +57,13 @@ def input_digest(item: str | Path | None) -> str:
     return "text:" + str(item)
 
 
-def fingerprint(
+def fingerprint_payload(
     stage: str,
-    profile: Profile,
+    settings: Mapping[str, Any],
     inputs: Mapping[str, str | Path | Sequence[str | Path] | None] = (),  # type: ignore[assignment]
     extra: Mapping[str, Any] | None = None,
 ) -> str:
-    """sha256 over the stage name, its settings (`STAGE_SETTINGS`), the
+    """sha256 over the stage name, its settings section (`burnqed_core.loop.settings.section_payload`), the
     digests of its named inputs and ``extra`` (e.g. the iteration)."""
     digests: dict[str, Any] = {}
     for name, item in dict(inputs).items():
@@ -104,12 +71,7 @@ def fingerprint(
             digests[name] = [input_digest(x) for x in item]
         else:
             digests[name] = input_digest(item)  # type: ignore[arg-type]
-    payload = {
-        "stage": stage,
-        "settings": {k: _setting(profile, k) for k in STAGE_SETTINGS.get(stage, ())},
-        "inputs": digests,
-        "extra": dict(extra or {}),
-    }
+    payload = {"stage": stage, "settings": dict(settings), "inputs": digests, "extra": dict(extra or {})}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 

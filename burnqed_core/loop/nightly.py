@@ -1,8 +1,9 @@
 """The nightly eval: the newest complete iteration on the profile's benchmark and its extra benchmarks.
 
-Each benchmark is evaluated by THE eval stage (`burnqed_core.loop.stages.eval_report`: both automation
-baselines, one search per theorem at the largest budget, every proof re-checked, the held-out check
-against the iteration's training pairs, with and without the EBM) into a dated directory
+Each benchmark is evaluated by the one evaluation path (`burnqed_core.eval.steps.evaluate`, with the
+settings section of the ``eval_report`` stage: both automation baselines, one search per theorem at the
+largest budget, every proof re-checked, the held-out check against the iteration's training pairs, with and
+without the EBM) into a dated directory
 ``<work_dir>/nightly/<YYYY-MM-DD>/<benchmark>/`` (``report.md``, ``summary.json``, ``results.parquet``,
 ``solve_rate.png``), resumable within the day.
 """
@@ -11,14 +12,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from burnqed_core.config import Profile
 from burnqed_core.lean.types import ProofEnv
-from burnqed_core.loop.stages import StageResult
+from burnqed_core.records import StageResult
 
 NIGHTLY_DIR = "nightly"
 
@@ -53,17 +54,26 @@ def newest_complete(keys: Iterable[str], complete: Iterable[str]) -> int | None:
     return max(numbers) if numbers else None
 
 
-def profile_for(profile: Profile, spec: str) -> Profile:
-    """The profile with ``spec`` as its benchmark (what the eval stage and its fingerprint read)."""
-    return profile.model_copy(update={"data": profile.data.model_copy(update={"benchmark": spec})})
+def fingerprint(profile: Profile, spec: str, inputs: Mapping[str, Any], extra: Mapping[str, Any]) -> str:
+    """The fingerprint of one benchmark's nightly eval: the eval stage's settings on ``spec``, the inputs."""
+    from burnqed_core.eval.steps import on_benchmark
+    from burnqed_core.loop.markers import fingerprint_payload
+    from burnqed_core.loop.settings import section_payload
+    from burnqed_core.loop.specs import EVAL_REPORT
+
+    prof = on_benchmark(profile, spec)
+    return fingerprint_payload("nightly_eval", section_payload(prof, EVAL_REPORT.declared(prof)), inputs, extra)
 
 
 async def evaluate(profile: Profile, iteration: int, spec: str, policy: Any, env: ProofEnv, out_dir: Path,
                    model_path: Path, ebm_dir: Path | None, training_pairs: Sequence[Path]) -> StageResult:
-    """One benchmark of the nightly eval (the eval stage on ``spec``, cut to ``eval.max_theorems``)."""
-    from burnqed_core.loop import stages
+    """One benchmark of the nightly eval (the eval on ``spec``, cut to ``eval.max_theorems``), reading the
+    settings the ``eval_report`` stage declares."""
+    from burnqed_core.eval.steps import evaluate as run_eval
+    from burnqed_core.eval.steps import on_benchmark
     from burnqed_core.loop.inputs import benchmark_theorems
+    from burnqed_core.loop.specs import EVAL_REPORT
 
-    prof = profile_for(profile, spec)
-    return await stages.eval_report(prof, iteration, policy, env, benchmark_theorems(prof), None, out_dir,
-                                    model_path, ebm_dir=ebm_dir, training_pairs=training_pairs, progress=False)
+    settings = EVAL_REPORT.settings_view(on_benchmark(profile, spec))
+    return await run_eval(settings, iteration, policy, env, benchmark_theorems(settings), None, out_dir,
+                          model_path, ebm_dir=ebm_dir, training_pairs=training_pairs, progress=False)

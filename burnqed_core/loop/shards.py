@@ -34,12 +34,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.errors import BurnqedError
 from burnqed_core.loop.layout import DONE, STARTED
 from burnqed_core.loop.markers import finish, prepare_stage, read_marker, run_stage_async
-from burnqed_core.loop.stages import StageResult
 from burnqed_core.record_io import atomic_write_text
-from burnqed_core.records import Theorem
+from burnqed_core.records import StageResult, Theorem
+from burnqed_core.search.merge import MergeError, fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +46,7 @@ PLAN = "_plan.json"
 SHARDS_DIR = "shards"
 
 
-class ShardError(BurnqedError):
+class ShardError(MergeError):
     """The shards of a stage do not add up to its plan (a missing, foreign or duplicated shard)."""
 
 
@@ -62,7 +61,6 @@ class ShardSpec(BaseModel):
     stage_dir: str
     stage_fingerprint: str
     theorems: list[Theorem]
-    inputs: dict[str, str | None] = Field(default_factory=dict, description="paths the shard reads (model, EBM)")
 
     @property
     def key(self) -> str:
@@ -132,15 +130,15 @@ def read_plan(stage_dir: Path) -> Plan | None:
     return Plan.model_validate_json(path.read_text(encoding="utf-8"))
 
 
-def plan(stage: str, iteration: int, stage_dir: Path, fp: str, theorems: Sequence[Theorem], size: int,
-         inputs: dict[str, str | None] | None = None) -> tuple[list[ShardSpec], StageResult | None]:
+def plan(stage: str, iteration: int, stage_dir: Path, fp: str, theorems: Sequence[Theorem],
+         size: int) -> tuple[list[ShardSpec], StageResult | None]:
     """Prepare ``stage_dir`` for fingerprint ``fp`` (cleared if it holds another one) and cut ``theorems`` into
     shards; returns the shard specs and, when the stage already finished with ``fp``, its saved result."""
     saved = prepare_stage(stage_dir, fp)
     parts = split(theorems, size)
     old = read_plan(stage_dir)
     specs = [ShardSpec(stage=stage, iteration=iteration, index=i, count=len(parts), stage_dir=str(stage_dir),
-                       stage_fingerprint=fp, theorems=p, inputs=dict(inputs or {})) for i, p in enumerate(parts)]
+                       stage_fingerprint=fp, theorems=p) for i, p in enumerate(parts)]
     new = Plan(stage=stage, iteration=iteration, fingerprint=fp, shard_size=size,
                shards=[[t.name for t in p] for p in parts], specs=specs)
     if old is None or old != new:
@@ -196,21 +194,8 @@ async def run_shard(spec: ShardSpec, compute: Callable[[Path], Awaitable[StageRe
     if not res.seconds:
         res = res.model_copy(update={"seconds": round(time.perf_counter() - t0, 1)})
     os.replace(work, spec.dir)
-    _fsync_dir(spec.dir.parent)
+    fsync_dir(spec.dir.parent)
     return _result(spec, res, skipped=False)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def missing(stage_dir: Path, fp: str, results: Sequence[ShardResult]) -> list[ShardSpec]:
@@ -262,51 +247,3 @@ def finish_stage(stage_dir: Path, fp: str, merge: Callable[[], StageResult]) -> 
 
 def stage_done(stage_dir: Path) -> bool:
     return (stage_dir / DONE).is_file()
-
-
-def merge_search_outputs(srcs: Sequence[Path], dest: Path) -> Path:
-    """One search output (`burnqed_core.search.trajectories`) from the outputs ``srcs`` of disjoint theorem
-    sets: their parts in order (hard-linked, copied where links are not possible) and one run record (the
-    first source's, with every source's sessions); built aside and renamed onto ``dest``. A theorem saved in
-    two sources is an error (`finished_theorems`)."""
-    from burnqed_core.search.trajectories import (
-        PART_PREFIX,
-        finished_theorems,
-        list_parts,
-        read_run_record,
-        write_run_record,
-    )
-
-    tmp = dest.parent / f".{dest.name}.merging"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    records = []
-    seq = 0
-    for src in srcs:
-        rec = read_run_record(src) if src.is_dir() else None
-        if rec is not None:
-            records.append(rec)
-        for part in list_parts(src):
-            target = tmp / f"{PART_PREFIX}{seq:05d}.parquet"
-            try:
-                os.link(part, target)
-            except OSError:
-                shutil.copy2(part, target)
-            seq += 1
-    if records:
-        digest = hashlib.sha256("".join(r.theorems_sha256 for r in records).encode()).hexdigest()
-        merged = records[0].model_copy(update={
-            "theorems_total": sum(r.theorems_total for r in records), "theorems_sha256": digest,
-            "theorems_source": f"{records[0].theorems_source} ({len(records)} shards)",
-            "sessions": [s for r in records for s in r.sessions]})
-        write_run_record(tmp, merged)
-    try:
-        finished_theorems(tmp)  # raises on a theorem saved twice
-    except Exception as e:
-        raise ShardError(f"merging {len(srcs)} shard outputs into {dest}: {e}") from None
-    if dest.exists():
-        shutil.rmtree(dest)
-    os.replace(tmp, dest)
-    _fsync_dir(dest.parent)
-    return dest

@@ -17,13 +17,22 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
-
 from burnqed_core.config import Profile
 from burnqed_core.errors import DataError
 from burnqed_core.lean.types import ProofEnv
-from burnqed_core.record_io import atomic_write_text, read_parquet, write_parquet
-from burnqed_core.records import TacticPair, Theorem, TrajectoryRecord
+from burnqed_core.loop.corpus import (
+    BASE_MODEL_FILE,
+    PAIRS_FILE,
+    SPLIT_FILE,
+    base_pairs,
+    base_split,
+    benchmark_slug,
+    corpus_theorems,
+    frame_pairs,
+    leandojo_corpus,
+)
+from burnqed_core.record_io import atomic_write_text, write_parquet
+from burnqed_core.records import StageResult, TacticPair, Theorem, TrajectoryRecord
 
 if TYPE_CHECKING:
     from burnqed_core.data.pairs import TheoremSplit
@@ -31,36 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class StageResult(BaseModel):
-    """What a stage did, for the terminal and the Dagster UI."""
-
-    stage: str
-    iteration: int | None = None
-    path: str
-    seconds: float = 0.0
-    summary: str = ""
-    metrics: dict[str, Any] = Field(default_factory=dict)
-    skipped: bool = Field(False, description="already done by an earlier run: loaded, not recomputed")
-    fingerprint: str = Field("", description="of the inputs and settings it was computed for (loop.markers)")
-
-
 # -- base corpus -------------------------------------------------------------------
-
-
-def corpus_theorems(profile: Profile) -> list[Theorem]:
-    """The theorems of ``data.corpus`` less the families of ``data.exclude_families`` (a family the corpus
-    lacks is logged, not an error: the profile may be used with another corpus)."""
-    from burnqed_core.data.theorems import load_theorems
-
-    d = profile.data
-    theorems = load_theorems(d.corpus)
-    if not d.exclude_families:
-        return theorems
-    excluded = set(d.exclude_families)
-    missing = excluded - {t.family for t in theorems}
-    if missing:
-        log.warning("data.exclude_families: %s not in %s", sorted(missing), d.corpus)
-    return [t for t in theorems if t.family not in excluded]
 
 
 async def trace_base(profile: Profile, env: ProofEnv, out_dir: Path) -> StageResult:
@@ -82,10 +62,6 @@ async def trace_base(profile: Profile, env: ProofEnv, out_dir: Path) -> StageRes
                 f"({report.rechecked} whole proofs re-checked)" + (f", {failed} did not replay" if failed else ""),
         metrics={"theorems": len(theorems), "pairs": len(pairs), "failed": failed, "seconds": report.elapsed_s},
     )
-
-
-def base_pairs(layout_traced: Path) -> list[TacticPair]:
-    return read_parquet(layout_traced / PAIRS_FILE, TacticPair)
 
 
 def pretrain(profile: Profile, pairs: Sequence[TacticPair], out_dir: Path,
@@ -111,73 +87,6 @@ def pretrain(profile: Profile, pairs: Sequence[TacticPair], out_dir: Path,
                                                     "val_theorems": prepared.stats.val_theorems})
 
 
-def frame_pairs(df: Any) -> list[TacticPair]:
-    """The rows of a pair frame (`burnqed_core.data.pairs.pairs_frame` columns) as records."""
-    return [TacticPair(**row) for row in df.iter_rows(named=True)]
-
-
-def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
-    """The one theorem-level split of the base pairs (``data.seed``, ``data.val_fraction``), drawn before
-    pre-training: `base_model` saves it as ``split.json``, `tactic_pairs` reuses it. With
-    ``data.withhold_fraction``, that share of the theorems the search could select (no single automation tactic
-    closes them, by the corpus's automation map, and their proofs have two steps or more) is withheld: search-only
-    exercises whose proofs the loop must find."""
-    from burnqed_core.data.pairs import pairs_frame, proof_lengths, split_theorems
-    from burnqed_core.data.theorems import automation_map
-
-    d = profile.data
-    candidates: set[str] = set()
-    if d.withhold_fraction > 0:
-        hard = {k for k, v in (automation_map(d.corpus) or {}).items() if v is None}
-        lengths = proof_lengths(pairs_frame(pairs))
-        candidates = {t for t in hard if lengths.get(t, 0) >= 2}
-    families: set[str] = set()
-    if d.withhold_families:
-        wanted = set(d.withhold_families)
-        families = {t.name for t in corpus_theorems(profile) if t.family in wanted}
-        if not families:  # another corpus than the one the profile was written for: say so, withhold nothing
-            log.warning("data.withhold_families %s: no theorem of %s is in them; nothing is withheld",
-                        sorted(wanted), d.corpus)
-    return split_theorems((p.theorem for p in pairs), d.seed, d.val_fraction, withhold_from=candidates,
-                          withhold_fraction=d.withhold_fraction, withhold=families)
-
-
-def read_base_split(model_dir: Path) -> TheoremSplit:
-    """The split `base_model` saved; an error naming the asset when it is missing (a base of an older run)."""
-    from burnqed_core.data.pairs import read_split
-
-    try:
-        return read_split(model_dir / SPLIT_FILE)
-    except DataError as e:
-        raise DataError(f"{e}: re-materialise base_model (it draws the train/validation split before "
-                        "pre-training)") from None
-
-
-def search_withheld(profile: Profile, model_dir: Path) -> list[str]:
-    """The withheld exercises of the base split (``data.withhold_fraction`` or ``data.withhold_families``),
-    which the search selection draws first; none when the profile withholds nothing."""
-    d = profile.data
-    if not (d.withhold_fraction or d.withhold_families):
-        return []
-    return read_base_split(model_dir).withheld
-
-
-PAIRS_FILE = "pairs.parquet"
-BASE_MODEL_FILE = "base_model.json"
-SPLIT_FILE = "split.json"
-
-
-def _leandojo_corpus(spec: str) -> list[Path] | None:
-    """The LeanDojo Benchmark 4 files ``data.corpus`` names (train/val, never test), or None."""
-    from burnqed_core.data.external import leandojo_split_files
-    from burnqed_core.data.theorems import resolve_spec
-
-    if spec.startswith("bundled:"):
-        return None
-    path = resolve_spec(spec)
-    if path.is_dir() and any((path / f"{s}.json").exists() for s in ("train", "val", "test")):
-        return [f for f in leandojo_split_files(path) if f.stem != "test"]
-    return [path] if path.suffix.lower() == ".json" else None
 
 
 async def base_tactic_pairs(profile: Profile, env: Callable[[], Awaitable[ProofEnv]], out_dir: Path) -> StageResult:
@@ -191,7 +100,7 @@ async def base_tactic_pairs(profile: Profile, env: Callable[[], Awaitable[ProofE
     if d.trace_repo and d.trace_commit:
         data = trace_repo(d.trace_repo, d.trace_commit, out_dir)
         where = f"LeanDojo trace of {d.trace_repo}@{d.trace_commit}"
-    elif (files := _leandojo_corpus(d.corpus)) is not None:
+    elif (files := leandojo_corpus(d.corpus)) is not None:
         pairs: list[TacticPair] = []
         for f in files:
             pairs.extend(read_leandojo(f).pairs)
@@ -229,20 +138,6 @@ def base_model(profile: Profile, pairs_dir: Path, out_dir: Path) -> StageResult:
                        metrics={"model": name, "train_theorems": len(split.train), "val_theorems": len(split.val)})
 
 
-def base_model_path(out_dir: Path) -> str:
-    """What `base_model` produced: the tiny model dir, or the Hugging Face model it names."""
-    ref = out_dir / BASE_MODEL_FILE
-    if ref.is_file():
-        return str(json.loads(ref.read_text(encoding="utf-8"))["model"])
-    return str(out_dir)
-
-
-def _benchmark_slug(spec: str) -> str:
-    import re
-
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec).strip("_") or "benchmark"
-
-
 async def automation_baselines(profile: Profile, env: Callable[[], Awaitable[ProofEnv]], out_dir: Path) -> StageResult:
     """Per benchmark, the automation-only baseline (which single tactic closes each theorem): read from the
     ``automation.json`` beside the benchmark where it covers every theorem, measured in Lean for the rest."""
@@ -257,21 +152,13 @@ async def automation_baselines(profile: Profile, env: Callable[[], Awaitable[Pro
         measured, _report = await automation_baseline(await env(), missing, progress=True)
         known.update(measured)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_automation(known, out_dir / f"{_benchmark_slug(spec)}.json", merge=False)
+    write_automation(known, out_dir / f"{benchmark_slug(spec)}.json", merge=False)
     closed = sum(v is not None for v in known.values())
     return StageResult(stage="automation_baselines", path=str(out_dir),
                        summary=f"{spec}: automation alone closes {closed}/{len(known)} theorems "
                                f"({len(known) - closed} hard; {len(missing)} measured now, the rest from file)",
                        metrics={"benchmark": spec, "theorems": len(known), "closed": closed,
                                 "hard": len(known) - closed, "measured_now": len(missing)})
-
-
-def read_automation(out_dir: Path, spec: str) -> dict[str, str | None]:
-    """The baseline map `automation_baselines` wrote for benchmark ``spec``."""
-    path = out_dir / f"{_benchmark_slug(spec)}.json"
-    if not path.is_file():
-        raise DataError(f"no automation baseline for {spec} in {out_dir}: materialise automation_baselines")
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 # -- one iteration -----------------------------------------------------------------
@@ -293,7 +180,7 @@ def tactic_pairs(
     same `base_split` drawn here)."""
     from burnqed_core.data.mixing import mix_iteration, positive_steps
     from burnqed_core.data.pairs import hf_token_counter, prepare_pairs, write_prepared
-    from burnqed_core.search.trajectories import read_trajectories
+    from burnqed_core.trajectory_io import read_trajectories
 
     d = profile.data
     counter = hf_token_counter(tokenizer_dir) if tokenizer_dir else None
@@ -486,15 +373,10 @@ async def trajectories(
     candidates stay ``search.collect_candidates``."""
     from burnqed_core.ebm.train import has_ebm
     from burnqed_core.search.engine import resolve_sampling
-    from burnqed_core.search.session import search_theorems
+    from burnqed_core.search.job import load_scorer, search_theorems
     from burnqed_core.search.trajectories import trajectory_stats
 
-    scorer = None
-    if has_ebm(ebm_dir):
-        from burnqed_core.ebm.scorer import load_energy_scorer
-
-        assert ebm_dir is not None
-        scorer = load_energy_scorer(ebm_dir, policy)
+    scorer = load_scorer(ebm_dir, policy) if ebm_dir is not None and has_ebm(ebm_dir) else None
     runs = [("search", None)]
     if iteration == 0 and profile.search.noisy_pass:
         runs.append(("noisy", profile.search.noise_temperature))
@@ -528,7 +410,7 @@ def merge_trajectories(profile: Profile, iteration: int, shard_dirs: Sequence[Pa
     shards (each the output of `trajectories` on its theorems): every shard's parts, in shard order, become
     the parts of one output (hard links: no copy), written aside and renamed; a theorem in two shards is an
     error."""
-    from burnqed_core.loop.shards import merge_search_outputs
+    from burnqed_core.search.merge import merge_search_outputs
     from burnqed_core.search.trajectories import trajectory_stats
 
     names = sorted({p.name for d in shard_dirs for p in trajectory_outputs(d)})
@@ -543,206 +425,6 @@ def merge_trajectories(profile: Profile, iteration: int, shard_dirs: Sequence[Pa
     metrics["shards"] = len(shard_dirs)
     return StageResult(stage="trajectories", iteration=iteration, path=str(out_dir),
                        summary="; ".join(lines) + f" ({len(shard_dirs)} shard(s))", metrics=metrics)
-
-
-BASELINES_FILE = "_baselines.json"
-
-
-def _eval_ebm(ebm_dir: Path | None) -> Path | None:
-    from burnqed_core.ebm.train import has_ebm
-
-    if ebm_dir is not None and not has_ebm(ebm_dir):
-        log.info("eval_report: no trained EBM in %s (iteration 0 trains none): policy-only eval", ebm_dir)
-        return None
-    return ebm_dir
-
-
-async def eval_prepare(
-    profile: Profile,
-    iteration: int,
-    env: ProofEnv,
-    benchmark: Sequence[Theorem],
-    automation: Any,
-    training_pairs: Sequence[Path] = (),
-    progress: bool = True,
-) -> Any:
-    """Before any eval search: the held-out check of ``training_pairs`` by name (a benchmark theorem in them is
-    an error) and both automation baselines (`Baselines`: ``automation`` if it is one, else measured by
-    ``env``, cached per benchmark under ``<paths.home>/baselines``)."""
-    from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
-    from burnqed_core.data.theorems import set_dir
-    from burnqed_core.eval.baselines import Baselines, measure_baselines
-    from burnqed_core.search.session import lean_version
-
-    pairs = load_training_pairs(training_pairs) if training_pairs else []
-    if pairs:  # by name, before any search
-        check_training_pairs(benchmark, pairs, where=f"training pairs of iteration {iteration}")
-    if isinstance(automation, Baselines):
-        return automation
-    # a baseline file shipped beside the benchmark (`write_shipped`) is used when its key matches these theorems
-    return await measure_baselines(env, benchmark, profile.paths.home / "baselines",
-                                   lean_version=lean_version(profile, env), progress=progress,
-                                   shipped=set_dir(profile.data.benchmark))
-
-
-def save_baselines(out_dir: Path, baselines: Any) -> Path:
-    """The baselines an eval's shards share, beside its plan."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    return atomic_write_text(out_dir / BASELINES_FILE, baselines.model_dump_json())
-
-
-def load_baselines(out_dir: Path) -> Any:
-    from burnqed_core.eval.baselines import Baselines
-
-    path = out_dir / BASELINES_FILE
-    if not path.is_file():
-        raise DataError(f"{path}: missing (the eval's split step measures the baselines first)")
-    return Baselines.model_validate_json(path.read_text(encoding="utf-8"))
-
-
-async def eval_search(
-    profile: Profile,
-    iteration: int,
-    policy: Any,
-    env: ProofEnv,
-    theorems: Sequence[Theorem],
-    baselines: Any,
-    out_dir: Path,
-    model_path: Path,
-    ebm_dir: Path | None = None,
-    progress: bool = True,
-) -> StageResult:
-    """The eval searches of ``theorems`` into ``out_dir`` (`run_eval`: resumable, every proof re-checked),
-    for every variant of `burnqed_core.eval.run.variants` (with and without the EBM when ``ebm_dir`` holds
-    one; with and without the automation candidates when ``search.automation.enabled``);
-    ``out_dir/results.parquet`` holds their rows."""
-    from burnqed_core.eval.run import run_variants
-
-    ebm_dir = _eval_ebm(ebm_dir)
-    bench_name = profile.data.benchmark
-    scorer = None
-    if ebm_dir is not None:
-        from burnqed_core.search.job import load_scorer
-
-        scorer = load_scorer(Path(ebm_dir), policy)
-    rows = await run_variants(profile, policy, env, theorems, out_dir, scorer=scorer, ebm=ebm_dir,
-                              iteration=iteration, benchmark=bench_name, baselines=baselines, model_path=model_path,
-                              progress=progress)
-    n_rows, proved = len(rows), sum(r.proved for r in rows)
-    return StageResult(stage="eval_search", iteration=iteration, path=str(out_dir),
-                       summary=f"{len(theorems)} theorems: {proved}/{n_rows} rows proved",
-                       metrics={"theorems": len(theorems), "rows": n_rows, "proved": proved})
-
-
-def eval_finish(
-    profile: Profile,
-    iteration: int,
-    benchmark: Sequence[Theorem],
-    baselines: Any,
-    out_dir: Path,
-    earlier_solved: set[str] | None = None,
-    ebm_dir: Path | None = None,
-    training_pairs: Sequence[Path] = (),
-) -> StageResult:
-    """After the searches: the held-out check by root goal, the summary, ``report.md`` and ``solve_rate.png``."""
-    from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
-    from burnqed_core.eval.report import format_table, write_report
-    from burnqed_core.eval.run import read_eval_results, root_goals, variant_rows
-    from burnqed_core.eval.summary import summarize_variants
-
-    ebm_dir = _eval_ebm(ebm_dir)
-    pairs = load_training_pairs(training_pairs) if training_pairs else []
-    if pairs:  # by root goal as Lean printed it: catches a renamed copy
-        check_training_pairs(benchmark, pairs, root_goals(out_dir),
-                             where=f"training pairs of iteration {iteration}")
-    rows = variant_rows(read_eval_results(out_dir), profile, ebm_dir)
-    s = summarize_variants(rows, baselines, iteration=iteration, benchmark=profile.data.benchmark,
-                           budgets=profile.eval.budgets, earlier_solved=earlier_solved)
-    write_report(s, out_dir)
-    metrics: dict[str, Any] = {
-        "cumulative_rate": s.cumulative.rate, "hard_rate": s.cumulative_hard.rate,
-        "automation_baseline": s.automation_baseline.rate, "defaware_baseline": s.defaware_baseline.rate,
-        "beyond_automation": s.beyond_count, "hard_by_automation_alone": len(s.automation_only),
-        "timeouts": s.timeouts, "pass_k": s.pass_k,
-        **{f"rate_at_{b.budget}": b.all.rate for b in s.budgets},
-    }
-    if s.without_ebm is not None:
-        metrics["rate_without_ebm"] = s.without_ebm.cumulative.rate
-    metrics["automation_candidates"] = s.automation
-    if s.policy_only is not None:  # cumulative_rate above is policy + automation; this is the policy alone
-        p = s.policy_only
-        metrics |= {"policy_only_rate": p.cumulative.rate, "policy_only_hard_rate": p.cumulative_hard.rate,
-                    "policy_only_beyond_automation": p.beyond_count,
-                    **{f"policy_only_rate_at_{b.budget}": b.all.rate for b in p.budgets}}
-    return StageResult(stage="eval_report", iteration=iteration, path=str(out_dir), summary=format_table(s),
-                       metrics=metrics)
-
-
-def merge_eval(
-    profile: Profile,
-    iteration: int,
-    benchmark: Sequence[Theorem],
-    baselines: Any,
-    shard_dirs: Sequence[Path],
-    out_dir: Path,
-    earlier_solved: set[str] | None = None,
-    ebm_dir: Path | None = None,
-    training_pairs: Sequence[Path] = (),
-) -> StageResult:
-    """The eval of the whole benchmark from its finished shards (each the output of `eval_search` on its
-    theorems): their rows in one ``results.parquet`` (a theorem twice is an error), their searches merged
-    under ``searches/`` (hard links), then `eval_finish`."""
-    from burnqed_core.eval.run import META_FILE, RESULTS_FILE, SEARCHES_DIR, read_eval_results
-    from burnqed_core.loop.shards import merge_search_outputs
-    from burnqed_core.records import EvalResult
-
-    rows: list[EvalResult] = []
-    for d in shard_dirs:
-        rows.extend(read_eval_results(d))
-    keys = [(r.ebm, r.search_automation, r.attempt, r.theorem) for r in rows]
-    if len(set(keys)) != len(keys):
-        raise DataError(f"{out_dir}: an eval row is in two shards")
-    rows.sort(key=lambda r: (r.ebm, r.search_automation, r.attempt, r.theorem))
-    searches = sorted({p.relative_to(d) for d in shard_dirs for p in (d / SEARCHES_DIR).glob("*/attempt_*.traj")})
-    for rel in searches:
-        merge_search_outputs([d / rel for d in shard_dirs], out_dir / rel)
-    if shard_dirs and (shard_dirs[0] / META_FILE).is_file():
-        atomic_write_text(out_dir / META_FILE, (shard_dirs[0] / META_FILE).read_text(encoding="utf-8"))
-    write_parquet(rows, out_dir / RESULTS_FILE, EvalResult)
-    res = eval_finish(profile, iteration, benchmark, baselines, out_dir, earlier_solved=earlier_solved,
-                      ebm_dir=ebm_dir, training_pairs=training_pairs)
-    return res.model_copy(update={"metrics": {**res.metrics, "shards": len(shard_dirs)}})
-
-
-async def eval_report(
-    profile: Profile,
-    iteration: int,
-    policy: Any,
-    env: ProofEnv,
-    benchmark: Sequence[Theorem],
-    automation: Any,
-    out_dir: Path,
-    model_path: Path,
-    earlier_solved: set[str] | None = None,
-    ebm_dir: Path | None = None,
-    training_pairs: Sequence[Path] = (),
-    progress: bool = True,
-) -> StageResult:
-    """THE eval stage in one go (the pipeline runs the same three steps over shards): both automation
-    baselines (measured by ``env``, cached per benchmark under ``<paths.home>/baselines``; ``automation`` may
-    pass precomputed `Baselines`), one search per theorem and attempt at the largest node budget (resumable),
-    with and without the EBM when ``ebm_dir`` is given (ablation rows), every proof re-checked, the held-out
-    check against ``training_pairs`` (files or prepared-pairs directories: a benchmark theorem in them is an
-    error), then ``results.parquet``, ``summary.json``, ``report.md`` and ``solve_rate.png`` in ``out_dir``.
-    ``earlier_solved``: theorems solved by earlier iterations (`burnqed_core.eval.run.earlier_solved`), for
-    "newly solved". With ``search.automation.enabled`` the searches add automation candidates and the policy
-    alone is evaluated too (`burnqed_core.eval.run.variants`): the main figures (``cumulative_rate``, go/no-go)
-    are policy + automation, the ``policy_only_*`` metrics the policy alone."""
-    baselines = await eval_prepare(profile, iteration, env, benchmark, automation, training_pairs, progress)
-    await eval_search(profile, iteration, policy, env, benchmark, baselines, out_dir, model_path, ebm_dir,
-                      progress=progress)
-    return eval_finish(profile, iteration, benchmark, baselines, out_dir, earlier_solved=earlier_solved,
-                       ebm_dir=ebm_dir, training_pairs=training_pairs)
 
 
 def _train_metrics(m: Any) -> dict[str, Any]:

@@ -1,1 +1,2 @@
-"""Policies: prompt format, the Policy protocol, local and SGLang backends."""
+"""Policies: the Policy protocol, local and SGLang backends (the prompt
+format they share with training is `burnqed_core.data.prompt`)."""

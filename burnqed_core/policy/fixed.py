@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from burnqed_core.data.prompt import normalize_tactic
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import Candidate, check_seeds
-from burnqed_core.policy.prompt import normalize_tactic
 
 
 class FixedTacticsPolicy:

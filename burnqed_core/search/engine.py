@@ -79,12 +79,11 @@ from burnqed_core.records import Theorem, TrajectoryRecord
 from burnqed_core.search.automation import AutomationCandidates, Source, plain, tactic_key
 from burnqed_core.search.scoring import EnergyScorer, priority, score_states
 from burnqed_core.search.tree import Node, NodeStatus, SearchTree
+from burnqed_core.trajectory_io import SearchResult, StopReason
 
 log = logging.getLogger(__name__)
 
 PARTIAL_DROPPED = "automation closed no goal (search.automation.partial: drop)"
-
-StopReason = Literal["proved", "max_nodes", "exhausted", "timeout", "start_error", "infra"]
 
 
 class Sampling(BaseModel):
@@ -112,40 +111,6 @@ def resolve_sampling(
     if num_candidates is None:
         num_candidates = config.ebm_num_candidates if ebm else config.num_candidates
     return Sampling(temperature=temperature, num_candidates=num_candidates, max_new_tokens=max_new_tokens)
-
-
-class SearchResult(BaseModel):
-    """Summary of one theorem's search (one line per theorem in the output)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    theorem: str
-    proved: bool
-    proof: list[str] = Field(default_factory=list)
-    stop: StopReason
-    error: Literal["", "start", "infra"] = Field(
-        "", description="'start': the statement did not elaborate; 'infra': Lean failed, not a verdict")
-    message: str = ""
-    nodes: int = 0
-    nodes_to_proof: int | None = Field(
-        None, description="nodes created before the accepted proof's closing node (None: not proved)")
-    expansions: int = 0
-    depth_reached: int = 0
-    time_s: float = 0.0
-    policy_s: float = Field(0.0, description="share of generate() time (a call serves several theorems)")
-    lean_s: float = Field(0.0, description="share of apply_many() time, plus start and re-check")
-    engine_s: float = Field(0.0, description="share of the engine's own bookkeeping")
-    ebm_s: float = 0.0
-    candidates_min: int = 0
-    candidates_avg: float = 0.0
-    candidates_max: int = 0
-    tactics_tried: int = 0
-    tactic_errors: int = 0
-    infra_failures: int = 0
-    transpositions: int = 0
-    recheck_failures: int = 0
-    automation_tried: int = Field(0, description="automation candidates tried that the policy did not sample")
-    proof_sources: list[str] = Field(default_factory=list,
-                                     description="per proof step: 'policy', 'automation' or 'both' (its origin)")
 
 
 @dataclass

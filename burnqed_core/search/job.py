@@ -1,28 +1,69 @@
-"""The whole ``burnqed search`` job: policy + Lean pool + engine + output.
+"""One ``burnqed search`` job: a theorem list searched into a trajectory
+output, with its run record, progress, resume and SIGTERM handling.
 
-Kept apart from `burnqed_core.search.runner` (which drives one search into
-an output) and `burnqed_core.search.session` (which builds the run record
-and the engine over an open policy and Lean environment), so that neither
-of those imports the other's caller: runner <- session <- job.
+Three levels, each used on its own:
+
+* `run_search`: drives `SearchEngine.search_many` over the theorems not yet
+  saved in the output, hands every finished search to a `TrajectoryWriter`
+  (one part file per ``flush_every`` theorems), shows a tqdm bar (theorems
+  done, proved, rate, ETA) and keeps the run record beside the parts;
+* `search_theorems`: over an open policy and Lean environment, builds the run
+  record (what produced the output: `build_run_record`) and the engine, then
+  hands over to `run_search`. Used by the command line, the evaluation and
+  the loop, so that they all write the same run record;
+* `search_job`: everything ``burnqed search`` does: checks the output before
+  any model or Lean starts, loads the policy (and EBM), starts the Lean pool,
+  runs `search_theorems`, closes everything.
+
+SIGTERM (what a cloud sends before preempting a spot instance) and SIGINT
+stop the search at once: the searches in flight are dropped (a resume redoes
+them), everything finished is flushed, the run record is closed with status
+``interrupted``, and the report says so (the command exits 143). Resume
+(``resume=True``) reads the saved results, skips those theorems, checks that
+the run settings match the saved run record, and appends new parts: a
+theorem is never written twice.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import logging
 import signal
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from burnqed_core.config import Profile
-from burnqed_core.errors import BurnqedError
+from tqdm import tqdm
+
+from burnqed_core.config import Profile, SearchConfig
+from burnqed_core.data.prompt import format_of
+from burnqed_core.errors import BurnqedError, DataError
+from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.base import Policy
 from burnqed_core.records import Theorem
-from burnqed_core.search.engine import EngineStats, resolve_sampling
-from burnqed_core.search.runner import RunReport, check_unique_names, prepare_output
+from burnqed_core.search.engine import EngineStats, Sampling, SearchEngine, resolve_sampling
 from burnqed_core.search.scoring import EnergyScorer
-from burnqed_core.search.session import build_run_record, search_theorems
+from burnqed_core.search.trajectories import (
+    OutputExistsError,
+    ResumeMismatchError,
+    RunRecord,
+    RunSession,
+    TrajectoryWriter,
+    clean_temporaries,
+    model_identity,
+    now_iso,
+    read_run_record,
+    write_run_record,
+)
+from burnqed_core.trajectory_io import finished_theorems, list_parts, read_results
+
+log = logging.getLogger(__name__)
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 class EbmUnavailableError(BurnqedError):
@@ -31,6 +72,254 @@ class EbmUnavailableError(BurnqedError):
 
 class SearchInterrupted(BurnqedError):
     """SIGTERM/SIGINT arrived before the search started: nothing was written."""
+
+
+@dataclass
+class RunReport:
+    out: Path
+    total: int
+    skipped: int = 0
+    searched: int = 0
+    proved: int = 0
+    interrupted: bool = False
+    signal: str = ""
+    wall_s: float = 0.0
+    errors: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def done(self) -> int:
+        return self.skipped + self.searched
+
+
+# -- signals ------------------------------------------------------------------
+
+
+def _add_stop_handlers(on_signal: Callable[[int], None]) -> list[int]:
+    """``on_signal(signum)`` on SIGTERM/SIGINT in the running loop; the
+    signals it could install (none off the main thread or on Windows)."""
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in STOP_SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, on_signal, sig)
+            installed.append(sig)
+    return installed
+
+
+def _remove_stop_handlers(signals: Iterable[int] = STOP_SIGNALS) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in signals:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(sig)
+
+
+# -- one search into an output ------------------------------------------------------
+
+
+def check_unique_names(theorems: Sequence[Theorem]) -> None:
+    seen: set[str] = set()
+    dups = sorted({t.name for t in theorems if t.name in seen or seen.add(t.name)})
+    if dups:
+        raise DataError(f"theorem names must be unique (the output is keyed by name); repeated: {', '.join(dups[:5])}")
+
+
+def prepare_output(out: Path, record: RunRecord, resume: bool) -> tuple[set[str], RunRecord]:
+    """The saved theorem names and the run record to continue (resume) or a
+    fresh one; refuses to mix runs."""
+    saved_record = read_run_record(out)
+    has_parts = bool(list_parts(out))
+    if not resume:
+        if has_parts or saved_record is not None:
+            raise OutputExistsError(f"{out} already holds a search output: pass --resume to continue it, "
+                                    f"or choose another --out")
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise OutputExistsError(f"{out} exists and is not an empty directory")
+        return set(), record
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"{out} is a file; a search output is a directory of parts")
+    removed = clean_temporaries(out)
+    if removed:
+        log.info("removed %d half-written part file(s) left by a killed run", removed)
+    if saved_record is None:
+        if has_parts:
+            raise ResumeMismatchError(f"{out} has parts but no run record ({out}/_run.json): cannot check settings")
+        return set(), record
+    diffs = saved_record.mismatches(record)
+    if diffs:
+        raise ResumeMismatchError(f"cannot resume {out} with other settings: " + "; ".join(diffs))
+    return finished_theorems(out), saved_record
+
+
+async def run_search(
+    engine: SearchEngine,
+    theorems: Sequence[Theorem],
+    out: str | Path,
+    record: RunRecord,
+    *,
+    resume: bool = False,
+    flush_every: int = 10,
+    progress: bool = True,
+    handle_signals: bool = True,
+) -> RunReport:
+    """Search every theorem not yet saved in ``out``; see the module docstring."""
+    out = Path(out)
+    check_unique_names(theorems)
+    served = record.served_model
+    saved, record = prepare_output(out, record, resume)
+    todo = [t for t in theorems if t.name not in saved]
+    report = RunReport(out=out, total=len(theorems), skipped=len(theorems) - len(todo))
+    if resume:
+        log.info("resume: %d of %d theorems already saved, %d to search", report.skipped, len(theorems), len(todo))
+    session = RunSession(resumed=resume and bool(saved), theorems_at_start=len(saved), served_model=served)
+    record.sessions.append(session)
+    out.mkdir(parents=True, exist_ok=True)
+    write_run_record(out, record)
+
+    writer = TrajectoryWriter(out, flush_every, already_saved=saved)
+    t0 = time.perf_counter()
+    bar = tqdm(total=len(theorems), initial=report.skipped, unit="thm", desc="search", disable=not progress,
+               dynamic_ncols=True)
+    proved_before = sum(r.proved for r in read_results(out)) if saved else 0
+
+    async def consume() -> None:
+        async for outcome in engine.search_many(todo):
+            r = outcome.result
+            writer.add(outcome)
+            report.searched += 1
+            report.proved += r.proved
+            if r.error:
+                report.errors[r.error] = report.errors.get(r.error, 0) + 1
+            bar.update(1)
+            bar.set_postfix(proved=proved_before + report.proved, refresh=False)
+
+    task = asyncio.ensure_future(consume())
+
+    def on_signal(signum: int) -> None:
+        if not report.interrupted:
+            report.interrupted = True
+            report.signal = signal.Signals(signum).name
+            log.warning("%s: stopping; flushing %d finished theorem(s)", report.signal, len(writer.buffer))
+            task.cancel()
+
+    installed = _add_stop_handlers(on_signal) if handle_signals else []
+    status: Literal["complete", "interrupted", "failed"] = "failed"
+    try:
+        try:
+            await task
+            status = "complete"
+        except asyncio.CancelledError:
+            if not report.interrupted:
+                raise
+            status = "interrupted"
+    finally:
+        _remove_stop_handlers(installed)
+        bar.close()
+        writer.close()
+        report.wall_s = time.perf_counter() - t0
+        session.ended = session.ended or now_iso()
+        session.status = status
+        session.theorems_written = writer.theorems_written
+        write_run_record(out, record)
+    log.info("search %s: %d searched (%d proved), %d skipped, %.1f s", status, report.searched, report.proved,
+             report.skipped, report.wall_s)
+    return report
+
+
+# -- the run record and the engine over an open policy and Lean environment ----------
+
+
+def theorems_digest(theorems: Sequence[Theorem]) -> str:
+    h = hashlib.sha256()
+    for t in theorems:
+        h.update(t.model_dump_json().encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def lean_version(profile: Profile, env: Any) -> str:
+    v = getattr(env, "lean_version", None)
+    if isinstance(v, str) and v:
+        return v
+    if profile.lean.backend == "embedded":
+        from burnqed_core.lean.install import expected_stamp
+
+        return expected_stamp()
+    return f"pantograph {profile.lean.pantograph.executable} (LEAN_PATH={profile.lean.pantograph.lean_path})"
+
+
+def build_run_record(
+    profile: Profile,
+    config: SearchConfig,
+    sampling: Sampling,
+    *,
+    model_path: str | Path | None,
+    policy: Policy,
+    env: Any,
+    theorems: Sequence[Theorem],
+    theorems_source: str,
+    iteration: int,
+    ebm: str | Path | None = None,
+    served_model: dict[str, str | None] | None = None,
+) -> RunRecord:
+    return RunRecord(
+        model=model_identity(model_path),
+        policy_backend=getattr(policy, "name", profile.policy.backend),
+        prompt_version=format_of(policy).version,
+        sampling=sampling,
+        budgets={"max_nodes": config.max_nodes, "max_depth": config.max_depth, "timeout_s": config.timeout_s},
+        search=config.model_dump(mode="json"),
+        ebm=str(Path(ebm).resolve()) if ebm is not None else None,
+        lean_backend=profile.lean.backend,
+        lean_version=lean_version(profile, env),
+        seeds={"profile": profile.seed, "search": config.seed},
+        theorems_source=theorems_source,
+        theorems_sha256=theorems_digest(theorems),
+        theorems_total=len(theorems),
+        iteration=iteration,
+        profile=str(profile.source or profile.name),
+        served_model=served_model,
+        automation=config.automation.model_dump(mode="json") if config.automation.enabled else None,
+    )
+
+
+async def served_model(policy: Policy) -> dict[str, str | None] | None:
+    """What a policy server says it serves (`SglangPolicy.served_model`:
+    ``/model_info`` ``model_path`` and ``weight_version``), so that the run
+    record names the model really used; None for in-process policies."""
+    ask = getattr(policy, "served_model", None)
+    return await ask() if ask is not None else None
+
+
+async def search_theorems(
+    profile: Profile,
+    policy: Policy,
+    env: ProofEnv,
+    theorems: Sequence[Theorem],
+    out: str | Path,
+    *,
+    sampling: Sampling,
+    config: SearchConfig | None = None,
+    model_path: str | Path | None = None,
+    theorems_source: str = "",
+    iteration: int = 0,
+    scorer: EnergyScorer | None = None,
+    ebm: str | Path | None = None,
+    resume: bool = True,
+    progress: bool = True,
+    handle_signals: bool = True,
+) -> tuple[RunReport, SearchEngine]:
+    """Search ``theorems`` into ``out`` (resuming a partial output by default)."""
+    config = config or profile.search
+    record = build_run_record(profile, config, sampling, model_path=model_path, policy=policy, env=env,
+                              theorems=theorems, theorems_source=theorems_source, iteration=iteration, ebm=ebm,
+                              served_model=await served_model(policy))
+    engine = SearchEngine(policy, env, config, sampling=sampling, scorer=scorer, iteration=iteration)
+    report = await run_search(engine, theorems, out, record, resume=resume, flush_every=config.flush_every,
+                              progress=progress, handle_signals=handle_signals)
+    return report, engine
+
+
+# -- the whole job: policy + Lean pool + engine + output ------------------------------
 
 
 def load_scorer(ebm_dir: Path, policy: Any) -> EnergyScorer:
@@ -86,22 +375,15 @@ async def search_job(
     main = asyncio.current_task()
     caught: list[str] = []
 
-    def install() -> None:
-        # Until the runner installs its own handlers (and after it removed
-        # them), a signal cancels the job so that Lean workers are closed.
-        if not handle_signals or main is None:
-            return
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, lambda s=sig: (caught.append(signal.Signals(s).name), main.cancel()))
+    def on_signal(signum: int) -> None:
+        caught.append(signal.Signals(signum).name)
+        main.cancel()  # type: ignore[union-attr]
 
-    def uninstall() -> None:
-        if handle_signals:
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                with contextlib.suppress(NotImplementedError, RuntimeError):
-                    loop.remove_signal_handler(sig)
+    def install() -> None:
+        # Until run_search installs its own handlers (and after it removed
+        # them), a signal cancels the job so that Lean workers are closed.
+        if handle_signals and main is not None:
+            _add_stop_handlers(on_signal)
 
     install()
     policy: Policy | None = None
@@ -125,5 +407,6 @@ async def search_job(
         if policy is not None:
             with contextlib.suppress(Exception):
                 await policy.close()
-        uninstall()
+        if handle_signals:
+            _remove_stop_handlers()
     return report, engine.stats

@@ -17,7 +17,10 @@ Layout of an output ``traj.parquet`` (a directory, as Spark/Hive write it):
 Names starting with ``.`` or ``_`` are skipped by pyarrow/polars dataset
 readers, so ``pq.read_table("traj.parquet")`` or
 ``pl.read_parquet("traj.parquet/*.parquet")`` read the rows directly. The
-readers here also accept a single Parquet file of trajectory records.
+readers of the parts (`read_trajectories`, `read_results`,
+`finished_theorems` ...) are in `burnqed_core.trajectory_io`, below every
+package that reads them; this module keeps the writers, the run record and
+the statistics.
 """
 
 from __future__ import annotations
@@ -31,20 +34,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from burnqed_core.errors import BurnqedError, RecordFileError
-from burnqed_core.record_io import atomic_open, atomic_write_text, file_sha256, read_table, to_table
-from burnqed_core.records import TrajectoryRecord, arrow_schema
-from burnqed_core.search.engine import Sampling, SearchOutcome, SearchResult
+from burnqed_core.record_io import atomic_open, atomic_write_text, file_sha256, to_table
+from burnqed_core.records import TrajectoryRecord
+from burnqed_core.search.engine import Sampling, SearchOutcome
+from burnqed_core.trajectory_io import PART_PREFIX, RESULTS_KEY, list_parts, read_results, read_trajectory_table
 
 log = logging.getLogger(__name__)
 
-RESULTS_KEY = b"burnqed.search_results"
 RUN_RECORD = "_run.json"
-PART_PREFIX = "part-"
 
 
 class OutputExistsError(BurnqedError):
@@ -62,14 +63,6 @@ def now_iso() -> str:
 # -- parts ------------------------------------------------------------------
 
 
-def list_parts(path: str | Path) -> list[Path]:
-    """The committed part files of an output directory, in write order."""
-    path = Path(path)
-    if not path.is_dir():
-        return []
-    return sorted(p for p in path.iterdir() if p.name.startswith(PART_PREFIX) and p.suffix == ".parquet")
-
-
 def write_part(directory: Path, seq: int, outcomes: Sequence[SearchOutcome]) -> Path:
     """One part file holding these theorems' rows and results, atomically."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -83,79 +76,6 @@ def write_part(directory: Path, seq: int, outcomes: Sequence[SearchOutcome]) -> 
     with atomic_open(path) as f:
         pq.write_table(table, f)
     return path
-
-
-def _part_results(part: Path) -> list[SearchResult]:
-    try:
-        meta = pq.read_schema(part).metadata or {}
-    except (pa.ArrowException, OSError) as e:
-        raise RecordFileError(f"{part}: not a readable Parquet file ({e})") from None
-    raw = meta.get(RESULTS_KEY)
-    if raw is None:
-        raise RecordFileError(f"{part}: no search results in its metadata (not written by burnqed search)")
-    try:
-        return [SearchResult.model_validate(x) for x in json.loads(raw)]
-    except (ValueError, ValidationError) as e:
-        raise RecordFileError(f"{part}: search results metadata is invalid ({e})") from None
-
-
-def read_results(path: str | Path) -> list[SearchResult]:
-    """Every theorem's `SearchResult` in an output directory."""
-    out: list[SearchResult] = []
-    for part in list_parts(path):
-        out.extend(_part_results(part))
-    return out
-
-
-def read_trajectory_table(path: str | Path) -> pa.Table:
-    """All rows of an output directory (or of one Parquet file) as one table."""
-    path = Path(path)
-    if not path.exists():
-        raise RecordFileError(f"{path}: no such file or directory")
-    schema = arrow_schema(TrajectoryRecord)
-    if path.is_file():
-        return _conform(read_table(path, TrajectoryRecord), schema)
-    parts = list_parts(path)
-    if not parts:
-        return schema.empty_table()
-    tables = [_conform(read_table(p, TrajectoryRecord), schema) for p in parts]
-    return pa.concat_tables(tables)
-
-
-def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """The table in the current schema: a column added since the file was
-    written (e.g. ``source``) is filled with the field's default."""
-    for name in schema.names:
-        if name not in table.column_names:
-            default = TrajectoryRecord.model_fields[name].get_default(call_default_factory=True)
-            table = table.append_column(schema.field(name), pa.array([default] * table.num_rows,
-                                                                     type=schema.field(name).type))
-    return table.select(schema.names).cast(schema)
-
-
-def read_trajectories(path: str | Path) -> list[TrajectoryRecord]:
-    """All rows as validated records (for small outputs; use the table for large ones)."""
-    table = read_trajectory_table(path)
-    out = []
-    for i, row in enumerate(table.to_pylist()):
-        try:
-            out.append(TrajectoryRecord.model_validate(row))
-        except ValidationError as e:
-            raise RecordFileError(f"{path}: row {i} is not a valid trajectory record: {e.errors()[0]['msg']}") from None
-    return out
-
-
-def finished_theorems(path: str | Path) -> set[str]:
-    """Names of the theorems whose search is saved (the skip set of --resume).
-    A theorem saved twice means the output was corrupted by hand or by two
-    writers: an error, never silently merged."""
-    seen: set[str] = set()
-    for part in list_parts(path):
-        for r in _part_results(part):
-            if r.theorem in seen:
-                raise RecordFileError(f"{path}: theorem {r.theorem!r} is saved twice (second time in {part.name})")
-            seen.add(r.theorem)
-    return seen
 
 
 def clean_temporaries(path: str | Path) -> int:

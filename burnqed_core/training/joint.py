@@ -37,6 +37,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from burnqed_core.config import EBMConfig, TrainingConfig
+from burnqed_core.data.prompt import PLAIN, PromptFormat
 from burnqed_core.ebm.data import (
     ContrastiveData,
     build_data,
@@ -51,7 +52,6 @@ from burnqed_core.ebm.metrics import EbmMetrics, rank_metrics
 from burnqed_core.ebm.model import EnergyHead, info_nce
 from burnqed_core.ebm.train import EbmRecord, TemperaturePinnedError, head_config, load_head, save_head
 from burnqed_core.errors import DataError
-from burnqed_core.policy.prompt import PLAIN, PromptFormat
 from burnqed_core.record_io import atomic_write_text
 from burnqed_core.records import TacticPair, TrajectoryRecord
 
@@ -179,14 +179,14 @@ def train_joint(
     from burnqed_core.training.sft import (
         SampleOrder,
         TrainingError,
-        _lora_model,
-        _loss_sum,
         evaluate,
         is_adapter_dir,
         iteration_schedule,
         load_base,
+        lora_model,
         lr_schedule,
         resolve_device,
+        token_loss_sum,
     )
 
     t0 = time.perf_counter()
@@ -226,7 +226,7 @@ def train_joint(
         raise DataError("no SFT example fits training.max_seq_len")
 
     torch.manual_seed(cfg.seed)
-    model = _lora_model(load_base(base, cfg.qlora, device, cfg.gradient_checkpointing, cfg.lora.target_modules),
+    model = lora_model(load_base(base, cfg.qlora, device, cfg.gradient_checkpointing, cfg.lora.target_modules),
                         cfg, warm_adapter)
     encoder = SharedEncoder(model, tokenizer, device, cfg.max_seq_len, fmt)
     hidden = int(model.config.hidden_size)
@@ -262,7 +262,7 @@ def train_joint(
         opt.zero_grad(set_to_none=True)
         sft = 0.0
         for b in batches:
-            loss_sum, _ = _loss_sum(model, {kk: v.to(device) for kk, v in b.items()})
+            loss_sum, _ = token_loss_sum(model, {kk: v.to(device) for kk, v in b.items()})
             loss = loss_sum / max(n_target, 1)
             loss.backward()
             sft += float(loss.detach())

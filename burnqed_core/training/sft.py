@@ -30,7 +30,6 @@ further) or its merged model (a fresh adapter on top), with
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -44,9 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from burnqed_core.config import TrainingConfig
+from burnqed_core.data.prompt import PromptFormat
 from burnqed_core.errors import BurnqedError, DataError, ProfileError
-from burnqed_core.policy.prompt import PromptFormat
-from burnqed_core.record_io import file_sha256
+from burnqed_core.record_io import file_sha256, json_sha256
 from burnqed_core.records import TacticPair
 from burnqed_core.training.collate import IGNORE_INDEX, CompletionCollator, Example, encode_pairs
 from burnqed_core.training.metrics import EvalPoint, LossPoint, TrainingMetrics
@@ -131,17 +130,6 @@ def cosine_with_warmup(warmup_steps: int, max_steps: int, min_lr_ratio: float = 
     return lr_schedule(warmup_steps, max_steps, "cosine", min_lr_ratio)
 
 
-def warm_start_source(cfg: TrainingConfig, prev_adapter: Path | None, prev_merged: Path | None) -> Path | None:
-    """Which output of iteration N-1 iteration N starts from, per ``training.warm_start``."""
-    want, other = (prev_adapter, prev_merged) if cfg.warm_start == "adapter" else (prev_merged, prev_adapter)
-    if want is not None and Path(want).exists():
-        return Path(want)
-    if other is not None and Path(other).exists():
-        log.warning("warm start: no %s output of the previous iteration, using %s", cfg.warm_start, other)
-        return Path(other)
-    return None
-
-
 def resolve_device(name: str) -> str:
     import torch
 
@@ -203,8 +191,9 @@ class SampleOrder:
 # ----------------------------------------------------------------------------- checkpoints
 
 
-def _signature(payload: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+def settings_signature(payload: dict[str, Any]) -> str:
+    """What a resumed run must match to continue a checkpoint (`json_sha256`, 16 hex digits)."""
+    return json_sha256(payload)[:16]
 
 
 def list_checkpoints(run_dir: Path) -> list[Path]:
@@ -302,7 +291,7 @@ def evaluate(model: Any, examples: Sequence[Example], collator: CompletionCollat
     with torch.no_grad():
         for i in range(0, len(examples), batch_size):
             batch = {k: v.to(device) for k, v in collator(examples[i:i + batch_size]).items()}
-            loss_sum, n = _loss_sum(model, batch)
+            loss_sum, n = token_loss_sum(model, batch)
             total += float(loss_sum)
             count += n
     if was_training:
@@ -310,7 +299,7 @@ def evaluate(model: Any, examples: Sequence[Example], collator: CompletionCollat
     return total / max(count, 1)
 
 
-def _loss_sum(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
+def token_loss_sum(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
     """(sum of token cross-entropies over labelled positions, their count)."""
     import torch.nn.functional as F
 
@@ -401,7 +390,7 @@ def run_loop(
         step_loss = 0.0
         for b in batches:
             b = {k: v.to(device) for k, v in b.items()}
-            loss_sum, _ = _loss_sum(model, b)
+            loss_sum, _ = token_loss_sum(model, b)
             loss = loss_sum / max(n_target, 1)
             loss.backward()
             step_loss += float(loss.detach())
@@ -537,7 +526,7 @@ def load_base(base: str | Path, qlora: bool, device: str, gradient_checkpointing
     return model
 
 
-def _lora_model(model: Any, cfg: TrainingConfig, warm_adapter: Path | None) -> Any:
+def lora_model(model: Any, cfg: TrainingConfig, warm_adapter: Path | None) -> Any:
     from peft import LoraConfig as PeftLoraConfig
     from peft import PeftModel, get_peft_model
 
@@ -637,7 +626,7 @@ def train_sft(
 
     torch.manual_seed(cfg.seed)
     model = load_base(base, qlora, device, cfg.gradient_checkpointing, cfg.lora.target_modules)
-    model = _lora_model(model, cfg, warm_adapter)
+    model = lora_model(model, cfg, warm_adapter)
     trainable, total = _count_params(model)
     log.info("%s on %s (%s): %s trainable of %s parameters, %d train / %d val examples, lr %.2e, %d steps",
              kind, base, device, f"{trainable:,}", f"{total:,}", len(train_ex), len(val_ex), lr, max_steps)
@@ -646,9 +635,9 @@ def train_sft(
                     else base, warm_start_from=str(warm_from) if warm_from else None,
                     config=cfg.model_dump(mode="json") | {"qlora": qlora}, data=prints,
                     seeds={"training": cfg.seed}, device=device, prompt_version=fmt.version)
-    signature = _signature({"settings": asdict(settings), "data": prints, "base": run.base_model, "prompt": fmt.version,
-                            "warm": run.warm_start_from, "lora": cfg.lora.model_dump(), "qlora": qlora,
-                            "max_seq_len": cfg.max_seq_len})
+    signature = settings_signature({"settings": asdict(settings), "data": prints, "base": run.base_model,
+                                    "prompt": fmt.version, "warm": run.warm_start_from,
+                                    "lora": cfg.lora.model_dump(), "qlora": qlora, "max_seq_len": cfg.max_seq_len})
     metrics = TrainingMetrics(kind=kind, train_examples=len(train_ex), val_examples=len(val_ex),
                               skipped_examples=skipped, trainable_params=trainable, total_params=total, device=device)
     metrics, best = run_loop(model, train_ex, val_ex, settings, out, tokenizer.pad_token_id, metrics, device,

@@ -159,10 +159,10 @@ def pretrain_base(
     """
     import torch
 
-    from burnqed_core.policy.prompt import PromptFormat
+    from burnqed_core.data.prompt import PromptFormat
     from burnqed_core.training.collate import encode_pairs
     from burnqed_core.training.run_record import RunRecord, fingerprint_pairs
-    from burnqed_core.training.sft import LoopSettings, _signature, load_trainable, resolve_device, run_loop
+    from burnqed_core.training.sft import LoopSettings, load_trainable, resolve_device, run_loop, settings_signature
     from burnqed_core.training.tokenizer import train_tokenizer
 
     t0 = time.perf_counter()
@@ -194,8 +194,8 @@ def pretrain_base(
     metrics = TrainingMetrics(kind="pretrain", train_examples=len(train_ex), val_examples=len(val_ex),
                               skipped_examples=skipped, trainable_params=n_params, total_params=n_params,
                               device=device)
-    signature = _signature({"settings": asdict(settings), "data": prints, "tiny": tiny.model_dump(),
-                            "vocab": len(tokenizer), "max_len": max_len, "prompt": fmt.version})
+    signature = settings_signature({"settings": asdict(settings), "data": prints, "tiny": tiny.model_dump(),
+                                    "vocab": len(tokenizer), "max_len": max_len, "prompt": fmt.version})
     torch.manual_seed(cfg.seed)
     metrics, best = run_loop(model, train_ex, val_ex, settings, out, tokenizer.pad_token_id, metrics, device,
                              signature, resume=resume, progress=progress, started=t0)

@@ -21,7 +21,7 @@ from burnqed_core.loop import checks as core
 from burnqed_core.verdict import CheckVerdict
 from burnqed_pipeline.defs.partitions import iterations, partition_iteration
 from burnqed_pipeline.defs.resources import ProfileResource
-from burnqed_pipeline.stage import EBM_WIRED, stage
+from burnqed_pipeline.stage import stage
 
 
 def _key(name: str) -> str:
@@ -66,21 +66,20 @@ def go_no_go(context: dg.AssetCheckExecutionContext, profile: ProfileResource) -
     return _run(context, profile, _eval_go)
 
 
-if EBM_WIRED:
-    @dg.asset_check(asset="embeddings", name="no_collapse", blocking=True, partitions_def=iterations,
-                    description="Seed 002's collapse red lines: variance, linear probe >= 0.65, centroid "
-                                "separation (raw >= 3.0 for mean pooling; >= 60% of iteration N-1's).")
-    def no_collapse(context: dg.AssetCheckExecutionContext, profile: ProfileResource) -> dg.AssetCheckResult:
-        return _run(context, profile, core.embeddings_check)
+@dg.asset_check(asset="embeddings", name="no_collapse", blocking=True, partitions_def=iterations,
+                description="Seed 002's collapse red lines: variance, linear probe >= 0.65, centroid "
+                            "separation (raw >= 3.0 for mean pooling; >= 60% of iteration N-1's).")
+def no_collapse(context: dg.AssetCheckExecutionContext, profile: ProfileResource) -> dg.AssetCheckResult:
+    return _run(context, profile, core.embeddings_check)
 
-    @dg.asset_check(asset="ebm", name="ebm_healthy", blocking=True, partitions_def=iterations,
-                    description="Rank-1 above chance, rank-1 at depth 4+ >= 0.25, temperature not pinned at a "
-                                "bound (iteration 0: no EBM, passes).")
-    def ebm_healthy(context: dg.AssetCheckExecutionContext, profile: ProfileResource) -> dg.AssetCheckResult:
-        return _run(context, profile, core.ebm_check)
+@dg.asset_check(asset="ebm", name="ebm_healthy", blocking=True, partitions_def=iterations,
+                description="Rank-1 above chance, rank-1 at depth 4+ >= 0.25, temperature not pinned at a "
+                            "bound (iteration 0: no EBM, passes).")
+def ebm_healthy(context: dg.AssetCheckExecutionContext, profile: ProfileResource) -> dg.AssetCheckResult:
+    return _run(context, profile, core.ebm_check)
 
 
 def check_names() -> list[str]:
-    return ["tactic_pairs_clean", "go_no_go", *(["no_collapse", "ebm_healthy"] if EBM_WIRED else [])]
+    return ["tactic_pairs_clean", "go_no_go", "no_collapse", "ebm_healthy"]
 
 

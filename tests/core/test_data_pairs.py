@@ -23,8 +23,8 @@ from burnqed_core.data.pairs import (
     write_prepared,
     write_split,
 )
+from burnqed_core.data.prompt import format_example
 from burnqed_core.errors import DataError
-from burnqed_core.policy.prompt import format_example
 from burnqed_core.record_io import read_records, write_jsonl, write_parquet
 from burnqed_core.records import TacticPair
 

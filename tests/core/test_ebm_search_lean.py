@@ -13,7 +13,8 @@ from burnqed_core.ebm.train import has_ebm
 from burnqed_core.loop import stages
 from burnqed_core.record_io import write_parquet
 from burnqed_core.records import Theorem, TrajectoryRecord
-from burnqed_core.search.trajectories import read_run_record, read_trajectories
+from burnqed_core.search.trajectories import read_run_record
+from burnqed_core.trajectory_io import read_trajectories
 from tests.core.ebm_toy import toy_records
 
 pytestmark = pytest.mark.lean

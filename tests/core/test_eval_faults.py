@@ -28,8 +28,8 @@ from burnqed_core.eval.baselines import measure_baselines
 from burnqed_core.eval.run import attempt_dir, read_eval_results, run_eval
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.records import Theorem
-from burnqed_core.search.session import lean_version
-from burnqed_core.search.trajectories import finished_theorems, list_parts, read_trajectories
+from burnqed_core.search.job import lean_version
+from burnqed_core.trajectory_io import finished_theorems, list_parts, read_trajectories
 from tests.core.test_eval_lean import THEOREMS as EVAL_THEOREMS
 from tests.core.test_eval_lean import by_theorem, strip
 from tests.fixtures_lean import tiny_lean_config

@@ -25,7 +25,7 @@ from burnqed_core.lean.baseline import AUTOMATION_TACTICS
 from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
 from burnqed_core.policy.fixed import FixedTacticsPolicy
 from burnqed_core.records import EvalResult, Theorem
-from burnqed_core.search.trajectories import read_results, read_trajectories
+from burnqed_core.trajectory_io import read_results, read_trajectories
 
 pytestmark = pytest.mark.lean
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from burnqed_core.data.local_names import canonicalize, canonicalize_pair, restore
+from burnqed_core.data.prompt import PLAIN, PROMPT_FILE, PromptFormat, format_prompt
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.local import LocalPolicy
-from burnqed_core.policy.local_names import canonicalize, canonicalize_pair, restore
-from burnqed_core.policy.prompt import PLAIN, PROMPT_FILE, PromptFormat, format_prompt
 from tests.fixtures_models import fine_tune_tiny
 
 CANON = PromptFormat(local_names="canonical")

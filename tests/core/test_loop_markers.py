@@ -10,8 +10,8 @@ import pytest
 from burnqed_core.config import load_profile
 from burnqed_core.loop.inputs import LoopError, earlier_iterations, require, warm_start
 from burnqed_core.loop.layout import DONE, STARTED, BaseLayout
-from burnqed_core.loop.markers import fingerprint, input_digest, read_marker, run_stage
-from burnqed_core.loop.stages import StageResult
+from burnqed_core.loop.markers import fingerprint_payload, input_digest, read_marker, run_stage
+from burnqed_core.records import StageResult
 
 
 def _stage(out: Path, calls: list[str], tag: str) -> StageResult:
@@ -54,20 +54,16 @@ def test_partial_output_is_resumed_for_the_same_inputs_and_cleared_for_others(tm
 
 
 def test_fingerprint_follows_settings_inputs_and_upstream_markers(tmp_path: Path) -> None:
-    prof = load_profile("tiny", overrides={"paths.work_dir": str(tmp_path)})
     up = tmp_path / "up"
     run_stage(up, "x", lambda: _stage(up, [], "u"))
-    base = fingerprint("merged_model", prof, {"adapter": up}, {"n": 0})
-    assert fingerprint("merged_model", prof, {"adapter": up}, {"n": 0}) == base
-    assert fingerprint("merged_model", prof, {"adapter": up}, {"n": 1}) != base
-    other = load_profile("tiny", overrides={"paths.work_dir": str(tmp_path), "training.shard_size": "1GB"})
-    assert fingerprint("merged_model", other, {"adapter": up}, {"n": 0}) != base
-    # settings a stage does not read do not matter, nor does the machine's
-    unrelated = load_profile("tiny", overrides={"paths.work_dir": str(tmp_path / "x"), "search.max_nodes": 3,
-                                                "lean.num_workers": 7})
-    assert fingerprint("merged_model", unrelated, {"adapter": up}, {"n": 0}) == base
+    settings = {"training.shard_size": "2GB"}
+    base = fingerprint_payload("merged_model", settings, {"adapter": up}, {"n": 0})
+    assert fingerprint_payload("merged_model", settings, {"adapter": up}, {"n": 0}) == base
+    assert fingerprint_payload("merged_model", settings, {"adapter": up}, {"n": 1}) != base
+    assert fingerprint_payload("merged_model", {"training.shard_size": "1GB"}, {"adapter": up}, {"n": 0}) != base
+    assert fingerprint_payload("lora_adapter", settings, {"adapter": up}, {"n": 0}) != base
     run_stage(up, "y", lambda: _stage(up, [], "u2"))  # the upstream stage was recomputed
-    assert fingerprint("merged_model", prof, {"adapter": up}, {"n": 0}) != base
+    assert fingerprint_payload("merged_model", settings, {"adapter": up}, {"n": 0}) != base
     f = tmp_path / "corpus.jsonl"
     f.write_text("a")
     d1 = input_digest(f)

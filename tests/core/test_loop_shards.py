@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from burnqed_core.loop import shards
-from burnqed_core.loop.stages import StageResult
-from burnqed_core.records import Theorem, TrajectoryRecord
-from burnqed_core.search.engine import SearchOutcome, SearchResult
-from burnqed_core.search.trajectories import TrajectoryWriter, finished_theorems, read_trajectories
+from burnqed_core.records import StageResult, Theorem, TrajectoryRecord
+from burnqed_core.search.engine import SearchOutcome
+from burnqed_core.search.merge import MergeError, merge_search_outputs
+from burnqed_core.search.trajectories import TrajectoryWriter
+from burnqed_core.trajectory_io import SearchResult, finished_theorems, read_trajectories
 
 THEOREMS = [Theorem(name=f"t{i}", statement=f": {i} = {i}") for i in range(7)]
 
@@ -60,7 +61,7 @@ async def test_shards_are_whole_or_absent_and_finished_ones_are_read_back(tmp_pa
     r2 = await shards.run_shard(specs[2], lambda w: _async(_search, w, specs[2].theorems))
     dirs = shards.gather(root, "fp1", [r2, r0, r1])
     assert dirs == [shards.shard_dir(root, i) for i in range(3)]
-    out = shards.merge_search_outputs([d / "search.traj" for d in dirs], root / "search.traj")
+    out = merge_search_outputs([d / "search.traj" for d in dirs], root / "search.traj")
     assert sorted(finished_theorems(out)) == [t.name for t in THEOREMS]
     assert len(read_trajectories(out)) == len(THEOREMS)
     res = shards.finish_stage(root, "fp1", lambda: StageResult(stage="trajectories", path=str(root)))
@@ -79,8 +80,8 @@ async def test_a_theorem_in_two_shards_is_refused_by_the_merge(tmp_path: Path) -
     a, b = tmp_path / "a.traj", tmp_path / "b.traj"
     _search(a.parent / "a", THEOREMS[:2])
     _search(b.parent / "b", THEOREMS[1:3])
-    with pytest.raises(shards.ShardError, match="saved twice"):
-        shards.merge_search_outputs([tmp_path / "a" / "search.traj", tmp_path / "b" / "search.traj"],
+    with pytest.raises(MergeError, match="saved twice"):
+        merge_search_outputs([tmp_path / "a" / "search.traj", tmp_path / "b" / "search.traj"],
                                     tmp_path / "merged.traj")
     assert not (tmp_path / "merged.traj").exists()
 

@@ -12,6 +12,7 @@ import pytest
 from burnqed_core.config import load_profile
 from burnqed_core.data.pairs import prepare_pairs
 from burnqed_core.errors import DataError
+from burnqed_core.loop import corpus as loop_corpus
 from burnqed_core.loop import stages
 from burnqed_core.record_io import read_records, write_parquet
 from burnqed_core.records import TacticPair
@@ -27,14 +28,14 @@ def test_validation_theorems_are_never_seen_in_pretraining(tmp_path: Path) -> No
     pairs = make_pairs(40, seed=1)
     traced = tmp_path / "traced"
     traced.mkdir()
-    write_parquet(pairs, traced / stages.PAIRS_FILE, TacticPair)
+    write_parquet(pairs, traced / loop_corpus.PAIRS_FILE, TacticPair)
     profile = load_profile("tiny", environ={}, overrides={
         "paths.work_dir": str(tmp_path / "work"), "training.tiny_model": TINY, "training.eval_every": 2,
         "training.save_every": 2, "training.warmup_steps": 1, "data.val_fraction": 0.2, "data.seed": 5})
     model = tmp_path / "model"
     res = stages.base_model(profile, traced, model)
 
-    split = stages.read_base_split(model)
+    split = loop_corpus.read_base_split(model)
     names = {p.theorem for p in pairs}
     assert set(split.train) | set(split.val) == names and not set(split.train) & set(split.val)
     assert len(split.val) >= 2 and (split.seed, split.val_fraction) == (5, 0.2)
@@ -44,11 +45,11 @@ def test_validation_theorems_are_never_seen_in_pretraining(tmp_path: Path) -> No
     # the validation side
     run = json.loads((model / "run.json").read_text(encoding="utf-8"))
     prepared = prepare_pairs(pairs, 0.2, 5, profile.data.max_tokens, val_theorems=split.val)
-    train_side = stages.frame_pairs(prepared.train)
+    train_side = loop_corpus.frame_pairs(prepared.train)
     assert {p.theorem for p in train_side}.isdisjoint(split.val)
     assert run["data"]["pairs"] == fingerprint_pairs(train_side)
     assert run["data"]["pairs"] != fingerprint_pairs(pairs)  # not every traced pair, as before the fix
-    assert run["data"]["val"] == fingerprint_pairs(stages.frame_pairs(prepared.val))
+    assert run["data"]["val"] == fingerprint_pairs(loop_corpus.frame_pairs(prepared.val))
     metrics = json.loads((model / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["train_examples"] == len(train_side) and metrics["val_examples"] == prepared.val.height > 0
 
@@ -65,7 +66,7 @@ def test_validation_theorems_are_never_seen_in_pretraining(tmp_path: Path) -> No
 
 def test_a_base_without_its_split_is_named(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="re-materialise base_model"):
-        stages.read_base_split(tmp_path)
+        loop_corpus.read_base_split(tmp_path)
 
 
 def test_withheld_exercises_are_never_trained_on(tmp_path: Path) -> None:
@@ -91,7 +92,7 @@ def test_withheld_exercises_are_never_trained_on(tmp_path: Path) -> None:
                                               encoding="utf-8")
     traced = tmp_path / "traced"
     traced.mkdir()
-    write_parquet(pairs, traced / stages.PAIRS_FILE, TacticPair)
+    write_parquet(pairs, traced / loop_corpus.PAIRS_FILE, TacticPair)
     profile = load_profile("tiny", environ={}, overrides={
         "paths.work_dir": str(tmp_path / "work"), "training.tiny_model": TINY, "training.eval_every": 2,
         "training.save_every": 2, "training.warmup_steps": 1, "data.val_fraction": 0.2, "data.seed": 5,
@@ -99,14 +100,14 @@ def test_withheld_exercises_are_never_trained_on(tmp_path: Path) -> None:
         "data.withhold_fraction": 0.5, "data.search_theorems": 6})
     model = tmp_path / "model"
     res = stages.base_model(profile, traced, model)
-    split = stages.read_base_split(model)
+    split = loop_corpus.read_base_split(model)
     withheld = set(split.withheld)
     assert withheld and not withheld & easy and all(depth[n] >= 2 for n in withheld)
     assert not withheld & (set(split.train) | set(split.val))
     assert f"{len(withheld)} withheld" in res.summary
     run = json.loads((model / "run.json").read_text(encoding="utf-8"))
     prepared = prepare_pairs(split.trainable(pairs), 0.2, 5, profile.data.max_tokens, val_theorems=split.val)
-    assert run["data"]["pairs"] == fingerprint_pairs(stages.frame_pairs(prepared.train))
+    assert run["data"]["pairs"] == fingerprint_pairs(loop_corpus.frame_pairs(prepared.train))
     out = tmp_path / "iter_0_pairs"
     stages.tactic_pairs(profile, 0, pairs, [], out, tokenizer_dir=model, split=split)
     seen = {p.theorem for f in ("train.parquet", "val.parquet") for p in read_records(out / f, TacticPair)}
@@ -119,13 +120,13 @@ def test_withheld_exercises_are_never_trained_on(tmp_path: Path) -> None:
     sel = search_selection(profile, 0, [], withheld=split.withheld)
     assert {t.name for t in sel.theorems} <= withheld and sel.stats.preferred == 6
     # what the trajectories asset passes: the saved split's exercises, with either setting, else none
-    assert stages.search_withheld(profile, model) == split.withheld
+    assert loop_corpus.search_withheld(profile, model) == split.withheld
     by_family = profile.model_copy(update={"data": profile.data.model_copy(update={
         "withhold_fraction": 0.0, "withhold_families": ["f"]})})
-    assert stages.search_withheld(by_family, model) == split.withheld
+    assert loop_corpus.search_withheld(by_family, model) == split.withheld
     plain = profile.model_copy(update={"data": profile.data.model_copy(update={"withhold_fraction": 0.0,
                                                                                     "withhold_families": []})})
-    assert stages.search_withheld(plain, model) == []
+    assert loop_corpus.search_withheld(plain, model) == []
 
 
 def _other_benchmark(tmp_path: Path) -> Path:
@@ -152,15 +153,15 @@ def test_withheld_families(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> 
     pairs = [TacticPair(theorem=n, state_before="⊢ x", tactic="rfl", state_after="", depth=0) for n in names]
     profile = load_profile("tiny", environ={}, overrides={"data.corpus": str(corpus), "data.val_fraction": 0.2,
                                                           "data.withhold_families": ["ex"]})
-    split = stages.base_split(profile, pairs)
+    split = loop_corpus.base_split(profile, pairs)
     ex = {n for n in names if n.startswith("ex_")}
     assert set(split.withheld) == ex - set(split.val) and len(split.withheld) >= 10
-    assert split.val == stages.base_split(load_profile("tiny", environ={}, overrides={
+    assert split.val == loop_corpus.base_split(load_profile("tiny", environ={}, overrides={
         "data.corpus": str(corpus), "data.val_fraction": 0.2}), pairs).val
     bad = load_profile("tiny", environ={}, overrides={"data.corpus": str(corpus),
                                                       "data.withhold_families": ["no_such_family"]})
     with caplog.at_level("WARNING"):
-        assert stages.base_split(bad, pairs).withheld == []
+        assert loop_corpus.base_split(bad, pairs).withheld == []
     assert "no_such_family" in caplog.text and "nothing is withheld" in caplog.text
 
 
@@ -181,7 +182,7 @@ def test_excluded_families_are_never_traced_trained_on_or_searched(tmp_path: Pat
             "data.search_theorems": 100}
     profile = load_profile("tiny", environ={}, overrides={**over, "data.exclude_families": ["ex", "gone"]})
     with caplog.at_level("WARNING"):
-        kept = {t.name for t in stages.corpus_theorems(profile)}
+        kept = {t.name for t in loop_corpus.corpus_theorems(profile)}
     assert kept == {n for n in names if n.startswith("other_")}
     assert "gone" in caplog.text
     assert {t.name for t in search_selection(profile, 0, []).theorems} <= kept
@@ -199,8 +200,8 @@ def test_the_cpu_profiles_corpora() -> None:
     fams = {t.family for t in full}
     assert {"lfill", "lsum"} <= fams
     tiny = load_profile("tiny", environ={})
-    assert {t.family for t in stages.corpus_theorems(tiny)} == fams - {"lfill", "lsum"}
+    assert {t.family for t in loop_corpus.corpus_theorems(tiny)} == fams - {"lfill", "lsum"}
     assert tiny.data.withhold_families == [] and tiny.training.numerals == "as_printed"
     small = load_profile("small", environ={})
-    assert stages.corpus_theorems(small) == full
+    assert loop_corpus.corpus_theorems(small) == full
     assert small.data.withhold_families == ["lsum"] and small.training.numerals == "canonical"

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import SearchConfig, load_profile
+from burnqed_core.data.local_names import restore
+from burnqed_core.data.numerals import canonicalize_numerals, canonicalize_numerals_pair, numerals
+from burnqed_core.data.prompt import PLAIN, PROMPT_FILE, PromptFormat, format_prompt
 from burnqed_core.policy.local import LocalPolicy
-from burnqed_core.policy.local_names import restore
-from burnqed_core.policy.numerals import canonicalize_numerals, canonicalize_numerals_pair, numerals
-from burnqed_core.policy.prompt import PLAIN, PROMPT_FILE, PromptFormat, format_prompt
 from burnqed_core.records import Theorem
 from tests.fixtures_models import fine_tune_tiny
 

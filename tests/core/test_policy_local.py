@@ -15,11 +15,11 @@ import pytest
 import torch
 
 from burnqed_core.config import load_profile
+from burnqed_core.data.prompt import format_prompt
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import Candidate, Policy, dedup_candidates
 from burnqed_core.policy.factory import make_policy
 from burnqed_core.policy.local import LocalPolicy
-from burnqed_core.policy.prompt import format_prompt
 from tests.fixtures_models import fine_tune_tiny
 
 PAIRS = [

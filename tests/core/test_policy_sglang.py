@@ -20,11 +20,11 @@ import httpx
 import pytest
 
 from burnqed_core.config import SglangConfig, load_profile
+from burnqed_core.data.prompt import format_prompt
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import Candidate, Policy
 from burnqed_core.policy.factory import make_policy
 from burnqed_core.policy.launcher import SglangServer
-from burnqed_core.policy.prompt import format_prompt
 from burnqed_core.policy.sglang import SglangPolicy, WeightSwapError, candidate_from_output, parse_embeddings
 from tests import fake_sglang
 
@@ -101,7 +101,7 @@ def policy_for(server: SglangServer, batch_size: int = 8, **kw: Any) -> SglangPo
 
 
 def allowed(server: SglangServer, state: str) -> list[str]:
-    from burnqed_core.policy.prompt import parse_completion
+    from burnqed_core.data.prompt import parse_completion
 
     return [parse_completion(t) for t in fake_sglang.allowed_tactics(server.model_path, format_prompt(state))]
 
@@ -504,7 +504,7 @@ async def test_search_run_record_names_the_model_the_server_serves(server: Sglan
     says so (``served_model``), whatever model directory was asked for."""
     from burnqed_core.records import Theorem
     from burnqed_core.search.engine import resolve_sampling
-    from burnqed_core.search.session import search_theorems
+    from burnqed_core.search.job import search_theorems
     from burnqed_core.search.trajectories import read_run_record
     from tests.core.test_search_engine import ToyEnv
 
@@ -535,7 +535,7 @@ def test_generation_server_is_launched_deterministic() -> None:
 
 
 async def test_a_canonical_names_model_gets_canonical_prompts(tmp_path: Path) -> None:
-    from burnqed_core.policy.prompt import PromptFormat, parse_completion
+    from burnqed_core.data.prompt import PromptFormat, parse_completion
 
     canon = PromptFormat(local_names="canonical")
     model = tmp_path / "iter_1_merged"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from burnqed_core.policy.prompt import (
+from burnqed_core.data.prompt import (
     FENCE_CLOSE,
     FENCE_OPEN,
     INSTRUCTION,

@@ -26,7 +26,8 @@ from burnqed_core.policy.fixed import FixedTacticsPolicy
 from burnqed_core.records import EvalResult, Theorem, TrajectoryRecord
 from burnqed_core.search.automation import AutomationCandidates
 from burnqed_core.search.engine import SearchEngine
-from burnqed_core.search.trajectories import read_trajectories, write_part
+from burnqed_core.search.trajectories import write_part
+from burnqed_core.trajectory_io import read_trajectories
 from tests.core.test_data_mixing import node
 from tests.core.test_data_pairs import make_pairs
 from tests.core.test_search_engine import ToyEnv
@@ -157,7 +158,8 @@ def test_training_mix_includes_or_excludes_automation_steps(tmp_path: Path) -> N
     kept = positive_steps(recs, source="trajectory", exclude_sources=("automation",))
     assert [(s.tactic, s.source) for s in kept] == [("induction n", "trajectory"), ("decide", "trajectory:both")]
 
-    from burnqed_core.search.engine import SearchOutcome, SearchResult
+    from burnqed_core.search.engine import SearchOutcome
+    from burnqed_core.trajectory_io import SearchResult
 
     theorems = [f"searched_{i}" for i in range(30)]
     outcomes = [SearchOutcome(SearchResult(theorem=t, proved=True, stop="proved"), traj_with_sources(t))

@@ -21,7 +21,7 @@ from burnqed_core.lean.types import GoalState, ProofEnv, TacticResult
 from burnqed_core.policy.fixed import FixedTacticsPolicy
 from burnqed_core.records import Theorem
 from burnqed_core.search.engine import SearchEngine
-from burnqed_core.search.trajectories import read_trajectories
+from burnqed_core.trajectory_io import read_trajectories
 
 pytestmark = pytest.mark.lean
 

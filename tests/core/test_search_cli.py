@@ -13,9 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from burnqed_core.cli import app
-from burnqed_core.search.engine import SearchOutcome, SearchResult
+from burnqed_core.search.engine import SearchOutcome
 from burnqed_core.search.job import EbmUnavailableError
 from burnqed_core.search.trajectories import OutputExistsError, TrajectoryWriter, read_run_record
+from burnqed_core.trajectory_io import SearchResult
 from tests.core.test_trajectories import outcome
 
 FIXED = {"BURNQED__POLICY__BACKEND": "fixed", "BURNQED__POLICY__FIXED_TACTICS": '["omega"]',

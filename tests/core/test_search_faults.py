@@ -31,15 +31,9 @@ from burnqed_core.config import Profile, load_profile
 from burnqed_core.policy.fixed import FixedTacticsPolicy
 from burnqed_core.records import Theorem
 from burnqed_core.search.engine import SearchEngine, resolve_sampling
-from burnqed_core.search.runner import run_search
-from burnqed_core.search.trajectories import (
-    RunRecord,
-    finished_theorems,
-    list_parts,
-    read_results,
-    read_run_record,
-    read_trajectories,
-)
+from burnqed_core.search.job import run_search
+from burnqed_core.search.trajectories import RunRecord, read_run_record
+from burnqed_core.trajectory_io import finished_theorems, list_parts, read_results, read_trajectories
 
 pytestmark = [pytest.mark.lean, pytest.mark.slow]
 

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from burnqed_core.config import LoraConfig, TrainingConfig
-from burnqed_core.training.sft import _lora_model, load_base
+from burnqed_core.training.sft import load_base, lora_model
 
 # compute float32: the 4-bit matmul dequantises exactly, only summation order differs;
 # compute bfloat16 (the project's setting): inputs are rounded to bf16 (8 bits of mantissa),
@@ -46,7 +46,7 @@ def _twin_models(base: Path, compute_dtype: str) -> tuple[torch.nn.Module, torch
         for name, p in ref.named_parameters():
             if name not in quantised:
                 p.copy_(q_params[name].float())
-    q_lora, ref_lora = _lora_model(q, CFG, None), _lora_model(ref, CFG, None)
+    q_lora, ref_lora = lora_model(q, CFG, None), lora_model(ref, CFG, None)
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
         ref_params = dict(ref_lora.named_parameters())

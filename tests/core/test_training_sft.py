@@ -12,7 +12,7 @@ from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
 
 from burnqed_core.config import LoraConfig, TrainingConfig
-from burnqed_core.policy.prompt import format_prompt
+from burnqed_core.data.prompt import format_prompt
 from burnqed_core.record_io import file_sha256, write_parquet
 from burnqed_core.training.collate import CompletionCollator, encode_pairs
 from burnqed_core.training.merge import merge_adapter
@@ -20,10 +20,10 @@ from burnqed_core.training.metrics import TrainingMetrics
 from burnqed_core.training.sft import (
     CHECKPOINTS,
     TrainingError,
-    _lora_model,
     check_quantizable,
     load_base,
     load_pairs_dir,
+    lora_model,
     train_sft,
 )
 from tests.fixtures_models import TRAIN_NAMES, VAL_NAMES, make_pairs
@@ -87,7 +87,7 @@ def test_lora_lowers_eval_loss_and_keeps_best_checkpoint(lora_run: Path, pairs_d
 def test_qlora_uses_4bit_layers_and_trains_only_the_adapter(pairs_dir: Path, tiny_model_dir: Path) -> None:
     import bitsandbytes as bnb
 
-    model = _lora_model(load_base(tiny_model_dir, qlora=True, device="cpu"), CFG, None)
+    model = lora_model(load_base(tiny_model_dir, qlora=True, device="cpu"), CFG, None)
     four_bit = [n for n, mod in model.named_modules() if isinstance(mod, bnb.nn.Linear4bit)]
     assert len(four_bit) == 2 * 7  # 2 layers x q,k,v,o,gate,up,down
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
@@ -198,7 +198,7 @@ def test_gradient_checkpointing_gives_the_same_losses(qlora: bool, lora_run: Pat
 
 def test_prompt_format_follows_the_base_through_sft_and_merge(pairs_dir: Path, tiny_model_dir: Path,
                                                               lora_run: Path, tmp_path: Path) -> None:
-    from burnqed_core.policy.prompt import PLAIN, PromptFormat
+    from burnqed_core.data.prompt import PLAIN, PromptFormat
 
     canon = PromptFormat(local_names="canonical")
     base = shutil.copytree(tiny_model_dir, tmp_path / "base")

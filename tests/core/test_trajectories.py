@@ -17,23 +17,26 @@ import pytest
 from burnqed_core.config import SearchConfig
 from burnqed_core.errors import BurnqedError, RecordFileError
 from burnqed_core.records import TrajectoryRecord
-from burnqed_core.search.engine import Sampling, SearchEngine, SearchOutcome, SearchResult
-from burnqed_core.search.runner import run_search
+from burnqed_core.search.engine import Sampling, SearchEngine, SearchOutcome
+from burnqed_core.search.job import run_search
 from burnqed_core.search.trajectories import (
     OutputExistsError,
     ResumeMismatchError,
     RunRecord,
     TrajectoryWriter,
-    finished_theorems,
     format_stats,
-    list_parts,
     model_identity,
-    read_results,
     read_run_record,
-    read_trajectories,
-    read_trajectory_table,
     trajectory_stats,
     write_part,
+)
+from burnqed_core.trajectory_io import (
+    SearchResult,
+    finished_theorems,
+    list_parts,
+    read_results,
+    read_trajectories,
+    read_trajectory_table,
 )
 from tests.core.test_search_engine import ToyEnv, ToyPolicy, thm
 

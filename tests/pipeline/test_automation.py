@@ -17,6 +17,7 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 
 from burnqed_core.config import NightlyConfig, load_profile
 from burnqed_core.eval.report import write_report
+from burnqed_core.eval.steps import on_benchmark
 from burnqed_core.eval.summary import summarize
 from burnqed_core.loop import nightly
 from burnqed_core.loop.layout import BaseLayout
@@ -26,7 +27,6 @@ from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG
 from burnqed_pipeline.defs.partitions import add_iteration, iteration_keys
 from burnqed_pipeline.defs.resources import ProfileResource
 from burnqed_pipeline.defs.schedules import nightly_eval_schedule
-from burnqed_pipeline.stage import EBM_WIRED
 from tests.core.test_eval_summary import BASE, results
 from tests.pipeline.profiles import write_profile
 
@@ -71,17 +71,14 @@ def test_eval_report_is_requested_when_merged_model_lands_unless_a_blocking_chec
     first = dg.evaluate_automation_conditions(defs=d, instance=inst)
     assert first.get_requested_partitions(EVAL) == set()  # nothing of iteration 0 has landed
 
-    for asset in ["merged_model", *(["ebm"] if EBM_WIRED else [])]:
+    for asset in ["merged_model", "ebm"]:
         landed(inst, asset, "0")
-    if EBM_WIRED:
-        checked(inst, "ebm", "ebm_healthy", "0", passed=True)
+    checked(inst, "ebm", "ebm_healthy", "0", passed=True)
     r = dg.evaluate_automation_conditions(defs=d, instance=inst, cursor=first.cursor)
     assert r.get_requested_partitions(EVAL) == {"0"}
     r = dg.evaluate_automation_conditions(defs=d, instance=inst, cursor=r.cursor)
     assert r.get_requested_partitions(EVAL) == set()  # requested once, not on every tick
 
-    if not EBM_WIRED:
-        return
     # iteration 1: the merged model lands but the EBM's blocking check failed: no eval on top of it
     landed(inst, "merged_model", "1")
     landed(inst, "ebm", "1")
@@ -126,7 +123,7 @@ def test_nightly_layout_and_benchmarks(tmp_path: Path) -> None:
         tmp_path / "nightly" / "2026-11-24" / "bundled_corpus"
     assert nightly.newest_complete(["0", "1", "2", "10"], {"0", "10", "7"}) == 10
     assert nightly.newest_complete(["0"], set()) is None
-    assert nightly.profile_for(prof, "bundled:corpus").data.benchmark == "bundled:corpus"
+    assert on_benchmark(prof, "bundled:corpus").data.benchmark == "bundled:corpus"
     with pytest.raises(Exception, match="not an IANA time zone"):
         write_profile(tmp_path / "bad.yaml", {"nightly.timezone": "Mars/Olympus"})
         load_profile(str(tmp_path / "bad.yaml"))

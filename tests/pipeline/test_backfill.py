@@ -13,7 +13,7 @@ import pytest
 
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.loop.markers import run_stage
-from burnqed_core.loop.stages import StageResult
+from burnqed_core.records import StageResult
 from burnqed_pipeline import ordering
 from burnqed_pipeline.defs.partitions import add_iteration
 from tests.pipeline.helpers import failure_message, materialize, metadata, resources

@@ -26,9 +26,8 @@ from burnqed_core.eval.gonogo import go_no_go, gonogo_verdict
 from burnqed_core.eval.report import write_report
 from burnqed_core.eval.summary import summarize, summarize_variants
 from burnqed_core.loop.layout import DONE, BaseLayout
-from burnqed_core.loop.stages import StageResult
 from burnqed_core.record_io import write_jsonl, write_parquet
-from burnqed_core.records import TacticPair, Theorem, TrajectoryRecord
+from burnqed_core.records import StageResult, TacticPair, Theorem, TrajectoryRecord
 from burnqed_pipeline.definitions import defs
 from burnqed_pipeline.defs.partitions import add_iteration
 from tests.core.ebm_toy import separable_embeddings, toy_records

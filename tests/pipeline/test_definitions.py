@@ -15,12 +15,11 @@ import pytest
 from burnqed_core.loop.inputs import LoopError
 from burnqed_pipeline.definitions import defs
 from burnqed_pipeline.defs.partitions import GPU_POOL, ITERATIONS, add_iteration, iteration_keys
-from burnqed_pipeline.stage import EBM_WIRED
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = {"base_tactic_pairs", "base_model", "automation_baselines"}
 ITERATION = {"tactic_pairs", "lora_adapter", "merged_model", "trajectories", "eval_report"} | (
-    {"embeddings", "ebm"} if EBM_WIRED else set())
+    {"embeddings", "ebm"})
 NIGHTLY = {"nightly_eval"}
 GPU = {"lora_adapter", "merged_model", "embeddings", "ebm", "trajectories", "eval_report", "nightly_eval"}
 
@@ -45,8 +44,8 @@ def test_assets_partitions_and_graph() -> None:
     assert parents("tactic_pairs") == {"base_tactic_pairs", "base_model"}
     assert parents("lora_adapter") == {"tactic_pairs", "base_model"}
     assert parents("merged_model") == {"lora_adapter"}
-    assert parents("trajectories") == {"merged_model"} | ({"ebm"} if EBM_WIRED else set())
-    assert parents("eval_report") == {"merged_model", "automation_baselines"} | ({"ebm"} if EBM_WIRED else set())
+    assert parents("trajectories") == {"merged_model", "ebm"}
+    assert parents("eval_report") == {"merged_model", "automation_baselines", "ebm"}
 
 
 def _ops(a: dg.AssetsDefinition) -> list[dg.OpDefinition]:
@@ -74,8 +73,8 @@ def test_gpu_stages_are_placed_and_cpu_stages_are_not() -> None:
 def test_search_stages_fan_out_over_shards() -> None:
     """trajectories and eval_report: split -> one GPU step per shard (mapped over a DynamicOut) -> merge."""
     assets = _assets()
-    for name, (split, shard, merge) in {"trajectories": ("split_trajectories", "search_shard", "merge_trajectories"),
-                                        "eval_report": ("split_eval", "eval_shard", "merge_eval")}.items():
+    for name in ("trajectories", "eval_report"):
+        split, shard, merge = f"split_{name}", f"{name}_shard", f"merge_{name}"
         graph = assets[name].node_def
         assert isinstance(graph, dg.GraphDefinition), name
         assert {n.name for n in graph.nodes} == {split, shard, merge}
@@ -119,7 +118,7 @@ def test_checks_schedule_and_sensors() -> None:
     d = defs()
     checks = {(k.asset_key.to_user_string(), k.name): c for c in d.asset_checks or [] for k in c.check_keys}
     expected = {("tactic_pairs", "tactic_pairs_clean"), ("eval_report", "go_no_go")} | (
-        {("embeddings", "no_collapse"), ("ebm", "ebm_healthy")} if EBM_WIRED else set())
+        {("embeddings", "no_collapse"), ("ebm", "ebm_healthy")})
     assert set(checks) == expected
     for (asset, name), c in checks.items():
         spec = c.get_spec_for_check_key(dg.AssetCheckKey(dg.AssetKey(asset), name))

@@ -25,10 +25,10 @@ import pytest_asyncio
 from burnqed_core.loop import shards, stages
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.loop.markers import run_stage
-from burnqed_core.loop.stages import StageResult
 from burnqed_core.record_io import write_jsonl
-from burnqed_core.records import Theorem
-from burnqed_core.search.trajectories import finished_theorems, list_parts, read_run_record, read_trajectories
+from burnqed_core.records import StageResult, Theorem
+from burnqed_core.search.trajectories import read_run_record
+from burnqed_core.trajectory_io import finished_theorems, list_parts, read_trajectories
 from burnqed_pipeline.defs.partitions import add_iteration
 from burnqed_pipeline.runtime import attach
 from tests.core.test_eval_faults import kill_tree
@@ -122,9 +122,9 @@ async def reference(lean_pool: object, search_model: Path,
         add_iteration(inst, 0)
         result = await _in_thread(lean_pool, lambda: materialize(inst, resources(s.profile), ["trajectories"], "0"))
         md = metadata(result)["trajectories"]
-        assert md["shards"] == 3 and md["selected_theorems"] == len(CORPUS) and md["skipped"] is False
-        assert {k for k in step_keys(result) if "search_shard" in k} == {
-            f"trajectories.search_shard[shard_0000{i}]" for i in range(3)}
+        assert md["shards"] == 3 and md["theorems"] == len(CORPUS) and md["skipped"] is False
+        assert {k for k in step_keys(result) if "trajectories_shard" in k} == {
+            f"trajectories.trajectories_shard[shard_0000{i}]" for i in range(3)}
     return _trajectories(s.work)
 
 
@@ -154,9 +154,9 @@ async def test_a_failed_shard_is_re_executed_alone_with_the_merge(
         monkeypatch.setattr(stages, "trajectories", faulty)
         first = await _in_thread(lean_pool, lambda: _execute(inst))
         assert not first.success
-        assert step_keys(first, "STEP_FAILURE") == ["trajectories.search_shard[shard_00001]"]
+        assert step_keys(first, "STEP_FAILURE") == ["trajectories.trajectories_shard[shard_00001]"]
         assert sorted(step_keys(first, "STEP_SUCCESS")) == [
-            "trajectories.search_shard[shard_00000]", "trajectories.search_shard[shard_00002]",
+            "trajectories.trajectories_shard[shard_00000]", "trajectories.trajectories_shard[shard_00002]",
             "trajectories.split_trajectories"]
         root = BaseLayout(root=s.work).iteration(0).trajectories
         assert not shards.shard_dir(root, 1).exists() and not (root / "_done.json").exists()
@@ -168,7 +168,7 @@ async def test_a_failed_shard_is_re_executed_alone_with_the_merge(
         assert again.success
         ran = step_keys(again)
         print(f"re-execution from failure ran steps: {ran}")
-        assert ran == ["trajectories.search_shard[shard_00001]", "trajectories.merge_trajectories"]
+        assert ran == ["trajectories.trajectories_shard[shard_00001]", "trajectories.merge_trajectories"]
         assert {p: p.stat().st_ino for p in kept} == kept  # the finished shards were not touched
         mats = [e for e in again.all_events if e.event_type_value == "ASSET_MATERIALIZATION"]
         assert len(mats) == 1 and mats[0].event_specific_data.materialization.partition == "0"
@@ -236,8 +236,8 @@ async def test_sigkilled_materialisation_resumes_from_saved_shards_and_parts(
     print(f"re-execution after SIGKILL ran steps: {ran}; the merge ran {len(inline)} shard(s) that never started")
     # Dagster re-runs the interrupted shard step and the merge, not the finished shard; a shard step that never
     # started is not re-run by Dagster (see shards.missing): the merge runs it
-    assert "trajectories.search_shard[shard_00000]" not in ran and ran[-1] == "trajectories.merge_trajectories"
-    assert len(inline) == 3 - sum(k.startswith("trajectories.search_shard") for k in ran) - 1
+    assert "trajectories.trajectories_shard[shard_00000]" not in ran and ran[-1] == "trajectories.merge_trajectories"
+    assert len(inline) == 3 - sum(k.startswith("trajectories.trajectories_shard") for k in ran) - 1
     searched = _searched_by(root, os.getpid())
     fresh = len(CORPUS) * len(OUTPUTS)
     print(f"preemption: {saved} of {fresh} theorem searches saved before the SIGKILL; the re-execution searched "

@@ -15,10 +15,9 @@ from typer.testing import CliRunner
 from burnqed_core.eval.report import read_summary
 from burnqed_core.loop.inputs import LoopError
 from burnqed_core.loop.layout import BaseLayout
-from burnqed_core.search.trajectories import read_trajectories
+from burnqed_core.trajectory_io import read_trajectories
 from burnqed_pipeline.cli import pipeline_app
 from burnqed_pipeline.runtime import attach
-from burnqed_pipeline.stage import EBM_WIRED
 from tests.pipeline.profiles import slice_set, write_profile
 
 pytestmark = [pytest.mark.lean, pytest.mark.slow]
@@ -60,7 +59,7 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
         assert "[base_tactic_pairs]" in out and "Δ 0→1" in out and "automation" in out
 
         rerun, out2, _ = await asyncio.to_thread(loop, "0,1")
-        stages_per_iteration = 7 if EBM_WIRED else 5
+        stages_per_iteration = 7
         assert rerun.exit_code == 0, out2
         skipped = [ln for ln in out2.splitlines() if ln.startswith("[") and "(unchanged inputs, skipped)" in ln]
         assert len(skipped) == 3 + 2 * stages_per_iteration, out2  # type: ignore[attr-defined]
@@ -70,16 +69,17 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert set(inst.get_dynamic_partitions("iteration")) == {"0", "1"}
     ev1 = _latest(inst, "eval_report", "1")
     assert ev1["skipped"] is True  # the latest one is the re-run's
-    ebm1 = ", ebm[1]" if EBM_WIRED else ""
-    assert ev1["partitions_used"] == f"merged_model[1], automation_baselines{ebm1}, eval_report[0]"
+    # every input read is named, graph edge or not (the training pairs of the held-out check)
+    assert ev1["partitions_used"] == ("merged_model[1], automation_baselines, ebm[1], tactic_pairs[1], "
+                                      "base_tactic_pairs, eval_report[0]")
     assert "| node budget |" in ev1["eval_table"] and "Δ 0→1" in ev1["comparison"]
     assert ev1["solve_rate_plot"].startswith("![solve rate per budget](data:image/png;base64,")
     assert ev1["theorems"] == 6 and 0 <= ev1["cumulative_rate"] <= 1
     assert ev1["served_model"]["model_path"].endswith("iter_1/merged_model")
     assert ev1["shards"] == 2
     tr1 = _latest(inst, "trajectories", "1")
-    assert tr1["shards"] == max(1, -(-tr1["selected_theorems"] // 4))
-    assert tr1["partitions_used"] == f"merged_model[1]{ebm1}, trajectories[0]"
+    assert tr1["shards"] == max(1, -(-tr1["theorems"] // 4))
+    assert tr1["partitions_used"] == "merged_model[1], ebm[1], base_model, trajectories[0]"
     assert _latest(inst, "lora_adapter", "1")["partitions_used"] == "tactic_pairs[1], base_model, lora_adapter[0]"
 
     layout = BaseLayout(root=tmp_path / "work")

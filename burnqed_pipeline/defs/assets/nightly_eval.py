@@ -10,15 +10,15 @@ from burnqed_core.data.theorems import resolve_spec
 from burnqed_core.ebm.train import has_ebm
 from burnqed_core.errors import BurnqedError
 from burnqed_core.eval.report import REPORT_FILE, format_markdown, read_summary
-from burnqed_core.loop import nightly, stages
+from burnqed_core.loop import corpus, nightly
 from burnqed_core.loop.inputs import require
-from burnqed_core.loop.markers import fingerprint, run_stage_async
-from burnqed_core.loop.stages import StageResult
+from burnqed_core.loop.markers import run_stage_async
+from burnqed_core.records import StageResult
 from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG, NIGHTLY_GROUP
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL, iterations, partition_iteration
 from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource
 from burnqed_pipeline.runtime import get_runtime
-from burnqed_pipeline.stage import EBM_WIRED, logs_to, stage
+from burnqed_pipeline.stage import logs_to, stage
 
 
 def _day(context: dg.AssetExecutionContext, timezone: str) -> str:
@@ -31,7 +31,7 @@ def _day(context: dg.AssetExecutionContext, timezone: str) -> str:
 
 
 @dg.asset(partitions_def=iterations, group_name=NIGHTLY_GROUP,
-          deps=["merged_model", "automation_baselines", *(["ebm"] if EBM_WIRED else [])],
+          deps=["merged_model", "automation_baselines", "ebm"],
           pool=GPU_POOL, op_tags=GPU_OP_TAGS, kinds={"markdown"})
 def nightly_eval(context: dg.AssetExecutionContext, profile: ProfileResource, lean: LeanResource,
                  policy: PolicyResource) -> dg.MaterializeResult:
@@ -40,15 +40,14 @@ def nightly_eval(context: dg.AssetExecutionContext, profile: ProfileResource, le
     st, n = stage(profile.load()), partition_iteration(context)
     me, it = f"nightly_eval[{n}]", st.layout.iteration(n)
     merged = require(it.merged, "merged_model", n, me)
-    ebm_dir = it.ebm if EBM_WIRED and has_ebm(it.ebm) else None
-    pairs = [p for p in (st.layout.traced / stages.PAIRS_FILE, it.pairs) if p.exists()]
+    ebm_dir = it.ebm if has_ebm(it.ebm) else None
+    pairs = [p for p in (st.layout.traced / corpus.PAIRS_FILE, it.pairs) if p.exists()]
     day = _day(context, st.profile.nightly.timezone)
     md: dict[str, Any] = {"day": day, "iteration": n, "ebm": str(ebm_dir or "none")}
     for spec in nightly.benchmarks(st.profile):
         out = nightly.report_dir(st.layout.root, day, spec)
-        prof = nightly.profile_for(st.profile, spec)
-        fp = fingerprint("eval_report", prof, {"merged": merged, "ebm": ebm_dir, "benchmark": resolve_spec(spec),
-                                               "pairs": pairs}, {"n": n, "day": day})
+        fp = nightly.fingerprint(st.profile, spec, {"merged": merged, "ebm": ebm_dir, "benchmark": resolve_spec(spec),
+                                                    "pairs": pairs}, {"n": n, "day": day})
 
         async def evaluate(spec: str = spec, out: Any = out) -> StageResult:
             pol, _served = await policy.for_model(merged, n)

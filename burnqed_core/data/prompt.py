@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from burnqed_core.policy.local_names import LocalNames, canonicalize, canonicalize_pair, restore
-from burnqed_core.policy.numerals import Numerals, canonicalize_numerals, canonicalize_numerals_pair
+from burnqed_core.data.local_names import LocalNames, canonicalize, canonicalize_pair, restore
+from burnqed_core.data.numerals import Numerals, canonicalize_numerals, canonicalize_numerals_pair
 
 PROMPT_VERSION = "deepseek-tactic-comment-v1"
 INSTRUCTION = "Complete the following Lean 4 code:\n\n"
@@ -78,8 +78,8 @@ PROMPT_FILE = "burnqed_prompt.json"
 
 class PromptFormat(BaseModel):
     """How states are shown to one model: the prompt above, with the goal's local names as Lean printed
-    them or made canonical (`burnqed_core.policy.local_names`), and its numerals as printed or as
-    placeholders (`burnqed_core.policy.numerals`). A model is trained and prompted with ONE format:
+    them or made canonical (`burnqed_core.data.local_names`), and its numerals as printed or as
+    placeholders (`burnqed_core.data.numerals`). A model is trained and prompted with ONE format:
     training writes it into the model directory (`PROMPT_FILE`), every policy reads it from there, and
     records that depend on the text (EBM embeddings, run records) carry its `version`."""
 

@@ -9,7 +9,7 @@ order of first appearance (``⊢ ∃ xs, xs.length = k1 ∧ xs.sum = k2``), a tr
 same placeholders wherever it uses one of the goal's numerals (``refine ⟨k2 :: List.replicate (k1 - 1)
 0, ?_, ?_⟩``), and a generated tactic is mapped back to the goal's numerals before Lean sees it. The policy
 then learns *which* number of the goal to use, by position, instead of *how to spell* it: the same idea as
-`burnqed_core.policy.local_names` for hypothesis names.
+`burnqed_core.data.local_names` for hypothesis names.
 
 What counts as a numeral: a run of ASCII digits standing alone (not inside an identifier such as ``h2`` or
 ``aff_0_2``, not a projection ``p.1``, not part of ``2.5`` or ``0x1F``), whose value is at least
@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from burnqed_core.policy.local_names import fresh_names
+from burnqed_core.data.local_names import fresh_names
 
 Numerals = Literal["as_printed", "canonical"]
 PREFIX = "k"
@@ -55,7 +55,7 @@ def _replace(text: str, forward: dict[str, str]) -> str:
 
 def canonicalize_numerals(state: str) -> tuple[str, dict[str, str]]:
     """(the state with placeholders for its numerals, placeholder -> numeral: the mapping back, applied to
-    a tactic by `burnqed_core.policy.local_names.restore` as a whole-identifier renaming)."""
+    a tactic by `burnqed_core.data.local_names.restore` as a whole-identifier renaming)."""
     forward = _mapping(state)
     if not forward:
         return state, {}

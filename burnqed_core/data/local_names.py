@@ -1,4 +1,4 @@
-"""Canonical local names in the policy's prompt (``policy.local_names: canonical``).
+"""Canonical local names in the policy's prompt (``training.local_names: canonical``).
 
 A step such as ``induction xs`` names a variable of its goal, and the name carries no meaning outside that
 goal. A small model trained on few pairs does not learn to copy names from the hypotheses: it samples

@@ -1,0 +1,231 @@
+"""The one evaluation path: prepare (held-out check by name, both baselines), search the theorems of a shard,
+finish (held-out check by root goal, summary, report, plot), and merge the shards of a sharded eval first.
+
+The ``eval_report`` stage runs these steps over shards (`burnqed_core.loop.specs`); `evaluate` runs them as one
+shard in-process, for ``burnqed eval`` and the nightly eval.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from burnqed_core.config import Profile
+from burnqed_core.errors import DataError
+from burnqed_core.lean.types import ProofEnv
+from burnqed_core.record_io import atomic_write_text, write_parquet
+from burnqed_core.records import StageResult, Theorem
+
+log = logging.getLogger(__name__)
+
+BASELINES_FILE = "_baselines.json"
+
+
+def _eval_ebm(ebm_dir: Path | None) -> Path | None:
+    from burnqed_core.ebm.train import has_ebm
+
+    if ebm_dir is not None and not has_ebm(ebm_dir):
+        log.info("eval_report: no trained EBM in %s (iteration 0 trains none): policy-only eval", ebm_dir)
+        return None
+    return ebm_dir
+
+
+async def eval_prepare(
+    profile: Profile,
+    iteration: int,
+    env: Callable[[], Awaitable[ProofEnv]],
+    benchmark: Sequence[Theorem],
+    automation: Any,
+    training_pairs: Sequence[Path] = (),
+    progress: bool = True,
+) -> Any:
+    """Before any eval search: the held-out check of ``training_pairs`` by name (a benchmark theorem in them is
+    an error: before Lean starts) and both automation baselines (`Baselines`: ``automation`` if it is one, else
+    measured in the environment ``env()`` gives, cached per benchmark under ``<paths.home>/baselines``)."""
+    from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
+    from burnqed_core.data.theorems import set_dir
+    from burnqed_core.eval.baselines import Baselines, measure_baselines
+    from burnqed_core.search.job import lean_version
+
+    pairs = load_training_pairs(training_pairs) if training_pairs else []
+    if pairs:  # by name, before any search
+        check_training_pairs(benchmark, pairs, where=f"training pairs of iteration {iteration}")
+    if isinstance(automation, Baselines):
+        return automation
+    # a baseline file shipped beside the benchmark (`write_shipped`) is used when its key matches these theorems
+    lean = await env()
+    return await measure_baselines(lean, benchmark, profile.paths.home / "baselines",
+                                   lean_version=lean_version(profile, lean), progress=progress,
+                                   shipped=set_dir(profile.data.benchmark))
+
+
+def on_benchmark(profile: Profile, spec: str) -> Profile:
+    """``profile`` with ``spec`` as its benchmark (what the eval reads: the rows' benchmark name, the baseline
+    file shipped beside it)."""
+    return profile.model_copy(update={"data": profile.data.model_copy(update={"benchmark": spec})})
+
+
+def save_baselines(out_dir: Path, baselines: Any) -> Path:
+    """The baselines an eval's shards share, beside its plan."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return atomic_write_text(out_dir / BASELINES_FILE, baselines.model_dump_json())
+
+
+def load_baselines(out_dir: Path) -> Any:
+    from burnqed_core.eval.baselines import Baselines
+
+    path = out_dir / BASELINES_FILE
+    if not path.is_file():
+        raise DataError(f"{path}: missing (the eval's split step measures the baselines first)")
+    return Baselines.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+async def eval_search(
+    profile: Profile,
+    iteration: int,
+    policy: Any,
+    env: ProofEnv,
+    theorems: Sequence[Theorem],
+    baselines: Any,
+    out_dir: Path,
+    model_path: Path,
+    ebm_dir: Path | None = None,
+    progress: bool = True,
+) -> StageResult:
+    """The eval searches of ``theorems`` into ``out_dir`` (`run_eval`: resumable, every proof re-checked),
+    for every variant of `burnqed_core.eval.run.variants` (with and without the EBM when ``ebm_dir`` holds
+    one; with and without the automation candidates when ``search.automation.enabled``);
+    ``out_dir/results.parquet`` holds their rows."""
+    from burnqed_core.eval.run import run_variants
+
+    ebm_dir = _eval_ebm(ebm_dir)
+    bench_name = profile.data.benchmark
+    scorer = None
+    if ebm_dir is not None:
+        from burnqed_core.search.job import load_scorer
+
+        scorer = load_scorer(Path(ebm_dir), policy)
+    rows = await run_variants(profile, policy, env, theorems, out_dir, scorer=scorer, ebm=ebm_dir,
+                              iteration=iteration, benchmark=bench_name, baselines=baselines, model_path=model_path,
+                              progress=progress)
+    n_rows, proved = len(rows), sum(r.proved for r in rows)
+    return StageResult(stage="eval_search", iteration=iteration, path=str(out_dir),
+                       summary=f"{len(theorems)} theorems: {proved}/{n_rows} rows proved",
+                       metrics={"theorems": len(theorems), "rows": n_rows, "proved": proved})
+
+
+def eval_finish(
+    profile: Profile,
+    iteration: int,
+    benchmark: Sequence[Theorem],
+    baselines: Any,
+    out_dir: Path,
+    earlier_solved: set[str] | None = None,
+    ebm_dir: Path | None = None,
+    training_pairs: Sequence[Path] = (),
+) -> StageResult:
+    """After the searches: the held-out check by root goal, the summary, ``report.md`` and ``solve_rate.png``."""
+    from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
+    from burnqed_core.eval.report import format_table, write_report
+    from burnqed_core.eval.run import read_eval_results, root_goals, variant_rows
+    from burnqed_core.eval.summary import summarize_variants
+
+    ebm_dir = _eval_ebm(ebm_dir)
+    pairs = load_training_pairs(training_pairs) if training_pairs else []
+    if pairs:  # by root goal as Lean printed it: catches a renamed copy
+        check_training_pairs(benchmark, pairs, root_goals(out_dir),
+                             where=f"training pairs of iteration {iteration}")
+    rows = variant_rows(read_eval_results(out_dir), profile, ebm_dir)
+    s = summarize_variants(rows, baselines, iteration=iteration, benchmark=profile.data.benchmark,
+                           budgets=profile.eval.budgets, earlier_solved=earlier_solved)
+    write_report(s, out_dir)
+    metrics: dict[str, Any] = {
+        "cumulative_rate": s.cumulative.rate, "hard_rate": s.cumulative_hard.rate,
+        "automation_baseline": s.automation_baseline.rate, "defaware_baseline": s.defaware_baseline.rate,
+        "beyond_automation": s.beyond_count, "hard_by_automation_alone": len(s.automation_only),
+        "timeouts": s.timeouts, "pass_k": s.pass_k,
+        **{f"rate_at_{b.budget}": b.all.rate for b in s.budgets},
+    }
+    if s.without_ebm is not None:
+        metrics["rate_without_ebm"] = s.without_ebm.cumulative.rate
+    metrics["automation_candidates"] = s.automation
+    if s.policy_only is not None:  # cumulative_rate above is policy + automation; this is the policy alone
+        p = s.policy_only
+        metrics |= {"policy_only_rate": p.cumulative.rate, "policy_only_hard_rate": p.cumulative_hard.rate,
+                    "policy_only_beyond_automation": p.beyond_count,
+                    **{f"policy_only_rate_at_{b.budget}": b.all.rate for b in p.budgets}}
+    return StageResult(stage="eval_report", iteration=iteration, path=str(out_dir), summary=format_table(s),
+                       metrics=metrics)
+
+
+def merge_eval(
+    profile: Profile,
+    iteration: int,
+    benchmark: Sequence[Theorem],
+    baselines: Any,
+    shard_dirs: Sequence[Path],
+    out_dir: Path,
+    earlier_solved: set[str] | None = None,
+    ebm_dir: Path | None = None,
+    training_pairs: Sequence[Path] = (),
+) -> StageResult:
+    """The eval of the whole benchmark from its finished shards (each the output of `eval_search` on its
+    theorems): their rows in one ``results.parquet`` (a theorem twice is an error), their searches merged
+    under ``searches/`` (hard links), then `eval_finish`."""
+    from burnqed_core.eval.run import META_FILE, RESULTS_FILE, SEARCHES_DIR, read_eval_results
+    from burnqed_core.records import EvalResult
+    from burnqed_core.search.merge import merge_search_outputs
+
+    rows: list[EvalResult] = []
+    for d in shard_dirs:
+        rows.extend(read_eval_results(d))
+    keys = [(r.ebm, r.search_automation, r.attempt, r.theorem) for r in rows]
+    if len(set(keys)) != len(keys):
+        raise DataError(f"{out_dir}: an eval row is in two shards")
+    rows.sort(key=lambda r: (r.ebm, r.search_automation, r.attempt, r.theorem))
+    searches = sorted({p.relative_to(d) for d in shard_dirs for p in (d / SEARCHES_DIR).glob("*/attempt_*.traj")})
+    for rel in searches:
+        merge_search_outputs([d / rel for d in shard_dirs], out_dir / rel)
+    if shard_dirs and (shard_dirs[0] / META_FILE).is_file():
+        atomic_write_text(out_dir / META_FILE, (shard_dirs[0] / META_FILE).read_text(encoding="utf-8"))
+    write_parquet(rows, out_dir / RESULTS_FILE, EvalResult)
+    res = eval_finish(profile, iteration, benchmark, baselines, out_dir, earlier_solved=earlier_solved,
+                      ebm_dir=ebm_dir, training_pairs=training_pairs)
+    return res.model_copy(update={"metrics": {**res.metrics, "shards": len(shard_dirs)}})
+
+
+async def evaluate(
+    profile: Profile,
+    iteration: int,
+    policy: Any,
+    env: ProofEnv,
+    benchmark: Sequence[Theorem],
+    automation: Any,
+    out_dir: Path,
+    model_path: Path,
+    earlier_solved: set[str] | None = None,
+    ebm_dir: Path | None = None,
+    training_pairs: Sequence[Path] = (),
+    progress: bool = True,
+) -> StageResult:
+    """The eval in one go, as one shard (`burnqed eval`, the nightly eval; the pipeline runs the same steps over
+    shards): both automation
+    baselines (measured by ``env``, cached per benchmark under ``<paths.home>/baselines``; ``automation`` may
+    pass precomputed `Baselines`), one search per theorem and attempt at the largest node budget (resumable),
+    with and without the EBM when ``ebm_dir`` is given (ablation rows), every proof re-checked, the held-out
+    check against ``training_pairs`` (files or prepared-pairs directories: a benchmark theorem in them is an
+    error), then ``results.parquet``, ``summary.json``, ``report.md`` and ``solve_rate.png`` in ``out_dir``.
+    ``earlier_solved``: theorems solved by earlier iterations (`burnqed_core.eval.run.earlier_solved`), for
+    "newly solved". With ``search.automation.enabled`` the searches add automation candidates and the policy
+    alone is evaluated too (`burnqed_core.eval.run.variants`): the main figures (``cumulative_rate``, go/no-go)
+    are policy + automation, the ``policy_only_*`` metrics the policy alone."""
+    async def given() -> ProofEnv:
+        return env
+
+    baselines = await eval_prepare(profile, iteration, given, benchmark, automation, training_pairs, progress)
+    await eval_search(profile, iteration, policy, env, benchmark, baselines, out_dir, model_path, ebm_dir,
+                      progress=progress)
+    return eval_finish(profile, iteration, benchmark, baselines, out_dir, earlier_solved=earlier_solved,
+                       ebm_dir=ebm_dir, training_pairs=training_pairs)

@@ -1,0 +1,130 @@
+"""The base corpus as the loop sees it: its theorems (less excluded families), the base pairs, the one
+theorem split drawn before pre-training, the withheld exercises, and the files the base stages keep them in."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from burnqed_core.config import Profile
+from burnqed_core.data.pairs import SPLIT_FILE
+from burnqed_core.errors import DataError
+from burnqed_core.record_io import read_parquet
+from burnqed_core.records import TacticPair, Theorem
+
+if TYPE_CHECKING:
+    from burnqed_core.data.pairs import TheoremSplit
+
+log = logging.getLogger(__name__)
+
+PAIRS_FILE = "pairs.parquet"
+BASE_MODEL_FILE = "base_model.json"
+
+
+def corpus_theorems(profile: Profile) -> list[Theorem]:
+    """The theorems of ``data.corpus`` less the families of ``data.exclude_families`` (a family the corpus
+    lacks is logged, not an error: the profile may be used with another corpus)."""
+    from burnqed_core.data.theorems import load_theorems
+
+    d = profile.data
+    theorems = load_theorems(d.corpus)
+    if not d.exclude_families:
+        return theorems
+    excluded = set(d.exclude_families)
+    missing = excluded - {t.family for t in theorems}
+    if missing:
+        log.warning("data.exclude_families: %s not in %s", sorted(missing), d.corpus)
+    return [t for t in theorems if t.family not in excluded]
+
+
+def base_pairs(layout_traced: Path) -> list[TacticPair]:
+    return read_parquet(layout_traced / PAIRS_FILE, TacticPair)
+
+
+def frame_pairs(df: Any) -> list[TacticPair]:
+    """The rows of a pair frame (`burnqed_core.data.pairs.pairs_frame` columns) as records."""
+    return [TacticPair(**row) for row in df.iter_rows(named=True)]
+
+
+def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
+    """The one theorem-level split of the base pairs (``data.seed``, ``data.val_fraction``), drawn before
+    pre-training: `base_model` saves it as ``split.json``, `tactic_pairs` reuses it. With
+    ``data.withhold_fraction``, that share of the theorems the search could select (no single automation tactic
+    closes them, by the corpus's automation map, and their proofs have two steps or more) is withheld: search-only
+    exercises whose proofs the loop must find."""
+    from burnqed_core.data.pairs import pairs_frame, proof_lengths, split_theorems
+    from burnqed_core.data.theorems import automation_map
+
+    d = profile.data
+    candidates: set[str] = set()
+    if d.withhold_fraction > 0:
+        hard = {k for k, v in (automation_map(d.corpus) or {}).items() if v is None}
+        lengths = proof_lengths(pairs_frame(pairs))
+        candidates = {t for t in hard if lengths.get(t, 0) >= 2}
+    families: set[str] = set()
+    if d.withhold_families:
+        wanted = set(d.withhold_families)
+        families = {t.name for t in corpus_theorems(profile) if t.family in wanted}
+        if not families:  # another corpus than the one the profile was written for: say so, withhold nothing
+            log.warning("data.withhold_families %s: no theorem of %s is in them; nothing is withheld",
+                        sorted(wanted), d.corpus)
+    return split_theorems((p.theorem for p in pairs), d.seed, d.val_fraction, withhold_from=candidates,
+                          withhold_fraction=d.withhold_fraction, withhold=families)
+
+
+def read_base_split(model_dir: Path) -> TheoremSplit:
+    """The split `base_model` saved; an error naming the asset when it is missing (a base of an older run)."""
+    from burnqed_core.data.pairs import read_split
+
+    try:
+        return read_split(model_dir / SPLIT_FILE)
+    except DataError as e:
+        raise DataError(f"{e}: re-materialise base_model (it draws the train/validation split before "
+                        "pre-training)") from None
+
+
+def search_withheld(profile: Profile, model_dir: Path) -> list[str]:
+    """The withheld exercises of the base split (``data.withhold_fraction`` or ``data.withhold_families``),
+    which the search selection draws first; none when the profile withholds nothing."""
+    d = profile.data
+    if not (d.withhold_fraction or d.withhold_families):
+        return []
+    return read_base_split(model_dir).withheld
+
+
+def leandojo_corpus(spec: str) -> list[Path] | None:
+    """The LeanDojo Benchmark 4 files ``data.corpus`` names (train/val, never test), or None."""
+    from burnqed_core.data.external import leandojo_split_files
+    from burnqed_core.data.theorems import resolve_spec
+
+    if spec.startswith("bundled:"):
+        return None
+    path = resolve_spec(spec)
+    if path.is_dir() and any((path / f"{s}.json").exists() for s in ("train", "val", "test")):
+        return [f for f in leandojo_split_files(path) if f.stem != "test"]
+    return [path] if path.suffix.lower() == ".json" else None
+
+
+def base_model_path(out_dir: Path) -> str:
+    """What `base_model` produced: the tiny model dir, or the Hugging Face model it names."""
+    ref = out_dir / BASE_MODEL_FILE
+    if ref.is_file():
+        return str(json.loads(ref.read_text(encoding="utf-8"))["model"])
+    return str(out_dir)
+
+
+def benchmark_slug(spec: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec).strip("_") or "benchmark"
+
+
+def read_automation(out_dir: Path, spec: str) -> dict[str, str | None]:
+    """The baseline map `automation_baselines` wrote for benchmark ``spec``."""
+    path = out_dir / f"{benchmark_slug(spec)}.json"
+    if not path.is_file():
+        raise DataError(f"no automation baseline for {spec} in {out_dir}: materialise automation_baselines")
+    return json.loads(path.read_text(encoding="utf-8"))
