@@ -77,7 +77,7 @@ def extras(spec: StageSpec, ctx: StageContext, res: StageResult) -> dict[str, An
     md: dict[str, Any] = {}
     for kind in spec.extras:
         if kind == "loss_curve":
-            md |= loss_curve(ctx.out, me(spec, ctx.n))
+            md |= loss_curve(ctx.out, spec.title(ctx.n))
         elif kind == "model_fingerprint" and (ctx.out / "config.json").exists():
             md |= model_fingerprint(ctx.out)
         elif kind == "served":

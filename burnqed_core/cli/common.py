@@ -13,7 +13,7 @@ from burnqed_core.logutil import setup_logging
 ProfileOpt = Annotated[
     str,
     typer.Option("--profile", "-p", envvar="BURNQED_PROFILE",
-                 help="profile name (tiny, prod) or path to a profile YAML"),
+                 help="profile name (tiny, small, prod) or path to a profile YAML"),
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")]
 

@@ -120,11 +120,3 @@ def benchmark_slug(spec: str) -> str:
     import re
 
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec).strip("_") or "benchmark"
-
-
-def read_automation(out_dir: Path, spec: str) -> dict[str, str | None]:
-    """The baseline map `automation_baselines` wrote for benchmark ``spec``."""
-    path = out_dir / f"{benchmark_slug(spec)}.json"
-    if not path.is_file():
-        raise DataError(f"no automation baseline for {spec} in {out_dir}: materialise automation_baselines")
-    return json.loads(path.read_text(encoding="utf-8"))

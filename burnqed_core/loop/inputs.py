@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from burnqed_core.config import Profile
 from burnqed_core.data.selection import Selection
 from burnqed_core.errors import BurnqedError
-from burnqed_core.loop.layout import BaseLayout, IterationLayout
+from burnqed_core.loop.layout import IterationLayout
 from burnqed_core.loop.markers import is_done
 from burnqed_core.records import Theorem
 
@@ -41,31 +41,9 @@ def require(stage_dir: Path, what: str, iteration: int | None, needed_by: str) -
                     f"materialise {where} first")
 
 
-def earlier_iterations(layout: BaseLayout, n: int, stage: str, needed_by: str) -> list[IterationLayout]:
-    """Iterations 0..n-1, each checked to have finished ``stage`` (``trajectories`` or ``eval``)."""
-    out = []
-    for k in range(n):
-        it = layout.iteration(k)
-        asset = "eval_report" if stage == "eval" else stage
-        require(getattr(it, stage), asset, k, needed_by)
-        out.append(it)
-    return out
-
-
 def trajectory_dirs(earlier: list[IterationLayout]) -> list[Path]:
     """Every trajectory output (``*.traj``) of the given iterations."""
     return [p for it in earlier for p in sorted(it.trajectories.glob("*.traj")) if p.is_dir()]
-
-
-def warm_start(profile: Profile, layout: BaseLayout, n: int) -> Path | None:
-    """What iteration ``n`` trains from besides the base: iteration n-1's adapter or merged model
-    (``training.warm_start``); None at iteration 0. Iteration n-1's chosen output must exist."""
-    if n == 0:
-        return None
-    prev = layout.iteration(n - 1)
-    if profile.training.warm_start == "adapter":
-        return require(prev.adapter, "lora_adapter", n - 1, f"lora_adapter[{n}] (warm start)")
-    return require(prev.merged, "merged_model", n - 1, f"lora_adapter[{n}] (warm start)")
 
 
 def benchmark_theorems(profile: Profile) -> list[Theorem]:

@@ -74,12 +74,18 @@ class StageSpec:
     kinds: frozenset[str] = frozenset()
     progress: Literal["training", "search"] | None = None
     extras: tuple[Extra, ...] = ()
+    label: str = ""  # what the UI calls the stage's work (e.g. the title of its loss curve)
     eager: bool = False  # materialised as soon as its inputs land (and their blocking checks pass)
     group: str = field(default="")
 
     @property
     def group_name(self) -> str:
         return self.group or ("iteration" if self.partitioned else "base")
+
+    def title(self, n: int | None) -> str:
+        """The stage's work as the UI names it: ``label`` (``pre-training``; ``LoRA iteration N``)."""
+        label = self.label or self.name
+        return f"{label} iteration {n}" if self.partitioned and n is not None else label
 
     def declared(self, profile: Profile) -> tuple[str, ...]:
         """The profile paths the stage receives."""

@@ -70,7 +70,7 @@ BASE_MODEL = StageSpec(
               "training.max_seq_len", "training.max_grad_norm", "training.eval_every",
               "data.corpus", "data.exclude_families", "data.withhold_fraction", "data.withhold_families",
               "data.val_fraction", "data.max_tokens", "data.seed", "data.alpha_copies"),
-    run=_base_model, progress="training", extras=("loss_curve", "model_fingerprint"),
+    run=_base_model, progress="training", extras=("loss_curve", "model_fingerprint"), label="pre-training",
 )
 
 
@@ -129,7 +129,7 @@ LORA_ADAPTER = StageSpec(
     doc="SFT of a LoRA adapter on tactic_pairs[N] over the base model, warm-started from iteration N-1's adapter "
         "(or merged model: ``training.warm_start``); resumes from its last checkpoint.",
     inputs=(Input("tactic_pairs"), Input("base_model")), previous=_warm_start, settings=_lora_settings,
-    run=_lora_adapter, progress="training", extras=("loss_curve",),
+    run=_lora_adapter, progress="training", extras=("loss_curve",), label="LoRA",
 )
 
 

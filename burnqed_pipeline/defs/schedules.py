@@ -32,16 +32,21 @@ def newest_complete_iteration(instance: dg.DagsterInstance) -> int | None:
                                    instance.get_materialized_partitions(dg.AssetKey("merged_model")))
 
 
-_settings = nightly_settings()
+def nightly_schedule(settings: NightlyConfig) -> dg.ScheduleDefinition:
+    """The schedule for a profile's ``nightly`` section (its cron and time zone, the report's date)."""
+
+    @dg.schedule(name="nightly_eval_schedule", cron_schedule=settings.cron, execution_timezone=settings.timezone,
+                 job=nightly_job, default_status=dg.DefaultScheduleStatus.STOPPED,
+                 description="Evaluate the newest complete iteration on the benchmark and "
+                             "nightly.extra_benchmarks; dated reports under <work_dir>/nightly/<date>/.")
+    def nightly_eval_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+        n = newest_complete_iteration(context.instance)
+        if n is None:
+            return dg.SkipReason("no iteration has a materialised merged_model yet")
+        day = nightly.report_day(settings.timezone, context.scheduled_execution_time)
+        return dg.RunRequest(run_key=f"nightly-{day}-{n}", partition_key=str(n), tags={NIGHTLY_DATE_TAG: day})
+
+    return nightly_eval_schedule
 
 
-@dg.schedule(name="nightly_eval_schedule", cron_schedule=_settings.cron, execution_timezone=_settings.timezone,
-             job=nightly_job, default_status=dg.DefaultScheduleStatus.STOPPED,
-             description="Evaluate the newest complete iteration on the benchmark and nightly.extra_benchmarks; "
-                         "dated reports under <work_dir>/nightly/<date>/.")
-def nightly_eval_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
-    n = newest_complete_iteration(context.instance)
-    if n is None:
-        return dg.SkipReason("no iteration has a materialised merged_model yet")
-    day = nightly.report_day(_settings.timezone, context.scheduled_execution_time)
-    return dg.RunRequest(run_key=f"nightly-{day}-{n}", partition_key=str(n), tags={NIGHTLY_DATE_TAG: day})
+nightly_eval_schedule = nightly_schedule(nightly_settings())

@@ -27,7 +27,7 @@ from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG
 from burnqed_pipeline.defs.partitions import add_iteration, iteration_keys
 from burnqed_pipeline.defs.resources import ProfileResource
 from burnqed_pipeline.defs.schedules import nightly_eval_schedule
-from tests.core.test_eval_summary import BASE, results
+from tests.core.eval.test_summary import BASE, results
 from tests.pipeline.profiles import write_profile
 
 EVAL = dg.AssetKey("eval_report")

@@ -31,7 +31,7 @@ from burnqed_core.records import StageResult, TacticPair, Theorem, TrajectoryRec
 from burnqed_pipeline.definitions import defs
 from burnqed_pipeline.defs.partitions import add_iteration
 from tests.core.ebm_toy import separable_embeddings, toy_records
-from tests.core.test_eval_summary import BASE, results, row
+from tests.core.eval.test_summary import BASE, results, row
 from tests.pipeline.helpers import all_assets, resources
 from tests.pipeline.profiles import write_profile
 

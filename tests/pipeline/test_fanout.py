@@ -31,8 +31,8 @@ from burnqed_core.search.trajectories import read_run_record
 from burnqed_core.trajectory_io import finished_theorems, list_parts, read_trajectories
 from burnqed_pipeline.defs.partitions import add_iteration
 from burnqed_pipeline.runtime import attach
-from tests.core.test_eval_faults import kill_tree
-from tests.core.test_eval_lean import by_theorem
+from tests.core.eval.test_run_faults import kill_tree
+from tests.core.eval.test_run_lean import by_theorem
 from tests.pipeline.helpers import iteration_job, materialize, metadata, resources, step_keys
 from tests.pipeline.profiles import write_profile
 
@@ -71,7 +71,10 @@ def _profile(tmp: Path, name: str) -> Path:
 
 
 def _place_model(work: Path, model: Path) -> None:
-    """Iteration 0's merged model: the session's tiny search model, marked done like the merged_model stage."""
+    """Iteration 0's merged model: the session's tiny search model, marked done like the merged_model stage; and
+    a finished base_model (the search reads its split for withheld exercises; this profile withholds none)."""
+    base = BaseLayout(root=work).model
+    run_stage(base, "test-base-model", lambda: StageResult(stage="base_model", path=str(base)))
     out = BaseLayout(root=work).iteration(0).merged
     run_stage(out, "test-merged-model", lambda: (shutil.copytree(model, out, dirs_exist_ok=True),
                                                  StageResult(stage="merged_model", iteration=0, path=str(out)))[1])
@@ -156,8 +159,8 @@ async def test_a_failed_shard_is_re_executed_alone_with_the_merge(
         assert not first.success
         assert step_keys(first, "STEP_FAILURE") == ["trajectories.trajectories_shard[shard_00001]"]
         assert sorted(step_keys(first, "STEP_SUCCESS")) == [
-            "trajectories.trajectories_shard[shard_00000]", "trajectories.trajectories_shard[shard_00002]",
-            "trajectories.split_trajectories"]
+            "trajectories.split_trajectories", "trajectories.trajectories_shard[shard_00000]",
+            "trajectories.trajectories_shard[shard_00002]"]
         root = BaseLayout(root=s.work).iteration(0).trajectories
         assert not shards.shard_dir(root, 1).exists() and not (root / "_done.json").exists()
         kept = {p: p.stat().st_ino for i in (0, 2) for p in shards.shard_dir(root, i).rglob("part-*.parquet")}

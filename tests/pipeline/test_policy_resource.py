@@ -17,7 +17,7 @@ from burnqed_pipeline.defs.partitions import add_iteration, iterations
 from burnqed_pipeline.defs.resources import PolicyResource, ProfileResource
 from burnqed_pipeline.metadata import served_metadata
 from burnqed_pipeline.runtime import get_runtime
-from tests.core.test_policy_sglang import free_port, start_fake, stats, switch
+from tests.core.policy.test_sglang import free_port, start_fake, stats, switch
 from tests.pipeline.profiles import write_profile
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ from burnqed_core.search.engine import SearchOutcome
 from burnqed_core.search.job import EbmUnavailableError
 from burnqed_core.search.trajectories import OutputExistsError, TrajectoryWriter, read_run_record
 from burnqed_core.trajectory_io import SearchResult
-from tests.core.test_trajectories import outcome
+from tests.core.search.test_trajectories import outcome
 
 FIXED = {"BURNQED__POLICY__BACKEND": "fixed", "BURNQED__POLICY__FIXED_TACTICS": '["omega"]',
          "BURNQED__SEARCH__AUTOMATION__ENABLED": "false"}

@@ -1,6 +1,6 @@
 """The hand-written Llama decode loop (`fast_decode`) against ``model.generate``.
 
-Same tiny model as tests/core/test_policy_local.py (a few dozen steps on six
+Same tiny model as tests/core/policy/test_local.py (a few dozen steps on six
 pairs, so that completions end with EOS at different lengths), plus the
 untrained fixture model for long, full-length generations.
 """
@@ -14,7 +14,7 @@ import torch
 
 from burnqed_core.policy.fast_decode import LlamaDecoder, StopTable, sample_rows, supports
 from burnqed_core.policy.local import LocalPolicy
-from tests.core.test_policy_local import PAIRS, STATES, _teacher_forced
+from tests.core.policy.test_local import PAIRS, STATES, _teacher_forced
 from tests.fixtures_models import fine_tune_tiny
 
 OTHER_STATES = [

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import load_profile
-from burnqed_core.loop.inputs import LoopError, earlier_iterations, require, warm_start
+from burnqed_core.loop.inputs import LoopError, require
 from burnqed_core.loop.layout import DONE, STARTED, BaseLayout
 from burnqed_core.loop.markers import fingerprint_payload, input_digest, read_marker, run_stage
+from burnqed_core.loop.spec import resolve
+from burnqed_core.loop.specs import BY_NAME
 from burnqed_core.records import StageResult
 
 
@@ -74,17 +76,20 @@ def test_fingerprint_follows_settings_inputs_and_upstream_markers(tmp_path: Path
 def test_missing_partitions_are_named(tmp_path: Path) -> None:
     prof = load_profile("tiny", overrides={"paths.work_dir": str(tmp_path)})
     layout = BaseLayout(root=tmp_path)
+    tactic_pairs = BY_NAME["tactic_pairs"]
+    for d in (layout.traced, layout.model):
+        run_stage(d, "f", lambda d=d: _stage(d, [], "base"))
     with pytest.raises(LoopError, match=r"tactic_pairs\[2\] needs trajectories\[0\].*materialise trajectories\[0\]"):
-        earlier_iterations(layout, 2, "trajectories", "tactic_pairs[2]")
+        resolve(tactic_pairs, BY_NAME, prof, layout, 2)
     t0 = layout.iteration(0).trajectories
     run_stage(t0, "f", lambda: _stage(t0, [], "t"))
     with pytest.raises(LoopError, match=r"trajectories\[1\]"):
-        earlier_iterations(layout, 2, "trajectories", "tactic_pairs[2]")
-    assert [e.iteration for e in earlier_iterations(layout, 1, "trajectories", "x")] == [0]
-    with pytest.raises(LoopError, match=r"eval_report\[0\]"):
-        earlier_iterations(layout, 1, "eval", "eval_report[1]")
-    assert warm_start(prof, layout, 0) is None
-    with pytest.raises(LoopError, match=r"lora_adapter\[0\]"):
-        warm_start(prof, layout, 1)
+        resolve(tactic_pairs, BY_NAME, prof, layout, 2)
+    assert resolve(tactic_pairs, BY_NAME, prof, layout, 1).used.earlier == {"trajectories": [0]}
+    it1 = layout.iteration(1)
+    for d in (it1.merged, it1.ebm, it1.pairs, layout.baselines):
+        run_stage(d, "f", lambda d=d: _stage(d, [], "x"))
+    with pytest.raises(LoopError, match=r"eval_report\[1\] needs eval_report\[0\]"):
+        resolve(BY_NAME["eval_report"], BY_NAME, prof, layout, 1)
     with pytest.raises(LoopError, match="base_model, which is not materialised"):
-        require(layout.model, "base_model", None, "lora_adapter[0]")
+        require(tmp_path / "nothing", "base_model", None, "lora_adapter[0]")

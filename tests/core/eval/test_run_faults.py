@@ -30,8 +30,8 @@ from burnqed_core.lean.types import ProofEnv
 from burnqed_core.records import Theorem
 from burnqed_core.search.job import lean_version
 from burnqed_core.trajectory_io import finished_theorems, list_parts, read_trajectories
-from tests.core.test_eval_lean import THEOREMS as EVAL_THEOREMS
-from tests.core.test_eval_lean import by_theorem, strip
+from tests.core.eval.test_run_lean import THEOREMS as EVAL_THEOREMS
+from tests.core.eval.test_run_lean import by_theorem, strip
 from tests.fixtures_lean import tiny_lean_config
 
 pytestmark = [pytest.mark.lean, pytest.mark.slow]

@@ -38,7 +38,7 @@ from burnqed_core.trajectory_io import (
     read_trajectories,
     read_trajectory_table,
 )
-from tests.core.test_search_engine import ToyEnv, ToyPolicy, thm
+from tests.core.search.test_engine import ToyEnv, ToyPolicy, thm
 
 
 def outcome(name: str, nodes: int, proved: bool) -> SearchOutcome:

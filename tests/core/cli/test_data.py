@@ -18,8 +18,8 @@ from burnqed_core.data.pairs import TheoremSplit, write_split
 from burnqed_core.errors import DataError
 from burnqed_core.record_io import read_records, write_parquet
 from burnqed_core.records import TacticPair, TrajectoryRecord
-from tests.core.test_data_mixing import search_tree
-from tests.core.test_data_pairs import make_pairs
+from tests.core.data.test_mixing import search_tree
+from tests.core.data.test_pairs import make_pairs
 
 runner = CliRunner()
 

@@ -103,7 +103,7 @@ def test_scorer_round_trips_into_a_new_process(trained_ebm: tuple[Path, Path], t
     states = ["⊢ good 3 1", "⊢ bad 3 1 0", "⊢ bad 3 2 1"]
     goal = "n3 : Nat\n⊢ goal 3"
     here = asyncio.run(load_energy_scorer(ebm_dir, LocalPolicy(tiny_model_dir)).score(states, goal))
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3]), "OMP_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", SCORE_SCRIPT, str(ebm_dir), str(tiny_model_dir), json.dumps(states),
                           goal], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

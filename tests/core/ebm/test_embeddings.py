@@ -103,7 +103,7 @@ import asyncio, json, sys, time
 from burnqed_core.config import EBMConfig
 from burnqed_core.ebm.embeddings import CacheMeta, EmbeddingCache, encode_states, model_fingerprint
 from burnqed_core.policy.local import LocalPolicy
-from tests.core.test_ebm_embeddings import STATES
+from tests.core.ebm.test_embeddings import STATES
 model, out, mode, log = sys.argv[1:5]
 policy = LocalPolicy(model, batch_size=4)
 real = policy.encode
@@ -121,7 +121,7 @@ print(rep.model_dump_json())
 
 
 def run_encode(model: Path, out: Path, mode: str, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3]), "OMP_NUM_THREADS": "1"}
     return subprocess.Popen([sys.executable, "-c", ENCODE_SCRIPT, str(model), str(out), mode, str(log)], env=env,
                             stdout=subprocess.PIPE)
 
@@ -161,7 +161,7 @@ def test_encode_config_defaults() -> None:
 
 async def test_sglang_policy_fills_a_last_l2_cache_and_refuses_a_mean_one(tmp_path: Path) -> None:
     """The same cache path on the SGLang backend (its wire format from tests/fake_sglang.py)."""
-    from tests.core.test_policy_sglang import policy_for, start_fake
+    from tests.core.policy.test_sglang import policy_for, start_fake
 
     server = start_fake(tmp_path, is_embedding=True)
     try:

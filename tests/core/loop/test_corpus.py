@@ -17,7 +17,7 @@ from burnqed_core.loop import stages
 from burnqed_core.record_io import read_records, write_parquet
 from burnqed_core.records import TacticPair
 from burnqed_core.training.run_record import fingerprint_pairs
-from tests.core.test_data_pairs import make_pairs
+from tests.core.data.test_pairs import make_pairs
 
 TINY = {"vocab_size": 320, "hidden_size": 32, "num_layers": 1, "num_heads": 1, "num_kv_heads": 1,
         "intermediate_size": 64, "max_position_embeddings": 256, "pretrain_steps": 4, "pretrain_lr": 1e-3,

@@ -8,7 +8,7 @@ import pytest
 from burnqed_core.data.mixing import mix_iteration, positive_steps, upsampled_rows
 from burnqed_core.data.pairs import TheoremSplit, is_val_theorem, prepare_pairs
 from burnqed_core.records import TrajectoryRecord
-from tests.core.test_data_pairs import make_pairs
+from tests.core.data.test_pairs import make_pairs
 
 
 def node(theorem: str, node_id: int, parent: int, state: str, tactic: str, depth: int, label: str = "unknown",

@@ -28,7 +28,7 @@ from burnqed_core.policy.launcher import SglangServer
 from burnqed_core.policy.sglang import SglangPolicy, WeightSwapError, candidate_from_output, parse_embeddings
 from tests import fake_sglang
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 STATES = [f"n : Nat\n⊢ n + {k} = {k} + n" for k in range(6)]
 DEFAULT_SWITCHES = {"fail_503": 0, "stuck": False, "encode_shape": "list", "old_server": False,
                     "weights": "ok", "shuffle": False, "delay_s": 0.0}
@@ -506,7 +506,7 @@ async def test_search_run_record_names_the_model_the_server_serves(server: Sglan
     from burnqed_core.search.engine import resolve_sampling
     from burnqed_core.search.job import search_theorems
     from burnqed_core.search.trajectories import read_run_record
-    from tests.core.test_search_engine import ToyEnv
+    from tests.core.search.test_engine import ToyEnv
 
     switch(server, weights="fail")
     policy = policy_for(server)

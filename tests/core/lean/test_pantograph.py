@@ -39,7 +39,7 @@ from burnqed_core.lean.types import BackendDied, GoalState, Status
 from burnqed_core.records import Theorem
 from tests import fake_pantograph
 
-FAKE = Path(__file__).resolve().parent.parent / "fake_pantograph.py"
+FAKE = Path(__file__).resolve().parents[3] / "tests" / "fake_pantograph.py"
 PROTOS = ["0.2", "0.3.1", "0.3.4", "newest"]
 
 OR = Theorem(name="or_swap", statement="(p q : Prop) : p ∨ q → q ∨ p")

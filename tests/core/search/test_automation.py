@@ -28,9 +28,9 @@ from burnqed_core.search.automation import AutomationCandidates
 from burnqed_core.search.engine import SearchEngine
 from burnqed_core.search.trajectories import write_part
 from burnqed_core.trajectory_io import read_trajectories
-from tests.core.test_data_mixing import node
-from tests.core.test_data_pairs import make_pairs
-from tests.core.test_search_engine import ToyEnv
+from tests.core.data.test_mixing import node
+from tests.core.data.test_pairs import make_pairs
+from tests.core.search.test_engine import ToyEnv
 
 PREAMBLE = """def frobnicate : Nat → Nat
   | 0 => 0

@@ -145,7 +145,7 @@ def test_search_selection_reads_the_earlier_searches(tmp_path: Path) -> None:
     from burnqed_core.data.theorems import load_theorems
     from burnqed_core.loop.inputs import search_selection
     from burnqed_core.search.trajectories import TrajectoryWriter
-    from tests.core.test_trajectories import outcome
+    from tests.core.search.test_trajectories import outcome
 
     profile = load_profile("tiny", environ={}, overrides={"data.search_theorems": 30})
     first = search_selection(profile, 0, [])

@@ -18,7 +18,7 @@ from burnqed_core.data.theorems import (
 from burnqed_core.errors import DataError, RecordFileError
 from burnqed_core.record_io import write_jsonl, write_parquet
 from burnqed_core.records import Theorem
-from tests.core.test_data_external import DOJO, MINIF2F_ROWS, write_json
+from tests.core.data.test_external import DOJO, MINIF2F_ROWS, write_json
 
 THMS = [
     Theorem(name="add_zero'", statement="(n : Nat) : n + 0 = n", proof=["simp"], family="arith"),

@@ -159,7 +159,7 @@ from burnqed_core.ebm.data import build_data
 from burnqed_core.ebm.embeddings import CacheMeta
 from burnqed_core.ebm import train as T
 from tests.core.ebm_toy import separable_embeddings, toy_records
-from tests.core.test_ebm_model import cfg
+from tests.core.ebm.test_model import cfg
 slow = sys.argv[2] == "slow"
 if slow:  # slow every step down so that the parent can kill it mid-run
     real = T.info_nce
@@ -174,7 +174,7 @@ T.train_ebm(separable_embeddings(data), data, cfg(steps=120, save_every=20), sys
 
 
 def run_train(out: Path, mode: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3]), "OMP_NUM_THREADS": "1"}
     return subprocess.Popen([sys.executable, "-c", TRAIN_SCRIPT, str(out), mode], env=env)
 
 
