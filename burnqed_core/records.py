@@ -131,6 +131,9 @@ class EvalResult(Record):
     ebm: str = Field("", description="the EBM directory that scored the search; '' without one (ablation rows)")
     search_automation: bool = Field(False, description="the search added automation tactics to the policy's "
                                     "candidates (search.automation); False: the policy alone")
+    cluster: str = Field("", description="the theorem's cluster (burnqed_core.data.clusters: instances of one "
+                         "template and twins share one), the unit the summary's intervals resample; '' in files "
+                         "written before the column (read back as '': one cluster per theorem)")
 
     def proved_within(self, budget: int) -> bool:
         return self.proved and self.nodes_to_proof is not None and self.nodes_to_proof <= budget

@@ -84,25 +84,44 @@ def model_fingerprint(model_dir: Path) -> dict[str, Any]:
 
 
 def eval_metadata(summaries: Sequence[EvalSummary]) -> dict[str, Any]:
-    """The eval table of the last summary, the comparison across iterations and the solve-rate plot."""
-    from burnqed_core.eval.report import format_comparison, format_markdown
+    """The eval table of the last summary, the comparison across iterations and the solve-rate plot; the rates
+    per theorem and per cluster with their 95% cluster-bootstrap intervals (``<rate>_low``/``<rate>_high``),
+    and the change from the iteration before with its paired interval (``change_*``)."""
+    from burnqed_core.eval.report import format_comparison, format_markdown, headline
 
     s = summaries[-1]
     out: dict[str, Any] = {
         "eval_table": dg.MetadataValue.md(format_markdown(s)),
         "comparison": dg.MetadataValue.md("```\n" + format_comparison(summaries) + "\n```"),
+        "headline": dg.MetadataValue.md("\n".join(f"- {line}" for line in headline(s))),
         "cumulative_rate": round(s.cumulative.rate, 4),
         "hard_rate": round(s.cumulative_hard.rate, 4),
         "automation_baseline": round(s.automation_baseline.rate, 4),
         "theorems": s.theorems,
+        "clusters": s.clusters,
         "newly_solved": len(s.newly_solved),
     }
+    for key, est in (("cumulative_rate", s.cumulative_ci), ("cumulative_by_cluster", s.cumulative_by_cluster),
+                     ("hard_rate", s.hard_ci), ("hard_by_cluster", s.hard_by_cluster),
+                     ("per_attempt_rate", s.per_attempt), ("per_attempt_by_cluster", s.per_attempt_by_cluster)):
+        if est is not None:
+            out |= {key: round(est.value, 4), f"{key}_low": round(est.low, 4), f"{key}_high": round(est.high, 4)}
+    if len(summaries) > 1:
+        from burnqed_core.eval.compare import compare_summaries, format_compare_markdown
+
+        c = compare_summaries(summaries[-2:], [f"iteration {x.iteration}" for x in summaries[-2:]])
+        out["change"] = dg.MetadataValue.md(format_compare_markdown(c))
+        paired = c.changes[-1].paired
+        for d in paired.deltas if paired is not None else []:
+            key = "change_" + "_".join("".join(ch if ch.isalnum() else " " for ch in d.name.lower()).split())
+            out |= {key: round(d.change.value, 4), f"{key}_low": round(d.change.low, 4),
+                    f"{key}_high": round(d.change.high, 4)}
     import tempfile
 
-    from burnqed_core.eval.plot import plot_summaries
+    from burnqed_core.eval.report import plot_solve_rate
 
     with tempfile.TemporaryDirectory() as tmp:  # the report's own plot: hard split, both baselines, EBM ablation
-        png = plot_summaries(summaries, Path(tmp) / "solve_rate.png", title=f"Solve rate on {s.benchmark}")
+        png = plot_solve_rate(summaries, Path(tmp) / "solve_rate.png", title=f"Solve rate on {s.benchmark}")
         data = base64.b64encode(png.read_bytes()).decode()
     out["solve_rate_plot"] = dg.MetadataValue.md(f"![solve rate per budget](data:image/png;base64,{data})")
     return out

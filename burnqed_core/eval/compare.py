@@ -4,7 +4,39 @@ Reads each directory's ``summary.json`` (a missing or corrupt one is an
 error naming the file), prints pass@k per node budget, the hard split and
 pass@1 with the change between consecutive outputs, the theorems newly
 solved and newly lost, writes the comparison plot and gives the go/no-go of
-the last output against the one before it."""
+the last output against the one before it.
+
+Each change between consecutive outputs comes with a 95% interval by a
+*paired cluster bootstrap* (`burnqed_core.eval.summary.paired_deltas`): on
+the theorems both outputs hold, the clusters are resampled with replacement
+(2000 times, seed 0 by default) and both outputs' statistic is computed on
+the same resample; the interval is the 2.5/97.5 percentiles of the
+difference. Shown as ``+3.6 pp [-1.2, +8.3]``.
+
+The go/no-go (`interval_verdict`, also the pipeline's ``eval_report`` check
+through `burnqed_core.loop.checks.eval_report_check`) decides on those
+intervals. The deciding changes are pass@k at every common budget and the
+hard split at the largest, each per theorem and per cluster; then
+
+* **improved** only when some deciding change's interval lies above zero
+  (lower bound > 0); otherwise **no improvement** (blocking);
+* **regression** (blocking) when some deciding change's whole interval lies
+  below ``-regression_pp`` (upper bound < -regression_pp): a drop beyond the
+  tolerance that the resampling cannot explain. A point drop whose interval
+  reaches above ``-regression_pp`` is not a regression (it still counts
+  against "improved" only by not being one);
+* the EBM against its ablation, the policy alone and the automation
+  baselines as in `burnqed_core.eval.gonogo.go_no_go` (point estimates).
+
+Any one deciding change with its interval above zero suffices; with 2 x
+(budgets + 1) correlated deciding changes the chance of calling an iteration
+better by luck is somewhat above the 2.5% of a single one-sided test.
+When a bootstrap cannot be trusted the verdict is `go_no_go`'s point rule,
+saying so in its notes: a summary written before the per-theorem outcomes
+were kept (no pairing possible), or fewer than `MIN_CLUSTERS` (10) clusters
+in both outputs (a percentile bootstrap over a handful of clusters has too
+few distinct resamples to mean anything).
+"""
 
 from __future__ import annotations
 
@@ -13,11 +45,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.eval.gonogo import Verdict, go_no_go
-from burnqed_core.eval.report import format_comparison, read_summary
-from burnqed_core.eval.summary import EvalSummary
+from burnqed_core.eval.gonogo import Decision, Reason, Verdict, gonogo_verdict
+from burnqed_core.eval.report import format_comparison, plot_solve_rate, read_summary
+from burnqed_core.eval.summary import DEFAULT_SAMPLES, DEFAULT_SEED, Delta, EvalSummary, PairedChange, paired_deltas
+from burnqed_core.verdict import CheckVerdict, Figure
 
 COMPARE_PLOT = "compare.png"
+MIN_CLUSTERS = 10
+_BY_INTERVAL = ("regression", "no_improvement", "improved")
 
 
 class Change(BaseModel):
@@ -26,6 +61,8 @@ class Change(BaseModel):
     after: str
     newly_solved: list[str] = Field(default_factory=list)
     newly_lost: list[str] = Field(default_factory=list)
+    paired: PairedChange | None = Field(None, description="the changes with paired cluster-bootstrap intervals "
+                                                          "(None: a summary without per-theorem outcomes)")
 
 
 class Comparison(BaseModel):
@@ -34,61 +71,178 @@ class Comparison(BaseModel):
     summaries: list[EvalSummary]
     changes: list[Change]
     verdict: Verdict
+    check: CheckVerdict | None = Field(None, description="the same decision with its figures")
+
+
+def _fallback_reason(paired: PairedChange | None, min_clusters: int) -> str:
+    if paired is None:
+        return "no per-theorem outcomes in both summaries (one was written before clusters), so no paired interval"
+    if paired.clusters < min_clusters:
+        return f"only {paired.clusters} clusters in both evals (fewer than {min_clusters}: too few to resample)"
+    return ""
+
+
+def interval_verdict(
+    current: EvalSummary,
+    previous: EvalSummary | None = None,
+    *,
+    regression_pp: float = 2.0,
+    ebm_min_gain_pp: float = 0.0,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = DEFAULT_SEED,
+    min_clusters: int = MIN_CLUSTERS,
+    paired: PairedChange | None = None,
+) -> tuple[Verdict, CheckVerdict]:
+    """The go/no-go of ``current`` against ``previous`` on paired cluster-bootstrap intervals (the rule in the
+    module docstring), as a `Verdict` and the ``eval_report`` `CheckVerdict` (passes exactly when the verdict
+    is go). ``paired``: `paired_deltas` of the two when already computed. Falls back to
+    `burnqed_core.eval.gonogo.gonogo_verdict` (point estimates) without previous, without per-theorem
+    outcomes, or with fewer than ``min_clusters`` clusters, noting why."""
+    v, cv = gonogo_verdict(current, previous, regression_pp=regression_pp, ebm_min_gain_pp=ebm_min_gain_pp)
+    if previous is None:
+        return v, cv
+    if paired is None:
+        paired = paired_deltas(previous, current, samples=samples, seed=seed)
+    why = _fallback_reason(paired, min_clusters)
+    if why or paired is None:
+        notes = [*cv.notes, f"decided on point estimates: {why}"]
+        if paired is not None:
+            notes.append(paired.describe() + ": " + "; ".join(d.describe() for d in paired.deltas))
+        return v, cv.model_copy(update={"notes": notes})
+    tol = regression_pp / 100
+    deciding = [d for d in paired.deltas if d.decides]
+    drops = [d for d in deciding if d.change.high < -tol]
+    ups = [d for d in deciding if d.change.low > 0]
+    prev = previous.iteration
+    reasons: list[Reason] = []
+    if drops:
+        reasons.append(Reason(code="regression", blocking=True,
+                              message=f"regression beyond {regression_pp:.1f}pp vs iteration {prev}, the whole 95% "
+                                      f"interval below -{regression_pp:.1f}pp ("
+                                      + "; ".join(d.describe() for d in drops) + ")"))
+    if not ups:
+        reasons.append(Reason(code="no_improvement", blocking=True,
+                              message=f"no improvement over iteration {prev} with its 95% interval above zero ("
+                                      + "; ".join(d.describe() for d in deciding) + ")"))
+    elif not drops:
+        reasons.append(Reason(code="improved", blocking=False,
+                              message=f"improved over iteration {prev}, 95% interval above zero ("
+                                      + "; ".join(d.describe() for d in ups) + ")"))
+    reasons += [r for r in v.reasons if r.code not in _BY_INTERVAL]
+    decision: Decision = "no-go" if any(r.blocking for r in reasons) else "go"
+    verdict = Verdict(decision=decision, iteration=current.iteration, reasons=reasons)
+    figures = [Figure(name=f"upper bound of {d.name}", value=d.change.high, op=">=", threshold=-tol,
+                      note=f"{100 * d.before:.1f}% -> {100 * d.after:.1f}%, change {d.change.pp()}")
+               for d in deciding]
+    figures.append(Figure(name="best lower bound", value=max(d.change.low for d in deciding), op=">",
+                          threshold=0.0, note=f"vs iteration {prev}: only a change whose 95% interval lies above "
+                                              "zero is an improvement"))
+    figures += [f for f in cv.figures if f.name in ("best EBM gain", "solve rate")]
+    shown = [d.describe() for d in paired.deltas if not d.decides]
+    check = CheckVerdict(check=cv.check, figures=figures, failures=[r.message for r in reasons if r.blocking],
+                         notes=[f"{decision.upper()} (iteration {current.iteration})",
+                                *(r.message for r in reasons if not r.blocking), paired.describe(),
+                                *(["shown, not deciding: " + "; ".join(shown)] if shown else [])])
+    return verdict, check
 
 
 def compare_summaries(summaries: Sequence[EvalSummary], labels: Sequence[str], *, regression_pp: float = 2.0,
-                      ebm_min_gain_pp: float = 0.0) -> Comparison:
+                      ebm_min_gain_pp: float = 0.0, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED,
+                      min_clusters: int = MIN_CLUSTERS) -> Comparison:
     changes = []
     for (la, a), (lz, z) in zip(zip(labels, summaries, strict=True), zip(labels[1:], summaries[1:], strict=True),
                                 strict=False):
         changes.append(Change(before=la, after=lz, newly_solved=sorted(set(z.solved) - set(a.solved)),
-                              newly_lost=sorted(set(a.solved) - set(z.solved))))
+                              newly_lost=sorted(set(a.solved) - set(z.solved)),
+                              paired=paired_deltas(a, z, samples=samples, seed=seed)))
     prev = summaries[-2] if len(summaries) > 1 else None
-    verdict = go_no_go(summaries[-1], prev, regression_pp=regression_pp, ebm_min_gain_pp=ebm_min_gain_pp)
-    return Comparison(labels=list(labels), summaries=list(summaries), changes=changes, verdict=verdict)
+    verdict, check = interval_verdict(summaries[-1], prev, regression_pp=regression_pp,
+                                      ebm_min_gain_pp=ebm_min_gain_pp, samples=samples, seed=seed,
+                                      min_clusters=min_clusters, paired=changes[-1].paired if changes else None)
+    return Comparison(labels=list(labels), summaries=list(summaries), changes=changes, verdict=verdict, check=check)
 
 
 def compare_dirs(dirs: Sequence[str | Path], **kw: float) -> Comparison:
     if not dirs:
         raise ValueError("compare needs at least one eval directory")
     summaries = [read_summary(d) for d in dirs]
-    return compare_summaries(summaries, [str(d) for d in dirs], **kw)
+    return compare_summaries(summaries, [str(d) for d in dirs], **kw)  # type: ignore[arg-type]
+
+
+def _delta(change: Change | None, name: str) -> Delta | None:
+    if change is None or change.paired is None:
+        return None
+    return next((d for d in change.paired.deltas if d.name == name), None)
 
 
 def format_deltas(c: Comparison) -> str:
-    """Per budget: pass@k of each output and the change from the one before;
-    then the hard split and pass@1 at the largest budget."""
+    """Per budget: pass@k of each output and the change from the one before (with its 95% paired interval
+    when both outputs kept per-theorem outcomes), per theorem and per cluster; then the hard split and pass@1
+    at the largest budget."""
     ss = c.summaries
     budgets = sorted({b.budget for s in ss for b in s.budgets})
-    width = max(12, *(len(lbl) for lbl in c.labels[-4:])) if c.labels else 12
-    rows = [f"{'':<22}" + "".join(f"{f'iter {s.iteration}' + (' +EBM' if s.ebm else ''):>{width + 2}}" for s in ss)]
+    top = budgets[-1] if budgets else 0
+    head = ["", *(f"iter {s.iteration}" + (" +EBM" if s.ebm else "") for s in ss)]
+    table: list[list[str]] = []
 
-    def line(name: str, vals: Sequence[float | None]) -> str:
-        cells, prev = [], None
-        for v in vals:
+    def line(name: str, vals: Sequence[float | None], key: str | None = None) -> None:
+        cells, prev = [name], None
+        for i, v in enumerate(vals):
             if v is None:
                 cells.append("-")
-            elif prev is None:
+            elif prev is None or i == 0:
                 cells.append(f"{100 * v:.1f}%")
             else:
-                cells.append(f"{100 * v:.1f}% ({100 * (v - prev):+.1f})")
+                d = _delta(c.changes[i - 1], key) if key else None
+                cells.append(f"{100 * v:.1f}% ({d.change.pp()})" if d is not None
+                             else f"{100 * v:.1f}% ({100 * (v - prev):+.1f})")
             prev = v if v is not None else prev
-        return f"{name:<22}" + "".join(f"{x:>{width + 2}}" for x in cells)
+        table.append(cells)
+
+    def by_cluster(s: EvalSummary, b: int) -> float | None:
+        x = next((x.all_by_cluster for x in s.budgets if x.budget == b), None)
+        return x.value if x is not None else None
 
     for b in budgets:
-        rows.append(line(f"pass@k, budget {b}", [s.rate_at(b) for s in ss]))
-    top = budgets[-1] if budgets else 0
-    rows.append(line(f"hard split, {top}", [s.hard_rate_at(top) for s in ss]))
-    rows.append(line(f"pass@1, budget {top}", [next((b.pass1 for b in s.budgets if b.budget == top), None)
-                                               for s in ss]))
-    rows.append(line("beyond automation", [s.beyond_count / s.theorems if s.theorems else 0.0 for s in ss]))
-    rows.append(f"{'k (attempts)':<22}" + "".join(f"{s.pass_k:>{width + 2}}" for s in ss))
+        line(f"pass@k, budget {b}", [s.rate_at(b) for s in ss], f"pass@k, budget {b}")
+        if any(by_cluster(s, b) is not None for s in ss):
+            line(f"  by cluster, {b}", [by_cluster(s, b) for s in ss], f"pass@k by cluster, budget {b}")
+    line(f"hard split, {top}", [s.hard_rate_at(top) for s in ss], f"hard split, budget {top}")
+    if any(s.hard_by_cluster is not None for s in ss):
+        line(f"  hard by cluster, {top}", [s.hard_by_cluster.value if s.hard_by_cluster else None for s in ss],
+             f"hard split by cluster, budget {top}")
+    line(f"pass@1, budget {top}", [next((b.pass1 for b in s.budgets if b.budget == top), None) for s in ss],
+         f"pass@1 (mean per attempt), budget {top}")
+    line("beyond automation", [s.beyond_count / s.theorems if s.theorems else 0.0 for s in ss])
+    table.append(["k (attempts)", *(str(s.pass_k) for s in ss)])
+    table.append(["theorems / clusters", *(f"{s.theorems} / {s.clusters or '-'}" for s in ss)])
+    widths = [max(len(r[i]) for r in [head, *table]) for i in range(len(head))]
+    rows = [f"{head[0]:<{widths[0]}}" + "".join(f"{h:>{w + 2}}" for h, w in zip(head[1:], widths[1:], strict=True))]
+    for r in table:
+        rows.append(f"{r[0]:<{widths[0]}}" + "".join(f"{x:>{w + 2}}" for x, w in zip(r[1:], widths[1:], strict=True)))
+    if any(ch.paired is not None for ch in c.changes):
+        rows.append("(changes: after - before on the theorems both hold, with a 95% paired cluster-bootstrap "
+                    "interval; without an interval: a plain difference of the rates)")
     return "\n".join(rows)
+
+
+def format_changes(c: Comparison) -> list[str]:
+    """Each change between consecutive outputs with its interval, one line per statistic."""
+    out = []
+    for ch in c.changes:
+        if ch.paired is None:
+            out.append(f"{ch.before} -> {ch.after}: no per-theorem outcomes in both summaries: no intervals")
+            continue
+        out.append(f"{ch.before} -> {ch.after}: {ch.paired.describe()}")
+        out += [f"  {d.describe()}" + ("" if d.decides else " (shown, not deciding)") for d in ch.paired.deltas]
+    return out
 
 
 def format_compare(c: Comparison) -> str:
     out = ["Outputs: " + ", ".join(f"[{i}] {lbl}" for i, lbl in enumerate(c.labels)), "", format_deltas(c), "",
            format_comparison(c.summaries), ""]
+    if c.changes:
+        out += [*format_changes(c), ""]
     for ch in c.changes:
         out.append(f"{ch.before} -> {ch.after}: newly solved {len(ch.newly_solved)}"
                    + (f" ({', '.join(ch.newly_solved[:12])}{' ...' if len(ch.newly_solved) > 12 else ''})"
@@ -98,10 +252,28 @@ def format_compare(c: Comparison) -> str:
                       if ch.newly_lost else ""))
     out.append("")
     out.append(f"go/no-go: {c.verdict.summary()}")
+    if c.check is not None:
+        out += [f"  {n}" for n in c.check.notes if n.startswith(("decided on point estimates", "95% intervals"))]
     return "\n".join(out)
 
 
-def write_compare_plot(c: Comparison, out: str | Path) -> Path:
-    from burnqed_core.eval.plot import plot_summaries
+def format_compare_markdown(c: Comparison) -> str:
+    """The changes as a markdown table (statistic, before, after, change with its 95% interval) and the
+    verdict."""
+    out = []
+    for ch in c.changes:
+        out += [f"#### `{ch.before}` -> `{ch.after}`", ""]
+        if ch.paired is None:
+            out += ["No per-theorem outcomes in both summaries: no intervals.", ""]
+            continue
+        out += [ch.paired.describe() + ".", "", "| statistic | before | after | change [95% interval] |",
+                "|---|---:|---:|---:|"]
+        out += [f"| {d.name}{'' if d.decides else ' (shown)'} | {100 * d.before:.1f}% | {100 * d.after:.1f}% | "
+                f"{d.change.pp()} |" for d in ch.paired.deltas]
+        out.append("")
+    out.append(f"**go/no-go**: {c.verdict.summary()}")
+    return "\n".join(out) + "\n"
 
-    return plot_summaries(c.summaries, out, title="solve rate against node budget, by iteration")
+
+def write_compare_plot(c: Comparison, out: str | Path) -> Path:
+    return plot_solve_rate(c.summaries, out, title="solve rate against node budget, by iteration")

@@ -18,13 +18,19 @@ ablation). `run_variants` runs them all; `variant_rows` picks them out.
 Every proof that enters the rows is re-checked as a whole theorem by the Lean
 environment (`verify_proofs`); a proof that fails is an error, never a solved
 theorem. The rows are written to ``<out>/results.parquet``.
+
+Each row carries its theorem's cluster (`EvalResult.cluster`,
+`burnqed_core.data.clusters`), computed once per `run_eval` by `eval_clusters`
+over the theorems of the whole eval (a shard's theorems with the rest of the
+profile's benchmark, so that twins in two shards share a cluster); the
+summary resamples clusters for its intervals.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from burnqed_core.config import Profile
@@ -102,6 +108,7 @@ async def run_eval(
                                 max_new_tokens=profile.policy.max_new_tokens)
     write_meta(out_dir, budgets=budgets, pass_k=k, iteration=iteration, benchmark=benchmark)
     this_ebm = str(ebm or "") if scorer is not None else ""
+    cluster_map = eval_clusters(theorems, profile.data.benchmark)
     rows: list[EvalResult] = []
     for attempt in range(k):
         seed = attempt_seed(profile.search.seed, attempt)
@@ -118,7 +125,8 @@ async def run_eval(
         if report.interrupted:
             raise EvalInterrupted(f"interrupted by {report.signal}; rerun with --resume to continue {out_dir}")
         rows.extend(rows_of(out, iteration=iteration, benchmark=benchmark, budget=top, attempt=attempt, seed=seed,
-                            baselines=baselines, model=str(model_path or ""), ebm=this_ebm, automation=auto))
+                            baselines=baselines, model=str(model_path or ""), ebm=this_ebm, automation=auto,
+                            clusters=cluster_map))
     rows.sort(key=lambda r: (r.attempt, r.theorem))
     await verify_proofs(env, theorems, rows)
     merged = [r for r in existing_rows(out_dir) if (r.ebm, r.search_automation) != (this_ebm, auto)] + rows
@@ -131,8 +139,35 @@ class EvalInterrupted(EvalError):
     """SIGTERM/SIGINT stopped the eval; what was searched is saved."""
 
 
+def eval_clusters(theorems: Sequence[Theorem], benchmark: str | Path | None = None) -> dict[str, str]:
+    """Theorem name -> cluster (`burnqed_core.data.clusters.clusters`) of the theorems an eval searches.
+
+    A sharded eval searches a part of the benchmark per call; when ``benchmark`` (the profile's benchmark
+    spec) loads and holds every one of ``theorems``, the clusters are computed over the whole benchmark (the
+    given theorems standing for their names), so that twins in different shards are merged the same way in
+    every shard. Otherwise (a benchmark that does not load, theorems not in it) over ``theorems`` alone."""
+    from burnqed_core.data.clusters import clusters
+
+    pool = list(theorems)
+    if benchmark:
+        try:
+            from burnqed_core.data.theorems import load_theorems
+
+            full = {t.name: t for t in load_theorems(benchmark)}
+        except (BurnqedError, OSError, ValueError) as e:
+            log.debug("eval clusters over the searched theorems only (%s does not load: %s)", benchmark, e)
+            full = {}
+        names = {t.name for t in pool}
+        if full and names <= full.keys() and len(full) > len(names):
+            pool = [*pool, *(t for n, t in full.items() if n not in names)]
+    assignment = clusters(pool)
+    return {t.name: assignment[t.name] for t in theorems}
+
+
 def rows_of(out: Path, *, iteration: int, benchmark: str, budget: int, attempt: int, seed: int,
-            baselines: Baselines | None, model: str, ebm: str, automation: bool = False) -> list[EvalResult]:
+            baselines: Baselines | None, model: str, ebm: str, automation: bool = False,
+            clusters: Mapping[str, str] | None = None) -> list[EvalResult]:
+    """The rows of one attempt's search output; ``clusters`` gives each theorem's cluster ('' when absent)."""
     rows = []
     for r in read_results(out):
         rows.append(EvalResult(
@@ -143,6 +178,7 @@ def rows_of(out: Path, *, iteration: int, benchmark: str, budget: int, attempt: 
             automation=baselines.single.get(r.theorem) if baselines else None,
             defaware=baselines.defaware.get(r.theorem) if baselines else None,
             error=r.error, model=model, ebm=ebm, search_automation=automation,
+            cluster=(clusters or {}).get(r.theorem, ""),
         ))
     return rows
 

@@ -18,12 +18,34 @@ candidates, with the EBM when there is one), its EBM ablation
 candidates). The main figures (cumulative rate, go/no-go) are the main
 variant's; the policy-only ones are reported beside them so that what the
 automation closes is never mistaken for learning.
+
+Clusters and intervals. Theorems are not independent: a generated benchmark
+holds several instances of one template, and twins (`burnqed_core.data.clusters`).
+Each row carries its theorem's cluster (`EvalResult.cluster`; rows written
+before the column fall back to one cluster per theorem). Besides the
+per-theorem rates the summary gives the per-cluster rate (each cluster weighs
+one: the mean over clusters of the fraction of its theorems solved, pass@k
+still counted per theorem) and a 95% interval for both by a *cluster
+bootstrap* (`cluster_rates`): the clusters are resampled with replacement
+``bootstrap_samples`` times (`DEFAULT_SAMPLES` = 2000) by a
+``numpy.random.Generator`` seeded with ``bootstrap_seed`` (`DEFAULT_SEED` = 0),
+the statistic is recomputed on each resample (a cluster drawn twice counts
+twice) and the interval is the 2.5th and 97.5th percentiles (linear
+interpolation) of those values, widened where needed to hold the point
+estimate. The same seed gives the same interval; one cluster gives a
+zero-width interval. This is done at every budget for pass@k, the mean
+per-attempt rate (pass@1: the attempts are searches with independent seeds)
+and the hard split (whose clusters are resampled among the hard theorems'
+clusters). Each theorem's outcome (its cluster, hardness and nodes to proof
+per attempt, `TheoremOutcome`) is kept in the summary, so that two summaries
+can be compared by a *paired* cluster bootstrap (`paired_deltas`) without
+their rows.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,6 +66,52 @@ class Rate(BaseModel):
         return f"{self.solved}/{self.total} ({100 * self.rate:.1f}%)"
 
 
+DEFAULT_SAMPLES = 2000
+DEFAULT_SEED = 0
+CONFIDENCE = 0.95
+_MAX_CELLS = 4_000_000  # resample weights held at once (rows x clusters)
+
+
+class Estimate(BaseModel):
+    """A point estimate with its interval (fractions: 0.01 = 1 point; a change when it is a delta)."""
+
+    model_config = ConfigDict(frozen=True)
+    value: float
+    low: float
+    high: float
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    def __str__(self) -> str:
+        return f"{100 * self.value:.1f}% [{100 * self.low:.1f}, {100 * self.high:.1f}]"
+
+    def pp(self) -> str:
+        """As a change in percentage points: ``+3.6 pp [-1.2, +8.3]``."""
+        return f"{100 * self.value:+.1f} pp [{100 * self.low:+.1f}, {100 * self.high:+.1f}]"
+
+
+class TheoremOutcome(BaseModel):
+    """What the eval found for one theorem: enough to recompute every rate of the summary on a resample."""
+
+    model_config = ConfigDict(frozen=True)
+    theorem: str
+    cluster: str
+    hard: bool | None = None
+    nodes: list[int | None] = Field(default_factory=list,
+                                    description="per attempt (in the summary's attempt order): nodes to proof, "
+                                                "None when that attempt did not prove it")
+
+    def solved(self, budget: int) -> bool:
+        """pass@k: some attempt proved it within ``budget`` nodes."""
+        return any(n is not None and n <= budget for n in self.nodes)
+
+    def attempt_rate(self, budget: int) -> float:
+        """The fraction of the attempts that proved it within ``budget``."""
+        return sum(n is not None and n <= budget for n in self.nodes) / len(self.nodes) if self.nodes else 0.0
+
+
 class BudgetSummary(BaseModel):
     model_config = ConfigDict(frozen=True)
     budget: int
@@ -52,6 +120,12 @@ class BudgetSummary(BaseModel):
     easy: Rate
     pass1: float = Field(0.0, description="mean over attempts of the single-attempt solve rate")
     avg_nodes_proved: float = Field(0.0, description="mean nodes to proof of the proofs within the budget")
+    all_ci: Estimate | None = Field(None, description="pass@k per theorem with its 95% cluster-bootstrap interval")
+    all_by_cluster: Estimate | None = Field(None, description="pass@k per cluster (each cluster weighs one)")
+    pass1_ci: Estimate | None = Field(None, description="mean per-attempt rate with its interval")
+    pass1_by_cluster: Estimate | None = None
+    hard_ci: Estimate | None = Field(None, description="pass@k on the hard split with its interval")
+    hard_by_cluster: Estimate | None = None
 
 
 class EvalSummary(BaseModel):
@@ -87,6 +161,21 @@ class EvalSummary(BaseModel):
     infra_errors: int = 0
     avg_time_s: float = 0.0
     median_time_s: float = 0.0
+    clusters: int = Field(0, description="clusters of the theorems (0: a summary written before clusters)")
+    hard_clusters: int = Field(0, description="clusters of the hard theorems")
+    cumulative_ci: Estimate | None = Field(None, description="pass@k at the largest budget per theorem, with its "
+                                                             "95% cluster-bootstrap interval")
+    cumulative_by_cluster: Estimate | None = Field(None, description="the same per cluster (each weighs one)")
+    hard_ci: Estimate | None = Field(None, description="the hard split's pass@k at the largest budget")
+    hard_by_cluster: Estimate | None = None
+    per_attempt: Estimate | None = Field(None, description="mean per-attempt rate at the largest budget (pass@1)")
+    per_attempt_by_cluster: Estimate | None = None
+    bootstrap_samples: int = Field(0, description="cluster-bootstrap resamples behind the intervals (0: none)")
+    bootstrap_seed: int = 0
+    confidence: float = CONFIDENCE
+    outcomes: list[TheoremOutcome] = Field(default_factory=list,
+                                           description="per theorem: cluster, hardness, nodes to proof per "
+                                                       "attempt (what a paired comparison resamples)")
     without_ebm: EvalSummary | None = Field(None, description="the same eval without the EBM (ablation)")
     policy_only: EvalSummary | None = Field(None, description="the same eval without the automation candidates")
 
@@ -110,6 +199,95 @@ def has_policy_step(r: EvalResult) -> bool:
     return any(s in POLICY_SOURCES for s in r.proof_sources)
 
 
+# --- cluster bootstrap ---------------------------------------------------------------------------------
+
+
+def cluster_rates(
+    clusters: Sequence[str],
+    values: Sequence[Sequence[float]],
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> list[tuple[Estimate, Estimate]]:
+    """Statistics of units grouped in clusters, with cluster-bootstrap intervals.
+
+    Unit i (a theorem) is in cluster ``clusters[i]``; ``values[k][i]`` is its value for statistic k (1.0/0.0
+    for solved or not, a fraction of attempts, a paired difference). For each k: (the mean over the units,
+    the mean over the clusters of each cluster's mean over its units), each an `Estimate` whose interval is
+    the ``confidence`` percentile interval over ``samples`` resamples of the clusters with replacement (the
+    same resamples for every statistic, drawn from ``numpy.random.default_rng(seed)``; a cluster drawn twice
+    counts twice), widened where needed to hold the point estimate. Empty when there are no units."""
+    import numpy as np
+
+    n = len(clusters)
+    if n == 0:
+        return []
+    if samples < 1:
+        raise ValueError(f"the cluster bootstrap needs at least one resample, not {samples}")
+    vals = np.asarray(values, dtype=float).reshape(len(values), n)
+    k = vals.shape[0]
+    names = sorted(set(clusters))
+    index = {name: i for i, name in enumerate(names)}
+    col = np.asarray([index[name] for name in clusters], dtype=np.int64)
+    c = len(names)
+    size = np.bincount(col, minlength=c).astype(float)  # units per cluster (> 0)
+    sums = np.stack([np.bincount(col, weights=v, minlength=c) for v in vals]).reshape(k, c)  # per cluster
+    nums = np.vstack([sums, sums / size])  # per unit: sum w*S / sum w*n; per cluster: sum w*(S/n) / sum w
+    dens = np.vstack([np.tile(size, (k, 1)), np.ones((k, c))])
+    point = nums.sum(axis=1) / dens.sum(axis=1)
+    rng = np.random.default_rng(seed)
+    p = np.full(c, 1.0 / c)
+    stats = np.empty((samples, 2 * k))
+    step = max(1, _MAX_CELLS // c)
+    for start in range(0, samples, step):
+        m = min(step, samples - start)
+        w = rng.multinomial(c, p, size=m).astype(float)  # (m, c): how often each cluster is drawn
+        stats[start:start + m] = (w @ nums.T) / (w @ dens.T)
+    tail = 100 * (1 - confidence) / 2
+    low, high = np.percentile(stats, [tail, 100 - tail], axis=0)
+    est = [Estimate(value=float(v), low=float(min(lo, v)), high=float(max(hi, v)))
+           for v, lo, hi in zip(point, low, high, strict=True)]
+    return [(est[i], est[k + i]) for i in range(k)]
+
+
+def _budget_estimates(outcomes: Sequence[TheoremOutcome], budgets: Sequence[int], samples: int, seed: int,
+                      confidence: float) -> tuple[dict[int, dict[str, Estimate]], int, int]:
+    """Per budget: pass@k, pass@1 and hard-split estimates (per theorem and per cluster); the cluster counts."""
+    out: dict[int, dict[str, Estimate]] = {b: {} for b in budgets}
+    if not outcomes or samples < 1 or not budgets:
+        return out, len({o.cluster for o in outcomes}), len({o.cluster for o in outcomes if o.hard})
+    kw = {"samples": samples, "seed": seed, "confidence": confidence}
+    res = cluster_rates([o.cluster for o in outcomes],
+                        [[float(o.solved(b)) for o in outcomes] for b in budgets]
+                        + [[o.attempt_rate(b) for o in outcomes] for b in budgets], **kw)
+    for i, b in enumerate(budgets):
+        out[b]["all_ci"], out[b]["all_by_cluster"] = res[i]
+        out[b]["pass1_ci"], out[b]["pass1_by_cluster"] = res[len(budgets) + i]
+    hard = [o for o in outcomes if o.hard]
+    for i, (per_theorem, per_cluster) in enumerate(cluster_rates(
+            [o.cluster for o in hard], [[float(o.solved(b)) for o in hard] for b in budgets], **kw)):
+        out[budgets[i]]["hard_ci"], out[budgets[i]]["hard_by_cluster"] = per_theorem, per_cluster
+    return out, len({o.cluster for o in outcomes}), len({o.cluster for o in hard})
+
+
+def outcomes_of(results: Sequence[EvalResult], names: Sequence[str], attempts: Sequence[int],
+                hard: Callable[[str], bool | None]) -> list[TheoremOutcome]:
+    """One `TheoremOutcome` per name: its cluster (the smallest non-empty ``cluster`` of its rows; the theorem
+    itself when its rows have none: files written before the column), hardness, nodes to proof per attempt."""
+    pos = {a: i for i, a in enumerate(attempts)}
+    nodes: dict[str, list[int | None]] = {n: [None] * len(attempts) for n in names}
+    cluster: dict[str, str] = {}
+    for r in results:
+        if r.cluster and (r.theorem not in cluster or r.cluster < cluster[r.theorem]):
+            cluster[r.theorem] = r.cluster
+        if r.proved and r.nodes_to_proof is not None and r.theorem in nodes:
+            i = pos[r.attempt]
+            cur = nodes[r.theorem][i]
+            nodes[r.theorem][i] = r.nodes_to_proof if cur is None else min(cur, r.nodes_to_proof)
+    return [TheoremOutcome(theorem=n, cluster=cluster.get(n, n), hard=hard(n), nodes=nodes[n]) for n in names]
+
+
 def summarize(
     results: Sequence[EvalResult],
     baselines: Baselines | None,
@@ -118,8 +296,13 @@ def summarize(
     benchmark: str,
     budgets: Sequence[int] | None = None,
     earlier_solved: set[str] | None = None,
+    bootstrap_samples: int = DEFAULT_SAMPLES,
+    bootstrap_seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
 ) -> EvalSummary:
-    """The summary of one variant's rows (all with the same ``ebm`` and ``search_automation``)."""
+    """The summary of one variant's rows (all with the same ``ebm`` and ``search_automation``); the
+    intervals by a cluster bootstrap of ``bootstrap_samples`` resamples (0: no intervals) seeded by
+    ``bootstrap_seed``."""
     ebms = {(r.ebm, r.search_automation) for r in results}
     if len(ebms) > 1:
         raise ValueError(f"rows of several EBM or automation settings {sorted(ebms)}: use summarize_variants")
@@ -132,6 +315,9 @@ def summarize(
 
     hard_names = {n for n in names if hard(n)}
     easy_names = {n for n in names if hard(n) is False}
+    outcomes = outcomes_of(results, names, attempts, hard)
+    est, n_clusters, n_hard_clusters = _budget_estimates(outcomes, budgets, bootstrap_samples, bootstrap_seed,
+                                                         confidence)
     out = []
     for b in budgets:
         within = [r for r in results if r.proved_within(b)]
@@ -145,8 +331,10 @@ def summarize(
             easy=Rate(solved=len(solved & easy_names), total=len(easy_names)),
             pass1=statistics.fmean(per_attempt),
             avg_nodes_proved=statistics.fmean(r.nodes_to_proof or 0 for r in within) if within else 0.0,
+            **est[b],
         ))
     top = max(budgets) if budgets else 0
+    top_est = est.get(top, {})
     solved_top = {r.theorem for r in results if r.proved_within(top)}
     by_policy = {r.theorem for r in results if r.proved_within(top) and has_policy_step(r)}
     single = {n for n in names if baselines is not None and baselines.single.get(n) is not None}
@@ -180,6 +368,18 @@ def summarize(
         infra_errors=len({r.theorem for r in results if r.error == "infra"}),
         avg_time_s=statistics.fmean(times) if times else 0.0,
         median_time_s=statistics.median(times) if times else 0.0,
+        clusters=n_clusters,
+        hard_clusters=n_hard_clusters,
+        cumulative_ci=top_est.get("all_ci"),
+        cumulative_by_cluster=top_est.get("all_by_cluster"),
+        hard_ci=top_est.get("hard_ci"),
+        hard_by_cluster=top_est.get("hard_by_cluster"),
+        per_attempt=top_est.get("pass1_ci"),
+        per_attempt_by_cluster=top_est.get("pass1_by_cluster"),
+        bootstrap_samples=max(bootstrap_samples, 0) if top_est else 0,
+        bootstrap_seed=bootstrap_seed,
+        confidence=confidence,
+        outcomes=outcomes,
     )
 
 
@@ -191,6 +391,9 @@ def summarize_variants(
     benchmark: str,
     budgets: Sequence[int] | None = None,
     earlier_solved: set[str] | None = None,
+    bootstrap_samples: int = DEFAULT_SAMPLES,
+    bootstrap_seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
 ) -> EvalSummary:
     """The summary of an eval output: the main variant (with the EBM when
     there is one, with automation candidates when there are rows with them),
@@ -203,7 +406,8 @@ def summarize_variants(
     with_ebm = sorted({e for e, _ in by_variant if e})
     if len(with_ebm) > 1:
         raise ValueError(f"eval rows of several EBMs: {with_ebm}")
-    kw = {"iteration": iteration, "benchmark": benchmark, "budgets": budgets, "earlier_solved": earlier_solved}
+    kw = {"iteration": iteration, "benchmark": benchmark, "budgets": budgets, "earlier_solved": earlier_solved,
+          "bootstrap_samples": bootstrap_samples, "bootstrap_seed": bootstrap_seed, "confidence": confidence}
     if not by_variant:
         return summarize([], baselines, **kw)  # type: ignore[arg-type]
     ebm = with_ebm[0] if with_ebm else ""
@@ -216,3 +420,123 @@ def summarize_variants(
     assert main is not None
     return main.model_copy(update={"without_ebm": one(("", auto)) if ebm else None,
                                    "policy_only": one((ebm, False)) if auto else None})
+
+
+# --- paired comparison ------------------------------------------------------------------------------------
+
+
+class Delta(BaseModel):
+    """One statistic of two evals on the theorems both hold, and its change with a paired interval."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    before: float
+    after: float
+    change: Estimate = Field(description="after - before, with its 95% paired cluster-bootstrap interval")
+    by_cluster: bool = False
+    decides: bool = Field(True, description="enters the go/no-go (pass@k and the hard split; pass@1 is shown)")
+
+    def describe(self) -> str:
+        return f"{self.name}: {self.change.pp()} ({100 * self.before:.1f}% -> {100 * self.after:.1f}%)"
+
+
+class PairedChange(BaseModel):
+    """`paired_deltas` of two summaries."""
+
+    model_config = ConfigDict(frozen=True)
+    theorems: int = Field(description="theorems in both evals (the only ones compared)")
+    clusters: int = Field(description="their clusters (the union of both evals' clusterings)")
+    hard_theorems: int = 0
+    hard_clusters: int = 0
+    samples: int = DEFAULT_SAMPLES
+    seed: int = DEFAULT_SEED
+    deltas: list[Delta] = Field(default_factory=list)
+
+    def describe(self) -> str:
+        return (f"95% intervals: paired cluster bootstrap over {self.theorems} theorems in both evals "
+                f"({self.clusters} clusters; hard split {self.hard_theorems} theorems, {self.hard_clusters} "
+                f"clusters), {self.samples} resamples, seed {self.seed}")
+
+
+def joint_clusters(names: Sequence[str], *labelings: dict[str, str]) -> list[str]:
+    """The cluster of each of ``names`` when two theorems are together whenever some labeling puts them in one
+    cluster (union-find; a cluster is named by its smallest theorem name)."""
+    parent = {n: n for n in names}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for labels in labelings:
+        first: dict[str, str] = {}
+        for n in names:
+            c = labels.get(n, n)
+            if c in first:
+                ra, rb = root(first[c]), root(n)
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+            else:
+                first[c] = n
+    return [root(n) for n in names]
+
+
+def paired_deltas(
+    before: EvalSummary,
+    after: EvalSummary,
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> PairedChange | None:
+    """The changes from ``before`` to ``after`` on the theorems both hold, each with a 95% interval by a paired
+    cluster bootstrap: the clusters are resampled and both evals' statistic computed on the same resample (the
+    interval of the difference of per-theorem values). A theorem's cluster joins both evals' clusterings
+    (`joint_clusters`); its hardness is the later eval's (the earlier's where the later did not measure it).
+
+    Deltas: pass@k at every budget both report, per theorem and per cluster; the hard split at the largest
+    such budget, per theorem and per cluster (these decide the go/no-go); the mean per-attempt rate (pass@1)
+    at that budget, per theorem and per cluster (shown only). None when either summary has no per-theorem
+    outcomes (written before they were kept), no theorem is in both, or there is no common budget."""
+    a = {o.theorem: o for o in before.outcomes}
+    z = {o.theorem: o for o in after.outcomes}
+    shared = sorted(a.keys() & z.keys())
+    budgets = sorted({b.budget for b in before.budgets} & {b.budget for b in after.budgets})
+    if not shared or not budgets:
+        return None
+    top = budgets[-1]
+    cl = joint_clusters(shared, {n: a[n].cluster for n in shared}, {n: z[n].cluster for n in shared})
+    kw = {"samples": samples, "seed": seed, "confidence": confidence}
+
+    def hard(n: str) -> bool:
+        return bool(z[n].hard if z[n].hard is not None else a[n].hard)
+
+    def deltas(names: Sequence[str], clusters_: Sequence[str],
+               stats: Sequence[tuple[str, Callable[[TheoremOutcome], float], bool]]) -> list[Delta]:
+        if not names:
+            return []
+        ests = cluster_rates(clusters_, [[f(a[n]) for n in names] for _, f, _ in stats]
+                             + [[f(z[n]) for n in names] for _, f, _ in stats]
+                             + [[f(z[n]) - f(a[n]) for n in names] for _, f, _ in stats], **kw)
+        k = len(stats)
+        out = []
+        for i, (name, _, decides) in enumerate(stats):
+            for by_cluster in (False, True):
+                out.append(Delta(name=name.format(cluster=" by cluster" if by_cluster else ""),
+                                 before=ests[i][int(by_cluster)].value, after=ests[k + i][int(by_cluster)].value,
+                                 change=ests[2 * k + i][int(by_cluster)], by_cluster=by_cluster, decides=decides))
+        return out
+
+    def solved(b: int) -> Callable[[TheoremOutcome], float]:
+        return lambda o: float(o.solved(b))
+
+    stats = [(f"pass@k{{cluster}}, budget {b}", solved(b), True) for b in budgets]
+    stats.append((f"pass@1 (mean per attempt){{cluster}}, budget {top}", lambda o: o.attempt_rate(top), False))
+    out = deltas(shared, cl, stats)
+    hard_idx = [i for i, n in enumerate(shared) if hard(n)]
+    hard_names = [shared[i] for i in hard_idx]
+    out[len(budgets) * 2:len(budgets) * 2] = deltas(hard_names, [cl[i] for i in hard_idx],
+                                                    [(f"hard split{{cluster}}, budget {top}", solved(top), True)])
+    return PairedChange(theorems=len(shared), clusters=len(set(cl)), hard_theorems=len(hard_names),
+                        hard_clusters=len({cl[i] for i in hard_idx}), samples=samples, seed=seed, deltas=out)

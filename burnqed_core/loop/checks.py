@@ -7,7 +7,9 @@ function of its module, returning a `CheckVerdict`:
 * `embeddings_check`: `burnqed_core.ebm.metrics.embeddings_verdict` on the separation measured from the
   embeddings cache of ``iter_N/embeddings`` over the trajectories of iterations < N;
 * `ebm_check`: `burnqed_core.ebm.metrics.ebm_verdict` on the EBM's metrics record;
-* `eval_report_check`: `burnqed_core.eval.gonogo.gonogo_verdict` on the eval summaries of N and N-1.
+* `eval_report_check`: `burnqed_core.eval.compare.interval_verdict` on the eval summaries of N and N-1 (the
+  go/no-go on paired cluster-bootstrap intervals, as ``burnqed compare``; `burnqed_core.eval.gonogo`'s point
+  rule where the summaries give no intervals).
 
 A missing or unreadable output is a failed verdict naming the file (a check of a stage that did not
 finish cannot pass).
@@ -133,7 +135,9 @@ def ebm_check(profile: Profile, layout: BaseLayout, n: int) -> CheckVerdict:
 
 
 def eval_report_check(profile: Profile, layout: BaseLayout, n: int) -> tuple[Verdict | None, CheckVerdict]:
-    from burnqed_core.eval.gonogo import gonogo_verdict
+    """Iteration n's eval against n-1's: better only when a change's 95% paired cluster-bootstrap interval lies
+    above zero, a regression when one lies wholly below -``eval.regression_pp`` (`interval_verdict`)."""
+    from burnqed_core.eval.compare import interval_verdict
     from burnqed_core.eval.report import read_summary
 
     try:
@@ -141,8 +145,8 @@ def eval_report_check(profile: Profile, layout: BaseLayout, n: int) -> tuple[Ver
         previous = read_summary(layout.iteration(n - 1).eval) if n > 0 else None
     except BurnqedError as e:
         return None, _missing("eval_report", str(e))
-    return gonogo_verdict(current, previous, regression_pp=profile.eval.regression_pp,
-                          ebm_min_gain_pp=profile.eval.ebm_min_gain_pp)
+    return interval_verdict(current, previous, regression_pp=profile.eval.regression_pp,
+                            ebm_min_gain_pp=profile.eval.ebm_min_gain_pp)
 
 
 def report_passes(profile: Profile, work_dir: Path, n: int) -> bool:

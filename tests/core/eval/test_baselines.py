@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from burnqed_core.config import load_profile
 from burnqed_core.data.theorems import BUNDLED_DIR, load_theorems, set_dir
 from burnqed_core.errors import DataError
 from burnqed_core.eval.baselines import Baselines, baseline_key, measure_baselines, write_shipped
@@ -36,7 +37,10 @@ def test_bundled_benchmark_ships_current_baselines() -> None:
     bench = load_theorems("bundled:benchmark")
     # an edited benchmark, tactic list or Lean changes the key: regenerate with
     # `burnqed lean baseline bundled:benchmark --eval-baselines`
-    assert b.key == baseline_key(bench, expected_stamp())
+    # measured with the tiny profile's tactic timeout: another timeout is another key
+    timeout = load_profile("tiny", environ={}).lean.tactic_timeout_s
+    assert b.key == baseline_key(bench, expected_stamp(), timeout)
+    assert baseline_key(bench, expected_stamp(), timeout * 2) != b.key
     assert set(b.single) == set(b.defaware) == {t.name for t in bench} and not b.infra
     hard = [n for n in b.single if b.hard(n)]
     assert 0 < len(hard) < len(bench)

@@ -174,3 +174,102 @@ def test_reports_plot_compare_and_errors_naming_files(tmp_path: Path) -> None:
         read_summary(d1)
     with pytest.raises(DataError, match=str(tmp_path / "nope" / "summary.json")):
         compare_dirs([d0, tmp_path / "nope"])
+
+
+# -- clusters and intervals --------------------------------------------------------------------------------
+
+
+def crow(theorem: str, cluster: str, nodes_to_proof: int | None, attempt: int = 0, iteration: int = 0,
+         hard: bool | None = None) -> EvalResult:
+    proved = nodes_to_proof is not None
+    return EvalResult(iteration=iteration, benchmark="bench", theorem=theorem, budget=32, attempt=attempt,
+                      seed=attempt, proved=proved, nodes_to_proof=nodes_to_proof, nodes_used=nodes_to_proof or 32,
+                      time_s=1.0, proof=["simp"] if proved else [], hard=hard, cluster=cluster)
+
+
+def template_rows() -> list[EvalResult]:
+    """One template of 8 instances, all solved; 2 single-theorem clusters, unsolved."""
+    return ([crow(f"tmpl_{i}", "tmpl_*", 4) for i in range(8)]
+            + [crow("alone_a", "alone_a", None), crow("alone_b", "alone_b", None)])
+
+
+def test_each_cluster_weighs_one() -> None:
+    s = summarize(template_rows(), None, iteration=0, benchmark="bench", budgets=[8, 32])
+    assert s.theorems == 10 and s.clusters == 3
+    assert s.cumulative.rate == 0.8 and s.cumulative_ci is not None and s.cumulative_ci.value == 0.8
+    assert s.cumulative_by_cluster is not None and s.cumulative_by_cluster.value == pytest.approx(1 / 3)
+    assert s.budgets[0].all_by_cluster is not None and s.budgets[0].all_by_cluster.value == pytest.approx(1 / 3)
+    assert [o.cluster for o in s.outcomes][:2] == ["alone_a", "alone_b"]
+    assert "80.0% [" in format_table(s) and "of 10 theorems; by cluster 33.3% [" in format_table(s)
+    assert "of 3 clusters" in format_markdown(s)
+
+
+def test_the_cluster_bootstrap_is_deterministic_by_seed_and_holds_the_estimate() -> None:
+    rows = [crow(f"t{c}_{i}", f"c{c}", 3 if (c * 7 + i) % 3 else None, hard=c % 2 == 0)
+            for c in range(12) for i in range(c % 3 + 1)]
+    a = summarize(rows, None, iteration=0, benchmark="bench", budgets=[2, 8], bootstrap_seed=1)
+    b = summarize(rows, None, iteration=0, benchmark="bench", budgets=[2, 8], bootstrap_seed=1)
+    assert a == b and a.bootstrap_samples == 2000 and a.bootstrap_seed == 1
+    others = [summarize(rows, None, iteration=0, benchmark="bench", budgets=[8], bootstrap_seed=seed).cumulative_ci
+              for seed in (2, 3, 4)]
+    assert any(o != a.cumulative_ci for o in others)  # another seed may give another interval
+    for e in (a.cumulative_ci, a.cumulative_by_cluster, a.per_attempt, a.per_attempt_by_cluster):
+        assert e is not None and e.low <= e.value <= e.high and e.width > 0
+    for bs in a.budgets:
+        for e in (bs.all_ci, bs.all_by_cluster, bs.pass1_ci, bs.pass1_by_cluster):
+            assert e is not None and e.low <= e.value <= e.high
+    # the hard split: rows' hard flags are ignored, the baselines decide; none here
+    assert a.hard_ci is None and a.hard_clusters == 0
+    fewer = summarize(rows, None, iteration=0, benchmark="bench", budgets=[8], bootstrap_samples=0)
+    assert fewer.cumulative_ci is None and fewer.bootstrap_samples == 0 and fewer.clusters == 12
+
+
+def test_one_cluster_gives_a_zero_width_interval() -> None:
+    rows = [crow(f"tmpl_{i}", "tmpl_*", 4 if i % 2 else None) for i in range(6)]
+    s = summarize(rows, None, iteration=0, benchmark="bench", budgets=[8])
+    assert s.clusters == 1
+    for e in (s.cumulative_ci, s.cumulative_by_cluster, s.per_attempt):
+        assert e is not None and e.low == e.value == e.high == 0.5
+
+
+def test_hard_split_is_bootstrapped_over_the_hard_theorems_clusters() -> None:
+    rows = [row("easy1", 2), row("easy2", 12), row("hard1", 20), row("hard2", None)]
+    rows = [r.model_copy(update={"cluster": "h" if r.theorem.startswith("hard") else r.theorem}) for r in rows]
+    s = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8, 32])
+    assert s.hard_clusters == 1 and s.clusters == 3
+    assert s.hard_ci is not None and s.hard_ci.value == 0.5 and s.hard_ci.width == 0  # one hard cluster
+    assert s.hard_by_cluster is not None and s.hard_by_cluster.value == 0.5
+    assert ("hard split: 50.0% [50.0, 50.0] of 2 theorems; by cluster 50.0% [50.0, 50.0] of 1 clusters"
+            in format_table(s))
+
+
+def test_rows_without_a_cluster_are_one_cluster_per_theorem() -> None:
+    s = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32])
+    assert s.clusters == 4 and [o.cluster for o in s.outcomes] == ["easy1", "easy2", "hard1", "hard2"]
+    assert s.cumulative_by_cluster is not None and s.cumulative_by_cluster.value == s.cumulative.rate
+
+
+def test_pass_at_k_and_the_mean_per_attempt_rate_with_intervals() -> None:
+    rows = [crow(f"t{c}", f"t{c}", 5 if (c + a) % 3 == 0 else None, attempt=a) for c in range(9) for a in range(3)]
+    s = summarize(rows, None, iteration=0, benchmark="bench", budgets=[8])
+    assert s.pass_k == 3 and s.cumulative.rate == 1.0  # every theorem proved by one of its three attempts
+    assert s.per_attempt is not None and s.per_attempt.value == pytest.approx(s.budgets[-1].pass1) == \
+        pytest.approx(1 / 3)
+    assert s.outcomes[0].nodes == [5, None, None] and s.outcomes[1].nodes == [None, None, 5]
+    assert "mean per attempt (pass@1 over 3 attempts): 33.3% [" in format_table(s)
+
+
+def test_old_summaries_without_clusters_still_load(tmp_path: Path) -> None:
+    s = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32])
+    write_report(s, tmp_path, plot=False)
+    data = json.loads((tmp_path / "summary.json").read_text())
+    new = {"clusters", "hard_clusters", "cumulative_ci", "cumulative_by_cluster", "hard_ci", "hard_by_cluster",
+           "per_attempt", "per_attempt_by_cluster", "bootstrap_samples", "bootstrap_seed", "confidence", "outcomes"}
+    assert new <= data.keys()
+    old = {k: v for k, v in data.items() if k not in new}
+    old["budgets"] = [{k: v for k, v in b.items() if not k.endswith(("_ci", "_by_cluster"))} for b in old["budgets"]]
+    (tmp_path / "summary.json").write_text(json.dumps(old))
+    back = read_summary(tmp_path)
+    assert back.cumulative == s.cumulative and back.clusters == 0 and back.outcomes == []
+    assert back.cumulative_ci is None and back.budgets[0].all_ci is None
+    assert "of 4 theorems" in format_table(back) and "by cluster" not in format_markdown(back).split("|")[0]
