@@ -248,7 +248,8 @@ def baseline(
                 from burnqed_core.search.job import lean_version
 
                 version = lean_version(prof, pool)  # prof.lean is cfg
-                b = await measure_baselines(pool, thms, None, lean_version=version, progress=True)
+                b = await measure_baselines(pool, thms, None, lean_version=version, progress=True,
+                                            tactic_timeout_s=cfg.tactic_timeout_s)
                 typer.echo(f"wrote {write_shipped(b, set_dir(theorems[0]))}")
             return await automation_baseline(pool, thms, progress=True)
 

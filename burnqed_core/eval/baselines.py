@@ -55,10 +55,15 @@ class Baselines(BaseModel):
         return self.single[name] is None and self.defaware[name] is None
 
 
-def baseline_key(theorems: Sequence[Theorem], lean_version: str = "") -> str:
+def baseline_key(theorems: Sequence[Theorem], lean_version: str = "", tactic_timeout_s: float | None = None) -> str:
+    """What a baseline file was measured for: the theorems, the tactic lists, the Lean version and the tactic
+    timeout (a tactic that needs 40 s closes a theorem under a 60 s limit, not under 30 s)."""
     h = hashlib.sha256()
-    h.update(json.dumps({"version": BASELINE_VERSION, "single": list(AUTOMATION_TACTICS),
-                         "defaware": list(DEFAWARE_SHAPES), "lean": lean_version}).encode())
+    payload: dict[str, object] = {"version": BASELINE_VERSION, "single": list(AUTOMATION_TACTICS),
+                                  "defaware": list(DEFAWARE_SHAPES), "lean": lean_version}
+    if tactic_timeout_s is not None:
+        payload["tactic_timeout_s"] = float(tactic_timeout_s)
+    h.update(json.dumps(payload).encode())
     for t in sorted(theorems, key=lambda t: t.name):
         h.update(json.dumps([t.name, t.statement, t.preamble], ensure_ascii=False).encode())
     return h.hexdigest()
@@ -83,13 +88,14 @@ def read_cached(cache_dir: Path, key: str) -> Baselines | None:
 
 async def measure_baselines(env: ProofEnv, theorems: Sequence[Theorem], cache_dir: Path | None,
                             *, lean_version: str = "", progress: bool = False,
-                            shipped: Path | None = None) -> Baselines:
+                            shipped: Path | None = None, tactic_timeout_s: float | None = None) -> Baselines:
     """Both baselines of ``theorems``: read from ``cache_dir`` when measured
     before, else from ``shipped`` (the theorem set's own directory, read only:
     `write_shipped` put the file there), else measured now and cached. The
-    key covers the theorems, the tactic lists and the Lean version, so a file
-    measured for another benchmark or another Lean is never used."""
-    key = baseline_key(theorems, lean_version)
+    key covers the theorems, the tactic lists, the Lean version and the tactic
+    timeout, so a file measured for another benchmark, another Lean or another
+    timeout is never used."""
+    key = baseline_key(theorems, lean_version, tactic_timeout_s)
     for where, d in (("cached", cache_dir), ("shipped with the theorem set", shipped)):
         if d is None:
             continue

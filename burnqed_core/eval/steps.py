@@ -58,6 +58,7 @@ async def eval_prepare(
     lean = await env()
     return await measure_baselines(lean, benchmark, profile.paths.home / "baselines",
                                    lean_version=lean_version(profile, lean), progress=progress,
+                                   tactic_timeout_s=profile.lean.tactic_timeout_s,
                                    shipped=set_dir(profile.data.benchmark))
 
 
