@@ -2,8 +2,10 @@
 
 ``load_theorems(spec)`` accepts:
 
-* ``bundled:<name>``: ``burnqed_core/data/sets/<name>.jsonl`` (shipped with
-  the package; the tiny profile's corpus and benchmark);
+* ``bundled:<name>``: ``burnqed_core/data/sets/<name>.jsonl`` or the
+  directory ``burnqed_core/data/sets/<name>/`` of ``.lean`` files (shipped
+  with the package: the tiny profile's corpus and benchmark, the hand-written
+  benchmark);
 * a ``.jsonl`` of `Theorem` records, or a miniF2F JSONL (rows with
   ``formal_statement``), told apart by the first row;
 * a ``.parquet`` of `Theorem` records;
@@ -48,7 +50,8 @@ AUTOMATION_FILE = "automation.json"
 
 def bundled_names() -> list[str]:
     """Names of the theorem sets shipped with burnqed."""
-    return sorted(p.stem for p in BUNDLED_DIR.glob("*.jsonl"))
+    return sorted([p.stem for p in BUNDLED_DIR.glob("*.jsonl")]
+                  + [p.name for p in BUNDLED_DIR.iterdir() if p.is_dir() and any(p.glob("*.lean"))])
 
 
 def resolve_spec(spec: str | Path) -> Path:
@@ -57,6 +60,8 @@ def resolve_spec(spec: str | Path) -> Path:
     if s.startswith(BUNDLED_PREFIX):
         name = s[len(BUNDLED_PREFIX):]
         path = BUNDLED_DIR / f"{name}.jsonl"
+        if not path.exists() and name and "/" not in name and (BUNDLED_DIR / name).is_dir():
+            path = BUNDLED_DIR / name
         if not path.exists():
             raise DataError(f"no bundled theorem set {name!r}; available: {', '.join(bundled_names()) or 'none'}")
         return path
