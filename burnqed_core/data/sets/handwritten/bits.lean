@@ -194,13 +194,16 @@ theorem bits_val_eq_zero_iff (b : Bits) : val b = 0 ↔ trim b = tip := by
     cases ht : trim b with
     | tip =>
       simp [ht] at ih
-      simp [val, trim, ht, ih]
+      simp [val, trim, ht]
+      omega
     | zero t =>
       simp [ht] at ih
-      simp [val, trim, ht, ih]
+      simp [val, trim, ht]
+      omega
     | one t =>
       simp [ht] at ih
-      simp [val, trim, ht, ih]
+      simp [val, trim, ht]
+      omega
   | one b ih =>
     simp [val, trim]
 
@@ -223,7 +226,7 @@ theorem bits_tidy_inc (b : Bits) (h : Tidy b) : Tidy (inc b) := by
   | one _ ih => exact Tidy.zero ih
 
 /-- A single zero digit is not tidy. -/
-theorem bits_not_tidy_zero_stop : ¬ Tidy (zero tip) := by
+theorem bits_not_tidy_zero_tip : ¬ Tidy (zero tip) := by
   intro h
   cases h with
   | zero h' => cases h'
@@ -239,5 +242,92 @@ theorem bits_tidy_fromNat (n : Nat) : Tidy (fromNat (n + 1)) := by
   induction n with
   | zero => exact Tidy.top
   | succ n ih => exact hinc _ ih
+
+/-- Reading a tidy string and writing the number back gives the same string. -/
+theorem bits_fromNat_val_tidy (b : Bits) (h : Tidy b) : fromNat (val b) = b := by
+  have hodd : ∀ n, fromNat (2 * n + 1) = one (fromNat n) := by
+    intro n
+    induction n with
+    | zero => rfl
+    | succ n ih =>
+      calc fromNat (2 * (n + 1) + 1) = inc (inc (fromNat (2 * n + 1))) := by
+            rw [show 2 * (n + 1) + 1 = 2 * n + 1 + 1 + 1 by omega]
+            rfl
+        _ = inc (inc (one (fromNat n))) := by rw [ih]
+        _ = one (fromNat (n + 1)) := rfl
+  have heven : ∀ n, fromNat (2 * n + 2) = zero (fromNat (n + 1)) := by
+    intro n
+    calc fromNat (2 * n + 2) = inc (fromNat (2 * n + 1)) := rfl
+      _ = inc (one (fromNat n)) := by rw [hodd]
+      _ = zero (fromNat (n + 1)) := rfl
+  have hpos : ∀ c, Tidy c → 0 < val c := by
+    intro c hc
+    induction hc with
+    | top => decide
+    | zero _ ih =>
+      simp only [val]
+      omega
+    | one _ ih =>
+      simp only [val]
+      omega
+  induction h with
+  | top => rfl
+  | @zero c hc ih =>
+    obtain ⟨m, hm⟩ : ∃ m, val c = m + 1 := ⟨val c - 1, by have := hpos c hc; omega⟩
+    rw [hm] at ih
+    show fromNat (2 * val c) = zero c
+    rw [hm, show 2 * (m + 1) = 2 * m + 2 by omega, heven, ih]
+  | @one c hc ih =>
+    show fromNat (2 * val c + 1) = one c
+    rw [hodd, ih]
+
+/-- Tidy strings are exactly the nonempty strings that trimming leaves alone. -/
+theorem bits_tidy_iff_trim (b : Bits) : Tidy b ↔ trim b = b ∧ b ≠ tip := by
+  constructor
+  · intro h
+    induction h with
+    | top =>
+      refine ⟨rfl, ?_⟩
+      intro h
+      cases h
+    | @zero c _ ih =>
+      obtain ⟨htc, hne⟩ := ih
+      refine ⟨?_, by intro h; cases h⟩
+      cases c with
+      | tip => exact absurd rfl hne
+      | zero d => rw [trim, htc]
+      | one d => rw [trim, htc]
+    | @one c _ ih =>
+      obtain ⟨htc, _⟩ := ih
+      refine ⟨?_, by intro h; cases h⟩
+      rw [trim, htc]
+  · rintro ⟨htr, hne⟩
+    induction b with
+    | tip => exact absurd rfl hne
+    | zero c ih =>
+      cases hc : trim c with
+      | tip => simp [trim, hc] at htr
+      | zero d =>
+        simp [trim, hc] at htr
+        apply Tidy.zero
+        apply ih
+        · rw [hc, htr]
+        · rw [← htr]
+          intro h
+          cases h
+      | one d =>
+        simp [trim, hc] at htr
+        apply Tidy.zero
+        apply ih
+        · rw [hc, htr]
+        · rw [← htr]
+          intro h
+          cases h
+    | one c ih =>
+      simp [trim] at htr
+      cases c with
+      | tip => exact Tidy.top
+      | zero d => exact Tidy.one (ih htr (by intro h; cases h))
+      | one d => exact Tidy.one (ih htr (by intro h; cases h))
 
 end HwBits

@@ -1,8 +1,8 @@
 /-
-  Classes: type classes and structures defined from scratch. A `Blend` class
-  for an associative operation with a neutral value, a `Sized` class and a
-  `Shrinkable` class of values that can be made smaller, with instances for
-  small record types; the theorems check the laws and derived operations.
+  Classes: type classes and structures defined from scratch: `Blend` (an
+  associative operation with a neutral value), `Sized` and `Shrinkable`, with
+  instances for small record types; the theorems check the laws and the
+  operations derived from them (folding a list, powers, repeated shrinking).
 -/
 
 namespace HwClasses
