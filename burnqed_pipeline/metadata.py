@@ -118,10 +118,10 @@ def eval_metadata(summaries: Sequence[EvalSummary]) -> dict[str, Any]:
                     f"{key}_high": round(d.change.high, 4)}
     import tempfile
 
-    from burnqed_core.eval.report import plot_solve_rate
+    from burnqed_core.eval.plot import plot_summaries
 
     with tempfile.TemporaryDirectory() as tmp:  # the report's own plot: hard split, both baselines, EBM ablation
-        png = plot_solve_rate(summaries, Path(tmp) / "solve_rate.png", title=f"Solve rate on {s.benchmark}")
+        png = plot_summaries(summaries, Path(tmp) / "solve_rate.png", title=f"Solve rate on {s.benchmark}")
         data = base64.b64encode(png.read_bytes()).decode()
     out["solve_rate_plot"] = dg.MetadataValue.md(f"![solve rate per budget](data:image/png;base64,{data})")
     return out

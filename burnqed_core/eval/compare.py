@@ -46,7 +46,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.eval.gonogo import Decision, Reason, Verdict, gonogo_verdict
-from burnqed_core.eval.report import format_comparison, plot_solve_rate, read_summary
+from burnqed_core.eval.plot import plot_summaries
+from burnqed_core.eval.report import format_comparison, read_summary
 from burnqed_core.eval.summary import DEFAULT_SAMPLES, DEFAULT_SEED, Delta, EvalSummary, PairedChange, paired_deltas
 from burnqed_core.verdict import CheckVerdict, Figure
 
@@ -276,4 +277,4 @@ def format_compare_markdown(c: Comparison) -> str:
 
 
 def write_compare_plot(c: Comparison, out: str | Path) -> Path:
-    return plot_solve_rate(c.summaries, out, title="solve rate against node budget, by iteration")
+    return plot_summaries(c.summaries, out, title="solve rate against node budget, by iteration")

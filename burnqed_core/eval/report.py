@@ -204,79 +204,10 @@ def write_report(s: EvalSummary, out_dir: str | Path, plot: bool = True) -> tupl
     atomic_write_text(js, json.dumps(s.model_dump(mode="json"), indent=2) + "\n")
     atomic_write_text(md, format_markdown(s))
     if plot:
-        plot_solve_rate([s], out_dir / PLOT_FILE, title=f"iteration {s.iteration} on {s.benchmark}")
+        from burnqed_core.eval.plot import plot_summaries
+
+        plot_summaries([s], out_dir / PLOT_FILE, title=f"iteration {s.iteration} on {s.benchmark}")
     return js, md
-
-
-def _yerr(values: Sequence[float], ests: Sequence[Estimate | None]) -> list[list[float]] | None:
-    """Error bars (in points) below and above each value, from its interval; None when any is missing."""
-    if not ests or any(e is None for e in ests):
-        return None
-    return [[max(0.0, 100 * (v - e.low)) for v, e in zip(values, ests, strict=True) if e is not None],
-            [max(0.0, 100 * (e.high - v)) for v, e in zip(values, ests, strict=True) if e is not None]]
-
-
-def plot_solve_rate(summaries: Sequence[EvalSummary], out: str | Path, title: str = "") -> Path:
-    """Solve rate against node budget (matplotlib, Agg, PNG), as `burnqed_core.eval.plot.plot_summaries`
-    draws it (pass@k solid, hard split dashed, the policy alone dash-dotted, the EBM ablation dotted, both
-    automation baselines as horizontal lines), with the 95% cluster-bootstrap intervals as error bars on
-    pass@k and the hard split, and the per-cluster pass@k as a thin line of diamonds. A summary without
-    intervals is drawn without bars."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    out = Path(out)
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
-    try:
-        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-        for i, s in enumerate(summaries):
-            c = colors[i % len(colors)]
-            xs = [b.budget for b in s.budgets]
-            label = f"iteration {s.iteration}" + (" + automation" if s.automation else "") + (" + EBM" if s.ebm else "")
-            ys = [100 * b.all.rate for b in s.budgets]
-            ax.errorbar(xs, ys, yerr=_yerr([b.all.rate for b in s.budgets], [b.all_ci for b in s.budgets]),
-                        fmt="-o", color=c, capsize=3, label=f"{label} (pass@{s.pass_k}, 95% interval)")
-            if all(b.all_by_cluster is not None for b in s.budgets) and s.budgets:
-                ax.plot(xs, [100 * b.all_by_cluster.value for b in s.budgets if b.all_by_cluster is not None],
-                        "-D", color=c, alpha=0.6, linewidth=1, markersize=3,
-                        label=f"{label}, by cluster ({s.clusters} clusters)")
-            if s.hard_theorems:
-                ax.errorbar(xs, [100 * b.hard.rate for b in s.budgets],
-                            yerr=_yerr([b.hard.rate for b in s.budgets], [b.hard_ci for b in s.budgets]),
-                            fmt="--s", color=c, alpha=0.8, capsize=2, label=f"{label}, hard split")
-            if s.policy_only is not None:
-                po = s.policy_only
-                ax.plot([b.budget for b in po.budgets], [100 * b.all.rate for b in po.budgets], "-.x", color=c,
-                        label=f"iteration {s.iteration}, policy alone (no automation candidates)")
-            if s.without_ebm is not None:
-                w = s.without_ebm
-                ax.plot([b.budget for b in w.budgets], [100 * b.all.rate for b in w.budgets], ":^", color=c,
-                        label=f"iteration {s.iteration} without EBM")
-        if summaries:
-            ref = summaries[-1]
-            ax.axhline(100 * ref.automation_baseline.rate, color="gray", linestyle="-.", linewidth=1,
-                       label=f"baseline (a) single tactic {100 * ref.automation_baseline.rate:.1f}%")
-            ax.axhline(100 * ref.defaware_baseline.rate, color="black", linestyle=(0, (5, 2)), linewidth=1,
-                       label=f"baseline (b) definition-aware {100 * ref.defaware_baseline.rate:.1f}%")
-        ax.set_xlabel("node budget")
-        ax.set_ylabel("theorems solved (%)")
-        ax.set_ylim(0, 100)
-        budgets = sorted({b.budget for s in summaries for b in s.budgets})
-        if budgets:
-            ax.set_xticks(budgets)
-        ax.grid(True, alpha=0.3)
-        ax.set_title(title or "solve rate against node budget")
-        ax.legend(fontsize=7, loc="best")
-        fig.tight_layout()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.tmp")
-        fig.savefig(tmp, format="png")
-        tmp.replace(out)
-    finally:
-        plt.close(fig)
-    return out
 
 
 def read_summary(out_dir: str | Path) -> EvalSummary:
