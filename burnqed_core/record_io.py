@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -144,13 +144,18 @@ def read_table(path: str | Path, model: type[Record]) -> pa.Table:
 def read_parquet(path: str | Path, model: type[R]) -> list[R]:
     """All records of a Parquet file, each validated."""
     path = Path(path)
-    table = read_table(path, model)
+    return validate_rows(read_table(path, model).to_pylist(), model, path)
+
+
+def validate_rows(rows: Iterable[dict[str, Any]], model: type[R], where: str | Path, what: str = "") -> list[R]:
+    """``rows`` (e.g. of a Parquet table) as validated records; the first invalid one is an error naming
+    ``where``, its row number and the field."""
     out = []
-    for i, row in enumerate(table.to_pylist()):
+    for i, row in enumerate(rows):
         try:
             out.append(model.model_validate(row))
         except ValidationError as e:
-            raise RecordFileError(f"{path}: row {i} is not a valid {model.kind}: {_first_error(e)}") from None
+            raise RecordFileError(f"{where}: row {i} is not a valid {what or model.kind}: {_first_error(e)}") from None
     return out
 
 

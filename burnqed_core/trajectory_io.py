@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from burnqed_core.errors import RecordFileError
-from burnqed_core.record_io import read_table
+from burnqed_core.record_io import read_table, validate_rows
 from burnqed_core.records import TrajectoryRecord, arrow_schema
 
 RESULTS_KEY = b"burnqed.search_results"
@@ -139,11 +139,4 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 def read_trajectories(path: str | Path) -> list[TrajectoryRecord]:
     """All rows as validated records (for small outputs; use the table for large ones)."""
-    table = read_trajectory_table(path)
-    out = []
-    for i, row in enumerate(table.to_pylist()):
-        try:
-            out.append(TrajectoryRecord.model_validate(row))
-        except ValidationError as e:
-            raise RecordFileError(f"{path}: row {i} is not a valid trajectory record: {e.errors()[0]['msg']}") from None
-    return out
+    return validate_rows(read_trajectory_table(path).to_pylist(), TrajectoryRecord, path, "trajectory record")

@@ -905,30 +905,17 @@ def find_twins(corpus: Iterable[Theorem], benchmark: Iterable[Theorem], *,
 def twin_clusters(theorems: Iterable[Theorem], *, min_skeleton_steps: int = 2) -> list[list[str]]:
     """Theorems of one set grouped by equal canonical form or equal skeleton (as in `find_twins`), closed
     transitively; only groups of two or more, each sorted by name, the groups sorted by their first name."""
+    from burnqed_core.data.union_find import UnionFind
+
     keys = _keys(theorems, min_skeleton_steps)
-    parent = {n: n for n in keys}
-
-    def root(n: str) -> str:
-        while parent[n] != n:
-            parent[n] = parent[parent[n]]
-            n = parent[n]
-        return n
-
-    def union(a: str, b: str) -> None:
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-
+    uf = UnionFind(keys)
     first: dict[tuple[str, str], str] = {}
     for name, k in keys.items():
         for key in (("form", k.form), ("skeleton", k.skeleton)):
             if key[1] is None:
                 continue
             if key in first:
-                union(first[key], name)
+                uf.union(first[key], name)
             else:
                 first[key] = name
-    groups: dict[str, list[str]] = defaultdict(list)
-    for n in keys:
-        groups[root(n)].append(n)
-    return sorted((sorted(g) for g in groups.values() if len(g) > 1), key=lambda g: g[0])
+    return sorted((sorted(g) for g in uf.groups().values() if len(g) > 1), key=lambda g: g[0])

@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from burnqed_core.data.union_find import UnionFind
 from burnqed_core.records import Theorem
 
 GENERATED_SOURCE = "burnqed-generated"  # `burnqed_core.data.generate_sets.SOURCE`
@@ -67,26 +68,15 @@ def clusters(theorems: Iterable[Theorem], *, twins: bool = True, min_skeleton_st
     named by the smallest cluster name they join). A name given twice keeps its last theorem."""
     by_name = {t.name: t for t in theorems}
     base = {n: cluster_of(t) for n, t in by_name.items()}
-    parent = {c: c for c in base.values()}
-
-    def root(c: str) -> str:
-        while parent[c] != c:
-            parent[c] = parent[parent[c]]
-            c = parent[c]
-        return c
-
-    def union(a: str, b: str) -> None:
-        ra, rb = root(a), root(b)
-        if ra != rb:  # the smaller name stays the root: a component's root is its smallest member
-            parent[max(ra, rb)] = min(ra, rb)
+    uf = UnionFind(base.values())
 
     if twins and len(by_name) > 1:
         from burnqed_core.data.canonical import twin_clusters
 
         for group in twin_clusters(by_name.values(), min_skeleton_steps=min_skeleton_steps):
             for n in group[1:]:
-                union(base[group[0]], base[n])
-    return {n: root(c) for n, c in sorted(base.items())}
+                uf.union(base[group[0]], base[n])
+    return {n: uf.find(c) for n, c in sorted(base.items())}
 
 
 def cluster_members(assignment: dict[str, str]) -> dict[str, list[str]]:

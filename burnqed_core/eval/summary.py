@@ -461,25 +461,18 @@ class PairedChange(BaseModel):
 def joint_clusters(names: Sequence[str], *labelings: dict[str, str]) -> list[str]:
     """The cluster of each of ``names`` when two theorems are together whenever some labeling puts them in one
     cluster (union-find; a cluster is named by its smallest theorem name)."""
-    parent = {n: n for n in names}
+    from burnqed_core.data.union_find import UnionFind
 
-    def root(n: str) -> str:
-        while parent[n] != n:
-            parent[n] = parent[parent[n]]
-            n = parent[n]
-        return n
-
+    uf = UnionFind(names)
     for labels in labelings:
         first: dict[str, str] = {}
         for n in names:
             c = labels.get(n, n)
             if c in first:
-                ra, rb = root(first[c]), root(n)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
+                uf.union(first[c], n)
             else:
                 first[c] = n
-    return [root(n) for n in names]
+    return [uf.find(n) for n in names]
 
 
 def paired_deltas(
