@@ -128,10 +128,18 @@ def from_maps(single: Mapping[str, str | None], defaware: Mapping[str, str | Non
 
 def write_shipped(baselines: Baselines, set_dir: Path) -> Path:
     """Write measured baselines beside a theorem set (``burnqed lean baseline
-    --eval-baselines``), where `measure_baselines` finds them by key; older
-    files of that directory are removed (one per theorem set)."""
+    --eval-baselines``), where `measure_baselines` finds them by key. Several
+    sets can share a directory (``bundled:dev`` and ``bundled:test``): an older
+    file of the same set (the same theorem names, measured for other
+    statements, tactics, Lean or timeout) is replaced, the others stay."""
     if baselines.infra:
         raise DataError(f"{len(baselines.infra)} theorems were left unmeasured by Lean failures: not written")
+    names = set(baselines.single) | set(baselines.defaware)
     for old in set_dir.glob("baselines-*.json"):
-        old.unlink()
+        try:
+            other = Baselines.model_validate_json(old.read_text(encoding="utf-8"))
+        except (ValidationError, ValueError):
+            continue
+        if set(other.single) | set(other.defaware) == names:
+            old.unlink()
     return atomic_write_text(cache_path(set_dir, baselines.key), baselines.model_dump_json(indent=1) + "\n")

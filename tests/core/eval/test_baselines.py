@@ -61,6 +61,10 @@ async def test_shipped_file_is_used_by_key_only(tmp_path: Path) -> None:
     # a rewrite replaces the older file of the set; an incomplete measurement is never shipped
     write_shipped(b.model_copy(update={"key": baseline_key(THMS[:1], "lean-x")}), tmp_path)
     assert len(list(tmp_path.glob("baselines-*.json"))) == 1
+    # another set in the same directory (bundled:dev beside bundled:test) keeps its file
+    other = Baselines(key=baseline_key(THMS[:1], "lean-z"), single={"c": None}, defaware={"c": None})
+    write_shipped(other, tmp_path)
+    assert len(list(tmp_path.glob("baselines-*.json"))) == 2
     with pytest.raises(DataError, match="unmeasured"):
         write_shipped(b.model_copy(update={"infra": ["a"]}), tmp_path)
 
