@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-Split = Literal["train", "valid", "test", "benchmark"]
+Split = Literal["train", "valid", "dev", "test", "benchmark"]
 Label = Literal["positive", "negative", "unknown"]
 TacticSource = Literal["", "policy", "automation", "both"]
 

@@ -66,6 +66,7 @@ async def _eval_main(
             raise BurnqedError("--limit must be >= 1")
         theorems = sorted(theorems, key=lambda t: t.name)[:limit]
     check_unique_names(theorems)
+    steps.check_no_corpus_twins(profile, theorems_spec, theorems)  # before Lean starts
     model_path = model or profile.policy.model_path
     if ebm is not None:
         if profile.policy.backend == "fixed":
@@ -135,7 +136,9 @@ def eval_cmd(
     """Solve rates of a model on a benchmark per node budget, pass@k, beside both automation baselines.
 
     One search per theorem and attempt at the largest budget (smaller budgets are read off it); every proof
-    is re-checked. Writes results.parquet, summary.json, report.md and solve_rate.png; prints the table."""
+    is re-checked. Writes results.parquet, summary.json, report.md and solve_rate.png; prints the table.
+    A theorem that is a twin of a theorem of the profile's corpus (the same up to renaming and numerals) is
+    an error before anything starts."""
     code = asyncio.run(_eval_main(profile, model, ebm, theorems, budgets, pass_k, out, resume, iteration, limit,
                                   training_pairs or [], not no_progress, verbose, automation))
     if code:

@@ -6,23 +6,46 @@ generator makes (CI keeps them in sync). Output is a pure function of the seed:
 every family draws from its own ``random.Random`` seeded by ``(seed, family
 name)``, and records are sorted by name, so neither family order nor set
 iteration order can change a byte. Both modes print the number of theorems per
-family and the proof-length distribution of each set.
+family, the proof-length distribution of each set, the benchmark theorems
+dropped as corpus twins and the dev/test split.
+
+Two steps follow the families:
+
+* **corpus twins leave the benchmark**: every benchmark theorem that
+  `burnqed_core.data.canonical.find_twins` pairs with a corpus theorem (the
+  same canonical statement, or the same skeleton of a known proof of two
+  steps or more) is dropped; it goes nowhere else (it is a corpus theorem
+  under other names).
+* **dev and test by template cluster** (`assign_splits`): the remaining
+  benchmark theorems are grouped by `burnqed_core.data.clusters.clusters`
+  (template instances and twins inside the benchmark together). Each cluster
+  belongs to the family of its members (the smallest family name if they
+  had several). Within each family, its ``n`` clusters are ordered by
+  ``sha256(f"{seed}:{cluster}")`` (hex digest) and the first
+  ``round(0.4 * n)`` go to ``dev``, the rest to ``test``; a family with one
+  cluster goes to ``test``, one with ``n >= 2`` has at least one cluster in
+  each. Every theorem takes its cluster's split. The rule reads only names,
+  statements, proofs and the seed, never a search or eval result.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import logging
 import random
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
+from burnqed_core.data.canonical import Twin, find_twins
+from burnqed_core.data.clusters import clusters
 from burnqed_core.data.families import FAMILIES, Family, SetName
 from burnqed_core.data.renaming import rename_instance
 from burnqed_core.errors import DataError
-from burnqed_core.records import Theorem
+from burnqed_core.records import Split, Theorem
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +53,7 @@ SEED = 20261122
 SOURCE = "burnqed-generated"
 SETS_DIR = Path(__file__).resolve().parent / "sets"
 FILE_NAMES: dict[SetName, str] = {"train": "corpus.jsonl", "benchmark": "benchmark.jsonl"}
+DEV_FRACTION = 0.4
 
 
 def family_theorems(family: Family, seed: int = SEED, rename: bool = True) -> list[Theorem]:
@@ -45,9 +69,14 @@ def family_theorems(family: Family, seed: int = SEED, rename: bool = True) -> li
     return out
 
 
-def generate(seed: int = SEED, rename: bool = True) -> dict[SetName, list[Theorem]]:
-    """Both sets, each sorted by theorem name; raises `DataError` on duplicates.
-    ``rename=False`` keeps the families' fixed names (for comparing the two)."""
+class Generated(NamedTuple):
+    """Both sets (``benchmark`` with its twins dropped and dev/test assigned) and the dropped twins."""
+
+    sets: dict[SetName, list[Theorem]]
+    dropped: list[Twin]  # every (benchmark theorem, corpus twin) pair of the dropped theorems
+
+
+def _family_sets(seed: int, rename: bool) -> dict[SetName, list[Theorem]]:
     sets: dict[SetName, list[Theorem]] = {"train": [], "benchmark": []}
     for family in FAMILIES:
         sets[family.split].extend(family_theorems(family, seed, rename))
@@ -60,6 +89,57 @@ def generate(seed: int = SEED, rename: bool = True) -> dict[SetName, list[Theore
     return {split: sorted(ts, key=lambda t: t.name) for split, ts in sets.items()}
 
 
+def _rank(seed: int, cluster: str) -> str:
+    return hashlib.sha256(f"{seed}:{cluster}".encode()).hexdigest()
+
+
+def dev_count(n: int) -> int:
+    """How many of a family's ``n`` clusters go to dev: ``round(0.4 * n)``, 0 for one cluster, else at least
+    one and at most ``n - 1``."""
+    if n <= 1:
+        return 0
+    return min(max(round(DEV_FRACTION * n), 1), n - 1)
+
+
+def assign_splits(benchmark: Sequence[Theorem], seed: int = SEED) -> dict[str, Split]:
+    """Theorem name -> ``"dev"`` or ``"test"`` by template cluster (the rule of the module docstring)."""
+    cluster = clusters(benchmark)
+    family: dict[str, str] = {}
+    for t in benchmark:
+        c = cluster[t.name]
+        family[c] = min(family.get(c, t.family), t.family)
+    by_family: dict[str, list[str]] = {}
+    for c, f in family.items():
+        by_family.setdefault(f, []).append(c)
+    split_of: dict[str, Split] = {}
+    for cs in by_family.values():
+        ordered = sorted(cs, key=lambda c: (_rank(seed, c), c))
+        k = dev_count(len(ordered))
+        split_of |= {c: "dev" if i < k else "test" for i, c in enumerate(ordered)}
+    return {t.name: split_of[cluster[t.name]] for t in benchmark}
+
+
+def build(seed: int = SEED, rename: bool = True) -> Generated:
+    """Both sets, each sorted by theorem name, the benchmark without corpus twins and split into dev/test;
+    raises `DataError` on duplicates."""
+    sets = _family_sets(seed, rename)
+    twins = find_twins(sets["train"], sets["benchmark"])
+    twin_names = {tw.benchmark for tw in twins}
+    for name in sorted(twin_names):
+        logger.info("benchmark theorem %s dropped: twin of corpus %s", name,
+                    ", ".join(f"{tw.corpus} ({tw.how})" for tw in twins if tw.benchmark == name))
+    kept = [t for t in sets["benchmark"] if t.name not in twin_names]
+    split_of = assign_splits(kept, seed)
+    sets["benchmark"] = [t.model_copy(update={"split": split_of[t.name]}) for t in kept]
+    return Generated(sets, twins)
+
+
+def generate(seed: int = SEED, rename: bool = True) -> dict[SetName, list[Theorem]]:
+    """Both sets, each sorted by theorem name (see `build`); raises `DataError` on duplicates.
+    ``rename=False`` keeps the families' fixed names (for comparing the two)."""
+    return build(seed, rename).sets
+
+
 def render(theorems: Sequence[Theorem]) -> str:
     """The JSONL text of a set: one record per line, UTF-8, ``\\n`` endings."""
     return "".join(t.model_dump_json() + "\n" for t in theorems)
@@ -70,8 +150,9 @@ def hard_families() -> set[str]:
     return {f.name for f in FAMILIES if f.hard}
 
 
-def summary(sets: dict[SetName, list[Theorem]]) -> str:
-    """Counts per family, hard fraction and proof-length distribution per set."""
+def summary(sets: dict[SetName, list[Theorem]], dropped: Sequence[Twin] = ()) -> str:
+    """Counts per family, hard fraction and proof-length distribution per set; the benchmark's dev/test
+    counts (theorems and clusters per family) and the theorems dropped as corpus twins."""
     hard = hard_families()
     lines = []
     for split, ts in sets.items():
@@ -84,12 +165,31 @@ def summary(sets: dict[SetName, list[Theorem]]) -> str:
         lengths = Counter(len(t.proof) for t in ts)
         dist = ", ".join(f"{k}: {lengths[k]}" for k in sorted(lengths))
         lines.append(f"  proof length (steps: theorems) {dist}")
+    bench = sets.get("benchmark", [])
+    if bench:
+        cluster = clusters(bench)
+        lines.append("benchmark splits (theorems / clusters):")
+        for split in ("dev", "test"):
+            ts = [t for t in bench if t.split == split]
+            per_fam = Counter(t.family for t in ts)
+            fam_clusters = {f: len({cluster[t.name] for t in ts if t.family == f}) for f in per_fam}
+            lines.append(f"  {split}: {len(ts)} / {len({cluster[t.name] for t in ts})}  "
+                         + ", ".join(f"{f} {per_fam[f]}/{fam_clusters[f]}" for f in sorted(per_fam)))
+    if dropped:
+        by_bench: dict[str, list[str]] = {}
+        for tw in dropped:
+            by_bench.setdefault(tw.benchmark, []).append(f"{tw.corpus} ({tw.how})")
+        lines.append(f"dropped from the benchmark as corpus twins: {len(by_bench)}")
+        lines += [f"  {b}: {', '.join(cs)}" for b, cs in sorted(by_bench.items())]
     return "\n".join(lines)
 
 
 def write_sets(out_dir: Path = SETS_DIR, seed: int = SEED, rename: bool = True) -> dict[SetName, list[Theorem]]:
     """Generate and write both files into ``out_dir``; returns the sets."""
-    sets = generate(seed, rename)
+    return _write(generate(seed, rename), out_dir)
+
+
+def _write(sets: dict[SetName, list[Theorem]], out_dir: Path) -> dict[SetName, list[Theorem]]:
     out_dir.mkdir(parents=True, exist_ok=True)
     for split, ts in sets.items():
         path = out_dir / FILE_NAMES[split]
@@ -100,9 +200,11 @@ def write_sets(out_dir: Path = SETS_DIR, seed: int = SEED, rename: bool = True) 
     return sets
 
 
-def stale_files(out_dir: Path = SETS_DIR, seed: int = SEED, rename: bool = True) -> list[Path]:
-    """The set files in ``out_dir`` that are missing or differ from the generator's output."""
-    sets = generate(seed, rename)
+def stale_files(out_dir: Path = SETS_DIR, seed: int = SEED, rename: bool = True,
+                sets: dict[SetName, list[Theorem]] | None = None) -> list[Path]:
+    """The set files in ``out_dir`` that are missing or differ from the generator's output (``sets``: that
+    output when already generated)."""
+    sets = generate(seed, rename) if sets is None else sets
     stale = []
     for split, ts in sets.items():
         path = out_dir / FILE_NAMES[split]
@@ -119,17 +221,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-rename", dest="rename", action="store_false",
                         help="keep each family's fixed definition and variable names (not the bundled sets)")
     args = parser.parse_args(argv)
+    gen = build(args.seed, args.rename)
     if args.check:
-        stale = stale_files(args.out, args.seed, args.rename)
-        print(summary(generate(args.seed, args.rename)))
+        stale = stale_files(args.out, args.seed, args.rename, sets=gen.sets)
+        print(summary(gen.sets, gen.dropped))
         if stale:
             print("out of date: " + ", ".join(str(p) for p in stale)
                   + " (run python -m burnqed_core.data.generate_sets)", file=sys.stderr)
             return 1
         print("theorem sets are up to date")
         return 0
-    sets = write_sets(args.out, args.seed, args.rename)
-    print(summary(sets))
+    print(summary(_write(gen.sets, args.out), gen.dropped))
     return 0
 
 

@@ -7,7 +7,8 @@ the key; `goal_key` does the same for a pretty-printed goal (the root state
 of a search, the ``state_before`` of a depth-0 tactic pair), so that
 training pairs can be checked against the benchmark's root goals as Lean
 printed them. `check_training_pairs` fails loudly when a benchmark theorem
-occurs in training data.
+occurs in training data, `check_no_twins` when a benchmark theorem is a
+corpus theorem up to renaming and numerals (`burnqed_core.data.canonical`).
 """
 
 from __future__ import annotations
@@ -149,6 +150,28 @@ def check_training_pairs(
         shown = ", ".join(sorted(leaks.values())[:10])
         raise HeldOutLeakError(f"{len(leaks)} benchmark theorem(s) occur in the {where}: {shown}"
                                + (" ..." if len(leaks) > 10 else ""))
+
+
+def check_no_twins(benchmark: Sequence[Theorem], corpus: Sequence[Theorem], *, where: str) -> None:
+    """Raise `HeldOutLeakError` if a theorem of ``benchmark`` is a twin of a ``corpus`` theorem
+    (`burnqed_core.data.canonical.find_twins`: the same canonical form, or the same skeleton of a known proof
+    of two steps or more), naming each benchmark theorem, its corpus twins and how."""
+    from burnqed_core.data.canonical import find_twins
+
+    twins = find_twins(corpus, benchmark)
+    if not twins:
+        return
+    how = {"statement": "same canonical form", "skeleton": "same proof skeleton"}
+    by_bench: dict[str, dict[str, list[str]]] = {}
+    for tw in twins:
+        by_bench.setdefault(tw.benchmark, {}).setdefault(tw.how, []).append(tw.corpus)
+    lines = [f"{where}: benchmark theorem {b} is a twin of "
+             + " and ".join(f"corpus theorem{'s' if len(cs) > 1 else ''} {', '.join(cs)} ({how[h]})"
+                            for h, cs in sorted(hows.items(), key=lambda kv: kv[0] != "statement"))
+             for b, hows in sorted(by_bench.items())]
+    shown = "; ".join(lines[:10]) + (f" ... ({len(lines)} in all)" if len(lines) > 10 else "")
+    raise HeldOutLeakError(f"{shown}: {len(by_bench)} benchmark theorem(s) are corpus theorems up to renaming "
+                           "and numerals; remove them from the benchmark (or the corpus)")
 
 
 PAIR_FILES = ("train.parquet", "val.parquet", "valid.parquet", "pairs.parquet", "train.jsonl", "val.jsonl")

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from burnqed_core.data.hygiene import statement_key
 from burnqed_core.records import Split, Theorem
 
-HELD_OUT_SPLITS: tuple[Split, ...] = ("benchmark", "test")
+HELD_OUT_SPLITS: tuple[Split, ...] = ("benchmark", "dev", "test")
 
 
 class SelectionStats(BaseModel):
@@ -116,6 +116,16 @@ def _stratified(pool: Sequence[Theorem], n: int, seed: int, fail_rate: Mapping[s
         members = sorted(by_family[f], key=lambda t: t.name)
         out += random.Random(f"{seed}:{f}").sample(members, quota[f])
     return out
+
+
+def stratified_sample(theorems: Sequence[Theorem], n: int, seed: int = 0) -> list[Theorem]:
+    """A fixed sample of ``n`` of ``theorems``, spread over their families in proportion to their sizes
+    (largest remainder) and drawn within each family with ``random.Random(f"{seed}:{family}")`` from the
+    names sorted: the same set and seed give the same sample whatever the input order; it never looks at how
+    a theorem was solved. All of them, sorted by name, when ``n`` is not smaller."""
+    if n >= len(theorems):
+        return sorted(theorems, key=lambda t: t.name)
+    return sorted(_stratified(theorems, n, seed, {}, 0.0), key=lambda t: t.name)
 
 
 def select_theorems(

@@ -5,7 +5,8 @@
 * ``bundled:<name>``: ``burnqed_core/data/sets/<name>.jsonl`` or the
   directory ``burnqed_core/data/sets/<name>/`` of ``.lean`` files (shipped
   with the package: the tiny profile's corpus and benchmark, the hand-written
-  benchmark);
+  benchmark); ``bundled:dev`` and ``bundled:test`` are the records of
+  ``benchmark.jsonl`` whose split is ``dev`` / ``test`` (`SPLIT_VIEWS`);
 * a ``.jsonl`` of `Theorem` records, or a miniF2F JSONL (rows with
   ``formal_statement``), told apart by the first row;
 * a ``.parquet`` of `Theorem` records;
@@ -39,27 +40,38 @@ from burnqed_core.data.external import (
 from burnqed_core.data.lean_file import parse_lean_file
 from burnqed_core.errors import DataError
 from burnqed_core.record_io import read_jsonl, read_parquet
-from burnqed_core.records import Theorem
+from burnqed_core.records import Split, Theorem
 
 log = logging.getLogger(__name__)
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "sets"
 BUNDLED_PREFIX = "bundled:"
 AUTOMATION_FILE = "automation.json"
+# bundled sets that are the records of one split of a bundled file: name -> (file stem, split)
+SPLIT_VIEWS: dict[str, tuple[str, Split]] = {"dev": ("benchmark", "dev"), "test": ("benchmark", "test")}
 
 
 def bundled_names() -> list[str]:
     """Names of the theorem sets shipped with burnqed."""
-    return sorted([p.stem for p in BUNDLED_DIR.glob("*.jsonl")]
-                  + [p.name for p in BUNDLED_DIR.iterdir() if p.is_dir() and any(p.glob("*.lean"))])
+    files = [p.stem for p in BUNDLED_DIR.glob("*.jsonl")]
+    return sorted(files + [p.name for p in BUNDLED_DIR.iterdir() if p.is_dir() and any(p.glob("*.lean"))]
+                  + [v for v, (stem, _) in SPLIT_VIEWS.items() if stem in files])
+
+
+def _split_view(spec: str | Path) -> Split | None:
+    """The split a ``bundled:<view>`` spec keeps (`SPLIT_VIEWS`), else None."""
+    s = str(spec)
+    view = SPLIT_VIEWS.get(s[len(BUNDLED_PREFIX):]) if s.startswith(BUNDLED_PREFIX) else None
+    return view[1] if view else None
 
 
 def resolve_spec(spec: str | Path) -> Path:
-    """The file or directory a theorem-set spec names (checked to exist)."""
+    """The file or directory a theorem-set spec names (checked to exist); for ``bundled:dev`` /
+    ``bundled:test`` the file they are a split of."""
     s = str(spec)
     if s.startswith(BUNDLED_PREFIX):
         name = s[len(BUNDLED_PREFIX):]
-        path = BUNDLED_DIR / f"{name}.jsonl"
+        path = BUNDLED_DIR / f"{SPLIT_VIEWS[name][0] if name in SPLIT_VIEWS else name}.jsonl"
         if not path.exists() and name and "/" not in name and (BUNDLED_DIR / name).is_dir():
             path = BUNDLED_DIR / name
         if not path.exists():
@@ -124,6 +136,8 @@ def load_theorems(spec: str | Path) -> list[Theorem]:
     """All theorems of a theorem set (see the module doc for the forms of ``spec``)."""
     path = resolve_spec(spec)
     thms = _read_any(path)
+    if (split := _split_view(spec)) is not None:
+        thms = [t for t in thms if t.split == split]
     if not thms:
         raise DataError(f"{spec}: no theorems found")
     out = dedup_theorems(thms, where=str(spec))

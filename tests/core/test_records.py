@@ -25,7 +25,7 @@ SAMPLES: dict[type[Record], list[Record]] = {
     Theorem: [
         Theorem(name="t1", statement="(n : Nat) : n + 0 = n", proof=["simp"], family="arith"),
         Theorem(name="t2", statement="(xs : List α) :\n    xs ++ [] = xs",
-                preamble="universe u\nvariable {α : Type u}\n", split="benchmark", source="x.lean",
+                preamble="universe u\nvariable {α : Type u}\n", split="dev", source="x.lean",
                 proof=["induction xs with\n| nil => rfl\n| cons x xs ih => simp"]),
     ],
     TacticPair: [

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from burnqed_core.cli import app
+from burnqed_core.config import load_profile
 from burnqed_core.data.pairs import TheoremSplit, write_split
 from burnqed_core.errors import DataError
 from burnqed_core.record_io import read_records, write_parquet
@@ -93,7 +94,7 @@ def test_stats_json(tmp_path: Path, pair_file: Path) -> None:
     report = json.loads(res.output)
     bench = report["theorems"]["bundled:benchmark"]
     assert bench["theorems"] == sum(bench["by_split"].values()) == sum(bench["by_family"].values())
-    assert bench["by_split"] == {"benchmark": bench["theorems"]}
+    assert set(bench["by_split"]) == {"dev", "test"}  # the generated benchmark's two splits
     pairs = report["pairs"][str(pair_file)]
     assert pairs["pairs"] == len(make_pairs(120)) and pairs["theorems"] == 120
 
@@ -101,7 +102,8 @@ def test_stats_json(tmp_path: Path, pair_file: Path) -> None:
 def test_stats_text_defaults_to_profile_sets() -> None:
     res = runner.invoke(app, ["data", "stats"])
     assert res.exit_code == 0, res.output
-    assert "bundled:corpus:" in res.output and "bundled:benchmark:" in res.output
+    data = load_profile("tiny").data
+    assert f"{data.corpus}:" in res.output and f"{data.benchmark}:" in res.output
     assert "proof length:" in res.output
 
 

@@ -1,6 +1,6 @@
 """`burnqed eval` / `burnqed compare` / `burnqed trajectories stats`: user
-errors are one line before any model or Lean starts; every command takes
---profile."""
+errors are one line before any model or Lean starts (a twin of a corpus
+theorem among them); every command takes --profile."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from burnqed_core.cli import app
+from burnqed_core.data.theorems import load_theorems
+from tests.core.data.test_hygiene import renamed_copy
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -29,6 +31,22 @@ def test_bad_input_is_a_one_line_error_before_anything_starts(tmp_path: Path) ->
     assert r.returncode == 1 and "missing.lean" in r.stderr, r.stderr
     r = run("compare", str(tmp_path / "nope"))
     assert r.returncode == 1 and str(tmp_path / "nope" / "summary.json") in r.stderr, r.stderr
+
+
+def test_a_twin_of_a_corpus_theorem_is_an_error_before_lean_starts(tmp_path: Path) -> None:
+    """A user file holding a renamed copy (definitions, constructors, names, numerals) of a theorem of the
+    profile's corpus: exit 1 naming both, before any model or Lean starts."""
+    original = next(t for t in load_theorems("bundled:corpus") if t.name == "tree_mirror_bump_2")
+    copy = renamed_copy(original, "my_flip_add")
+    lean = tmp_path / "mine.lean"
+    lean.write_text(f"{copy.preamble}\ntheorem my_flip_add {copy.statement} := by\n  sorry\n", encoding="utf-8")
+    assert [t.name for t in load_theorems(lean)] == ["my_flip_add"]
+    r = run("eval", "--theorems", str(lean), "--out", str(tmp_path / "o"), "--profile", "tiny")
+    last = r.stderr.strip().splitlines()[-1]  # (after the log lines)
+    assert r.returncode == 1 and last.startswith(f"error: {lean}: benchmark theorem my_flip_add is a twin of "
+                                                 "corpus theorems tree_mirror_bump_2, "), r.stderr
+    assert "(same canonical form)" in last
+    assert "starting Lean" not in r.stdout and not (tmp_path / "o").exists()
 
 
 def test_every_eval_command_takes_profile() -> None:

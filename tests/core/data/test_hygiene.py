@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from burnqed_core.data.families import FAMILIES
+from burnqed_core.data.generate_sets import family_theorems, generate
 from burnqed_core.data.hygiene import (
     HeldOutLeakError,
+    check_no_twins,
     check_training_pairs,
     goal_key,
     load_training_pairs,
@@ -81,3 +85,55 @@ def test_earlier_results_missing_or_corrupt_raise_naming_the_file(tmp_path: Path
     (corrupt / RESULTS_FILE).write_bytes(b"PAR1 this is not parquet")
     with pytest.raises(BurnqedError, match=str(corrupt / RESULTS_FILE)):
         earlier_solved([good, corrupt])
+
+
+# a renamed copy of the corpus's tree_mirror_bump_2: namespace, type, constructors, definitions, bound names
+# and numerals all renamed
+RENAMES = {"Bq_tree_mirror_bump_2": "Zz_copy", "Pile": "Shrub", "neg": "stub", "high": "branch",
+           "normalize": "tally", "height": "depthOf", "trim": "flipAll", "concat": "sumAll", "evaluate": "addAll",
+           "weigh": "walk", "acc": "ys", "d": "t", "l": "u", "r": "v", "x": "y", "k": "m", "2": "7"}
+
+
+def renamed_copy(t: Theorem, name: str = "innocuous") -> Theorem:
+    def sub(text: str) -> str:
+        return re.sub(r"\b\w+\b", lambda m: RENAMES.get(m.group(0), m.group(0)), text)
+
+    return Theorem(name=name, statement=sub(t.statement), preamble=sub(t.preamble), split="test",
+                   source="user.lean")
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[Theorem]:
+    return load_theorems("bundled:corpus")
+
+
+def test_a_renamed_copy_of_a_corpus_theorem_raises_naming_both(corpus: list[Theorem]) -> None:
+    original = next(t for t in corpus if t.name == "tree_mirror_bump_2")
+    copy = renamed_copy(original)
+    assert copy.statement == "(t : Shrub) : flipAll (addAll 7 t) = addAll 7 (flipAll t)"
+    assert not ({"Pile", "trim", "evaluate"} & set(re.findall(r"\w+", copy.preamble)))
+    others = load_theorems("bundled:handwritten")[:5]
+    check_no_twins(others, corpus, where="mine.lean")
+    # the other instances of its template have other numerals: twins too
+    with pytest.raises(HeldOutLeakError, match=r"^mine\.lean: benchmark theorem innocuous is a twin of corpus "
+                       r"theorems tree_mirror_bump_2, tree_mirror_bump_3, .*\(same canonical form\)"):
+        check_no_twins([*others, copy], corpus, where="mine.lean")
+    with pytest.raises(HeldOutLeakError, match=r"twin of corpus theorem tree_mirror_bump_2 \(same canonical "
+                       r"form\)"):
+        check_no_twins([copy], [original], where="mine.lean")
+
+
+def test_the_generators_known_twins_are_caught() -> None:
+    """fork_tips_forks ~ stk_lits_ops and fork_tips_pos ~ stk_lits_pos, from the families before the
+    generator's twin filter; the bundled benchmark holds neither."""
+    fams = {f.name: f for f in FAMILIES}
+    fork, stk = family_theorems(fams["fork"]), family_theorems(fams["stk"])
+    with pytest.raises(HeldOutLeakError) as err:
+        check_no_twins(fork, stk, where="bundled:benchmark")
+    msg = str(err.value)
+    for b, c in (("fork_tips_forks", "stk_lits_ops"), ("fork_tips_pos", "stk_lits_pos")):
+        assert f"benchmark theorem {b} is a twin of corpus theorem {c} (same canonical form)" in msg
+    with pytest.raises(HeldOutLeakError, match=r"benchmark theorem fork_swap_swap is a twin of corpus theorem "
+                       r"tree_mirror_mirror \(same proof skeleton\)"):
+        check_no_twins(fork, family_theorems(fams["tree"]), where="bundled:benchmark")
+    assert not {"fork_tips_forks", "fork_tips_pos"} & {t.name for t in generate()["benchmark"]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,16 @@ def test_failed_exercises_come_back_first_every_iteration() -> None:
     # without retry (data.search_retry_failed off) nothing searched comes back
     plain = select_theorems(thms, n=5, seed=0, searched=searched, prefer=prefer)
     assert not {t.name for t in plain.theorems} & searched
+
+
+def test_stratified_sample_is_spread_fixed_and_order_free() -> None:
+    from burnqed_core.data.selection import stratified_sample
+
+    pool = [Theorem(name=f"{fam}_{i}", statement=f": {i} = {i}", family=fam)
+            for fam, k in (("a", 12), ("b", 6), ("c", 2)) for i in range(k)]
+    got = stratified_sample(pool, 10)
+    assert len(got) == 10 and len({t.name for t in got}) == 10
+    assert Counter(t.family for t in got) == {"a": 6, "b": 3, "c": 1}  # proportional to 12 : 6 : 2
+    assert got == stratified_sample(list(reversed(pool)), 10) == sorted(got, key=lambda t: t.name)
+    assert stratified_sample(pool, 10, seed=1) != got
+    assert [t.name for t in stratified_sample(pool, 99)] == sorted(t.name for t in pool)

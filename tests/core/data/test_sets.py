@@ -8,8 +8,10 @@ and that map.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -19,7 +21,10 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.data import generate_sets as gs
+from burnqed_core.data.clusters import cluster_members, clusters
 from burnqed_core.data.families import FAMILIES
+from burnqed_core.data.hygiene import check_no_twins
+from burnqed_core.data.theorems import load_theorems
 from burnqed_core.errors import RecordFileError
 from burnqed_core.record_io import read_jsonl
 from burnqed_core.records import Theorem
@@ -81,8 +86,48 @@ def test_records_carry_their_set(sets: dict[str, list[Theorem]]) -> None:
     for split, ts in sets.items():
         assert ts == sorted(ts, key=lambda t: t.name)
         for t in ts:
-            assert t.split == split and split_of[t.family] == split
+            assert t.split == split if split == "train" else t.split in ("dev", "test")
+            assert split_of[t.family] == split
             assert t.source == gs.SOURCE
+
+
+def test_dev_and_test_by_template_cluster(sets: dict[str, list[Theorem]]) -> None:
+    """The module docstring's rule: whole clusters, per family the first round(0.4 n) by sha256 in dev."""
+    bench = sets["benchmark"]
+    cluster = clusters(bench)
+    split_of = {t.name: t.split for t in bench}
+    assert gs.assign_splits(bench) == split_of
+    shuffled = list(bench)
+    random.Random(1).shuffle(shuffled)
+    assert gs.assign_splits(shuffled) == split_of  # the input order does not matter
+    members = cluster_members(cluster)
+    assert all(len({split_of[n] for n in ns}) == 1 for ns in members.values())
+    family = {t.name: t.family for t in bench}
+    for fam in {t.family for t in bench}:
+        cs = sorted({cluster[t.name] for t in bench if t.family == fam},
+                    key=lambda c: hashlib.sha256(f"{gs.SEED}:{c}".encode()).hexdigest())
+        assert all({family[n] for n in members[c]} == {fam} for c in cs)
+        dev = [c for c in cs if split_of[members[c][0]] == "dev"]
+        assert dev == cs[:gs.dev_count(len(cs))], fam
+    assert [gs.dev_count(n) for n in range(1, 8)] == [0, 1, 1, 2, 2, 2, 3]
+    assert {"dev", "test"} == set(split_of.values())
+
+
+def test_corpus_twins_leave_the_benchmark(sets: dict[str, list[Theorem]]) -> None:
+    """The generator drops every benchmark theorem with a corpus twin, and the sets README names each."""
+    dropped = gs.build().dropped
+    names = {tw.benchmark for tw in dropped}
+    assert names and not names & {t.name for t in sets["benchmark"]}
+    assert not names & {t.name for t in sets["train"]}
+    assert {t.name for t in sets["benchmark"]} | names == {
+        t.name for f in FAMILIES if f.split == "benchmark" for t in gs.family_theorems(f)}
+    readme = (gs.SETS_DIR / "README.md").read_text(encoding="utf-8")
+    assert all(f"`{n}`" in readme for n in names), sorted(n for n in names if f"`{n}`" not in readme)
+
+
+@pytest.mark.parametrize("spec", ["bundled:benchmark", "bundled:handwritten"])
+def test_no_benchmark_theorem_is_a_corpus_twin(spec: str) -> None:
+    check_no_twins(load_theorems(spec), load_theorems("bundled:corpus"), where=spec)
 
 
 def test_families_of_the_two_sets_are_disjoint(sets: dict[str, list[Theorem]]) -> None:

@@ -8,11 +8,14 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.data.theorems import (
+    BUNDLED_DIR,
     automation_map,
     bundled_names,
     dedup_theorems,
     load_many,
     load_theorems,
+    resolve_spec,
+    set_dir,
     theorem_set_stats,
 )
 from burnqed_core.errors import DataError, RecordFileError
@@ -37,6 +40,20 @@ def test_bundled_sets() -> None:
     assert all(t.split == "train" for t in corpus)
     bench = load_theorems("bundled:benchmark")
     assert not {t.name for t in corpus} & {t.name for t in bench}
+
+
+def test_bundled_dev_and_test_are_the_splits_of_the_benchmark() -> None:
+    assert {"benchmark", "dev", "test"} <= set(bundled_names())
+    bench = load_theorems("bundled:benchmark")
+    dev, test = load_theorems("bundled:dev"), load_theorems("bundled:test")
+    assert dev and test and {t.split for t in dev} == {"dev"} and {t.split for t in test} == {"test"}
+    assert sorted(dev + test, key=lambda t: t.name) == sorted(bench, key=lambda t: t.name)
+    # one file: the split views resolve to it, and its directory's automation map applies
+    assert resolve_spec("bundled:dev") == resolve_spec("bundled:test") == BUNDLED_DIR / "benchmark.jsonl"
+    assert set_dir("bundled:test") == BUNDLED_DIR
+    auto = automation_map("bundled:test")
+    assert auto is not None and {t.name for t in test} <= set(auto)
+    assert not list(BUNDLED_DIR.glob("dev.jsonl")) and not list(BUNDLED_DIR.glob("test.jsonl"))
 
 
 def test_unknown_bundled_set_lists_names() -> None:

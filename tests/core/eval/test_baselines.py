@@ -12,7 +12,7 @@ import pytest
 from burnqed_core.config import load_profile
 from burnqed_core.data.theorems import BUNDLED_DIR, load_theorems, set_dir
 from burnqed_core.errors import DataError
-from burnqed_core.eval.baselines import Baselines, baseline_key, measure_baselines, write_shipped
+from burnqed_core.eval.baselines import Baselines, StructuralBaseline, baseline_key, measure_baselines, write_shipped
 from burnqed_core.lean.install import expected_stamp
 from burnqed_core.lean.types import GoalState, TacticResult
 from burnqed_core.records import Theorem
@@ -30,16 +30,18 @@ class NoLean:
         raise AssertionError("measured although a matching file was there")
 
 
-def test_bundled_benchmark_ships_current_baselines() -> None:
-    files = sorted(BUNDLED_DIR.glob("baselines-*.json"))
-    assert len(files) == 1, files
-    b = Baselines.model_validate_json(files[0].read_text(encoding="utf-8"))
-    bench = load_theorems("bundled:benchmark")
+@pytest.mark.parametrize("spec", ["bundled:benchmark", "bundled:dev", "bundled:test"])
+def test_bundled_benchmark_ships_current_baselines(spec: str) -> None:
+    files = {f.name: Baselines.model_validate_json(f.read_text(encoding="utf-8"))
+             for f in sorted(BUNDLED_DIR.glob("baselines-*.json"))}
+    assert len(files) == 3, sorted(files)  # one per set of benchmark.jsonl: all of it, dev, test
+    bench = load_theorems(spec)
     # an edited benchmark, tactic list or Lean changes the key: regenerate with
-    # `burnqed lean baseline bundled:benchmark --eval-baselines`
+    # `burnqed lean baseline <spec> --eval-baselines`
     # measured with the tiny profile's tactic timeout: another timeout is another key
     timeout = load_profile("tiny", environ={}).lean.tactic_timeout_s
-    assert b.key == baseline_key(bench, expected_stamp(), timeout)
+    key = baseline_key(bench, expected_stamp(), timeout)
+    (b,) = [b for b in files.values() if b.key == key]
     assert baseline_key(bench, expected_stamp(), timeout * 2) != b.key
     assert set(b.single) == set(b.defaware) == {t.name for t in bench} and not b.infra
     hard = [n for n in b.single if b.hard(n)]
@@ -74,3 +76,18 @@ def test_set_dir_is_where_the_set_lives(tmp_path: Path) -> None:
     f = tmp_path / "mine.jsonl"
     f.write_text("")
     assert set_dir(f) == tmp_path and set_dir(tmp_path) == tmp_path
+
+
+def test_baseline_c_travels_with_the_baselines_and_old_files_load(tmp_path: Path) -> None:
+    old = '{"key": "k", "single": {"a": "rfl", "b": null}, "defaware": {"a": null, "b": null}, "infra": []}'
+    b = Baselines.model_validate_json(old)  # a file written before baseline (c)
+    assert b.structural is None and b.hard("b")
+    c = StructuralBaseline(key="c", budget=24, nodes={"a": 3, "b": None})
+    with_c = b.model_copy(update={"structural": c})
+    assert Baselines.model_validate_json(with_c.model_dump_json()) == with_c
+    assert with_c.structural is not None and with_c.structural.proved("a") and not with_c.structural.proved("b")
+    with pytest.raises(ValueError, match="extra"):
+        Baselines.model_validate_json(old[:-1] + ', "other": 1}')
+    # the shipped (a)/(b) file never holds (c): that has a file and a key of its own
+    path = write_shipped(with_c.model_copy(update={"key": baseline_key(THMS, "lean-x")}), tmp_path)
+    assert Baselines.model_validate_json(path.read_text(encoding="utf-8")).structural is None
