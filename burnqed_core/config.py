@@ -382,7 +382,17 @@ class EvalConfig(Section):
                                description="node budgets reported; one search per attempt runs at the largest")
     pass_k: int = Field(1, ge=1, description="attempts (independent seeds) per theorem: pass@k")
     num_candidates: int = 16
-    max_theorems: int | None = None
+    max_theorems: int | None = Field(None, ge=1, description="cut each evaluated set to its first N theorems by "
+                                     "name (quick runs)")
+    also: list[str] = Field(default_factory=list, description="theorem sets evaluated beside data.benchmark and "
+                            "reported apart, each with its own baselines, summary and report under "
+                            "<eval>/sets/<name>/ ('bundled:<name>', .jsonl, .lean or a directory)")
+    structural_baseline: bool = Field(True, description="measure baseline (c), the same search with no learned "
+                                      "policy (structural steps + automation), once per set and settings (cached; "
+                                      "shipped for the bundled sets under tiny)")
+    also_sample: int | None = Field(None, ge=1, description="evaluate a fixed sample of this many theorems of "
+                                    "each set of eval.also, spread over its families (seed 0; "
+                                    "`burnqed_core.data.selection.stratified_sample`); None: all")
     timeout_s: float = Field(600.0, gt=0, description="per-theorem safety cap on the time charged to it "
                              "(reported as timeouts); sized not to bind at the largest budget")
     regression_pp: float = Field(2.0, ge=0, description="go/no-go: a drop in solve rate (percentage points) "

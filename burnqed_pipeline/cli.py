@@ -138,7 +138,8 @@ def loop(
     shows them. Stages whose inputs did not change are skipped, so a re-run continues an interrupted loop."""
     from dagster import DagsterInstance
 
-    from burnqed_core.eval.report import format_comparison, read_summary
+    from burnqed_core.eval.report import SUMMARY_FILE, format_comparison, read_summary
+    from burnqed_core.eval.steps import eval_set_specs, set_out
     from burnqed_core.loop.layout import BaseLayout
     from burnqed_core.loop.markers import is_done
     from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource
@@ -158,8 +159,10 @@ def loop(
         materialize_stages(instance, resources, its, echo=typer.echo, log_level="DEBUG" if verbose else "INFO")
     layout = BaseLayout(root=wd)
     done = [n for n in range(max(its) + 1) if is_done(layout.iteration(n).eval)]  # earlier runs' too
-    typer.echo("")
-    typer.echo(format_comparison([read_summary(layout.iteration(n).eval) for n in done]))
+    for spec in eval_set_specs(prof):  # data.benchmark, then each set of eval.also
+        dirs = [set_out(layout.iteration(n).eval, prof, spec) for n in done]
+        typer.echo(f"\n{spec}:")
+        typer.echo(format_comparison([read_summary(d) for d in dirs if (d / SUMMARY_FILE).is_file()]))
     typer.echo(f"\nSee the runs in the UI: DAGSTER_HOME={home} dagster dev -h 127.0.0.1 (README: Use the Dagster UI)")
 
 

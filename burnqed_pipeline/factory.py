@@ -26,7 +26,7 @@ from burnqed_core.loop.specs import BY_NAME
 from burnqed_core.records import StageResult
 from burnqed_pipeline.defs.automation import EVAL_REPORT_CONDITION
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL, iterations, partition_iteration
-from burnqed_pipeline.metadata import eval_metadata, loss_curve, model_fingerprint, served_metadata
+from burnqed_pipeline.metadata import eval_metadata, loss_curve, model_fingerprint, served_metadata, set_metadata
 from burnqed_pipeline.ordering import wait_for_earlier_iterations
 from burnqed_pipeline.runtime import get_runtime
 from burnqed_pipeline.stage import (
@@ -84,8 +84,11 @@ def extras(spec: StageSpec, ctx: StageContext, res: StageResult) -> dict[str, An
             md |= served_metadata(res.metrics.get("served", {}))
         elif kind == "eval_table":
             from burnqed_core.eval.report import read_summary
+            from burnqed_core.eval.steps import eval_set_specs, set_out, set_slug
 
             md |= eval_metadata([read_summary(e.eval) for e in ctx.earlier] + [read_summary(ctx.out)])
+            for spec in eval_set_specs(ctx.settings)[1:]:  # eval.also: each set's table and rates, apart
+                md |= set_metadata(set_slug(spec), read_summary(set_out(ctx.out, ctx.settings, spec)))
     return md
 
 

@@ -83,6 +83,22 @@ def model_fingerprint(model_dir: Path) -> dict[str, Any]:
             "weight_bytes": sum(f.stat().st_size for f in weights)}
 
 
+def set_metadata(slug: str, s: EvalSummary) -> dict[str, Any]:
+    """One more set of the eval (``eval.also``), under ``<slug>_``: its table, its rates per theorem and per
+    cluster with their 95% intervals."""
+    from burnqed_core.eval.report import format_markdown
+
+    out: dict[str, Any] = {f"{slug}_table": dg.MetadataValue.md(format_markdown(s)),
+                           f"{slug}_cumulative_rate": round(s.cumulative.rate, 4),
+                           f"{slug}_hard_rate": round(s.cumulative_hard.rate, 4), f"{slug}_theorems": s.theorems}
+    for key, est in (("cumulative_rate", s.cumulative_ci), ("cumulative_by_cluster", s.cumulative_by_cluster),
+                     ("hard_rate", s.hard_ci)):
+        if est is not None:
+            out |= {f"{slug}_{key}": round(est.value, 4), f"{slug}_{key}_low": round(est.low, 4),
+                    f"{slug}_{key}_high": round(est.high, 4)}
+    return out
+
+
 def eval_metadata(summaries: Sequence[EvalSummary]) -> dict[str, Any]:
     """The eval table of the last summary, the comparison across iterations and the solve-rate plot; the rates
     per theorem and per cluster with their 95% cluster-bootstrap intervals (``<rate>_low``/``<rate>_high``),
@@ -101,6 +117,15 @@ def eval_metadata(summaries: Sequence[EvalSummary]) -> dict[str, Any]:
         "clusters": s.clusters,
         "newly_solved": len(s.newly_solved),
     }
+    if s.structural_baseline is not None:
+        out["structural_baseline"] = round(s.structural_baseline.rate, 4)
+    for key, best in (("best_baseline", s.best_baseline), ("best_baseline_hard", s.best_baseline_hard)):
+        if best is not None:
+            out[key] = best.describe()
+            if best.versus is not None:
+                c = best.versus.change
+                out |= {f"vs_{key}": round(c.value, 4), f"vs_{key}_low": round(c.low, 4),
+                        f"vs_{key}_high": round(c.high, 4)}
     for key, est in (("cumulative_rate", s.cumulative_ci), ("cumulative_by_cluster", s.cumulative_by_cluster),
                      ("hard_rate", s.hard_ci), ("hard_by_cluster", s.hard_by_cluster),
                      ("per_attempt_rate", s.per_attempt), ("per_attempt_by_cluster", s.per_attempt_by_cluster)):

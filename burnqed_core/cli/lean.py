@@ -220,13 +220,23 @@ def baseline(
         "--eval-baselines", help="also measure the definition-aware baseline (b) and write both as the eval's "
         "baseline file beside the (single) theorem set, where `burnqed eval` and the loop read it instead of "
         "measuring (used only while its key, of the theorems, tactics and Lean version, matches)")] = False,
+    structural: Annotated[bool, typer.Option(
+        "--structural", help="also measure baseline (c), the eval's search with no learned policy (the structural "
+        "steps of each goal plus the profile's automation candidates, at the largest eval budget), and write it "
+        "as structural-<key>.json beside the (single) theorem set, where the eval reads it instead of searching "
+        "(used only while its key, of the theorems, the profile's search and eval settings and the Lean version, "
+        "matches: measure with the profile the eval runs)")] = False,
+    sample: Annotated[int | None, typer.Option(
+        "--sample", min=1, help="measure a fixed sample of N theorems of the set, spread over its families (the "
+        "sample `eval.also_sample: N` evaluates)")] = None,
     backend: BackendOpt = None,
     workers: WorkersOpt = None,
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
 ) -> None:
     """Which single automation tactic (rfl, trivial, decide, omega, simp, simp_all, grind) closes each
-    theorem alone; prints one line per theorem and the summary (closed by automation / hard)."""
+    theorem alone; prints one line per theorem and the summary (closed by automation / hard). With
+    --eval-baselines and --structural, also writes the eval's baseline files beside the theorem set."""
     from burnqed_core.data.theorems import load_many
     from burnqed_core.lean.baseline import automation_baseline, write_automation
     from burnqed_core.lean.pool import LeanPool
@@ -234,11 +244,16 @@ def baseline(
     # many different preambles: synchronous elaboration, see embedded.SYNC_ELAB_OPTIONS
     prof, cfg = _lean_config(profile, verbose, backend, workers, elab_async=False)
     thms = load_many(theorems)
+    if sample is not None:
+        from burnqed_core.data.selection import stratified_sample
 
-    if eval_baselines and len(theorems) != 1:
+        thms = stratified_sample(thms, sample)
+
+    if (eval_baselines or structural) and len(theorems) != 1:
         from burnqed_core.errors import BurnqedError
 
-        raise BurnqedError("--eval-baselines writes beside ONE theorem set: give exactly one")
+        flag = "--eval-baselines" if eval_baselines else "--structural"
+        raise BurnqedError(f"{flag} writes beside ONE theorem set: give exactly one")
 
     async def run():  # type: ignore[no-untyped-def]
         async with LeanPool(cfg) as pool:
@@ -251,6 +266,18 @@ def baseline(
                 b = await measure_baselines(pool, thms, None, lean_version=version, progress=True,
                                             tactic_timeout_s=cfg.tactic_timeout_s)
                 typer.echo(f"wrote {write_shipped(b, set_dir(theorems[0]))}")
+            if structural:
+                from burnqed_core.data.theorems import set_dir
+                from burnqed_core.eval.structural import measure_structural, write_shipped_structural
+                from burnqed_core.search.job import lean_version
+
+                on_set = prof.model_copy(update={"data": prof.data.model_copy(update={"benchmark": theorems[0]})})
+                c = await measure_structural(on_set, pool, thms, cache_dir=None, shipped=None,
+                                             lean_version=lean_version(prof, pool), progress=True)
+                proved = sum(n is not None for n in c.nodes.values())
+                typer.echo(f"baseline (c): proved {proved}/{len(c.nodes)} at {c.budget} nodes"
+                           + (f", {len(c.infra)} unmeasured (Lean failures)" if c.infra else ""))
+                typer.echo(f"wrote {write_shipped_structural(c, set_dir(theorems[0]))}")
             return await automation_baseline(pool, thms, progress=True)
 
     mapping, rep = asyncio.run(run())

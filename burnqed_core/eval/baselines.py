@@ -8,6 +8,11 @@ the benchmark's theorems (name, statement, preamble), the tactic lists and the
 Lean version, so an edited benchmark file or another Lean is re-measured; a
 measurement that saw infrastructure failures is not cached (those theorems
 stay unmeasured).
+
+Baseline (c), the same search as the prover's with no learned policy
+(`burnqed_core.eval.structural`), is measured apart (it is a search, not a
+tactic list) and travels here as `Baselines.structural`, so that the shards
+of an eval share it with (a) and (b).
 """
 
 from __future__ import annotations
@@ -36,14 +41,43 @@ log = logging.getLogger(__name__)
 BASELINE_VERSION = 1
 
 
+class StructuralBaseline(BaseModel):
+    """Baseline (c) (`burnqed_core.eval.structural.measure_structural`): per theorem, the nodes the search
+    with `burnqed_core.policy.structural.StructuralPolicy` (no learned policy; the profile's automation
+    candidates) created before its proof, None when it found none within ``budget``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    key: str = ""
+    budget: int = Field(0, ge=0, description="node budget of the one search per theorem (the eval's largest)")
+    nodes: dict[str, int | None] = Field(default_factory=dict,
+                                         description="nodes to proof per measured theorem (None: not proved)")
+    infra: list[str] = Field(default_factory=list, description="theorems left unmeasured by a Lean failure")
+    timeouts: list[str] = Field(default_factory=list,
+                                description="searches stopped by the per-theorem time cap (counted unproved)")
+    proofs: dict[str, list[str]] = Field(default_factory=dict, description="the proof found, per proved theorem")
+    profile: str = Field("", description="the profile it was measured with (its key covers the settings; the "
+                                         "name tells shipped files of one set apart)")
+
+    def measured(self, name: str) -> bool:
+        return name in self.nodes
+
+    def proved(self, name: str, budget: int | None = None) -> bool:
+        """Proved within ``budget`` nodes (None: within its own budget); False when not measured."""
+        n = self.nodes.get(name)
+        return n is not None and (budget is None or n <= budget)
+
+
 class Baselines(BaseModel):
-    """Per theorem: the tactic of each baseline that closes it, or None."""
+    """Per theorem: the tactic of each baseline that closes it, or None; baseline (c) when measured."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     key: str = ""
     single: dict[str, str | None] = Field(default_factory=dict, description="baseline (a): one tactic alone")
     defaware: dict[str, str | None] = Field(default_factory=dict, description="baseline (b): definition-aware")
     infra: list[str] = Field(default_factory=list, description="theorems left unmeasured by a Lean failure")
+    structural: StructuralBaseline | None = Field(
+        None, description="baseline (c): the search with no learned policy (None: not measured; files written "
+                          "before it have none)")
 
     def measured(self, name: str) -> bool:
         return name in self.single and name in self.defaware
@@ -131,9 +165,11 @@ def write_shipped(baselines: Baselines, set_dir: Path) -> Path:
     --eval-baselines``), where `measure_baselines` finds them by key. Several
     sets can share a directory (``bundled:dev`` and ``bundled:test``): an older
     file of the same set (the same theorem names, measured for other
-    statements, tactics, Lean or timeout) is replaced, the others stay."""
+    statements, tactics, Lean or timeout) is replaced, the others stay. Baseline (c) is not written here
+    (`burnqed_core.eval.structural.write_shipped_structural`)."""
     if baselines.infra:
         raise DataError(f"{len(baselines.infra)} theorems were left unmeasured by Lean failures: not written")
+    baselines = baselines.model_copy(update={"structural": None})  # (c) has a file of its own, with its own key
     names = set(baselines.single) | set(baselines.defaware)
     for old in set_dir.glob("baselines-*.json"):
         try:

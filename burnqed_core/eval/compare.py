@@ -26,7 +26,10 @@ hard split at the largest, each per theorem and per cluster; then
   reaches above ``-regression_pp`` is not a regression (it still counts
   against "improved" only by not being one);
 * the EBM against its ablation, the policy alone and the automation
-  baselines as in `burnqed_core.eval.gonogo.go_no_go` (point estimates).
+  baselines as in `burnqed_core.eval.gonogo.go_no_go` (point estimates);
+  whether the prover beats the best of the baselines (a), (b), (c) with its
+  own paired interval above zero (`EvalSummary.best_baseline`), shown and
+  never blocking.
 
 Any one deciding change with its interval above zero suffices; with 2 x
 (budgets + 1) correlated deciding changes the chance of calling an iteration
@@ -45,7 +48,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.eval.gonogo import Decision, Reason, Verdict, gonogo_verdict
+from burnqed_core.eval.gonogo import BEST_BASELINE_FIGURE, Decision, Reason, Verdict, gonogo_verdict
 from burnqed_core.eval.plot import plot_summaries
 from burnqed_core.eval.report import format_comparison, read_summary
 from burnqed_core.eval.summary import DEFAULT_SAMPLES, DEFAULT_SEED, Delta, EvalSummary, PairedChange, paired_deltas
@@ -138,7 +141,7 @@ def interval_verdict(
     figures.append(Figure(name="best lower bound", value=max(d.change.low for d in deciding), op=">",
                           threshold=0.0, note=f"vs iteration {prev}: only a change whose 95% interval lies above "
                                               "zero is an improvement"))
-    figures += [f for f in cv.figures if f.name in ("best EBM gain", "solve rate")]
+    figures += [f for f in cv.figures if f.name in ("best EBM gain", "solve rate", BEST_BASELINE_FIGURE)]
     shown = [d.describe() for d in paired.deltas if not d.decides]
     check = CheckVerdict(check=cv.check, figures=figures, failures=[r.message for r in reasons if r.blocking],
                          notes=[f"{decision.upper()} (iteration {current.iteration})",

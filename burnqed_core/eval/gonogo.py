@@ -4,6 +4,15 @@ plateaus or decreases -> stop early"; 002: red lines).
 
 A pure function: summaries in, a typed verdict with its reasons out. The
 pipeline's asset checks call it; ``burnqed compare`` prints it.
+
+The baselines are context, never a criterion: the decision is whether the
+loop should go on (this iteration against the one before, the EBM against
+its ablation), and a prover still below a baseline at an early iteration is
+what the loop is there to improve. So "below the better automation baseline"
+and "beats the best of (a), (b), (c)" (`best_baseline_reasons`: the prover's
+paired change against the best baseline, `EvalSummary.best_baseline`, beats it
+only when its 95% cluster-bootstrap interval lies above zero) are reported
+as informational reasons and non-blocking figures.
 """
 
 from __future__ import annotations
@@ -12,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.eval.summary import EvalSummary
+from burnqed_core.eval.summary import BaselineChoice, EvalSummary
 from burnqed_core.verdict import CheckVerdict, Figure
 
 Decision = Literal["go", "no-go"]
@@ -21,7 +30,7 @@ Decision = Literal["go", "no-go"]
 class Reason(BaseModel):
     model_config = ConfigDict(frozen=True)
     code: Literal["no_improvement", "regression", "ebm_no_gain", "below_automation", "first_iteration", "improved",
-                  "policy_only"]
+                  "policy_only", "best_baseline"]
     blocking: bool
     message: str
 
@@ -44,6 +53,34 @@ def _pp(x: float) -> str:
     return f"{100 * x:+.1f}pp"
 
 
+BEST_BASELINE_FIGURE = "lower bound vs the best baseline"
+
+
+def _versus_best(choice: BaselineChoice, split: str, clusters: int) -> str:
+    v = choice.versus
+    if v is None:
+        return f"{split}: best baseline {choice.label} {choice.rate} (no interval: no per-theorem pairing)"
+    beats = "beats" if v.change.low > 0 else "does not beat"
+    why = "95% interval above zero" if v.change.low > 0 else "95% interval reaches zero"
+    return (f"{split}: {beats} the best baseline {choice.label}, {100 * v.after:.1f}% vs {100 * v.before:.1f}%, "
+            f"{v.change.pp()} ({why}; {clusters} clusters)")
+
+
+def best_baseline_reasons(current: EvalSummary) -> list[Reason]:
+    """Whether the prover beats the best of the baselines (a), (b), (c), on all theorems and on the hard split
+    (`EvalSummary.best_baseline`: beaten when the paired change's 95% interval lies above zero); informational,
+    never blocking. Empty for a summary without a best baseline (written before it, or without baselines)."""
+    parts = []
+    if current.best_baseline is not None:
+        parts.append(_versus_best(current.best_baseline, "all theorems", current.clusters))
+    if current.best_baseline_hard is not None:
+        parts.append(_versus_best(current.best_baseline_hard, "hard split", current.hard_clusters))
+    if not parts:
+        return []
+    return [Reason(code="best_baseline", blocking=False, message="prover vs the best of (a), (b), (c): "
+                   + "; ".join(parts))]
+
+
 def go_no_go(
     current: EvalSummary,
     previous: EvalSummary | None = None,
@@ -56,7 +93,8 @@ def go_no_go(
     ``regression_pp`` percentage points at some budget or on the hard split;
     or when the EBM (``current.without_ebm`` is its ablation) gains no more
     than ``ebm_min_gain_pp`` at any budget. Solving less than the better
-    automation baseline is reported, not blocking.
+    automation baseline is reported, not blocking, as is whether the prover beats the best of (a), (b), (c)
+    with its interval above zero (`best_baseline_reasons`).
 
     The rates compared are the main variant's: policy + automation when the
     search adds automation candidates (what the system proves). The policy
@@ -109,6 +147,7 @@ def go_no_go(
         reasons.append(Reason(code="below_automation", blocking=False,
                               message=f"solves {100 * current.cumulative.rate:.1f}%, below the better automation "
                                       f"baseline ({100 * best_auto:.1f}%)"))
+    reasons += best_baseline_reasons(current)
     decision: Decision = "no-go" if any(r.blocking for r in reasons) else "go"
     return Verdict(decision=decision, iteration=current.iteration, reasons=reasons)
 
@@ -123,8 +162,9 @@ def gonogo_verdict(
     """`go_no_go` and the same decision as a `CheckVerdict` for the ``eval_report`` check: per budget and on
     the hard split the change against ``previous`` (a drop beyond ``regression_pp`` fails), the best change
     (must be > 0: no improvement is a stop), the EBM's best gain over its ablation, and the solve rate
-    beside the better automation baseline (shown, never failing); rates and changes are fractions (0.01 =
-    1 point). Passes exactly when the verdict is go."""
+    beside the better automation baseline and the lower bound of the prover's change against the best of (a),
+    (b), (c) (both shown, never failing); rates and changes are fractions (0.01 = 1 point). Passes exactly
+    when the verdict is go."""
     v = go_no_go(current, previous, regression_pp=regression_pp, ebm_min_gain_pp=ebm_min_gain_pp)
     tol = regression_pp / 100
     figures: list[Figure] = []
@@ -146,6 +186,11 @@ def gonogo_verdict(
     best_auto = max(current.automation_baseline.rate, current.defaware_baseline.rate)
     figures.append(Figure(name="solve rate", value=current.cumulative.rate, op=">=",
                           threshold=best_auto, blocking=False, note="vs the better automation baseline"))
+    b = current.best_baseline
+    if b is not None and b.versus is not None:
+        figures.append(Figure(name=BEST_BASELINE_FIGURE, value=b.versus.change.low, op=">", threshold=0.0,
+                              blocking=False, note=f"prover minus {b.label}: {b.versus.change.pp()} (shown, never "
+                                                   "failing)"))
     failures = [r.message for r in v.reasons if r.blocking]
     notes = [r.message for r in v.reasons if not r.blocking]
     cv = CheckVerdict(check="eval_report", figures=figures, failures=failures,

@@ -2,8 +2,10 @@
 
 One solid line per iteration (pass@k), its hard split dashed in the same
 colour, the policy alone (no automation candidates) dash-dotted, an EBM
-ablation dotted, and the two automation baselines of the
-benchmark as horizontal lines; 95% cluster-bootstrap intervals as error bars
+ablation dotted, the two automation baselines (a) and (b) of the
+benchmark as horizontal lines and baseline (c) (the search with no learned
+policy) against the node budget up to its own (a horizontal line where no
+per-budget figure is known); 95% cluster-bootstrap intervals as error bars
 on pass@k and the hard split, and the per-cluster pass@k as a thin line."""
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ def _yerr(values: Sequence[float], ests: Sequence[Estimate | None]) -> list[list
 
 def plot_summaries(summaries: Sequence[EvalSummary], out: str | Path, title: str = "") -> Path:
     """Solve rate against node budget (matplotlib, Agg, PNG): pass@k solid, hard split dashed, the policy
-    alone dash-dotted, the EBM ablation dotted, both automation baselines as horizontal lines, with the 95%
+    alone dash-dotted, the EBM ablation dotted, baselines (a) and (b) as horizontal lines and baseline (c)
+    (the last summary's, when measured) in gray against the budget, with the 95%
     cluster-bootstrap intervals as error bars on pass@k and the hard split, and the per-cluster pass@k as a
     thin line of diamonds. A summary without intervals is drawn without bars."""
     import matplotlib
@@ -65,6 +68,15 @@ def plot_summaries(summaries: Sequence[EvalSummary], out: str | Path, title: str
                        label=f"baseline (a) single tactic {100 * ref.automation_baseline.rate:.1f}%")
             ax.axhline(100 * ref.defaware_baseline.rate, color="black", linestyle=(0, (5, 2)), linewidth=1,
                        label=f"baseline (b) definition-aware {100 * ref.defaware_baseline.rate:.1f}%")
+            if ref.structural_baseline is not None:
+                label = f"baseline (c) no learned policy {100 * ref.structural_baseline.rate:.1f}%"
+                at = [b for b in ref.budgets if b.structural is not None]
+                if at:
+                    ax.plot([b.budget for b in at], [100 * b.structural.rate for b in at if b.structural is not None],
+                            ":P", color="dimgray", linewidth=1.2, label=label)
+                else:
+                    ax.axhline(100 * ref.structural_baseline.rate, color="dimgray", linestyle=":", linewidth=1.2,
+                               label=label)
         ax.set_xlabel("node budget")
         ax.set_ylabel("theorems solved (%)")
         ax.set_ylim(0, 100)

@@ -1,10 +1,12 @@
 """Eval reports: a text table for the terminal, markdown for the UI and files,
 JSON for machines, a PNG plot, and the comparison across iterations (seed
-003, 5.8). Every table shows both automation baselines and what the prover
-solved beyond them, and the solve rates per theorem and per cluster with
-their 95% cluster-bootstrap intervals (`burnqed_core.eval.summary`), e.g.
-``84.5% [78.6, 90.5] of 84 theorems; by cluster 71.0% [60.2, 81.3] of 31
-clusters``; the plot draws the intervals as error bars."""
+003, 5.8). Every table shows the automation baselines ((a), (b), and (c), the
+search with no learned policy, when measured), the best of them with the
+prover's paired change against it, what the prover solved beyond them, and
+the solve rates per theorem and per cluster with their 95% cluster-bootstrap
+intervals (`burnqed_core.eval.summary`), e.g. ``84.5% [78.6, 90.5] of 84
+theorems; by cluster 71.0% [60.2, 81.3] of 31 clusters``; the plot draws the
+intervals as error bars."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from burnqed_core.errors import DataError
-from burnqed_core.eval.summary import Estimate, EvalSummary, Rate
+from burnqed_core.eval.summary import BaselineChoice, Estimate, EvalSummary, Rate
 from burnqed_core.record_io import atomic_write_text
 
 SUMMARY_FILE = "summary.json"
@@ -60,6 +62,45 @@ def headline(s: EvalSummary) -> list[str]:
     return out
 
 
+def _structural_line(s: EvalSummary) -> str | None:
+    """Baseline (c) at the largest budget with its interval, per budget, and on the hard split."""
+    c = s.structural_baseline
+    if c is None:
+        return None
+    out = f"{c}" + (f" [{100 * s.structural_ci.low:.1f}, {100 * s.structural_ci.high:.1f}]"
+                    if s.structural_ci is not None else "")
+    if s.structural_by_cluster is not None:
+        out += f"; by cluster {s.structural_by_cluster}"
+    cells = [f"{b.budget}: {_pct(b.structural.rate)}" for b in s.budgets if b.structural is not None]
+    if len(cells) > 1:
+        out += f"; per budget {', '.join(cells)}"
+    if s.structural_hard is not None and s.structural_hard.total:
+        out += f"; hard split {s.structural_hard}"
+    return out
+
+
+def _best_line(b: BaselineChoice, split: str) -> str:
+    """``best baseline (all theorems): (b) definition-aware 72/84 (85.7%); prover vs it: +2.4 pp [...]``."""
+    verdict = "" if b.beaten is None else (" (beats it: interval above zero)" if b.beaten
+                                           else " (does not beat it: interval reaches zero)")
+    return f"best baseline ({split}): {b.describe()}{verdict}"
+
+
+def baseline_lines(s: EvalSummary) -> list[str]:
+    """The baselines (a), (b), (c), either of (a)/(b), the best one per split and the prover against it."""
+    out = [f"baseline (a) single tactic (rfl/trivial/decide/omega/simp/simp_all/grind): {s.automation_baseline}",
+           f"baseline (b) definition-aware (simp/grind [defs], induction x <;> ...):    {s.defaware_baseline}"]
+    if (line := _structural_line(s)) is not None:
+        out.append(f"baseline (c) structural steps + automation, no learned policy ({s.structural_budget} nodes): "
+                   + line)
+    out.append(f"either baseline: {s.either_baseline}")
+    if s.best_baseline is not None:
+        out.append(_best_line(s.best_baseline, "all theorems"))
+    if s.best_baseline_hard is not None:
+        out.append(_best_line(s.best_baseline_hard, "hard split"))
+    return out
+
+
 def _variant(s: EvalSummary) -> str:
     return "policy" + (" + automation" if s.automation else "") + (" + EBM" if s.ebm else "")
 
@@ -89,9 +130,7 @@ def format_table(s: EvalSummary) -> str:
                      f"{_pct(b.pass1):>13} | {b.hard!s:>23} | {b.avg_nodes_proved:>18.1f}")
     lines.append("-" * len(head))
     lines += headline(s)
-    lines.append(f"baseline (a) single tactic (rfl/trivial/decide/omega/simp/simp_all/grind): {s.automation_baseline}")
-    lines.append(f"baseline (b) definition-aware (simp/grind [defs], induction x <;> ...):    {s.defaware_baseline}")
-    lines.append(f"either baseline: {s.either_baseline}")
+    lines += baseline_lines(s)
     lines.append(f"solved beyond automation: {s.beyond_count}" + (f" ({_names(s.beyond_automation)})"
                                                                  if s.beyond_automation else "")
                  + (f"; hard but by automation steps alone: {len(s.automation_only)} ({_names(s.automation_only)})"
@@ -128,16 +167,24 @@ def format_markdown(s: EvalSummary) -> str:
            f"pass@{k}; {s.timeouts} timeouts.", "", *(f"- **{line}**" if i == 0 else f"- {line}"
                                                        for i, line in enumerate(headline(s))), "",
            f"| node budget | pass@{k} | pass@{k} [95%] | by cluster [95%] | pass@1 [95%] | hard split | hard [95%] "
-           "| easy split | avg nodes to proof |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           f"| easy split | avg nodes to proof |{' baseline (c) |' if s.structural_baseline is not None else ''}",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if s.structural_baseline is not None else "")]
     for b in s.budgets:
         out.append(f"| {b.budget} | {b.all} | {_ci(b.all_ci)} | {_ci(b.all_by_cluster)} | "
                    f"{_ci(b.pass1_ci) if b.pass1_ci is not None else _pct(b.pass1)} | {b.hard} | {_ci(b.hard_ci)} | "
-                   f"{b.easy} | {b.avg_nodes_proved:.1f} |")
+                   f"{b.easy} | {b.avg_nodes_proved:.1f} |"
+                   + (f" {b.structural if b.structural is not None else '-'} |"
+                      if s.structural_baseline is not None else ""))
     out += ["", f"- baseline (a) single automation tactic: **{s.automation_baseline}**",
-            f"- baseline (b) definition-aware automation: **{s.defaware_baseline}**",
-            f"- either baseline: {s.either_baseline}",
-            f"- solved beyond automation (a proof with a policy step): **{s.beyond_count}**"
+            f"- baseline (b) definition-aware automation: **{s.defaware_baseline}**"]
+    if (line := _structural_line(s)) is not None:
+        out.append(f"- baseline (c) structural steps + automation, no learned policy ({s.structural_budget} nodes): "
+                   f"**{line}**")
+    out.append(f"- either baseline ((a) or (b)): {s.either_baseline}")
+    for choice, split in ((s.best_baseline, "all theorems"), (s.best_baseline_hard, "hard split")):
+        if choice is not None:
+            out.append(f"- {_best_line(choice, split)}")
+    out += [f"- solved beyond automation (a proof with a policy step): **{s.beyond_count}**"
             + (": " + ", ".join(f"`{n}`" for n in s.beyond_automation) if s.beyond_automation else ""),
             f"- hard theorems solved by automation steps alone: {len(s.automation_only)}"
             + (": " + ", ".join(f"`{n}`" for n in s.automation_only) if s.automation_only else "")]
@@ -158,14 +205,23 @@ def format_markdown(s: EvalSummary) -> str:
     return "\n".join(out) + "\n"
 
 
+def _versus_cell(s: EvalSummary) -> str:
+    """``(c) +3.6 pp [-1.2, +8.3]``: the prover against the best baseline, or ``-``."""
+    b = s.best_baseline
+    if b is None:
+        return "-"
+    return f"({b.name}) " + (b.versus.change.pp() if b.versus is not None else f"{100 * b.rate.rate:.1f}%")
+
+
 def format_comparison(summaries: Sequence[EvalSummary]) -> str:
-    """pass@k per budget for each iteration, the hard split, both baselines,
-    and the change first -> last (the loop's closing table)."""
+    """pass@k per budget for each iteration, the hard split, the baselines (a), (b), (c), the prover against
+    the best of them, and the change first -> last (the loop's closing table)."""
     if not summaries:
         return "no eval results"
     budgets = sorted({b.budget for s in summaries for b in s.budgets})
     head = ("iteration | " + " | ".join(f"budget {b:>4}" for b in budgets)
-            + " | by cluster | hard (max) | beyond auto | baseline (a) | baseline (b) | policy alone (max, hard)")
+            + " | by cluster | hard (max) | beyond auto | baseline (a) | baseline (b) | policy alone (max, hard)"
+            + " | baseline (c) | vs best baseline [95%]")
     lines = [head, "-" * len(head)]
     if any(s.automation for s in summaries):
         lines.insert(0, "budget columns: policy + automation candidates; policy alone: the search without them")
@@ -176,7 +232,9 @@ def format_comparison(summaries: Sequence[EvalSummary]) -> str:
         by_cluster = _pct(s.cumulative_by_cluster.value) if s.cumulative_by_cluster is not None else "-"
         lines.append(f"{s.iteration:>9} | " + " | ".join(f"{c:>11}" for c in cells) + f" | {by_cluster:>10}"
                      + f" | {_pct(s.cumulative_hard.rate):>10} | {s.beyond_count:>11} | "
-                     + f"{_pct(s.automation_baseline.rate):>12} | {_pct(s.defaware_baseline.rate):>12} | {alone:>24}")
+                     + f"{_pct(s.automation_baseline.rate):>12} | {_pct(s.defaware_baseline.rate):>12} | {alone:>24}"
+                     + f" | {_pct(c.rate) if (c := s.structural_baseline) is not None else '-':>12}"
+                     + f" | {_versus_cell(s):>22}")
     if len(summaries) > 1:
         a, z = summaries[0], summaries[-1]
         deltas = []

@@ -8,6 +8,7 @@ shard in-process, for ``burnqed eval`` and the nightly eval.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,38 @@ from burnqed_core.records import StageResult, Theorem
 log = logging.getLogger(__name__)
 
 BASELINES_FILE = "_baselines.json"
+SETS_DIR = "sets"
+
+
+def set_slug(spec: str) -> str:
+    """A directory name for a theorem-set spec (``bundled:handwritten`` -> ``bundled_handwritten``)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec).strip("_") or "benchmark"
+
+
+def eval_set_specs(profile: Profile) -> list[str]:
+    """The sets an eval reports: ``data.benchmark`` first, then ``eval.also`` (repeats dropped, order kept)."""
+    return list(dict.fromkeys([profile.data.benchmark, *profile.eval.also]))
+
+
+def set_out(out_dir: Path, profile: Profile, spec: str) -> Path:
+    """Where the eval of set ``spec`` lives in an eval directory: the directory itself for ``data.benchmark``
+    (what `burnqed compare`, the go/no-go and every earlier reader use), ``sets/<slug>/`` for the others."""
+    return out_dir if spec == profile.data.benchmark else out_dir / SETS_DIR / set_slug(spec)
+
+
+def check_no_corpus_twins(profile: Profile, spec: str, theorems: Sequence[Theorem]) -> None:
+    """A theorem of ``theorems`` (set ``spec``) that is a twin of a ``data.corpus`` theorem (the same theorem
+    up to renaming and numerals, or the same proof skeleton: `burnqed_core.data.canonical.find_twins`) is a
+    `HeldOutLeakError` naming both: an eval on it would measure memory, not proving. A corpus traced from a
+    repository (``data.trace_repo``) has no statements to compare: a warning."""
+    from burnqed_core.data.hygiene import check_no_twins
+    from burnqed_core.data.theorems import load_theorems
+
+    if profile.data.trace_repo:
+        log.warning("corpus traced from %s: no statements to check %s against for twins", profile.data.trace_repo,
+                    spec)
+        return
+    check_no_twins(theorems, load_theorems(profile.data.corpus), where=spec)
 
 
 def _eval_ebm(ebm_dir: Path | None) -> Path | None:
@@ -41,14 +74,19 @@ async def eval_prepare(
     training_pairs: Sequence[Path] = (),
     progress: bool = True,
 ) -> Any:
-    """Before any eval search: the held-out check of ``training_pairs`` by name (a benchmark theorem in them is
-    an error: before Lean starts) and both automation baselines (`Baselines`: ``automation`` if it is one, else
-    measured in the environment ``env()`` gives, cached per benchmark under ``<paths.home>/baselines``)."""
+    """Before any eval search: the twin check against the corpus (`check_no_corpus_twins`) and the held-out
+    check of ``training_pairs`` by name (a benchmark theorem in them is an error: before Lean starts) and both
+    automation baselines (`Baselines`: ``automation`` if it is one, used as given, else measured in the
+    environment ``env()`` gives, cached per benchmark under ``<paths.home>/baselines``) with baseline (c), the
+    same search with no learned policy (`burnqed_core.eval.structural`; ``eval.structural_baseline``), measured
+    or read the same way."""
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
     from burnqed_core.data.theorems import set_dir
     from burnqed_core.eval.baselines import Baselines, measure_baselines
+    from burnqed_core.eval.structural import measure_structural
     from burnqed_core.search.job import lean_version
 
+    check_no_corpus_twins(profile, profile.data.benchmark, benchmark)
     pairs = load_training_pairs(training_pairs) if training_pairs else []
     if pairs:  # by name, before any search
         check_training_pairs(benchmark, pairs, where=f"training pairs of iteration {iteration}")
@@ -56,10 +94,15 @@ async def eval_prepare(
         return automation
     # a baseline file shipped beside the benchmark (`write_shipped`) is used when its key matches these theorems
     lean = await env()
-    return await measure_baselines(lean, benchmark, profile.paths.home / "baselines",
-                                   lean_version=lean_version(profile, lean), progress=progress,
-                                   tactic_timeout_s=profile.lean.tactic_timeout_s,
-                                   shipped=set_dir(profile.data.benchmark))
+    cache, shipped, version = profile.paths.home / "baselines", set_dir(profile.data.benchmark), lean_version(
+        profile, lean)
+    baselines = await measure_baselines(lean, benchmark, cache, lean_version=version, progress=progress,
+                                        tactic_timeout_s=profile.lean.tactic_timeout_s, shipped=shipped)
+    if not profile.eval.structural_baseline:
+        return baselines
+    c = await measure_structural(profile, lean, benchmark, cache_dir=cache, shipped=shipped, lean_version=version,
+                                 progress=progress)
+    return baselines.model_copy(update={"structural": c})
 
 
 def on_benchmark(profile: Profile, spec: str) -> Profile:
@@ -146,6 +189,7 @@ def eval_finish(
         "cumulative_rate": s.cumulative.rate, "hard_rate": s.cumulative_hard.rate,
         "automation_baseline": s.automation_baseline.rate, "defaware_baseline": s.defaware_baseline.rate,
         "beyond_automation": s.beyond_count, "hard_by_automation_alone": len(s.automation_only),
+        **_baseline_metrics(s),
         "timeouts": s.timeouts, "pass_k": s.pass_k,
         **{f"rate_at_{b.budget}": b.all.rate for b in s.budgets},
     }
@@ -159,6 +203,21 @@ def eval_finish(
                     **{f"policy_only_rate_at_{b.budget}": b.all.rate for b in p.budgets}}
     return StageResult(stage="eval_report", iteration=iteration, path=str(out_dir), summary=format_table(s),
                        metrics=metrics)
+
+
+def _baseline_metrics(s: Any) -> dict[str, Any]:
+    """Baseline (c) and the prover against the best of (a), (b), (c), all theorems and the hard split."""
+    out: dict[str, Any] = {}
+    if s.structural_baseline is not None:
+        out["structural_baseline"] = s.structural_baseline.rate
+    for key, best in (("best_baseline", s.best_baseline), ("best_baseline_hard", s.best_baseline_hard)):
+        if best is None:
+            continue
+        out[key] = best.name
+        if best.versus is not None:
+            out |= {f"vs_{key}": best.versus.change.value, f"vs_{key}_low": best.versus.change.low,
+                    f"vs_{key}_high": best.versus.change.high}
+    return out
 
 
 def merge_eval(
@@ -195,6 +254,27 @@ def merge_eval(
     res = eval_finish(profile, iteration, benchmark, baselines, out_dir, earlier_solved=earlier_solved,
                       ebm_dir=ebm_dir, training_pairs=training_pairs)
     return res.model_copy(update={"metrics": {**res.metrics, "shards": len(shard_dirs)}})
+
+
+def combine_sets(out_dir: Path, specs: Sequence[str], results: Sequence[StageResult]) -> StageResult:
+    """One eval's result over its sets (`eval_set_specs` order, the first ``data.benchmark``, merged into
+    ``out_dir``, the others into ``out_dir/sets/<slug>``): ``report.md`` in ``out_dir`` holds every set's
+    report, the summary every set's table, the metrics the first set's and each other set's under
+    ``<slug>_<metric>``."""
+    from burnqed_core.eval.report import REPORT_FILE, format_markdown, read_summary
+
+    first = results[0]
+    if len(results) == 1:
+        return first
+    sections, tables, metrics = [], [first.summary], dict(first.metrics)
+    for spec, res in zip(specs, results, strict=True):
+        sections.append(f"# {spec}\n\n" + format_markdown(read_summary(res.path)))
+        if res is not first:
+            tables.append(f"{spec}:\n{res.summary}")
+            metrics |= {f"{set_slug(spec)}_{k}": v for k, v in res.metrics.items()
+                        if isinstance(v, (int, float, str, bool))}
+    atomic_write_text(out_dir / REPORT_FILE, "\n\n".join(sections))
+    return first.model_copy(update={"summary": "\n\n".join(tables), "metrics": metrics})
 
 
 async def evaluate(

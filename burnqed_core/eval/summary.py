@@ -40,12 +40,27 @@ clusters). Each theorem's outcome (its cluster, hardness and nodes to proof
 per attempt, `TheoremOutcome`) is kept in the summary, so that two summaries
 can be compared by a *paired* cluster bootstrap (`paired_deltas`) without
 their rows.
+
+Baseline (c) and the best baseline. When the baselines carry baseline (c)
+(`Baselines.structural`: the same search with no learned policy), the summary
+gives its rate at the largest budget over the theorems it measured
+(``structural_baseline``), at every budget up to its own (``nodes <= B``), on
+the hard split, each with the same cluster-bootstrap intervals. The best of
+(a), (b) and (c) (``best_baseline``: the highest rate over the eval's
+theorems; at a tie the later of (a), (b), (c)) comes with the prover's paired
+change against it (`BaselineChoice.versus`): per theorem ``solved by the prover
+(pass@k, largest budget) - closed by the baseline`` on the theorems that
+baseline measured, with its 95% interval by the same cluster bootstrap (a
+percentile interval of the mean difference, as in `paired_deltas`); on the
+hard split (``best_baseline_hard``, only with (c): (a) and (b) close no hard
+theorem by definition) likewise.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -126,6 +141,55 @@ class BudgetSummary(BaseModel):
     pass1_by_cluster: Estimate | None = None
     hard_ci: Estimate | None = Field(None, description="pass@k on the hard split with its interval")
     hard_by_cluster: Estimate | None = None
+    structural: Rate | None = Field(None, description="baseline (c) proved within this budget, of the theorems it "
+                                                      "measured (None: not measured, or beyond its budget)")
+
+
+class Delta(BaseModel):
+    """One statistic of two evals on the theorems both hold, and its change with a paired interval."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    before: float
+    after: float
+    change: Estimate = Field(description="after - before, with its 95% paired cluster-bootstrap interval")
+    by_cluster: bool = False
+    decides: bool = Field(True, description="enters the go/no-go (pass@k and the hard split; pass@1 is shown)")
+
+    def describe(self) -> str:
+        return f"{self.name}: {self.change.pp()} ({100 * self.before:.1f}% -> {100 * self.after:.1f}%)"
+
+
+BASELINE_LABELS = {"a": "(a) single tactic", "b": "(b) definition-aware",
+                   "c": "(c) structural search, no learned policy"}
+
+
+class BaselineChoice(BaseModel):
+    """The best baseline on a split, its rate, and the prover's paired change against it."""
+
+    model_config = ConfigDict(frozen=True)
+    name: Literal["a", "b", "c"]
+    rate: Rate = Field(description="the baseline's rate on the split ((c): over the theorems it measured)")
+    versus: Delta | None = Field(None, description="prover (pass@k, largest budget) minus this baseline per "
+                                                   "theorem, with its 95% cluster-bootstrap interval")
+    versus_by_cluster: Delta | None = Field(None, description="the same, each cluster weighing one")
+
+    @property
+    def label(self) -> str:
+        return BASELINE_LABELS[self.name]
+
+    @property
+    def beaten(self) -> bool | None:
+        """Whether the prover beats it: the change's interval lies above zero (None: no interval)."""
+        return self.versus.change.low > 0 if self.versus is not None else None
+
+    def describe(self) -> str:
+        out = f"{self.label} {self.rate}"
+        if self.versus is not None:
+            out += f"; prover vs it: {self.versus.change.pp()}"
+            if self.versus_by_cluster is not None:
+                out += f", by cluster {self.versus_by_cluster.change.pp()}"
+        return out
 
 
 class EvalSummary(BaseModel):
@@ -176,6 +240,17 @@ class EvalSummary(BaseModel):
     outcomes: list[TheoremOutcome] = Field(default_factory=list,
                                            description="per theorem: cluster, hardness, nodes to proof per "
                                                        "attempt (what a paired comparison resamples)")
+    structural_baseline: Rate | None = Field(None, description="baseline (c): proved by the search with no learned "
+                                             "policy within the largest budget, of the theorems it measured")
+    structural_budget: int = Field(0, description="baseline (c)'s node budget (0: not measured)")
+    structural_ci: Estimate | None = Field(None, description="baseline (c) per theorem with its 95% interval")
+    structural_by_cluster: Estimate | None = None
+    structural_hard: Rate | None = Field(None, description="baseline (c) on the hard split")
+    structural_hard_ci: Estimate | None = None
+    structural_hard_by_cluster: Estimate | None = None
+    best_baseline: BaselineChoice | None = Field(None, description="the best of (a), (b), (c) on all theorems, "
+                                                                   "and the prover's paired change against it")
+    best_baseline_hard: BaselineChoice | None = Field(None, description="the same on the hard split (with (c) only)")
     without_ebm: EvalSummary | None = Field(None, description="the same eval without the EBM (ablation)")
     policy_only: EvalSummary | None = Field(None, description="the same eval without the automation candidates")
 
@@ -288,6 +363,84 @@ def outcomes_of(results: Sequence[EvalResult], names: Sequence[str], attempts: S
     return [TheoremOutcome(theorem=n, cluster=cluster.get(n, n), hard=hard(n), nodes=nodes[n]) for n in names]
 
 
+def _closed_by(baselines: Baselines, which: str, within: int) -> Callable[[str], bool | None]:
+    """Whether baseline ``which`` ('a', 'b', 'c') closes a theorem (None: it did not measure it); (c) within
+    ``within`` nodes."""
+    if which == "c":
+        s = baselines.structural
+        assert s is not None
+        return lambda n: s.proved(n, within) if s.measured(n) else None
+    tactics = baselines.single if which == "a" else baselines.defaware
+    return lambda n: tactics[n] is not None if n in tactics else None
+
+
+def _versus(which: Literal["a", "b", "c"], rate: Rate, units: Sequence[TheoremOutcome],
+            closed: Callable[[str], bool | None], top: int, samples: int, seed: int,
+            confidence: float) -> BaselineChoice:
+    """``which`` with the prover's paired change against it on ``units`` (the theorems it measured)."""
+    units = [o for o in units if closed(o.theorem) is not None]
+    if not units or samples < 1:
+        return BaselineChoice(name=which, rate=rate)
+    base = [float(bool(closed(o.theorem))) for o in units]
+    prover = [float(o.solved(top)) for o in units]
+    ests = cluster_rates([o.cluster for o in units], [base, prover, [p - b for p, b in zip(prover, base, strict=True)]],
+                         samples=samples, seed=seed, confidence=confidence)
+    deltas = [Delta(name=f"prover vs baseline {BASELINE_LABELS[which]}{' by cluster' if by_cluster else ''}, "
+                         f"budget {top}",
+                    before=ests[0][by_cluster].value, after=ests[1][by_cluster].value, change=ests[2][by_cluster],
+                    by_cluster=bool(by_cluster), decides=False) for by_cluster in (0, 1)]
+    return BaselineChoice(name=which, rate=rate, versus=deltas[0], versus_by_cluster=deltas[1])
+
+
+def _best(rates: dict[Literal["a", "b", "c"], Rate]) -> Literal["a", "b", "c"]:
+    """The baseline of the highest rate; at a tie the later of (a), (b), (c)."""
+    order = ["a", "b", "c"]
+    return max(rates, key=lambda k: (rates[k].rate, order.index(k)))
+
+
+def _baseline_fields(outcomes: Sequence[TheoremOutcome], baselines: Baselines, budgets: Sequence[int],
+                     automation: Rate, defaware: Rate, samples: int, seed: int,
+                     confidence: float) -> tuple[dict[str, object], dict[int, Rate]]:
+    """The summary's baseline (c) fields and best baselines, and (c)'s rate per budget (up to its own)."""
+    top = max(budgets) if budgets else 0
+    kw = {"samples": samples, "seed": seed, "confidence": confidence}
+    out: dict[str, object] = {}
+    per_budget: dict[int, Rate] = {}
+    hard = [o for o in outcomes if o.hard]
+    rates: dict[Literal["a", "b", "c"], Rate] = {"a": automation, "b": defaware}
+    hard_rates: dict[Literal["a", "b", "c"], Rate] = {}
+    s = baselines.structural
+    if s is not None:
+        within = min(top, s.budget) if s.budget else top
+        measured = [o for o in outcomes if s.measured(o.theorem)]
+        m_hard = [o for o in measured if o.hard]
+        per_budget = {b: Rate(solved=sum(s.proved(o.theorem, b) for o in measured), total=len(measured))
+                      for b in budgets if b <= s.budget}
+        rates["c"] = Rate(solved=sum(s.proved(o.theorem, within) for o in measured), total=len(measured))
+        out |= {"structural_baseline": rates["c"], "structural_budget": s.budget,
+                "structural_hard": Rate(solved=sum(s.proved(o.theorem, within) for o in m_hard), total=len(m_hard))}
+        if samples >= 1:
+            for units, prefix in ((measured, "structural"), (m_hard, "structural_hard")):
+                res = cluster_rates([o.cluster for o in units], [[float(s.proved(o.theorem, within)) for o in units]],
+                                    **kw)  # type: ignore[arg-type]
+                if res:
+                    out[f"{prefix}_ci"], out[f"{prefix}_by_cluster"] = res[0]
+        if hard:
+            for which in ("a", "b"):
+                closed = _closed_by(baselines, which, top)
+                hard_rates[which] = Rate(solved=sum(bool(closed(o.theorem)) for o in hard), total=len(hard))
+            hard_rates["c"] = out["structural_hard"]  # type: ignore[assignment]
+    if outcomes and (baselines.single or baselines.defaware or s is not None):
+        which = _best(rates)
+        out["best_baseline"] = _versus(which, rates[which], outcomes, _closed_by(baselines, which, top), top,
+                                       samples, seed, confidence)
+    if hard_rates:
+        which = _best(hard_rates)
+        out["best_baseline_hard"] = _versus(which, hard_rates[which], hard, _closed_by(baselines, which, top), top,
+                                            samples, seed, confidence)
+    return out, per_budget
+
+
 def summarize(
     results: Sequence[EvalResult],
     baselines: Baselines | None,
@@ -318,6 +471,13 @@ def summarize(
     outcomes = outcomes_of(results, names, attempts, hard)
     est, n_clusters, n_hard_clusters = _budget_estimates(outcomes, budgets, bootstrap_samples, bootstrap_seed,
                                                          confidence)
+    single = {n for n in names if baselines is not None and baselines.single.get(n) is not None}
+    defaware = {n for n in names if baselines is not None and baselines.defaware.get(n) is not None}
+    automation_rate = Rate(solved=len(single), total=len(names))
+    defaware_rate = Rate(solved=len(defaware), total=len(names))
+    extra, structural_at = _baseline_fields(outcomes, baselines, budgets, automation_rate, defaware_rate,
+                                            bootstrap_samples, bootstrap_seed, confidence) \
+        if baselines is not None else ({}, {})
     out = []
     for b in budgets:
         within = [r for r in results if r.proved_within(b)]
@@ -331,14 +491,13 @@ def summarize(
             easy=Rate(solved=len(solved & easy_names), total=len(easy_names)),
             pass1=statistics.fmean(per_attempt),
             avg_nodes_proved=statistics.fmean(r.nodes_to_proof or 0 for r in within) if within else 0.0,
+            structural=structural_at.get(b),
             **est[b],
         ))
     top = max(budgets) if budgets else 0
     top_est = est.get(top, {})
     solved_top = {r.theorem for r in results if r.proved_within(top)}
     by_policy = {r.theorem for r in results if r.proved_within(top) and has_policy_step(r)}
-    single = {n for n in names if baselines is not None and baselines.single.get(n) is not None}
-    defaware = {n for n in names if baselines is not None and baselines.defaware.get(n) is not None}
     measured = {n for n in names if baselines is not None and baselines.measured(n)}
     times = [r.time_s for r in results]
     first = results[0] if results else None
@@ -353,8 +512,8 @@ def summarize(
         budgets=out,
         cumulative=Rate(solved=len(solved_top), total=len(names)),
         cumulative_hard=Rate(solved=len(solved_top & hard_names), total=len(hard_names)),
-        automation_baseline=Rate(solved=len(single), total=len(names)),
-        defaware_baseline=Rate(solved=len(defaware), total=len(names)),
+        automation_baseline=automation_rate,
+        defaware_baseline=defaware_rate,
         either_baseline=Rate(solved=len(single | defaware), total=len(names)),
         hard_theorems=len(hard_names),
         unmeasured=len(names) - len(measured),
@@ -380,6 +539,7 @@ def summarize(
         bootstrap_seed=bootstrap_seed,
         confidence=confidence,
         outcomes=outcomes,
+        **extra,  # type: ignore[arg-type]
     )
 
 
@@ -423,21 +583,6 @@ def summarize_variants(
 
 
 # --- paired comparison ------------------------------------------------------------------------------------
-
-
-class Delta(BaseModel):
-    """One statistic of two evals on the theorems both hold, and its change with a paired interval."""
-
-    model_config = ConfigDict(frozen=True)
-    name: str
-    before: float
-    after: float
-    change: Estimate = Field(description="after - before, with its 95% paired cluster-bootstrap interval")
-    by_cluster: bool = False
-    decides: bool = Field(True, description="enters the go/no-go (pass@k and the hard split; pass@1 is shown)")
-
-    def describe(self) -> str:
-        return f"{self.name}: {self.change.pp()} ({100 * self.before:.1f}% -> {100 * self.after:.1f}%)"
 
 
 class PairedChange(BaseModel):

@@ -50,10 +50,40 @@ def benchmark_theorems(profile: Profile) -> list[Theorem]:
     """The held-out benchmark, cut to ``eval.max_theorems`` (first by name) when set."""
     from burnqed_core.data.theorems import load_theorems
 
-    bench = load_theorems(profile.data.benchmark)
+    return _cut(profile, load_theorems(profile.data.benchmark))
+
+
+def _cut(profile: Profile, theorems: list[Theorem]) -> list[Theorem]:
     if profile.eval.max_theorems is not None:
-        bench = sorted(bench, key=lambda t: t.name)[: profile.eval.max_theorems]
-    return bench
+        return sorted(theorems, key=lambda t: t.name)[: profile.eval.max_theorems]
+    return theorems
+
+
+def eval_theorems(profile: Profile) -> dict[str, list[Theorem]]:
+    """Every set the eval reports (`burnqed_core.eval.steps.eval_set_specs`: ``data.benchmark``, then
+    ``eval.also``, each of those its ``eval.also_sample`` when set), each cut to ``eval.max_theorems``. A
+    theorem name in two sets is an error naming both (the eval's rows are keyed by theorem)."""
+    from burnqed_core.data.selection import stratified_sample
+    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.errors import DataError
+    from burnqed_core.eval.steps import eval_set_specs
+
+    out: dict[str, list[Theorem]] = {}
+    where: dict[str, str] = {}
+    for spec in eval_set_specs(profile):
+        theorems = load_theorems(spec)
+        if spec != profile.data.benchmark and profile.eval.also_sample is not None:
+            theorems = stratified_sample(theorems, profile.eval.also_sample)
+        theorems = _cut(profile, theorems)
+        if not theorems:
+            raise DataError(f"eval set {spec}: no theorems")
+        for t in theorems:
+            if t.name in where:
+                raise DataError(f"theorem {t.name!r} is in two eval sets ({where[t.name]} and {spec}): rename "
+                                "one or drop the set from eval.also")
+            where[t.name] = spec
+        out[spec] = theorems
+    return out
 
 
 def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path],
@@ -87,14 +117,14 @@ def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path],
                            prefer=withheld)
 
 
-def earlier_solved(earlier: list[IterationLayout]) -> set[str] | None:
-    """Benchmark theorems proved by any earlier iteration's eval (None at iteration 0); a missing or corrupt
-    earlier eval raises, naming the file (`burnqed_core.eval.run.earlier_solved`)."""
+def earlier_solved(eval_dirs: list[Path]) -> set[str] | None:
+    """Theorems proved by the evals in ``eval_dirs``, those of every earlier iteration (None at iteration 0); a
+    missing or corrupt earlier eval raises, naming the file (`burnqed_core.eval.run.earlier_solved`)."""
     from burnqed_core.eval.run import earlier_solved as read_earlier_solved
 
-    if not earlier:
+    if not eval_dirs:
         return None
-    return read_earlier_solved(it.eval for it in earlier)
+    return read_earlier_solved(eval_dirs)
 
 
 class UsedPartitions(BaseModel):

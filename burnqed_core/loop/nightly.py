@@ -11,7 +11,6 @@ without the EBM) into a dated directory
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,13 +24,16 @@ NIGHTLY_DIR = "nightly"
 
 
 def benchmarks(profile: Profile) -> list[str]:
-    """The profile's benchmark, then each extra benchmark (duplicates dropped, order kept)."""
-    return list(dict.fromkeys([profile.data.benchmark, *profile.nightly.extra_benchmarks]))
+    """The profile's benchmark, the eval's other sets (``eval.also``), then each extra benchmark (duplicates
+    dropped, order kept)."""
+    return list(dict.fromkeys([profile.data.benchmark, *profile.eval.also, *profile.nightly.extra_benchmarks]))
 
 
 def slug(spec: str) -> str:
     """A directory name for a benchmark spec (``bundled:benchmark`` -> ``bundled_benchmark``)."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec).strip("_") or "benchmark"
+    from burnqed_core.eval.steps import set_slug
+
+    return set_slug(spec)
 
 
 def report_day(timezone: str, when: dt.datetime | None = None) -> str:

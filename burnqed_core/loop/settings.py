@@ -66,8 +66,10 @@ class SettingsView:
         raise AttributeError(f"settings are read-only (stage {self._stage}): make a copy with model_copy")
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> SettingsView:
-        """A view of a copy of the section with ``update`` applied (the stage's own derived settings)."""
-        return SettingsView(self._node.model_copy(update=update, deep=deep), self._declared, self._stage,
+        """A view of a copy of the section with ``update`` applied (the stage's own derived settings; a view in
+        ``update``, such as a copied sub-section, is stored as the section it views)."""
+        raw = {k: v._node if isinstance(v, SettingsView) else v for k, v in (update or {}).items()}
+        return SettingsView(self._node.model_copy(update=raw, deep=deep), self._declared, self._stage,
                             self._prefix)
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from burnqed_core.config import Profile
 from burnqed_core.loop import corpus, stages
-from burnqed_core.loop.inputs import benchmark_theorems, earlier_solved, search_selection, trajectory_dirs
+from burnqed_core.loop.inputs import earlier_solved, eval_theorems, search_selection, trajectory_dirs
 from burnqed_core.loop.spec import Input, Sharded, StageContext, StageSpec, topological
 from burnqed_core.records import StageResult, Theorem
 
@@ -217,13 +217,17 @@ def _training_pairs(ctx: StageContext) -> list[Path]:
     return [ctx.input("base_tactic_pairs") / corpus.PAIRS_FILE, ctx.input("tactic_pairs")]
 
 
+def _eval_sets(ctx: StageContext) -> dict[str, list[Theorem]]:
+    return eval_theorems(ctx.settings)
+
+
 async def _eval_prepare(ctx: StageContext) -> None:
     from burnqed_core.eval import steps
 
-    # automation=None: both baselines measured in Lean (or read from their cache)
-    baselines = await steps.eval_prepare(ctx.settings, ctx.iteration, ctx.env, benchmark_theorems(
-        ctx.settings), None, _training_pairs(ctx), progress=False)
-    steps.save_baselines(ctx.out, baselines)
+    for spec, theorems in _eval_sets(ctx).items():  # automation=None: both baselines measured or read from cache
+        baselines = await steps.eval_prepare(steps.on_benchmark(ctx.settings, spec), ctx.iteration, ctx.env,
+                                             theorems, None, _training_pairs(ctx), progress=False)
+        steps.save_baselines(steps.set_out(ctx.out, ctx.settings, spec), baselines)
 
 
 async def _eval_shard(ctx: StageContext, theorems: Sequence[Theorem], work: Path) -> StageResult:
@@ -232,19 +236,33 @@ async def _eval_shard(ctx: StageContext, theorems: Sequence[Theorem], work: Path
     assert ctx.policy is not None
     merged = ctx.input("merged_model")
     pol, served = await ctx.policy(merged, ctx.iteration)
-    res = await steps.eval_search(ctx.settings, ctx.iteration, pol, await ctx.env(), theorems,
-                                  steps.load_baselines(ctx.out), work, merged, ebm_dir=ctx.inputs.get("ebm"),
-                                  progress=False)
-    return res.model_copy(update={"metrics": {**res.metrics, "served": served}})
+    mine = {t.name for t in theorems}
+    results: list[StageResult] = []
+    for spec, of_set in _eval_sets(ctx).items():
+        part = [t for t in of_set if t.name in mine]
+        if part:
+            results.append(await steps.eval_search(
+                steps.on_benchmark(ctx.settings, spec), ctx.iteration, pol, await ctx.env(), part,
+                steps.load_baselines(steps.set_out(ctx.out, ctx.settings, spec)),
+                steps.set_out(work, ctx.settings, spec), merged, ebm_dir=ctx.inputs.get("ebm"), progress=False))
+    metrics = {k: sum(r.metrics[k] for r in results) for k in ("theorems", "rows", "proved")}
+    return StageResult(stage="eval_search", iteration=ctx.iteration, path=str(work),
+                       summary="; ".join(r.summary for r in results), metrics={**metrics, "served": served})
 
 
 def _merge_eval(ctx: StageContext, shard_dirs: Sequence[Path]) -> StageResult:
     from burnqed_core.eval import steps
 
-    return steps.merge_eval(ctx.settings, ctx.iteration, benchmark_theorems(ctx.settings),
-                            steps.load_baselines(ctx.out), shard_dirs, ctx.out,
-                            earlier_solved=earlier_solved(ctx.earlier), ebm_dir=ctx.inputs.get("ebm"),
-                            training_pairs=_training_pairs(ctx))
+    sets = _eval_sets(ctx)
+    results = []
+    for spec, theorems in sets.items():
+        dirs = [d for d in (steps.set_out(d, ctx.settings, spec) for d in shard_dirs) if d.is_dir()]
+        out = steps.set_out(ctx.out, ctx.settings, spec)
+        results.append(steps.merge_eval(
+            steps.on_benchmark(ctx.settings, spec), ctx.iteration, theorems, steps.load_baselines(out), dirs, out,
+            earlier_solved=earlier_solved([steps.set_out(it.eval, ctx.settings, spec) for it in ctx.earlier]),
+            ebm_dir=ctx.inputs.get("ebm"), training_pairs=_training_pairs(ctx)))
+    return steps.combine_sets(ctx.out, list(sets), results)
 
 
 EVAL_REPORT = StageSpec(
@@ -254,8 +272,10 @@ EVAL_REPORT = StageSpec(
         "shard of ``pipeline.eval_shard_size`` benchmark theorems.",
     inputs=(Input("merged_model"), Input("automation_baselines"), Input("ebm", from_iteration=1),
             Input("tactic_pairs", edge=False), Input("base_tactic_pairs", edge=False)),
-    earlier="eval_report", settings=("eval", "search", "policy", LEAN, "data.benchmark"),
-    shards=Sharded(select=lambda ctx: benchmark_theorems(ctx.settings), prepare=_eval_prepare, shard=_eval_shard,
+    earlier="eval_report",
+    settings=("eval", "search", "policy", LEAN, "data.benchmark", "data.corpus", "data.trace_repo"),
+    shards=Sharded(select=lambda ctx: [t for ts in _eval_sets(ctx).values() for t in ts], prepare=_eval_prepare,
+                   shard=_eval_shard,
                    merge=_merge_eval, size=lambda p: p.pipeline.eval_shard, verb="evaluated"),
     extras=("served", "eval_table"),
 )

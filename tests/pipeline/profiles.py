@@ -22,7 +22,7 @@ CHEAP: dict[str, Any] = {
     "training.max_steps": 10, "training.max_steps_later": 6, "training.eval_every": 5,
     "training.save_every": 5, "training.batch_size": 8, "training.lora.r": 4,
     "search.max_nodes": 6, "search.collect_candidates": 4, "search.concurrency": 6,
-    "eval.budgets": [2, 6], "eval.num_candidates": 4, "eval.max_theorems": 6,
+    "eval.budgets": [2, 6], "eval.num_candidates": 4, "eval.max_theorems": 6, "eval.also": [],
     "lean.num_workers": 1, "lean.embedded.start_timeout_s": 900,
 }
 

@@ -116,8 +116,9 @@ def test_the_nightly_tick_asks_for_the_newest_complete_iteration(inst: dg.Dagste
 
 def test_nightly_layout_and_benchmarks(tmp_path: Path) -> None:
     prof = load_profile(str(write_profile(tmp_path / "p.yaml", {
-        "nightly.extra_benchmarks": ["bundled:corpus", "bundled:benchmark"], "nightly.timezone": "Asia/Tokyo"})))
-    assert nightly.benchmarks(prof) == ["bundled:benchmark", "bundled:corpus"]
+        "nightly.extra_benchmarks": ["bundled:corpus", "bundled:test"], "nightly.timezone": "Asia/Tokyo",
+        "eval.also": ["bundled:handwritten"]})))
+    assert nightly.benchmarks(prof) == ["bundled:test", "bundled:handwritten", "bundled:corpus"]
     assert nightly.report_day("Asia/Tokyo", dt.datetime(2026, 11, 23, 20, 0, tzinfo=dt.UTC)) == "2026-11-24"
     assert nightly.report_dir(tmp_path, "2026-11-24", "bundled:corpus") == \
         tmp_path / "nightly" / "2026-11-24" / "bundled_corpus"

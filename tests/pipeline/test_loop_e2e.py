@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from burnqed_core.eval.report import read_summary
+from burnqed_core.eval.steps import set_slug
 from burnqed_core.loop.inputs import LoopError
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.trajectory_io import read_trajectories
@@ -35,10 +36,13 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     corpus = slice_set("bundled:corpus", 2, tmp_path / "corpus" / "corpus.jsonl")
     bench = slice_set("bundled:benchmark", 1, tmp_path / "bench" / "benchmark.jsonl")
+    # a second set reported apart (eval.also), as the hand-written one is: its theorems share the eval's shards
+    also = slice_set("bundled:handwritten", 1, tmp_path / "also" / "hand.jsonl")
     prof = write_profile(tmp_path / "profile.yaml", {"paths.work_dir": str(tmp_path / "work"),
                                                      "data.corpus": str(corpus), "data.benchmark": str(bench),
+                                                     "eval.also": [str(also)],
                                                      "data.search_theorems": 6, "pipeline.shard_size": 4,
-                                                     "pipeline.eval_shard_size": 4})  # 2 shards each
+                                                     "pipeline.eval_shard_size": 4})  # 2 and 3 shards
     home = tmp_path / "dagster_home"
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     runner = CliRunner()
@@ -76,7 +80,13 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert ev1["solve_rate_plot"].startswith("![solve rate per budget](data:image/png;base64,")
     assert ev1["theorems"] == 6 and 0 <= ev1["cumulative_rate"] <= 1
     assert ev1["served_model"]["model_path"].endswith("iter_1/merged_model")
-    assert ev1["shards"] == 2
+    # baseline (c), the same search with no learned policy, and the prover against the best of (a), (b), (c)
+    assert 0 <= ev1["structural_baseline"] <= 1 and ev1["best_baseline"][:3] in ("(a)", "(b)", "(c)")
+    assert ev1["vs_best_baseline_low"] <= ev1["vs_best_baseline"] <= ev1["vs_best_baseline_high"]
+    assert ev1["shards"] == 3  # 6 benchmark + 6 hand-written theorems in shards of 4
+    slug = set_slug(str(also))
+    assert "| node budget |" in ev1[f"{slug}_table"] and ev1[f"{slug}_theorems"] == 6
+    assert 0 <= ev1[f"{slug}_cumulative_rate_low"] <= ev1[f"{slug}_cumulative_rate_high"] <= 1
     tr1 = _latest(inst, "trajectories", "1")
     assert tr1["shards"] == max(1, -(-tr1["theorems"] // 4))
     assert tr1["partitions_used"] == "merged_model[1], ebm[1], base_model, trajectories[0]"
@@ -86,6 +96,11 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     for n in (0, 1):
         s = read_summary(layout.iteration(n).eval)
         assert s.iteration == n and s.theorems == 6 and [b.budget for b in s.budgets] == [2, 6]
+        assert s.structural_baseline is not None and s.structural_baseline.total == 6
+        other = read_summary(layout.iteration(n).eval / "sets" / slug)
+        assert other.theorems == 6 and other.benchmark == str(also) and not set(other.solved) & set(s.solved)
+        report = (layout.iteration(n).eval / "report.md").read_text(encoding="utf-8")
+        assert f"# {bench}" in report and f"# {also}" in report
         recs = read_trajectories(layout.iteration(n).trajectories / "search.traj")
         assert recs and all(r.iteration == n for r in recs)
     assert not (layout.iteration(0).trajectories / "noisy.traj").exists()  # tiny: search.noisy_pass off

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from burnqed_core.eval.baselines import Baselines, StructuralBaseline
 from burnqed_core.eval.compare import (
     MIN_CLUSTERS,
     compare_dirs,
@@ -18,7 +19,7 @@ from burnqed_core.eval.compare import (
     interval_verdict,
     write_compare_plot,
 )
-from burnqed_core.eval.gonogo import go_no_go
+from burnqed_core.eval.gonogo import BEST_BASELINE_FIGURE, go_no_go
 from burnqed_core.eval.report import write_report
 from burnqed_core.eval.summary import EvalSummary, joint_clusters, paired_deltas, summarize
 from burnqed_core.records import EvalResult
@@ -137,3 +138,26 @@ def test_compare_shows_each_change_with_its_interval(tmp_path: Path) -> None:
     assert "| statistic | before | after | change [95% interval] |" in md and PP.search(md)
     png = write_compare_plot(c, tmp_path / "cmp.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+
+
+def test_the_verdict_says_whether_the_prover_beats_the_best_baseline() -> None:
+    """Informational: a prover not above the best of (a), (b), (c) is still a go when it improved."""
+    names_ = [f"c{c:02d}_{i}" for c in range(30) for i in range(2)]
+    b = Baselines(single=dict.fromkeys(names_), defaware={n: "simp" if n < "c05" else None for n in names_},
+                  structural=StructuralBaseline(key="k", budget=32, nodes={n: 3 if n < "c20" else None
+                                                                           for n in names_}))
+
+    def at(solved: int, iteration: int) -> EvalSummary:
+        return summarize([crow(n, n[:3], n < f"c{solved:02d}", iteration) for n in names_], b,
+                         iteration=iteration, benchmark="bench", budgets=[8, 32])
+
+    v, cv = interval_verdict(at(20, 1), at(5, 0))
+    assert v.go and [r.code for r in v.reasons] == ["improved", "best_baseline"]
+    assert "does not beat the best baseline (c)" in v.summary()
+    fig = next(f for f in cv.figures if f.name == BEST_BASELINE_FIGURE)
+    assert not fig.blocking and not fig.ok and cv.passed and fig.value is not None and fig.value <= 0
+    v, cv = interval_verdict(at(30, 2), at(20, 1))
+    assert v.go and "all theorems: beats the best baseline (c)" in v.summary()
+    assert next(f for f in cv.figures if f.name == BEST_BASELINE_FIGURE).ok
+    text = format_compare(compare_summaries([at(20, 1), at(30, 2)], ["one", "two"]))
+    assert "baseline (c) | vs best baseline [95%]" in text and "(c) +33.3 pp [" in text

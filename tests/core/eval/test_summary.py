@@ -5,6 +5,7 @@ baselines, solved beyond automation, the EBM ablation, reports, the plot,
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from typer.testing import CliRunner
 
 from burnqed_core.cli import app
 from burnqed_core.errors import DataError
-from burnqed_core.eval.baselines import Baselines
+from burnqed_core.eval.baselines import Baselines, StructuralBaseline
 from burnqed_core.eval.compare import compare_dirs, format_compare
 from burnqed_core.eval.gonogo import go_no_go
 from burnqed_core.eval.report import (
@@ -23,7 +24,7 @@ from burnqed_core.eval.report import (
     read_summary,
     write_report,
 )
-from burnqed_core.eval.summary import summarize, summarize_variants
+from burnqed_core.eval.summary import EvalSummary, summarize, summarize_variants
 from burnqed_core.records import EvalResult
 
 # easy1: single tactic; easy2: only the definition-aware baseline; hard1/hard2: neither
@@ -273,3 +274,114 @@ def test_old_summaries_without_clusters_still_load(tmp_path: Path) -> None:
     assert back.cumulative == s.cumulative and back.clusters == 0 and back.outcomes == []
     assert back.cumulative_ci is None and back.budgets[0].all_ci is None
     assert "of 4 theorems" in format_table(back) and "by cluster" not in format_markdown(back).split("|")[0]
+
+
+# -- baseline (c) and the best baseline ----------------------------------------------------------------------
+
+
+def c_bench(prover: int = 25, structural: int = 15, c_budget: int = 32, iteration: int = 0,
+            budgets: tuple[int, ...] = (2, 8, 32)) -> EvalSummary:
+    """30 clusters c00..c29 of 2 theorems. (a) closes c00-c04, (b) c00-c09 (so c10-c29 are hard); (c) proves
+    c00..c<structural - 1> at 2 nodes and c<structural> at 20 nodes; the prover solves c00..c<prover - 1>."""
+    def cl(n: str) -> int:
+        return int(n[1:3])
+
+    names = [f"c{c:02d}_{i}" for c in range(30) for i in range(2)]
+    nodes = {n: (2 if cl(n) < structural else 20 if cl(n) == structural else None) for n in names}
+    b = Baselines(single={n: "omega" if cl(n) < 5 else None for n in names},
+                  defaware={n: "simp [f]" if cl(n) < 10 else None for n in names},
+                  structural=StructuralBaseline(key="k", budget=c_budget, nodes=nodes))
+    rows = [crow(n, n[:3], 4 if cl(n) < prover else None, iteration=iteration) for n in names]
+    return summarize(rows, b, iteration=iteration, benchmark="bench", budgets=list(budgets))
+
+
+def test_baseline_c_rates_per_budget_and_on_the_hard_split() -> None:
+    s = c_bench()
+    assert str(s.structural_baseline) == "32/60 (53.3%)" and s.structural_budget == 32
+    assert [str(b.structural) for b in s.budgets] == ["30/60 (50.0%)", "30/60 (50.0%)", "32/60 (53.3%)"]
+    assert s.hard_theorems == 40 and str(s.structural_hard) == "12/40 (30.0%)"
+    assert s.structural_ci is not None and s.structural_ci.value == pytest.approx(32 / 60)
+    assert s.structural_ci.low < s.structural_ci.value < s.structural_ci.high
+    assert s.structural_by_cluster is not None and s.structural_by_cluster.value == pytest.approx(16 / 30)
+    assert s.structural_hard_ci is not None and s.structural_hard_ci.value == pytest.approx(0.3)
+    # measured at a smaller budget than the eval's largest: read at its own budget, no figure beyond it
+    short = c_bench(c_budget=8)
+    assert [b.structural is not None for b in short.budgets] == [True, True, False]
+    assert str(short.structural_baseline) == "30/60 (50.0%)"
+
+
+def test_the_best_baseline_and_the_prover_against_it() -> None:
+    s = c_bench()
+    best, hard = s.best_baseline, s.best_baseline_hard
+    assert best is not None and best.name == "c" and str(best.rate) == "32/60 (53.3%)"
+    assert best.versus is not None and best.versus_by_cluster is not None
+    assert best.versus.before == pytest.approx(32 / 60) and best.versus.after == pytest.approx(50 / 60)
+    assert best.versus.change.value == pytest.approx(0.3) and best.versus_by_cluster.change.value == pytest.approx(0.3)
+    assert 0 < best.versus.change.low <= 0.3 <= best.versus.change.high and best.beaten
+    assert not best.versus.decides
+    assert hard is not None and hard.name == "c" and str(hard.rate) == "12/40 (30.0%)"
+    assert hard.versus is not None and hard.versus.change.value == pytest.approx(18 / 40) and hard.beaten
+    # (c) weaker than (b): (b) is the best on all theorems, (c) still the best on the hard split
+    weak = c_bench(structural=3)
+    assert weak.best_baseline is not None and weak.best_baseline.name == "b"
+    assert weak.best_baseline.versus is not None and weak.best_baseline.versus.change.value == pytest.approx(30 / 60)
+    assert weak.best_baseline_hard is not None and weak.best_baseline_hard.name == "c"
+    # a tie goes to the later baseline; the prover equal to it does not beat it
+    tie = c_bench(structural=9, prover=10)  # (c): c00-c08 at 2 nodes, c09 at 20: 20/60 like (b)
+    assert tie.best_baseline is not None and tie.best_baseline.name == "c"
+    assert tie.best_baseline.versus is not None and tie.best_baseline.versus.change.value == 0
+    assert tie.best_baseline.beaten is False
+    # without (c): the better of (a) and (b), and no hard-split comparison
+    rows = [crow(n, n, 4) for n in ("easy1", "easy2", "hard1", "hard2")]
+    plain = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8])
+    assert plain.structural_baseline is None and plain.best_baseline_hard is None
+    assert plain.best_baseline is not None and plain.best_baseline.name == "b"
+    assert summarize(rows, None, iteration=0, benchmark="bench", budgets=[8]).best_baseline is None
+    assert summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8],
+                     bootstrap_samples=0).best_baseline.versus is None  # type: ignore[union-attr]
+
+
+def test_reports_and_the_verdict_show_baseline_c_and_the_best_baseline(tmp_path: Path) -> None:
+    s = c_bench()
+    table = format_table(s)
+    assert "baseline (c) structural steps + automation, no learned policy (32 nodes): 32/60 (53.3%) [" in table
+    assert "per budget 2: 50.0%, 8: 50.0%, 32: 53.3%; hard split 12/40 (30.0%)" in table
+    assert re.search(r"best baseline \(all theorems\): \(c\) structural search, no learned policy 32/60 \(53\.3%\); "
+                     r"prover vs it: \+30\.0 pp \[\+\d+\.\d, \+\d+\.\d\], by cluster \+30\.0 pp .* \(beats it", table)
+    assert "best baseline (hard split): (c) structural search, no learned policy 12/40 (30.0%)" in table
+    md = format_markdown(s)
+    assert "| avg nodes to proof | baseline (c) |" in md and "| 30/60 (50.0%) |" in md
+    assert "- best baseline (all theorems): (c)" in md
+    assert "(c) +30.0 pp [" in format_comparison([s])
+    flat = c_bench(structural=24, prover=25)  # (c) proves c00-c24 too: no gain over it
+    assert "does not beat it: interval reaches zero" in format_table(flat)
+    v = go_no_go(s, None)
+    reason = next(r for r in v.reasons if r.code == "best_baseline")
+    assert not reason.blocking and v.go
+    assert "all theorems: beats the best baseline (c) structural search, no learned policy, 83.3% vs 53.3%" \
+        in reason.message and "hard split: beats" in reason.message
+    assert "does not beat the best baseline (c)" in next(r.message for r in go_no_go(flat, None).reasons
+                                                           if r.code == "best_baseline")
+    write_report(s, tmp_path)  # the plot draws (c) too
+    assert (tmp_path / PLOT_FILE).stat().st_size > 5000 and read_summary(tmp_path) == s
+
+
+def test_old_summaries_without_baseline_c_still_load(tmp_path: Path) -> None:
+    s = c_bench()
+    write_report(s, tmp_path, plot=False)
+    data = json.loads((tmp_path / "summary.json").read_text())
+    new = {k for k in data if k.startswith(("structural", "best_baseline"))}
+    assert new == {"structural_baseline", "structural_budget", "structural_ci", "structural_by_cluster",
+                   "structural_hard", "structural_hard_ci", "structural_hard_by_cluster", "best_baseline",
+                   "best_baseline_hard"}
+    old = {k: v for k, v in data.items() if k not in new}
+    old["budgets"] = [{k: v for k, v in b.items() if k != "structural"} for b in old["budgets"]]
+    (tmp_path / "summary.json").write_text(json.dumps(old))
+    back = read_summary(tmp_path)
+    assert back.structural_baseline is None and back.best_baseline is None and back.budgets[0].structural is None
+    assert back.cumulative == s.cumulative
+    assert "baseline (c)" not in format_table(back) and "best baseline" not in format_markdown(back)
+    assert all(r.code != "best_baseline" for r in go_no_go(back, None).reasons)
+    old_row, new_row = format_comparison([back, s]).splitlines()[2:4]
+    assert [c.strip() for c in old_row.split("|")[-2:]] == ["-", "-"]
+    assert new_row.split("|")[-2].strip() == "53.3%" and new_row.split("|")[-1].strip().startswith("(c) +30.0 pp")

@@ -150,6 +150,11 @@ def test_a_stage_reads_only_what_its_spec_declares() -> None:
     with pytest.raises(UndeclaredSetting):
         _ = copy.eval
     assert set(v.data.model_dump()) == {"alpha_copies"}
+    # a copied sub-section (the eval's other benchmark) goes in as the section, still behind the view
+    other = v.model_copy(update={"data": v.data.model_copy(update={"alpha_copies": 7})})
+    assert other.data.alpha_copies == 7 and v.data.alpha_copies == prof.data.alpha_copies
+    with pytest.raises(UndeclaredSetting):
+        _ = other.data.seed
 
 
 def test_a_misspelt_spec_path_fails_naming_it() -> None:

@@ -1,0 +1,197 @@
+"""Baseline (c): the prover's search with no learned policy, measured once per benchmark and cached.
+
+The search is the eval's (`burnqed_core.eval.run.run_eval`: one attempt at the largest node budget of
+``eval.budgets``, the per-theorem cap ``eval.timeout_s``, the automation candidates of
+``search.automation``, every proof re-checked as a whole theorem) with the policy replaced by
+`burnqed_core.policy.structural.StructuralPolicy`, which proposes the structural steps of each goal
+(intro, cases, induction, fun_induction, constructor ...) with uniform logprobs. What the learned policy adds
+over structural steps plus automation is the prover's rate minus this one.
+
+The result (`StructuralBaseline`: nodes to proof per theorem) is keyed by `structural_key`: the theorems
+(name, statement, preamble), the search settings the engine runs with (``search`` with the eval's budget,
+seed and time cap; ``search.concurrency`` is kept, it sets the nodes each theorem gets per batch; only
+``search.flush_every`` is left out), ``lean.tactic_timeout_s``, the structural policy's step limit, the Lean
+version and `STRUCTURAL_VERSION`. `measure_structural` reads ``structural-<key24>.json`` from the cache
+directory, else from the theorem set's own directory (shipped there by `write_shipped_structural`, ``burnqed
+lean baseline --structural``; one file per set and profile), else measures and caches it (not when Lean
+failures left theorems unmeasured).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from burnqed_core.config import Profile, SearchConfig
+from burnqed_core.errors import DataError
+from burnqed_core.eval.baselines import StructuralBaseline
+from burnqed_core.lean.types import ProofEnv
+from burnqed_core.policy.structural import StructuralPolicy
+from burnqed_core.record_io import atomic_write_text
+from burnqed_core.records import EvalResult, Theorem
+
+log = logging.getLogger(__name__)
+
+__all__ = ["STRUCTURAL_VERSION", "StructuralBaseline", "cache_path", "from_rows", "measure_structural",
+           "read_cached", "search_config", "structural_key", "write_shipped_structural"]
+
+STRUCTURAL_VERSION = 1
+FILE_PREFIX = "structural-"
+OUTPUT_ONLY = frozenset({"flush_every"})  # search settings that change where results go, never what they are
+
+
+def search_config(profile: Profile) -> SearchConfig:
+    """The settings baseline (c)'s search runs with: ``search`` at the largest eval budget, the first eval
+    attempt's seed and the eval's per-theorem time cap (what `run_eval` gives the engine)."""
+    from burnqed_core.eval.run import attempt_seed
+
+    return profile.search.model_copy(update={"max_nodes": max(profile.eval.budgets),
+                                             "seed": attempt_seed(profile.search.seed, 0),
+                                             "timeout_s": profile.eval.timeout_s})
+
+
+def structural_key(theorems: Sequence[Theorem], profile: Profile, lean_version: str,
+                   *, limit: int | None = None) -> str:
+    """What a baseline (c) file was measured for (see the module docstring); ``limit``: the structural
+    policy's step limit (None: the default `StructuralPolicy`'s)."""
+    payload: dict[str, Any] = {
+        "version": STRUCTURAL_VERSION,
+        "lean": lean_version,
+        "search": search_config(profile).model_dump(mode="json", exclude=set(OUTPUT_ONLY)),
+        "tactic_timeout_s": float(profile.lean.tactic_timeout_s),
+        "budget": max(profile.eval.budgets),
+        "timeout_s": float(profile.eval.timeout_s),
+        "limit": limit if limit is not None else StructuralPolicy().limit,
+    }
+    h = hashlib.sha256(json.dumps(payload, sort_keys=True).encode())
+    for t in sorted(theorems, key=lambda t: t.name):
+        h.update(json.dumps([t.name, t.statement, t.preamble], ensure_ascii=False).encode())
+    return h.hexdigest()
+
+
+def cache_path(directory: Path, key: str) -> Path:
+    return directory / f"{FILE_PREFIX}{key[:24]}.json"
+
+
+def read_cached(directory: Path, key: str) -> StructuralBaseline | None:
+    """The baseline (c) file of ``key`` in ``directory``; None when absent; corrupt or of another key: an
+    error naming it."""
+    path = cache_path(directory, key)
+    if not path.exists():
+        return None
+    try:
+        b = StructuralBaseline.model_validate_json(path.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError) as e:
+        raise DataError(f"{path}: corrupt baseline (c) file ({str(e).splitlines()[0]}); delete it to "
+                        "re-measure") from None
+    if b.key != key:
+        raise DataError(f"{path}: baseline (c) file of another benchmark or settings (key {b.key[:12]} != "
+                        f"{key[:12]})")
+    return b
+
+
+def from_rows(rows: Sequence[EvalResult], theorems: Sequence[Theorem], *, key: str, budget: int) -> StructuralBaseline:
+    """Baseline (c) from the eval rows of its search (one attempt): a proved row gives its nodes to proof (and
+    its proof), an unproved one None; a row with a Lean failure (``error == "infra"``) and a theorem without a
+    row leave the theorem unmeasured (``infra``)."""
+    nodes: dict[str, int | None] = {}
+    proofs: dict[str, list[str]] = {}
+    infra: set[str] = set()
+    timeouts: set[str] = set()
+    for r in rows:
+        if r.proved:
+            n = r.nodes_to_proof if r.nodes_to_proof is not None else r.nodes_used
+            cur = nodes.get(r.theorem)
+            if cur is None or n < cur:
+                nodes[r.theorem], proofs[r.theorem] = n, list(r.proof)
+        elif r.error == "infra":
+            infra.add(r.theorem)
+        else:
+            nodes.setdefault(r.theorem, None)
+            if r.timeout:
+                timeouts.add(r.theorem)
+    names = [t.name for t in theorems]
+    missing = [n for n in names if n not in nodes and n not in infra]
+    if missing:
+        log.warning("baseline (c): %d theorems have no search result (left unmeasured): %s", len(missing),
+                    ", ".join(missing[:5]))
+    infra = (infra | set(missing)) - {n for n, v in nodes.items() if v is not None}
+    for n in infra:
+        nodes.pop(n, None)
+    wanted = set(names)
+    return StructuralBaseline(key=key, budget=budget, nodes={n: nodes[n] for n in names if n in nodes},
+                              infra=sorted(infra & wanted), timeouts=sorted((timeouts & wanted) - infra),
+                              proofs={n: proofs[n] for n in names if n in proofs})
+
+
+async def measure_structural(
+    profile: Profile,
+    env: ProofEnv,
+    theorems: Sequence[Theorem],
+    *,
+    cache_dir: Path | None,
+    shipped: Path | None,
+    lean_version: str,
+    progress: bool = False,
+) -> StructuralBaseline:
+    """Baseline (c) of ``theorems``: read from ``cache_dir`` when measured before, else from ``shipped`` (the
+    theorem set's own directory, read only), else searched now in ``env`` (the eval's search with the
+    structural policy, one attempt at the largest eval budget, every proof re-checked: `run_eval` into a
+    temporary directory) and cached in ``cache_dir`` unless Lean failures left theorems unmeasured."""
+    from burnqed_core.eval.run import run_eval
+
+    policy = StructuralPolicy()
+    key = structural_key(theorems, profile, lean_version, limit=policy.limit)
+    for where, d in (("cached", cache_dir), ("shipped with the theorem set", shipped)):
+        if d is None:
+            continue
+        found = read_cached(d, key)
+        if found is not None:
+            log.info("baseline (c) structural search: %s (%s)", where, cache_path(d, key))
+            return found
+    budget = max(profile.eval.budgets)
+    log.info("baseline (c): searching %d theorems with the structural policy at %d nodes (automation %s)",
+             len(theorems), budget, "on" if profile.search.automation.enabled else "off")
+    try:
+        with tempfile.TemporaryDirectory(prefix="burnqed-structural-") as tmp:
+            rows = await run_eval(profile, policy, env, theorems, Path(tmp), iteration=0,  # type: ignore[arg-type]
+                                  benchmark=str(profile.data.benchmark), budgets=[budget], pass_k=1,
+                                  progress=progress)
+    finally:
+        await policy.close()
+    b = from_rows(rows, theorems, key=key, budget=budget).model_copy(update={"profile": profile.name})
+    proved = sum(v is not None for v in b.nodes.values())
+    log.info("baseline (c) structural search: proved %d/%d at %d nodes (%d unmeasured, %d timeouts)", proved,
+             len(b.nodes), budget, len(b.infra), len(b.timeouts))
+    if b.infra:
+        log.warning("%d theorems saw Lean failures in the baseline (c) search (left unmeasured, not cached): %s",
+                    len(b.infra), ", ".join(b.infra[:5]))
+    elif cache_dir is not None:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(cache_path(cache_dir, key), b.model_dump_json(indent=1) + "\n")
+    return b
+
+
+def write_shipped_structural(b: StructuralBaseline, set_dir: Path) -> Path:
+    """Write baseline (c) beside a theorem set (``burnqed lean baseline --structural``), where
+    `measure_structural` finds it by key. An older file of the same set and profile (the same theorem names
+    and profile name, measured for other statements, settings or Lean) is replaced; the files of other sets in
+    the directory, and of other profiles (tiny's and small's budgets differ, so do their keys), stay."""
+    if b.infra:
+        raise DataError(f"{len(b.infra)} theorems were left unmeasured by Lean failures: not written")
+    names = set(b.nodes)
+    for old in set_dir.glob(f"{FILE_PREFIX}*.json"):
+        try:
+            other = StructuralBaseline.model_validate_json(old.read_text(encoding="utf-8"))
+        except (ValidationError, ValueError):
+            continue
+        if set(other.nodes) == names and other.profile == b.profile:
+            old.unlink()
+    return atomic_write_text(cache_path(set_dir, b.key), b.model_dump_json(indent=1) + "\n")

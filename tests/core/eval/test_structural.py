@@ -1,0 +1,148 @@
+"""Baseline (c), the eval's search with no learned policy: on the real embedded Lean (the session `lean_pool`)
+it proves a theorem over a definition of its own that needs ``induction`` before the automation can close it
+(which no single automation tactic closes) and not a false one; the result is cached and found by a key that
+covers the budget, the tactic timeout and the theorems; a shipped file replaces only its own set's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from burnqed_core.config import Profile, load_profile
+from burnqed_core.errors import DataError
+from burnqed_core.eval.baselines import Baselines
+from burnqed_core.eval.structural import (
+    StructuralBaseline,
+    cache_path,
+    from_rows,
+    measure_structural,
+    read_cached,
+    structural_key,
+    write_shipped_structural,
+)
+from burnqed_core.lean.types import GoalState, ProofEnv, TacticResult
+from burnqed_core.records import EvalResult, Theorem
+
+TWIRL = "def twirl : Nat → Nat\n  | 0 => 0\n  | n + 1 => twirl n + 2"
+INDUCTION = Theorem(name="twirl_eq", statement="(n : Nat) : twirl n = 2 * n", preamble=TWIRL)
+FALSE = Theorem(name="succ_ne", statement="(n : Nat) : n + 1 = n")
+THMS = [INDUCTION, FALSE]
+
+
+def profile(**over: object) -> Profile:
+    """tiny, small budgets; without baseline (b)'s tactics at the root (``induction n <;> grind [twirl]`` would
+    prove the theorem in one step), so that the proof is the structural policy's step, then automation."""
+    return load_profile("tiny", overrides={
+        "search.concurrency": 2, "search.frontier_batch": 4, "search.flush_every": 1, "search.max_depth": 6,
+        "eval.budgets": [4, 12], "eval.pass_k": 1, "search.automation.enabled": True,
+        "search.automation.baseline_at_root": False, **over})
+
+
+class NoLean:
+    """A Lean that must not be asked: the baseline must come from a file."""
+
+    async def start_proof(self, theorem: Theorem) -> TacticResult:
+        raise AssertionError("searched although a matching file was there")
+
+    async def apply_many(self, items: Sequence[tuple[GoalState, str]]) -> list[TacticResult]:
+        raise AssertionError("searched although a matching file was there")
+
+    async def check_proof(self, theorem: Theorem, tactics: Sequence[str]) -> object:
+        raise AssertionError("searched although a matching file was there")
+
+
+@pytest.mark.lean
+async def test_baseline_c_proves_induction_then_automation_and_caches_it(lean_pool: ProofEnv,
+                                                                         tmp_path: Path) -> None:
+    from burnqed_core.lean.baseline import automation_baseline
+
+    single, rep = await automation_baseline(lean_pool, THMS)
+    assert single == {"twirl_eq": None, "succ_ne": None} and not rep.infra  # no single tactic closes either
+    prof = profile()
+    b = await measure_structural(prof, lean_pool, THMS, cache_dir=tmp_path / "cache", shipped=None,
+                                 lean_version="lean-x")
+    assert b.key == structural_key(THMS, prof, "lean-x") and b.budget == 12 and not b.infra and b.profile == "tiny"
+    assert b.proved("twirl_eq") and not b.proved("succ_ne") and b.measured("succ_ne")
+    assert b.nodes["twirl_eq"] is not None and 2 <= b.nodes["twirl_eq"] <= 12
+    proof = b.proofs["twirl_eq"]  # a structural step first, then the automation
+    assert proof[0].startswith(("induction n", "fun_induction twirl")) and len(proof) >= 2, proof
+    assert list(b.proofs) == ["twirl_eq"]
+    assert cache_path(tmp_path / "cache", b.key).is_file()
+    again = await measure_structural(prof, NoLean(), THMS, cache_dir=tmp_path / "cache",  # type: ignore[arg-type]
+                                     shipped=None, lean_version="lean-x")
+    assert again == b
+    # it travels with the baselines the eval's shards share
+    carried = Baselines(single=single, defaware=dict.fromkeys(single)).model_copy(update={"structural": b})
+    assert Baselines.model_validate_json(carried.model_dump_json()).structural == b
+
+
+def test_the_key_covers_budget_timeout_theorems_and_settings() -> None:
+    base = structural_key(THMS, profile(), "lean-x")
+    assert structural_key(list(reversed(THMS)), profile(), "lean-x") == base  # order does not matter
+    assert structural_key(THMS, profile(**{"eval.budgets": [2, 12]}), "lean-x") == base  # only the largest
+    assert structural_key(THMS, profile(**{"search.flush_every": 7}), "lean-x") == base  # output only
+    for other in (profile(**{"eval.budgets": [4, 16]}), profile(**{"lean.tactic_timeout_s": 7.0}),
+                  profile(**{"eval.timeout_s": 30.0}), profile(**{"search.automation.enabled": False}),
+                  profile(**{"search.seed": 3}), profile(**{"search.max_depth": 9})):
+        assert structural_key(THMS, other, "lean-x") != base
+    assert structural_key(THMS, profile(), "lean-y") != base
+    assert structural_key(THMS[:1], profile(), "lean-x") != base
+    edited = [INDUCTION.model_copy(update={"preamble": TWIRL.replace("+ 2", "+ 3")}), FALSE]
+    assert structural_key(edited, profile(), "lean-x") != base
+    assert structural_key(THMS, profile(), "lean-x", limit=3) != base
+
+
+async def test_cache_then_shipped_file_by_key(tmp_path: Path) -> None:
+    prof = profile()
+    key = structural_key(THMS, prof, "lean-x")
+    shipped = StructuralBaseline(key=key, budget=12, nodes={"twirl_eq": 5, "succ_ne": None})
+    path = write_shipped_structural(shipped, tmp_path / "set")
+    assert path == cache_path(tmp_path / "set", key) and path.name.startswith("structural-")
+    got = await measure_structural(prof, NoLean(), THMS, cache_dir=tmp_path / "cache",  # type: ignore[arg-type]
+                                   shipped=tmp_path / "set", lean_version="lean-x")
+    assert got == shipped
+    cached = shipped.model_copy(update={"nodes": {"twirl_eq": 3, "succ_ne": None}})
+    (tmp_path / "cache").mkdir()
+    cache_path(tmp_path / "cache", key).write_text(cached.model_dump_json())
+    got = await measure_structural(prof, NoLean(), THMS, cache_dir=tmp_path / "cache",  # type: ignore[arg-type]
+                                   shipped=tmp_path / "set", lean_version="lean-x")
+    assert got == cached  # the cache first
+    # another budget: neither file applies, so Lean is asked
+    with pytest.raises(AssertionError, match="searched"):
+        await measure_structural(profile(**{"eval.budgets": [4, 16]}), NoLean(), THMS,  # type: ignore[arg-type]
+                                 cache_dir=tmp_path / "cache", shipped=tmp_path / "set", lean_version="lean-x")
+    cache_path(tmp_path / "cache", key).write_text("{not json")
+    with pytest.raises(DataError, match="corrupt baseline"):
+        read_cached(tmp_path / "cache", key)
+
+
+def test_a_shipped_file_replaces_only_its_own_sets(tmp_path: Path) -> None:
+    a = StructuralBaseline(key="a" * 64, budget=12, nodes={"twirl_eq": 5, "succ_ne": None}, profile="tiny")
+    write_shipped_structural(a, tmp_path)
+    write_shipped_structural(a.model_copy(update={"key": "b" * 64}), tmp_path)  # same set, re-measured
+    assert [p.name for p in tmp_path.glob("structural-*.json")] == [f"structural-{'b' * 24}.json"]
+    write_shipped_structural(StructuralBaseline(key="c" * 64, budget=12, nodes={"other": 1}), tmp_path)
+    assert len(list(tmp_path.glob("structural-*.json"))) == 2
+    # the same set measured with another profile (other budgets: another key) keeps the first profile's file
+    write_shipped_structural(a.model_copy(update={"key": "d" * 64, "budget": 64, "profile": "small"}), tmp_path)
+    assert len(list(tmp_path.glob("structural-*.json"))) == 3
+    with pytest.raises(DataError, match="unmeasured"):
+        write_shipped_structural(a.model_copy(update={"infra": ["succ_ne"]}), tmp_path)
+
+
+def test_rows_to_baseline_leave_lean_failures_unmeasured() -> None:
+    def r(theorem: str, nodes: int | None, error: str = "", timeout: bool = False) -> EvalResult:
+        return EvalResult(iteration=0, benchmark="b", theorem=theorem, budget=12, proved=nodes is not None,
+                          nodes_to_proof=nodes, nodes_used=nodes or 12, time_s=1.0, error=error, timeout=timeout,
+                          proof=["simp"] if nodes is not None else [])
+
+    thms = [*THMS, Theorem(name="crashed", statement=": True"), Theorem(name="slow", statement=": True"),
+            Theorem(name="never", statement=": True")]
+    b = from_rows([r("twirl_eq", 4), r("succ_ne", None), r("crashed", None, error="infra"),
+                   r("slow", None, timeout=True)], thms, key="k", budget=12)
+    assert b.nodes == {"twirl_eq": 4, "succ_ne": None, "slow": None} and b.proofs == {"twirl_eq": ["simp"]}
+    assert b.infra == ["crashed", "never"] and b.timeouts == ["slow"]
+    assert b.proved("twirl_eq") and b.proved("twirl_eq", 4) and not b.proved("twirl_eq", 3)
+    assert not b.measured("crashed") and not b.proved("crashed")
