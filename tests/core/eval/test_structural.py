@@ -146,3 +146,20 @@ def test_rows_to_baseline_leave_lean_failures_unmeasured() -> None:
     assert b.infra == ["crashed", "never"] and b.timeouts == ["slow"]
     assert b.proved("twirl_eq") and b.proved("twirl_eq", 4) and not b.proved("twirl_eq", 3)
     assert not b.measured("crashed") and not b.proved("crashed")
+
+
+def test_tiny_ships_baseline_c_for_every_set_it_evaluates() -> None:
+    """The main job reads baseline (c) of test and of the hand-written sample from the shipped files: a change
+    to tiny's search or eval settings changes the key (re-ship with `burnqed lean baseline SET --structural
+    --profile tiny [--sample N]`), else every fresh machine searches them again."""
+    from burnqed_core.config import load_profile
+    from burnqed_core.data.theorems import set_dir
+    from burnqed_core.eval.structural import read_cached, structural_key
+    from burnqed_core.lean.install import expected_stamp
+    from burnqed_core.loop.inputs import eval_theorems
+
+    prof = load_profile("tiny", environ={})
+    for spec, theorems in eval_theorems(prof).items():
+        found = read_cached(set_dir(spec), structural_key(theorems, prof, expected_stamp()))
+        assert found is not None, f"{spec}: no shipped baseline (c) for tiny's settings"
+        assert set(found.nodes) == {t.name for t in theorems} and not found.infra
