@@ -41,6 +41,13 @@ def set_out(out_dir: Path, profile: Profile, spec: str) -> Path:
     return out_dir if spec == profile.data.benchmark else out_dir / SETS_DIR / set_slug(spec)
 
 
+def has_results(out_dir: Path) -> bool:
+    """Whether ``out_dir`` holds eval rows (a finished `eval_search`)."""
+    from burnqed_core.eval.run import RESULTS_FILE
+
+    return (out_dir / RESULTS_FILE).is_file()
+
+
 def check_no_corpus_twins(profile: Profile, spec: str, theorems: Sequence[Theorem]) -> None:
     """A theorem of ``theorems`` (set ``spec``) that is a twin of a ``data.corpus`` theorem (the same theorem
     up to renaming and numerals, or the same proof skeleton: `burnqed_core.data.canonical.find_twins`) is a

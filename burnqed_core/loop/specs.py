@@ -256,7 +256,8 @@ def _merge_eval(ctx: StageContext, shard_dirs: Sequence[Path]) -> StageResult:
     sets = _eval_sets(ctx)
     results = []
     for spec, theorems in sets.items():
-        dirs = [d for d in (steps.set_out(d, ctx.settings, spec) for d in shard_dirs) if d.is_dir()]
+        # the shards that searched theorems of this set (a shard may hold none of them)
+        dirs = [d for d in (steps.set_out(d, ctx.settings, spec) for d in shard_dirs) if steps.has_results(d)]
         out = steps.set_out(ctx.out, ctx.settings, spec)
         results.append(steps.merge_eval(
             steps.on_benchmark(ctx.settings, spec), ctx.iteration, theorems, steps.load_baselines(out), dirs, out,

@@ -103,7 +103,7 @@ def test_baseline_at_root_adds_baseline_b_at_the_root_only_and_not_when_collecti
     assert [m.source for m in merged].count("both") == 1 and len(merged) == 7  # deduplicated, marked
     assert AutomationCandidates(auto(tactics=[], defaware=[]), theorem=th).tactics(goal, depth=0) == []
 
-    profile = load_profile("tiny")
+    profile = load_profile("tiny", overrides={"search.automation.baseline_at_root": True})
     assert profile.search.automation.baseline_at_root
     collect = stages._collection_profile(profile)
     assert not collect.search.automation.baseline_at_root
