@@ -897,7 +897,7 @@ def find_twins(corpus: Iterable[Theorem], benchmark: Iterable[Theorem], *,
                 found.setdefault(c, "skeleton")
         twins += [Twin(benchmark=name, corpus=c, how=how) for c, how in found.items()]
     twins.sort(key=lambda tw: (tw.benchmark, tw.corpus))
-    log.info("%d twin pairs (%d by statement) over %d benchmark theorems", len(twins),
+    log.info("%d twin pairs (%d by statement) involving %d benchmark theorems", len(twins),
              sum(tw.how == "statement" for tw in twins), len({tw.benchmark for tw in twins}))
     return twins
 
