@@ -20,8 +20,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -37,6 +38,8 @@ from burnqed_core.record_io import atomic_write_text
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
 
 BASELINE_VERSION = 1
 
@@ -92,32 +95,62 @@ class Baselines(BaseModel):
 def baseline_key(theorems: Sequence[Theorem], lean_version: str = "", tactic_timeout_s: float | None = None) -> str:
     """What a baseline file was measured for: the theorems, the tactic lists, the Lean version and the tactic
     timeout (a tactic that needs 40 s closes a theorem under a 60 s limit, not under 30 s)."""
-    h = hashlib.sha256()
     payload: dict[str, object] = {"version": BASELINE_VERSION, "single": list(AUTOMATION_TACTICS),
                                   "defaware": list(DEFAWARE_SHAPES), "lean": lean_version}
     if tactic_timeout_s is not None:
         payload["tactic_timeout_s"] = float(tactic_timeout_s)
-    h.update(json.dumps(payload).encode())
+    return theorems_key(json.dumps(payload), theorems)
+
+
+def theorems_key(header: str, theorems: Sequence[Theorem]) -> str:
+    """The key of a file measured on ``theorems`` (name, statement, preamble, in name order) under ``header``
+    (what else the measurement depends on, as JSON)."""
+    h = hashlib.sha256(header.encode())
     for t in sorted(theorems, key=lambda t: t.name):
         h.update(json.dumps([t.name, t.statement, t.preamble], ensure_ascii=False).encode())
     return h.hexdigest()
 
 
-def cache_path(cache_dir: Path, key: str) -> Path:
-    return cache_dir / f"baselines-{key[:24]}.json"
+def keyed_path(directory: Path, prefix: str, key: str) -> Path:
+    return directory / f"{prefix}{key[:24]}.json"
 
 
-def read_cached(cache_dir: Path, key: str) -> Baselines | None:
-    path = cache_path(cache_dir, key)
+def read_keyed(path: Path, model: type[M], key: str, what: str) -> M | None:
+    """The ``model`` record in ``path`` (None when absent); corrupt, or holding another key: an error naming
+    the file."""
     if not path.exists():
         return None
     try:
-        b = Baselines.model_validate_json(path.read_text(encoding="utf-8"))
+        b = model.model_validate_json(path.read_text(encoding="utf-8"))
     except (ValidationError, ValueError) as e:
-        raise DataError(f"{path}: corrupt baseline cache ({e}); delete it to re-measure") from None
-    if b.key != key:
-        raise DataError(f"{path}: baseline cache holds another benchmark (key {b.key[:12]} != {key[:12]})")
+        raise DataError(f"{path}: corrupt {what} ({str(e).splitlines()[0]}); delete it to re-measure") from None
+    if getattr(b, "key", None) != key:
+        raise DataError(f"{path}: {what} of another benchmark or settings (key {getattr(b, 'key', '')[:12]} != "
+                        f"{key[:12]})")
     return b
+
+
+def write_keyed(record: M, directory: Path, prefix: str, same_set: Callable[[M], bool]) -> Path:
+    """Write ``record`` as ``<prefix><key24>.json`` in ``directory``; an older file of the prefix for which
+    ``same_set`` holds (the same set re-measured) is removed, the files of other sets stay."""
+    model = type(record)
+    for old in directory.glob(f"{prefix}*.json"):
+        try:
+            other = model.model_validate_json(old.read_text(encoding="utf-8"))
+        except (ValidationError, ValueError):
+            continue
+        if same_set(other):
+            old.unlink()
+    return atomic_write_text(keyed_path(directory, prefix, record.key),  # type: ignore[attr-defined]
+                             record.model_dump_json(indent=1) + "\n")
+
+
+def cache_path(cache_dir: Path, key: str) -> Path:
+    return keyed_path(cache_dir, "baselines-", key)
+
+
+def read_cached(cache_dir: Path, key: str) -> Baselines | None:
+    return read_keyed(cache_path(cache_dir, key), Baselines, key, "baseline cache")
 
 
 async def measure_baselines(env: ProofEnv, theorems: Sequence[Theorem], cache_dir: Path | None,
@@ -171,11 +204,5 @@ def write_shipped(baselines: Baselines, set_dir: Path) -> Path:
         raise DataError(f"{len(baselines.infra)} theorems were left unmeasured by Lean failures: not written")
     baselines = baselines.model_copy(update={"structural": None})  # (c) has a file of its own, with its own key
     names = set(baselines.single) | set(baselines.defaware)
-    for old in set_dir.glob("baselines-*.json"):
-        try:
-            other = Baselines.model_validate_json(old.read_text(encoding="utf-8"))
-        except (ValidationError, ValueError):
-            continue
-        if set(other.single) | set(other.defaware) == names:
-            old.unlink()
-    return atomic_write_text(cache_path(set_dir, baselines.key), baselines.model_dump_json(indent=1) + "\n")
+    return write_keyed(baselines, set_dir, "baselines-",
+                       lambda other: set(other.single) | set(other.defaware) == names)

@@ -19,7 +19,6 @@ failures left theorems unmeasured).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import tempfile
@@ -27,11 +26,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from burnqed_core.config import Profile, SearchConfig
 from burnqed_core.errors import DataError
-from burnqed_core.eval.baselines import StructuralBaseline
+from burnqed_core.eval.baselines import StructuralBaseline, keyed_path, read_keyed, theorems_key, write_keyed
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.structural import StructuralPolicy
 from burnqed_core.record_io import atomic_write_text
@@ -70,31 +67,17 @@ def structural_key(theorems: Sequence[Theorem], profile: Profile, lean_version: 
         "timeout_s": float(profile.eval.timeout_s),
         "limit": limit if limit is not None else StructuralPolicy().limit,
     }
-    h = hashlib.sha256(json.dumps(payload, sort_keys=True).encode())
-    for t in sorted(theorems, key=lambda t: t.name):
-        h.update(json.dumps([t.name, t.statement, t.preamble], ensure_ascii=False).encode())
-    return h.hexdigest()
+    return theorems_key(json.dumps(payload, sort_keys=True), theorems)
 
 
 def cache_path(directory: Path, key: str) -> Path:
-    return directory / f"{FILE_PREFIX}{key[:24]}.json"
+    return keyed_path(directory, FILE_PREFIX, key)
 
 
 def read_cached(directory: Path, key: str) -> StructuralBaseline | None:
     """The baseline (c) file of ``key`` in ``directory``; None when absent; corrupt or of another key: an
     error naming it."""
-    path = cache_path(directory, key)
-    if not path.exists():
-        return None
-    try:
-        b = StructuralBaseline.model_validate_json(path.read_text(encoding="utf-8"))
-    except (ValidationError, ValueError) as e:
-        raise DataError(f"{path}: corrupt baseline (c) file ({str(e).splitlines()[0]}); delete it to "
-                        "re-measure") from None
-    if b.key != key:
-        raise DataError(f"{path}: baseline (c) file of another benchmark or settings (key {b.key[:12]} != "
-                        f"{key[:12]})")
-    return b
+    return read_keyed(cache_path(directory, key), StructuralBaseline, key, "baseline (c) file")
 
 
 def from_rows(rows: Sequence[EvalResult], theorems: Sequence[Theorem], *, key: str, budget: int) -> StructuralBaseline:
@@ -187,11 +170,4 @@ def write_shipped_structural(b: StructuralBaseline, set_dir: Path) -> Path:
     if b.infra:
         raise DataError(f"{len(b.infra)} theorems were left unmeasured by Lean failures: not written")
     names = set(b.nodes)
-    for old in set_dir.glob(f"{FILE_PREFIX}*.json"):
-        try:
-            other = StructuralBaseline.model_validate_json(old.read_text(encoding="utf-8"))
-        except (ValidationError, ValueError):
-            continue
-        if set(other.nodes) == names and other.profile == b.profile:
-            old.unlink()
-    return atomic_write_text(cache_path(set_dir, b.key), b.model_dump_json(indent=1) + "\n")
+    return write_keyed(b, set_dir, FILE_PREFIX, lambda other: set(other.nodes) == names and other.profile == b.profile)
