@@ -24,6 +24,7 @@ from burnqed_core.cli import main as core_main
 from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
 from burnqed_core.errors import BurnqedError
 from burnqed_core.loop.specs import SPECS
+from burnqed_pipeline.deploy.cli import app as deploy_app
 
 REPO_DAGSTER_YAML = Path(__file__).resolve().parent.parent / "dagster.yaml"
 # the order ``burnqed loop`` materialises: the stage specs' (inputs first)
@@ -190,6 +191,7 @@ def recover(
 pipeline_app = app
 pipeline_app.command("loop")(loop)
 pipeline_app.command("recover")(recover)
+pipeline_app.add_typer(deploy_app, name="deploy")
 
 
 def main() -> None:

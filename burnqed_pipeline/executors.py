@@ -6,8 +6,10 @@
 * ``k8s``: `dagster_k8s.k8s_job_executor`, a Kubernetes Job (pod) per step; GPU steps ask for a GPU through
   their ``dagster-k8s/config`` op tag (`burnqed_pipeline.defs.partitions.GPU_OP_TAGS`). Example run config:
   ``deploy/k8s/run_config.yaml``.
-* ``celery``: `dagster_celery.celery_executor`, a Celery task per step; GPU steps go to the queue of their
-  ``dagster-celery/queue`` op tag (``gpu``), the others to ``dagster``. Example: ``deploy/celery/``.
+* ``celery``: dagster-celery's executor, a Celery task per step, that also notices lost workers
+  (`burnqed_pipeline.celery_executor`); GPU steps go to the queue of their ``dagster-celery/queue`` op tag
+  (``gpu``), the others to ``dagster``. Run config: ``deploy/celery/``; a local broker and workers:
+  ``burnqed deploy celery up`` (`burnqed_pipeline.deploy.local_celery`).
 
 The last two need the ``deploy`` extra (``pip install 'burnqed[deploy]'``).
 """
@@ -36,7 +38,7 @@ def executor_for(name: str) -> dg.ExecutorDefinition:
 
             return k8s_job_executor
         if name == "celery":
-            from dagster_celery import celery_executor
+            from burnqed_pipeline.celery_executor import celery_executor
 
             return celery_executor
     except ImportError as e:

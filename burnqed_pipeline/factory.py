@@ -35,11 +35,16 @@ from burnqed_pipeline.stage import (
     progress,
     result,
     searched_progress,
+    shard_workers,
     stage,
     training_progress,
+    worker_name,
 )
 
 RESOURCES = {"profile", "lean", "policy"}
+# A shard step is resumable (its flushed parts stay): a failed attempt, or one whose Celery worker was lost
+# (`burnqed_pipeline.celery_executor`), is sent again, to any worker, and continues where it stopped.
+SHARD_RETRY = dg.RetryPolicy(max_retries=2, delay=1.0)
 
 
 def _first_of_iteration(spec: StageSpec) -> bool:
@@ -139,8 +144,9 @@ def _shard_step(context: Any, spec: StageSpec, shard: ShardSpec) -> ShardResult:
 
     with logs_to(context), progress(context, searched_progress(work, len(shard.theorems))):
         out = get_runtime().run(shards.run_shard(shard, compute))
+    out = out.model_copy(update={"worker": worker_name()})
     how = "finished earlier, read back" if out.skipped else f"{spec.shards.verb} in {out.seconds:.1f} s"
-    context.log.info(f"{spec.name}[{shard.iteration}] shard {shard.index + 1}/{shard.count}: {how}")
+    context.log.info(f"{spec.name}[{shard.iteration}] shard {shard.index + 1}/{shard.count}: {how} on {out.worker}")
     return out
 
 
@@ -167,9 +173,11 @@ def sharded_asset(spec: StageSpec) -> dg.AssetsDefinition:
 
     gpu = {"pool": GPU_POOL, "tags": GPU_OP_TAGS} if spec.gpu else {}
 
-    @dg.op(name=f"{spec.name}_shard", required_resource_keys=RESOURCES, **gpu)
-    def shard_op(context, shard: ShardSpec) -> ShardResult:
-        return _shard_step(context, spec, shard)
+    @dg.op(name=f"{spec.name}_shard", required_resource_keys=RESOURCES, retry_policy=SHARD_RETRY, **gpu)
+    def shard_op(context, shard: ShardSpec) -> dg.Output[ShardResult]:
+        out = _shard_step(context, spec, shard)
+        return dg.Output(out, metadata={"worker": out.worker or "", "skipped": out.skipped, "seconds": out.seconds,
+                                        "theorems": len(out.theorems)})
 
     @dg.op(name=f"merge_{spec.name}", required_resource_keys=RESOURCES)
     def merge(context, results: list[ShardResult]) -> dg.MaterializeResult:
@@ -189,7 +197,8 @@ def sharded_asset(spec: StageSpec) -> dg.AssetsDefinition:
         with logs_to(context):
             out = shards.finish_stage(ctx.out, res.fingerprint, finish)
         plan = shards.read_plan(ctx.out)
-        md = {"theorems": len(plan.theorems) if plan else 0, "shards": len(results), **extras(spec, ctx, out)}
+        md = {"theorems": len(plan.theorems) if plan else 0, "shards": len(results), **shard_workers(results),
+              **extras(spec, ctx, out)}
         return result(context, out, res.used, md)
 
     def compose(**ins: Any) -> Any:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -126,6 +128,27 @@ def result(context: dg.OpExecutionContext, res: StageResult, used: UsedPartition
     when = "unchanged inputs, skipped" if res.skipped else f"{res.seconds:.1f} s"
     context.log.info(f"{res.stage} {where}({when}): {res.summary}")
     return dg.MaterializeResult(metadata=stage_metadata(res, used, extra))
+
+
+def worker_name() -> str:
+    """Where this step runs: the Celery worker's node name (``w1@host``) inside a Celery task, else
+    ``host:pid``."""
+    try:
+        from celery import current_task
+
+        hostname = getattr(getattr(current_task, "request", None), "hostname", None)
+        if hostname:
+            return str(hostname)
+    except ImportError:
+        pass
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def shard_workers(results: Any) -> dict[str, Any]:
+    """Which worker ran each shard (the merge step's metadata): ``{"shard_workers": {shard: worker},
+    "workers": n}``."""
+    ran = {f"shard_{r.index:05d}": r.worker or "?" for r in sorted(results, key=lambda r: r.index)}
+    return {"shard_workers": dg.MetadataValue.json(ran), "workers": len(set(ran.values()))}
 
 
 def first_served(results: Any) -> dict[str, Any]:

@@ -22,13 +22,16 @@ stage whose inputs changed is cleared as a whole (`burnqed_core.loop.markers`).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import fcntl
 import hashlib
 import json
 import logging
 import os
 import shutil
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +95,7 @@ class ShardResult(BaseModel):
     skipped: bool = Field(description="finished earlier with the same fingerprint: not recomputed")
     seconds: float = 0.0
     metrics: dict[str, Any] = Field(default_factory=dict)
+    worker: str | None = Field(None, description="where the shard step ran (the pipeline's Celery worker, host)")
 
 
 class Plan(BaseModel):
@@ -113,6 +117,30 @@ def shard_dir(stage_dir: Path, index: int) -> Path:
 
 def partial_dir(stage_dir: Path, index: int) -> Path:
     return stage_dir / SHARDS_DIR / f".shard-{index:05d}.partial"
+
+
+def lock_path(stage_dir: Path, index: int) -> Path:
+    return stage_dir / SHARDS_DIR / f".shard-{index:05d}.lock"
+
+
+@contextlib.asynccontextmanager
+async def shard_lock(stage_dir: Path, index: int) -> AsyncIterator[None]:
+    """Hold the shard's lock (``flock`` on a file beside it) while the block runs: two steps of one shard (a
+    step sent again while its first worker still runs, a duplicate delivery) never write its directory at
+    once; the second waits, then reads back or resumes what the first left. The kernel drops the lock of a
+    killed process."""
+    path = lock_path(stage_dir, index)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning("%s shard %d: another process holds it: waiting", stage_dir, index + 1)
+            await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def split(theorems: Sequence[Theorem], size: int) -> list[list[Theorem]]:
@@ -180,6 +208,12 @@ async def run_shard(spec: ShardSpec, compute: Callable[[Path], Awaitable[StageRe
     if whole is not None and whole.fingerprint == spec.stage_fingerprint:
         return ShardResult(index=spec.index, path=str(spec.dir), theorems=spec.names, fingerprint=spec.fingerprint,
                            skipped=True)
+    async with shard_lock(stage_dir, spec.index):
+        return await _run_locked(spec, compute)
+
+
+async def _run_locked(spec: ShardSpec, compute: Callable[[Path], Awaitable[StageResult]]) -> ShardResult:
+    stage_dir = Path(spec.stage_dir)
     done = _finished(spec)
     if done is not None:
         log.info("%s shard %d/%d: finished earlier, not recomputed", spec.stage, spec.index + 1, spec.count)

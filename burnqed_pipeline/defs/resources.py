@@ -54,11 +54,37 @@ class ProfileResource(dg.ConfigurableResource):
         return self._loaded
 
 
+#: ``1``: a process keeps its Lean pool between steps and runs (a Celery worker process, where every step is a
+#: task of its own: `burnqed_pipeline.deploy.local_celery` sets it), instead of starting one per step.
+KEEP_LEAN_ENV = "BURNQED_KEEP_LEAN"
+_kept: dict[str, Any] = {}  # the process's kept pool, by its Lean settings (at most one)
+
+
+async def _kept_pool(settings: Any) -> Any:
+    from burnqed_core.lean.pool import LeanPool
+
+    key = settings.model_dump_json()
+    pool = _kept.get(key)
+    if pool is None:
+        for old in list(_kept.values()):  # other settings: one kept pool per process
+            await old.close()
+        _kept.clear()
+        log.info("starting Lean (%s backend), kept by this process for later steps", settings.backend)
+        pool = LeanPool(settings)
+        await pool.start()
+        _kept[key] = pool
+    else:
+        log.info("Lean pool of this process reused (started by an earlier step)")
+    return pool
+
+
 class LeanResource(dg.ConfigurableResource):
-    """The Lean pool of the profile, started once per run process on first use."""
+    """The Lean pool of the profile, started once per run process on first use (once per worker process with
+    ``BURNQED_KEEP_LEAN=1``)."""
 
     profile: ProfileResource
     _pool: Any = PrivateAttr(default=None)
+    _kept: bool = PrivateAttr(default=False)
 
     async def env(self) -> ProofEnv:
         """The started environment (call on the runtime loop)."""
@@ -69,6 +95,9 @@ class LeanResource(dg.ConfigurableResource):
             from burnqed_core.lean.pool import LeanPool
 
             prof = self.profile.load()
+            if os.environ.get(KEEP_LEAN_ENV) == "1":
+                self._pool, self._kept = await _kept_pool(prof.lean), True
+                return self._pool
             log.info("starting Lean (%s backend) for this run", prof.lean.backend)
             pool = LeanPool(prof.lean)
             await pool.start()
@@ -77,7 +106,7 @@ class LeanResource(dg.ConfigurableResource):
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
         pool, self._pool = self._pool, None
-        if pool is not None:
+        if pool is not None and not self._kept:
             get_runtime().run(pool.close())
 
 

@@ -1,6 +1,7 @@
 """Deployment pieces: the instance configs (run retries from failure, run monitoring), the executor chosen by
 BURNQED_EXECUTOR, and the shipped Kubernetes / celery run configs, validated by Dagster's own config schemas
-against the pipeline's jobs with the matching executor attached (not run: no cluster, no broker here)."""
+against the pipeline's jobs with the matching executor attached. The celery ones also run, on a real broker and
+workers: tests/pipeline/test_distributed.py; the Kubernetes ones do not (no cluster here)."""
 
 from __future__ import annotations
 
@@ -147,8 +148,9 @@ def test_k8s_instance_config_validates(tmp_path: Path, monkeypatch: pytest.Monke
 
 @needs_celery
 def test_celery_run_config_validates_against_the_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dagster_celery import celery_executor
     from dagster_celery.cli import get_validated_config
+
+    from burnqed_pipeline.celery_executor import celery_executor
 
     monkeypatch.setenv("BURNQED_CELERY_BROKER", "pyamqp://guest@localhost//")
     monkeypatch.setenv("BURNQED_CELERY_BACKEND", "rpc://")
@@ -186,3 +188,16 @@ def test_dg_check_defs_with_each_executor(executor: str, tmp_path: Path) -> None
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "BURNQED_EXECUTOR": executor}
     proc = subprocess.run([exe, "check", "defs"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_shard_steps_are_retried_on_both_engines() -> None:
+    """A lost shard step (a preempted pod, a killed Celery worker) is sent again and resumes: the search and eval
+    shard ops carry a RetryPolicy, and both cluster run configs enable step retries (which apply it)."""
+    for engine in ("k8s", "celery"):
+        assert "enabled" in _load(DEPLOY / engine / "run_config.yaml")["execution"]["config"]["retries"], engine
+    (job,) = [j for j in _jobs_with("in_process") if j.name == "iteration"]
+    retried = {n.name: n.definition.retry_policy for node in job.graph.nodes
+               if isinstance(node.definition, dg.GraphDefinition) for n in node.definition.nodes}
+    assert retried["trajectories_shard"] is not None and retried["trajectories_shard"].max_retries >= 1
+    assert retried["eval_report_shard"] is not None and retried["eval_report_shard"].max_retries >= 1
+    assert retried["split_trajectories"] is None and retried["merge_eval_report"] is None

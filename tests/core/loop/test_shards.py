@@ -86,6 +86,41 @@ async def test_a_theorem_in_two_shards_is_refused_by_the_merge(tmp_path: Path) -
     assert not (tmp_path / "merged.traj").exists()
 
 
+def _same_shard_in_a_process(spec_json: str, hold_s: float) -> tuple[int, bool, int]:
+    """Run one shard in this (spawned) process; the search holds the shard for ``hold_s`` first."""
+    import asyncio
+    import os
+    import time
+
+    spec = shards.ShardSpec.model_validate_json(spec_json)
+
+    async def compute(work: Path) -> StageResult:
+        time.sleep(hold_s)
+        return _search(work, spec.theorems)
+
+    res = asyncio.run(shards.run_shard(spec, compute))
+    return os.getpid(), res.skipped, int(res.metrics.get("searched", -1))
+
+
+def test_two_processes_running_one_shard_write_it_once(tmp_path: Path) -> None:
+    """A shard step sent twice (a retry while the first worker still runs, a duplicate delivery): the second
+    process waits for the shard's lock, then reads the finished shard back; each theorem is written once."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    root = tmp_path / "trajectories"
+    specs, _ = shards.plan("trajectories", 0, root, "fp1", THEOREMS, 4)
+    spec = specs[0].model_dump_json()
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        runs = [f.result(timeout=120) for f in [pool.submit(_same_shard_in_a_process, spec, 2.0),
+                                                pool.submit(_same_shard_in_a_process, spec, 2.0)]]
+    assert len({pid for pid, _, _ in runs}) == 2
+    assert sorted((skipped, searched) for _, skipped, searched in runs) == [(False, 4), (True, 4)]
+    out = shards.shard_dir(root, 0) / "search.traj"
+    assert sorted(finished_theorems(out)) == [t.name for t in THEOREMS[:4]]
+    assert len(read_trajectories(out)) == 4
+
+
 def test_split_sizes() -> None:
     assert [len(p) for p in shards.split(THEOREMS, 16)] == [7]
     assert shards.split([], 4) == [[]]

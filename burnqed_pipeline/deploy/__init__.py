@@ -1,0 +1,1 @@
+"""Deployments the project starts itself (a local Celery broker and workers)."""
