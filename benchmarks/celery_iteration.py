@@ -21,8 +21,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from burnqed_pipeline.deploy import local_celery as lc  # noqa: E402
-from tests.pipeline import celery_harness as h  # noqa: E402
+from burnqed_pipeline.deploy import local_celery as lc
+from tests.pipeline import celery_harness as h
 
 
 def step_times(home: Path, run_id: str) -> dict[str, dict[str, float]]:
