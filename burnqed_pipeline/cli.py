@@ -143,7 +143,7 @@ def loop(
     from burnqed_core.eval.steps import eval_set_specs, set_out
     from burnqed_core.loop.layout import BaseLayout
     from burnqed_core.loop.markers import is_done
-    from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource
+    from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource, close_kept
     from burnqed_pipeline.recovery import recover_dead_runs
 
     its = parse_iterations(iterations)
@@ -152,12 +152,17 @@ def loop(
     home = dagster_home(wd)
     typer.echo(f"burnqed loop: profile {prof.name}, iterations {its}, outputs in {wd}, Dagster instance {home}")
     res_profile = ProfileResource(profile=str(prof.source or profile), work_dir=str(wd))
-    resources = {"profile": res_profile, "lean": LeanResource(profile=res_profile),
+    # one process runs every run of the loop (base, then each iteration): it keeps its Lean pool from run to
+    # run instead of starting one per run (the embedded Lean takes ~20-30 s to start)
+    resources = {"profile": res_profile, "lean": LeanResource(profile=res_profile, keep=True),
                  "policy": PolicyResource(profile=res_profile, launch=os.environ.get("BURNQED_SGLANG_LAUNCH") == "1")}
     with DagsterInstance.get() as instance:
         for line in recover_dead_runs(instance):  # an earlier loop killed mid-run still holds the gpu slot
             typer.echo(line)
-        materialize_stages(instance, resources, its, echo=typer.echo, log_level="DEBUG" if verbose else "INFO")
+        try:
+            materialize_stages(instance, resources, its, echo=typer.echo, log_level="DEBUG" if verbose else "INFO")
+        finally:
+            close_kept()
     layout = BaseLayout(root=wd)
     done = [n for n in range(max(its) + 1) if is_done(layout.iteration(n).eval)]  # earlier runs' too
     for spec in eval_set_specs(prof):  # data.benchmark, then each set of eval.also

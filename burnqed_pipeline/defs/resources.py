@@ -54,8 +54,8 @@ class ProfileResource(dg.ConfigurableResource):
         return self._loaded
 
 
-#: ``1``: a process keeps its Lean pool between steps and runs (a Celery worker process, where every step is a
-#: task of its own: `burnqed_pipeline.deploy.local_celery` sets it), instead of starting one per step.
+#: ``1``: the code location's Lean resource keeps its pool in the process between steps and runs (a Celery
+#: worker process, where every step is a task of its own: `burnqed_pipeline.deploy.local_celery` sets it).
 KEEP_LEAN_ENV = "BURNQED_KEEP_LEAN"
 _kept: dict[str, Any] = {}  # the process's kept pool, by its Lean settings (at most one)
 
@@ -78,11 +78,20 @@ async def _kept_pool(settings: Any) -> Any:
     return pool
 
 
+def close_kept() -> None:
+    """Close the Lean pool this process kept (`LeanResource.keep`), if any: the end of ``burnqed loop``."""
+    pools = list(_kept.values())
+    _kept.clear()
+    for pool in pools:
+        get_runtime().run(pool.close())
+
+
 class LeanResource(dg.ConfigurableResource):
-    """The Lean pool of the profile, started once per run process on first use (once per worker process with
-    ``BURNQED_KEEP_LEAN=1``)."""
+    """The Lean pool of the profile, started once per run process on first use; with ``keep`` once per process
+    (kept from step to step and run to run: a Celery worker process, ``burnqed loop``)."""
 
     profile: ProfileResource
+    keep: bool = False
     _pool: Any = PrivateAttr(default=None)
     _kept: bool = PrivateAttr(default=False)
 
@@ -95,7 +104,7 @@ class LeanResource(dg.ConfigurableResource):
             from burnqed_core.lean.pool import LeanPool
 
             prof = self.profile.load()
-            if os.environ.get(KEEP_LEAN_ENV) == "1":
+            if self.keep:
                 self._pool, self._kept = await _kept_pool(prof.lean), True
                 return self._pool
             log.info("starting Lean (%s backend) for this run", prof.lean.backend)
@@ -205,7 +214,7 @@ def default_resources() -> dict[str, Any]:
     profile = ProfileResource(profile=os.environ.get("BURNQED_PROFILE", "tiny"))
     return {
         "profile": profile,
-        "lean": LeanResource(profile=profile),
+        "lean": LeanResource(profile=profile, keep=os.environ.get(KEEP_LEAN_ENV) == "1"),
         "policy": PolicyResource(profile=profile, launch=os.environ.get("BURNQED_SGLANG_LAUNCH") == "1"),
     }
 

@@ -70,18 +70,20 @@ def iteration_seconds(home: Path, partition: str = "0") -> float:
 
 
 def reference(tmp: Path) -> Reference:
-    """``burnqed loop --iterations 0`` in-process (its own process and Lean); its outputs copied out."""
+    """``burnqed loop --iterations 0`` in-process (its own process and Lean); its outputs copied out (a
+    reference already in ``tmp`` is reused)."""
     prof = cheap_profile(tmp)
     home = tmp / "ref_dagster"
     log = tmp / "reference.log"
+    work, saved = tmp / "work", tmp / "reference_outputs"
+    if saved.is_dir():
+        return Reference(prof, work, saved, iteration_seconds(home), log)
     with log.open("wb") as out:
         rc = subprocess.run([sys.executable, "-m", "burnqed_pipeline.cli", "loop", "--profile", str(prof),
                              "--iterations", "0"], env=_env({"DAGSTER_HOME": str(home)}), cwd=ROOT,
                             stdout=out, stderr=subprocess.STDOUT, timeout=1200).returncode
     if rc != 0:
         raise RuntimeError(f"the in-process reference failed ({rc}):\n{log.read_text()[-4000:]}")
-    work = tmp / "work"
-    saved = tmp / "reference_outputs"
     it = BaseLayout(root=work).iteration(0)
     for d in (it.trajectories, it.eval):
         shutil.copytree(d, saved / d.name)
@@ -126,6 +128,7 @@ def launch(dep: CeleryDeployment | None, home: Path, config: Path | None, log: P
            parent: str | None = None) -> subprocess.Popen[bytes]:
     """The run process of partition 0 of the ``iteration`` job (celery executor with ``dep``, else in-process);
     ``parent``: re-execute that run from failure (what run retries do)."""
+    home.mkdir(parents=True, exist_ok=True)
     extra = {"DAGSTER_HOME": str(home), "BURNQED_PROFILE": str(profile)}
     if dep is not None:
         extra = {**dep.env(), **extra}
