@@ -36,6 +36,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import psutil
 from pydantic import BaseModel, Field
@@ -280,7 +281,8 @@ def up(dir: Path, *, workers: int = 2, port: int = DEFAULT_PORT, profile: str = 
        gpu_slots: int | None = None, timeout_s: float = 120.0) -> CeleryDeployment:
     """Start the broker (unless ``broker`` names one) and ``workers`` workers; returns once all answer. The
     Dagster instance at ``dagster_home`` is created first (the repository's dagster.yaml), with
-    ``gpu_slots`` slots in the ``gpu`` pool (default: one per worker process taking the gpu queue)."""
+    ``gpu_slots`` slots in the ``gpu`` pool (default, with a local broker: one per worker process taking the gpu
+    queue; with ``broker``, left as it is: set it to the GPU workers of all machines)."""
     queues = list(queues)
     dir = Path(dir).resolve()
     old = load(dir)
@@ -297,9 +299,14 @@ def up(dir: Path, *, workers: int = 2, port: int = DEFAULT_PORT, profile: str = 
     if broker is None:
         broker_url, backend_url, own_port = f"redis://127.0.0.1:{port}/0", f"redis://127.0.0.1:{port}/1", port
     else:
+        if not broker.startswith(("redis://", "rediss://")) or urlsplit(broker).path.strip("/"):
+            raise DeployError(f"--broker: expected redis://HOST:PORT (no database number: tasks go to /0, results "
+                              f"to /1), got {broker!r}")
         broker_url, backend_url, own_port = broker.rstrip("/") + "/0", broker.rstrip("/") + "/1", None
     home = Path(dagster_home or os.environ.get("DAGSTER_HOME") or dir / "dagster").resolve()
-    gpu = gpu_slots if gpu_slots is not None else (workers * concurrency if "gpu" in queues else None)
+    # the gpu pool counts every machine's workers: sized here only for a deployment of this machine alone
+    local_gpu = workers * concurrency if "gpu" in queues and broker is None else None
+    gpu = gpu_slots if gpu_slots is not None else local_gpu
     init_instance(home, gpu)
     dep = CeleryDeployment(dir=str(dir), broker_url=broker_url, backend_url=backend_url, port=own_port,
                            config=str(Path(config).resolve()), dagster_home=str(home), profile=profile,

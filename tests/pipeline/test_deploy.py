@@ -201,3 +201,16 @@ def test_shard_steps_are_retried_on_both_engines() -> None:
     assert retried["trajectories_shard"] is not None and retried["trajectories_shard"].max_retries >= 1
     assert retried["eval_report_shard"] is not None and retried["eval_report_shard"].max_retries >= 1
     assert retried["split_trajectories"] is None and retried["merge_eval_report"] is None
+
+
+def test_the_local_celery_deployment_refuses_what_it_cannot_run(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clear errors, nothing started: a broker URL with a database number, no redis-server on PATH."""
+    from burnqed_pipeline.deploy import local_celery as lc
+
+    with pytest.raises(lc.DeployError, match="no database number"):
+        lc.up(tmp_path / "a", broker="redis://broker:6390/0", dagster_home=str(tmp_path / "home"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(lc.DeployError, match="apt-get install redis-server"):
+        lc.up(tmp_path / "b", workers=1, port=lc.free_port(), dagster_home=str(tmp_path / "home"))
+    assert lc.load(tmp_path / "b") is None  # the failed up cleaned its state
