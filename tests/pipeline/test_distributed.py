@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.distributed, pytest.mark.slow]
 
 NO_BROKER = ("redis-server is not installed, so no broker can run here: apt-get install redis-server "
              "(scripts/setup.sh installs it)")
-LOST_AFTER_S = 30.0  # the run process's lost-worker delay (the shipped default is 60 s)
+LOST_AFTER_S = 20.0  # the run process's lost-worker delay (the shipped default is 60 s)
 TRAJ_SHARD = "trajectories.trajectories_shard[shard_{:05d}]"
 
 
