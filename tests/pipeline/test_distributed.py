@@ -110,7 +110,8 @@ def test_an_iteration_on_two_celery_workers_equals_the_in_process_run(
                  **{f"eval {k}": v for k, v in h.merge_metadata(home, "eval_report")["shard_workers"].items()}}
     assert len(per_shard) == 4 and set(per_shard.values()) == names, per_shard
     assert h.outputs(ref.work) == h.reference_outputs(ref)
-    print(f"iteration 0: in-process {ref.seconds:.0f} s, celery on 2 workers {h.iteration_seconds(home):.0f} s; "
+    print(f"iteration 0: in-process {ref.seconds:.0f} s (its Lean started by the base run), celery on 2 cold "
+          f"workers {h.iteration_seconds(home):.0f} s (benchmarks/celery_iteration.py compares like with like); "
           f"shards ran on {per_shard}; peak memory per worker (with its Lean) "
           f"{ {k: round(v) for k, v in mem.peak_mb.items()} } MB, both {mem.total_peak_mb:.0f} MB")
 
