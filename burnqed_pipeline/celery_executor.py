@@ -51,7 +51,7 @@ class WorkerWatch:
         if now - self.last_ping >= PING_EVERY_S:
             self.last_ping = now
             try:
-                replies = self.app.control.ping(destination=list(self.last_seen), timeout=1.0) or []
+                replies = self.app.control.ping(destination=list(self.last_seen), timeout=2.0) or []
             except Exception as e:
                 log.warning("celery ping failed (broker unreachable?): %s", e)
                 self.last_seen = dict.fromkeys(self.last_seen, time.monotonic())
