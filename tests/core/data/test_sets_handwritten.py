@@ -4,6 +4,7 @@ automation baseline."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter
 
@@ -52,9 +53,10 @@ def test_at_least_a_third_is_hard_by_both_baselines() -> None:
 
 @pytest.mark.lean
 async def test_every_reference_proof_checks(lean_pool: ProofEnv) -> None:
-    from burnqed_core.lean.tracing import trace_theorems
-
+    """Each reference proof passes the trusted checker as a whole theorem (the
+    eval's re-check; the states a trace would read are not needed here)."""
     thms = load_theorems("bundled:handwritten")
-    pairs, report = await trace_theorems(lean_pool, thms)
-    assert report.failures == [] and report.replayed == len(thms) and report.rechecked == len(thms)
-    assert {p.theorem for p in pairs} == {t.name for t in thms}
+    checks = await asyncio.gather(*(lean_pool.check_proof(t, t.proof) for t in thms))
+    failed = {t.name: c.errors[:1] for t, c in zip(thms, checks, strict=True) if not c.ok}
+    assert failed == {}
+    assert len(checks) == len(thms) >= 50
