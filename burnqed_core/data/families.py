@@ -71,14 +71,20 @@ def _pick(rng: random.Random, grid: list, k: int) -> list:
     return sorted(rng.sample(sorted(grid), min(k, len(grid))))
 
 
-def _distinct(instances: list[Instance]) -> list[Instance]:
-    """Drop instances whose statement repeats an earlier one (random draws can collide)."""
-    seen: set[str] = set()
+def _distinct(instances: list[Instance], per_preamble: bool = False) -> list[Instance]:
+    """Drop instances whose statement repeats an earlier one (random draws can collide). ``per_preamble``:
+    for a family whose instances have several preambles, the same statement over another preamble is
+    another theorem, and a repeated key is dropped too."""
+    seen: set[tuple[str, str]] = set()
+    keys: set[str] = set()
     out = []
     for inst in instances:
-        if inst.statement not in seen:
-            seen.add(inst.statement)
-            out.append(inst)
+        sig = (inst.preamble if per_preamble else "", inst.statement)
+        if sig in seen or (per_preamble and inst.key in keys):
+            continue
+        seen.add(sig)
+        keys.add(inst.key)
+        out.append(inst)
     return out
 
 

@@ -39,21 +39,7 @@ from __future__ import annotations
 
 import random
 
-from burnqed_core.data.families import Family, Instance, _pick, namespaced
-
-
-def _distinct(instances: list[Instance]) -> list[Instance]:
-    """Drop instances whose key, or preamble and statement, repeat an earlier one
-    (random draws can collide; unlike `families._distinct`, one family may use several preambles)."""
-    seen: set[tuple[str, str]] = set()
-    keys: set[str] = set()
-    out = []
-    for inst in instances:
-        if inst.key not in keys and (inst.preamble, inst.statement) not in seen:
-            keys.add(inst.key)
-            seen.add((inst.preamble, inst.statement))
-            out.append(inst)
-    return out
+from burnqed_core.data.families import Family, Instance, _distinct, _pick, namespaced
 
 # ---------------------------------------------------------------------------
 # tmul: an evenness-like predicate on Nat
@@ -95,7 +81,7 @@ def _mul_pred(rng: random.Random) -> list[Instance]:
             out.append(Instance(f"add_{tag}", "(n m : Nat) (h₁ : Mk n) (h₂ : Mk m) : Mk (n + m)",
                                 ("induction h₂ with\n| base => simpa using h₁\n"
                                  "| step j _ ih => rw [← Nat.add_assoc]; exact Mk.step _ ih",), pre))
-    return _distinct(out)
+    return _distinct(out, per_preamble=True)
 
 
 # ---------------------------------------------------------------------------
@@ -160,7 +146,7 @@ def _sorted_pred(rng: random.Random) -> list[Instance]:
                             ("induction h with\n| empty => exact Sorted.empty\n| single x => exact Sorted.single _\n"
                              "| link x y ys hle _ ih =>\n  simp only [scale] at ih ⊢\n"
                              "  exact Sorted.link _ _ _ (by omega) ih",), pre))
-    return _distinct(out)
+    return _distinct(out, per_preamble=True)
 
 
 # ---------------------------------------------------------------------------
@@ -221,7 +207,7 @@ def _reach_pred(rng: random.Random) -> list[Instance]:
                          "  | base => exact Nat.le_refl _\n"
                          "  | hop u v w hm _ ih => cases hm <;> simp only [px] at * <;> omega",
                          "have hx := hm _ _ h", "simp [px] at hx"), pre))
-    return _distinct(out)
+    return _distinct(out, per_preamble=True)
 
 
 # ---------------------------------------------------------------------------
@@ -299,7 +285,7 @@ def _red_pred(rng: random.Random) -> list[Instance]:
                             f"(t : Tm) (h : Red (Tm.plus (Tm.lit {a}) (Tm.lit {b})) t) : t = Tm.lit {a + b}",
                             ("cases h with\n| fold => rfl\n| inL _ _ _ h' => cases h'\n| inR _ _ _ h' => cases h'",),
                             pre))
-    return _distinct(out)
+    return _distinct(out, per_preamble=True)
 
 
 # ---------------------------------------------------------------------------
@@ -369,7 +355,7 @@ def _occ_pred(rng: random.Random) -> list[Instance]:
         out.append(Instance(f"single_{y}", f"(x : Nat) (h : Occ x (Bt.bin Bt.tip {y} Bt.tip)) : x = {y}",
                             ("rcases h with _ | ⟨_, _, _, _, h'⟩ | ⟨_, _, _, _, h'⟩", "· rfl", "· cases h'",
                              "· cases h'"), pre))
-    return _distinct(out)
+    return _distinct(out, per_preamble=True)
 
 
 # ---------------------------------------------------------------------------
@@ -431,7 +417,7 @@ def _elem_pred(rng: random.Random) -> list[Instance]:
                             ("cases h with\n| head => exact Or.inl rfl\n| tail _ _ h' =>\n"
                              "  cases h' with\n  | head => exact Or.inr rfl\n  | tail _ _ h'' => cases h''",),
                             pre))
-    return _distinct(out)
+    return _distinct(out, per_preamble=True)
 
 
 TECHNIQUE_FAMILIES: list[Family] = [
