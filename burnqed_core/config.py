@@ -85,6 +85,8 @@ def default_home() -> Path:
 class PathsConfig(Section):
     home: Path = Field(default_factory=default_home, description="caches: Lean install, built tiny models")
     work_dir: Path = Field(Path("runs/tiny"), description="outputs of the loop: data, models, trajectories")
+    trace_cache: Path | None = Field(None, description="traced corpus theorems by theorem and Lean "
+                                     "(`burnqed_core.lean.trace_cache`); default <home>/trace-cache")
 
 
 class EmbeddedLeanConfig(Section):

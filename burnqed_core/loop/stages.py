@@ -45,10 +45,25 @@ log = logging.getLogger(__name__)
 
 async def trace_base(profile: Profile, env: ProofEnv, out_dir: Path) -> StageResult:
     """Replay the known proofs of the training corpus into tactic pairs."""
+    from burnqed_core.lean.trace_cache import CACHE_DIR, TraceCache
     from burnqed_core.lean.tracing import trace_theorems
+    from burnqed_core.search.job import lean_version
 
     theorems = [t for t in corpus_theorems(profile) if t.proof]
-    pairs, report = await trace_theorems(env, theorems, progress=True, source="trace")
+    where = profile.paths.trace_cache or Path(profile.paths.home) / CACHE_DIR
+    cache = TraceCache(Path(where), lean_version(profile, env), profile.lean.model_dump(mode="json"))
+    cached, to_trace = cache.split(theorems)
+    if cached:
+        log.info("trace: %d of %d corpus theorems from the trace cache (%s), %d to trace", len(cached),
+                 len(theorems), cache.directory, len(to_trace))
+    traced, report = await trace_theorems(env, to_trace, progress=True, source="trace")
+    by_theorem: dict[str, list[TacticPair]] = dict(cached)
+    for p in traced:
+        by_theorem.setdefault(p.theorem, []).append(p)
+    for t in to_trace:
+        if t.name in by_theorem and not any(f.theorem == t.name for f in report.failures):
+            cache.put(t, by_theorem[t.name])
+    pairs = [p for t in theorems for p in by_theorem.get(t.name, [])]
     if not pairs:
         raise DataError(f"tracing {profile.data.corpus} gave no tactic pairs")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -58,9 +73,12 @@ async def trace_base(profile: Profile, env: ProofEnv, out_dir: Path) -> StageRes
         log.warning("%d corpus theorems did not replay, e.g. %s", failed, report.failures[0])
     return StageResult(
         stage="trace_base", path=str(out_dir),
-        summary=f"traced {report.replayed}/{len(theorems)} corpus theorems into {len(pairs)} tactic pairs "
-                f"({report.rechecked} whole proofs re-checked)" + (f", {failed} did not replay" if failed else ""),
-        metrics={"theorems": len(theorems), "pairs": len(pairs), "failed": failed, "seconds": report.elapsed_s},
+        summary=f"traced {report.replayed + len(cached)}/{len(theorems)} corpus theorems into {len(pairs)} tactic "
+                f"pairs ({report.rechecked} whole proofs re-checked"
+                + (f", {len(cached)} theorems from the trace cache" if cached else "") + ")"
+                + (f", {failed} did not replay" if failed else ""),
+        metrics={"theorems": len(theorems), "pairs": len(pairs), "failed": failed, "seconds": report.elapsed_s,
+                 "cached": len(cached)},
     )
 
 
