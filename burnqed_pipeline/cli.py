@@ -25,6 +25,7 @@ from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
 from burnqed_core.errors import BurnqedError
 from burnqed_core.loop.specs import SPECS
 from burnqed_pipeline.deploy.cli import app as deploy_app
+from burnqed_pipeline.transfer import transfer
 
 REPO_DAGSTER_YAML = Path(__file__).resolve().parent.parent / "dagster.yaml"
 # the order ``burnqed loop`` materialises: the stage specs' (inputs first)
@@ -86,9 +87,11 @@ def materialize_stages(
     iterations: Sequence[int],
     echo: Callable[[str], None] = print,
     log_level: str = "INFO",
+    until: str | None = None,
 ) -> list[str]:
-    """Materialise the base assets, then each iteration's assets in order (adding its partition first).
-    Prints what each stage did; returns the eval output dirs. Raises `BurnqedError` naming the failed stage."""
+    """Materialise the base assets, then each iteration's assets in order (adding its partition first); with
+    ``until``, only that stage of each iteration and the iteration's stages it needs. Prints what each stage
+    did; returns the iterations run. Raises `BurnqedError` naming the failed stage."""
     import dagster as dg
 
     from burnqed_pipeline.definitions import defs
@@ -100,9 +103,15 @@ def materialize_stages(
     run_config = {"loggers": {"console": {"config": {"log_level": log_level}}}}
     known = {k.to_user_string() for k in graph.get_all_asset_keys()}
 
+    if until is not None and until not in ITERATION_ORDER:
+        raise BurnqedError(f"--until: {until!r} is not a stage of an iteration ({', '.join(ITERATION_ORDER)})")
+
     def run(group: str, order: Sequence[str], partition: str | None) -> None:
+        selection = dg.AssetSelection.groups(group)
+        if until is not None and group == "iteration":
+            selection = selection & dg.AssetSelection.assets(until).upstream()
         result = dg.materialize(assets, instance=instance, resources=resources, partition_key=partition,
-                                selection=dg.AssetSelection.groups(group), run_config=run_config,
+                                selection=selection, run_config=run_config,
                                 raise_on_error=False, tags={"burnqed/command": "loop"})
         mats = {}
         for ev in result.get_asset_materialization_events():
@@ -129,6 +138,9 @@ def loop(
     iterations: Annotated[str, typer.Option("--iterations", "-i", help="comma-separated iterations, in order")] = "0,1",
     work_dir: Annotated[Path | None, typer.Option("--work-dir", help="outputs (default: paths.work_dir)")] = None,
     profile: ProfileOpt = "tiny",
+    until: Annotated[str | None, typer.Option(
+        "--until", help="stop each iteration after this stage and the stages it needs (e.g. eval_report: no "
+                        "trajectories at iteration 0)")] = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Run the Dagster pipeline in this process: the base assets (traced corpus, base model, automation
@@ -160,7 +172,8 @@ def loop(
         for line in recover_dead_runs(instance):  # an earlier loop killed mid-run still holds the gpu slot
             typer.echo(line)
         try:
-            materialize_stages(instance, resources, its, echo=typer.echo, log_level="DEBUG" if verbose else "INFO")
+            materialize_stages(instance, resources, its, echo=typer.echo, log_level="DEBUG" if verbose else "INFO",
+                               until=until)
         finally:
             close_kept()
     layout = BaseLayout(root=wd)
@@ -196,6 +209,7 @@ def recover(
 pipeline_app = app
 pipeline_app.command("loop")(loop)
 pipeline_app.command("recover")(recover)
+pipeline_app.command("transfer")(transfer)
 pipeline_app.add_typer(deploy_app, name="deploy")
 
 

@@ -39,6 +39,25 @@ from typing import Literal
 
 SetName = Literal["train", "benchmark"]
 
+Technique = Literal["induction", "cases", "witness", "generalizing", "arith", "logic", "rewriting", "computation",
+                    "predicates", "structures", "iff_funext", "have", "prop_cases"]
+TECHNIQUES: dict[Technique, str] = {
+    "induction": "structural induction on the theorem's own data types (Nat, lists, trees, terms)",
+    "cases": "case analysis on an enum, a Bool or a hypothesis (cases, rcases)",
+    "witness": "existential goals closed by an explicit witness",
+    "generalizing": "induction that generalises a second argument or an accumulator (generalizing, fun_induction)",
+    "arith": "linear arithmetic, mod and div (omega)",
+    "logic": "propositional and quantifier logic",
+    "rewriting": "core library lemmas by simp",
+    "computation": "closed terms by evaluation (rfl, decide)",
+    "predicates": "Prop-valued inductive predicates: rule induction, inversion, constructors",
+    "structures": "structures and type classes with instances: projections, show/unfold, congrArg",
+    "iff_funext": "Iff goals (both directions) and function equalities (funext)",
+    "have": "a helper lemma stated with have, proved, then used",
+    "prop_cases": "case splits on a proposition (by_cases, split on if, Classical.em)",
+}
+"""Each technique's label and what it teaches (the sets README's techniques table)."""
+
 
 @dataclass(frozen=True)
 class Instance:
@@ -59,6 +78,7 @@ class Family:
     hard: bool
     description: str
     generate: Callable[[random.Random], list[Instance]]
+    technique: Technique | None = None  # the proof technique the family teaches (or asks for): see `TECHNIQUES`
 
 
 def namespaced(ns: str, body: str) -> str:
@@ -1105,38 +1125,54 @@ def _bench_lists(rng: random.Random) -> list[Instance]:
 
 FAMILIES: tuple[Family, ...] = (
     Family("aff", "train", True, "affine recursions f 0 = a, f (n+1) = f n + b: closed forms and bounds",
-           _affine_rec),
-    Family("dbl", "train", True, "own double/half/sumTo on Nat: lemmas by induction", _double_half),
-    Family("lst", "train", True, "own list functions len/app/total/addEach/scale/count/rev", _own_lists),
-    Family("tree", "train", True, "binary trees: size, leaves, mirror, sum, bump, flatten", _trees),
-    Family("expr", "train", True, "arithmetic expression language: eval, plug, swapArgs, nodes", _expr_lang),
-    Family("stk", "train", True, "stack-machine compiler for sums: correctness and code size", _stack_machine),
-    Family("day", "train", True, "weekday enum: next/prev/iter by case analysis", _enum_days),
-    Family("dayh", "train", True, "weekday hypotheses split by cases and rcases", _enum_weekdays_ex),
-    Family("wit", "train", True, "existential witnesses for own double/tri/half", _witness_defs),
-    Family("csr", "train", True, "hypotheses on recursive functions: cases and rcases", _case_split_rec),
+           _affine_rec, technique="induction"),
+    Family("dbl", "train", True, "own double/half/sumTo on Nat: lemmas by induction",
+           _double_half, technique="induction"),
+    Family("lst", "train", True, "own list functions len/app/total/addEach/scale/count/rev",
+           _own_lists, technique="induction"),
+    Family("tree", "train", True, "binary trees: size, leaves, mirror, sum, bump, flatten",
+           _trees, technique="induction"),
+    Family("expr", "train", True, "arithmetic expression language: eval, plug, swapArgs, nodes",
+           _expr_lang, technique="induction"),
+    Family("stk", "train", True, "stack-machine compiler for sums: correctness and code size",
+           _stack_machine, technique="induction"),
+    Family("day", "train", True, "weekday enum: next/prev/iter by case analysis", _enum_days, technique="cases"),
+    Family("dayh", "train", True, "weekday hypotheses split by cases and rcases", _enum_weekdays_ex, technique="cases"),
+    Family("wit", "train", True, "existential witnesses for own double/tri/half", _witness_defs, technique="witness"),
+    Family("csr", "train", True, "hypotheses on recursive functions: cases and rcases",
+           _case_split_rec, technique="cases"),
     Family("pair", "train", True, "two-argument and two-step recursions: fun_induction, induction ... generalizing",
-           _pairwise_rec),
-    Family("lwit", "train", True, "existential list witnesses built from the goal's numbers", _list_witnesses),
+           _pairwise_rec, technique="generalizing"),
+    Family("lwit", "train", True, "existential list witnesses built from the goal's numbers",
+           _list_witnesses, technique="witness"),
     Family("lfill", "train", True, "a list of given length, sum and head: the witness s :: List.replicate (n - 1) 0",
-           _list_fill),
+           _list_fill, technique="witness"),
     Family("lsum", "train", True, "list length and sum with a third condition (exercises: proofs withheld)",
-           _list_sum_exercises),
-    Family("onat", "train", False, "linear Nat arithmetic under hypotheses (omega)", _omega_nat),
-    Family("oint", "train", False, "linear Int arithmetic (omega)", _omega_int),
-    Family("prop", "train", False, "propositional logic (intro/constructor/cases/exact)", _prop_logic),
-    Family("clst", "train", False, "core List length/map/sum lemmas (simp)", _core_lists),
-    Family("bool", "train", False, "Bool algebra by case analysis", _bool_algebra),
-    Family("nmod", "train", False, "mod/div of linear expressions (omega)", _nat_mod),
-    Family("val", "train", False, "concrete values of own double/half/sumTo (rfl)", _eval_defs),
-    Family("exn", "train", False, "existentials over Nat with explicit witnesses", _exists_nat),
-    Family("two", "benchmark", True, "two-step recursions h (n+2) = h n + c at even arguments", _two_step_rec),
-    Family("weave", "benchmark", True, "dup/snoc/weave/evens on lists with core length/sum", _weave_lists),
-    Family("fork", "benchmark", True, "leaf-labelled trees: tips, forks, swap, weight, incr", _fork_trees),
-    Family("bexp", "benchmark", True, "Boolean expression language: beval, mirrorB, dropNegNeg", _bool_exprs),
-    Family("suit", "benchmark", True, "four-valued suit enum: turn, red, rank by cases", _suits),
-    Family("wlst", "benchmark", True, "existential list witnesses with given length and sum", _witness_lists),
-    Family("barith", "benchmark", False, "min/max and inequality chains (omega)", _bench_arith),
-    Family("blogic", "benchmark", False, "propositional and quantifier logic, other shapes", _bench_logic),
-    Family("blist", "benchmark", False, "core List map/filter/replicate/reverse facts", _bench_lists),
+           _list_sum_exercises, technique="witness"),
+    Family("onat", "train", False, "linear Nat arithmetic under hypotheses (omega)", _omega_nat, technique="arith"),
+    Family("oint", "train", False, "linear Int arithmetic (omega)", _omega_int, technique="arith"),
+    Family("prop", "train", False, "propositional logic (intro/constructor/cases/exact)",
+           _prop_logic, technique="logic"),
+    Family("clst", "train", False, "core List length/map/sum lemmas (simp)", _core_lists, technique="rewriting"),
+    Family("bool", "train", False, "Bool algebra by case analysis", _bool_algebra, technique="cases"),
+    Family("nmod", "train", False, "mod/div of linear expressions (omega)", _nat_mod, technique="arith"),
+    Family("val", "train", False, "concrete values of own double/half/sumTo (rfl)",
+           _eval_defs, technique="computation"),
+    Family("exn", "train", False, "existentials over Nat with explicit witnesses", _exists_nat, technique="witness"),
+    Family("two", "benchmark", True, "two-step recursions h (n+2) = h n + c at even arguments",
+           _two_step_rec, technique="induction"),
+    Family("weave", "benchmark", True, "dup/snoc/weave/evens on lists with core length/sum",
+           _weave_lists, technique="induction"),
+    Family("fork", "benchmark", True, "leaf-labelled trees: tips, forks, swap, weight, incr",
+           _fork_trees, technique="induction"),
+    Family("bexp", "benchmark", True, "Boolean expression language: beval, mirrorB, dropNegNeg",
+           _bool_exprs, technique="induction"),
+    Family("suit", "benchmark", True, "four-valued suit enum: turn, red, rank by cases", _suits, technique="cases"),
+    Family("wlst", "benchmark", True, "existential list witnesses with given length and sum",
+           _witness_lists, technique="witness"),
+    Family("barith", "benchmark", False, "min/max and inequality chains (omega)", _bench_arith, technique="arith"),
+    Family("blogic", "benchmark", False, "propositional and quantifier logic, other shapes",
+           _bench_logic, technique="logic"),
+    Family("blist", "benchmark", False, "core List map/filter/replicate/reverse facts",
+           _bench_lists, technique="rewriting"),
 )

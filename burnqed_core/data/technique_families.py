@@ -423,20 +423,23 @@ def _elem_pred(rng: random.Random) -> list[Instance]:
 TECHNIQUE_FAMILIES: list[Family] = [
     Family("tmul", "train", True,
            "evenness-like predicate on Nat: rule induction (residue, bound, closure under +), "
-           "constructors (members), inversion (non-members, predecessor)", _mul_pred),
+           "constructors (members), inversion (non-members, predecessor)", _mul_pred, technique="predicates"),
     Family("tsort", "train", True,
            "sorted List Nat: constructors/constructor tactic (concrete lists), inversion (tail, head, unsorted), "
-           "rule induction with case alternatives (addEach, scale)", _sorted_pred),
+           "rule induction with case alternatives (addEach, scale)", _sorted_pred, technique="predicates"),
     Family("treach", "train", True,
            "reachability of grid moves on a user type: constructor chains (paths), rule induction "
-           "(transitivity, monotone weights, unreachability), inversion (one move)", _reach_pred),
+           "(transitivity, monotone weights, unreachability), inversion (one move)",
+           _reach_pred, technique="predicates"),
     Family("tred", "train", True,
            "small-step reduction of a tiny expression language: rule induction (value/size preservation), "
-           "constructors (steps, evaluations), inversion (stuck and determined terms)", _red_pred),
+           "constructors (steps, evaluations), inversion (stuck and determined terms)",
+           _red_pred, technique="predicates"),
     Family("tocc", "train", True,
            "occurrence in a user binary tree: constructors (paths), rule induction (mirror, bump, bounds), "
-           "inversion with cases/rcases (empty and one-node trees)", _occ_pred),
+           "inversion with cases/rcases (empty and one-node trees)", _occ_pred, technique="predicates"),
     Family("telem", "train", True,
            "polymorphic Elem/Every over α : Type: rule induction (app, weakening, Every+Elem), "
-           "constructors (concrete lists), inversion (empty list, two-element list)", _elem_pred),
+           "constructors (concrete lists), inversion (empty list, two-element list)",
+           _elem_pred, technique="predicates"),
 ]

@@ -49,18 +49,20 @@ def has_results(out_dir: Path) -> bool:
 
 
 def check_no_corpus_twins(profile: Profile, spec: str, theorems: Sequence[Theorem]) -> None:
-    """A theorem of ``theorems`` (set ``spec``) that is a twin of a ``data.corpus`` theorem (the same theorem
-    up to renaming and numerals, or the same proof skeleton: `burnqed_core.data.canonical.find_twins`) is a
-    `HeldOutLeakError` naming both: an eval on it would measure memory, not proving. A corpus traced from a
-    repository (``data.trace_repo``) has no statements to compare: a warning."""
+    """A theorem of ``theorems`` (set ``spec``) that is a twin of a theorem of the corpus the loop trains on
+    (``data.corpus`` less ``data.exclude_families``; the same theorem up to renaming and numerals, or the same
+    proof skeleton: `burnqed_core.data.canonical.find_twins`) is a `HeldOutLeakError` naming both: an eval on
+    it would measure memory, not proving. An excluded family is never traced, trained on or searched, so its
+    theorems may be evaluated (the folds of ``burnqed transfer``). A corpus traced from a repository
+    (``data.trace_repo``) has no statements to compare: a warning."""
     from burnqed_core.data.hygiene import check_no_twins
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.loop.corpus import corpus_theorems
 
     if profile.data.trace_repo:
         log.warning("corpus traced from %s: no statements to check %s against for twins", profile.data.trace_repo,
                     spec)
         return
-    check_no_twins(theorems, load_theorems(profile.data.corpus), where=spec)
+    check_no_twins(theorems, corpus_theorems(profile), where=spec)
 
 
 def _eval_ebm(ebm_dir: Path | None) -> Path | None:

@@ -251,6 +251,8 @@ class EvalSummary(BaseModel):
     best_baseline: BaselineChoice | None = Field(None, description="the best of (a), (b), (c) on all theorems, "
                                                                    "and the prover's paired change against it")
     best_baseline_hard: BaselineChoice | None = Field(None, description="the same on the hard split (with (c) only)")
+    versus_structural: BaselineChoice | None = Field(None, description="baseline (c) and the prover's paired change "
+                                                     "against it, whether or not (c) is the best (transfer folds)")
     without_ebm: EvalSummary | None = Field(None, description="the same eval without the EBM (ablation)")
     policy_only: EvalSummary | None = Field(None, description="the same eval without the automation candidates")
 
@@ -419,6 +421,9 @@ def _baseline_fields(outcomes: Sequence[TheoremOutcome], baselines: Baselines, b
         rates["c"] = Rate(solved=sum(s.proved(o.theorem, within) for o in measured), total=len(measured))
         out |= {"structural_baseline": rates["c"], "structural_budget": s.budget,
                 "structural_hard": Rate(solved=sum(s.proved(o.theorem, within) for o in m_hard), total=len(m_hard))}
+        if outcomes:
+            out["versus_structural"] = _versus("c", rates["c"], outcomes, _closed_by(baselines, "c", top), top,
+                                               samples, seed, confidence)
         if samples >= 1:
             for units, prefix in ((measured, "structural"), (m_hard, "structural_hard")):
                 res = cluster_rates([o.cluster for o in units], [[float(s.proved(o.theorem, within)) for o in units]],

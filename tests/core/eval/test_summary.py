@@ -341,6 +341,22 @@ def test_the_best_baseline_and_the_prover_against_it() -> None:
                      bootstrap_samples=0).best_baseline.versus is None  # type: ignore[union-attr]
 
 
+def test_the_prover_against_baseline_c_also_when_c_is_not_the_best() -> None:
+    weak = c_bench(structural=3)  # (b) is the best; (c) proves c00-c02 at 2 nodes and c03 at 20
+    vs = weak.versus_structural
+    assert vs is not None and vs.name == "c" and str(vs.rate) == "8/60 (13.3%)"
+    assert vs.versus is not None and vs.versus.change.value == pytest.approx((50 - 8) / 60)
+    assert vs.versus_by_cluster is not None and vs.versus_by_cluster.change.value == pytest.approx((25 - 4) / 30)
+    assert vs.beaten
+    # the prover solving only what (c) proves: no change, not beaten
+    even = c_bench(structural=10, prover=11)
+    assert even.versus_structural is not None and even.versus_structural.versus is not None
+    assert even.versus_structural.versus.change.value == 0 and even.versus_structural.beaten is False
+    # no (c) measured: no comparison
+    rows = [crow(n, n, 4) for n in ("easy1", "hard1")]
+    assert summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8]).versus_structural is None
+
+
 def test_reports_and_the_verdict_show_baseline_c_and_the_best_baseline(tmp_path: Path) -> None:
     s = c_bench()
     table = format_table(s)
@@ -370,10 +386,10 @@ def test_old_summaries_without_baseline_c_still_load(tmp_path: Path) -> None:
     s = c_bench()
     write_report(s, tmp_path, plot=False)
     data = json.loads((tmp_path / "summary.json").read_text())
-    new = {k for k in data if k.startswith(("structural", "best_baseline"))}
+    new = {k for k in data if k.startswith(("structural", "best_baseline", "versus_structural"))}
     assert new == {"structural_baseline", "structural_budget", "structural_ci", "structural_by_cluster",
                    "structural_hard", "structural_hard_ci", "structural_hard_by_cluster", "best_baseline",
-                   "best_baseline_hard"}
+                   "best_baseline_hard", "versus_structural"}
     old = {k: v for k, v in data.items() if k not in new}
     old["budgets"] = [{k: v for k, v in b.items() if k != "structural"} for b in old["budgets"]]
     (tmp_path / "summary.json").write_text(json.dumps(old))

@@ -1,0 +1,228 @@
+"""Leave-one-family-out transfer: does the prover learn a technique or a template?
+
+For a corpus family ``F`` (one surface form of a technique), a *fold* trains the model on the corpus without
+``F`` (``data.exclude_families``: ``F`` is neither traced, pre-trained on, fine-tuned on nor searched) and
+evaluates it on ``F``'s theorems, beside baseline (c) (the same search with a fixed enumerator of structural
+steps instead of the learned policy) on the same theorems. A technique was learned, not a template, when the
+prover beats (c) on the families it never saw: the fold's paired change against (c) with its 95% cluster
+bootstrap interval above zero.
+
+This module plans folds and writes their inputs (the held-out theorems as a JSONL theorem set and a profile
+file extending the base profile), and reads a fold's eval summary into a `FoldResult`; ``burnqed transfer``
+(`burnqed_pipeline.transfer`) runs each fold's stages through the pipeline, up to iteration 0's eval report.
+
+A held-out theorem that is a twin (`burnqed_core.data.canonical.find_twins`) of a theorem left in the corpus is
+not evaluated: the fold would measure memory, not transfer. The fold counts them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from burnqed_core.config import Profile
+from burnqed_core.data.families import Technique
+from burnqed_core.errors import DataError
+from burnqed_core.eval.summary import Delta, Estimate, EvalSummary, Rate
+from burnqed_core.records import Theorem
+
+log = logging.getLogger(__name__)
+
+THEOREMS_FILE = "theorems.jsonl"
+PROFILE_FILE = "profile.yaml"
+RESULT_FILE = "fold.json"
+REPORT_JSON = "transfer.json"
+REPORT_MD = "transfer.md"
+
+
+class Fold(BaseModel):
+    """One held-out family: its theorems that are evaluated, and those left out as twins of the corpus."""
+
+    model_config = ConfigDict(frozen=True)
+    family: str
+    technique: Technique
+    theorems: list[Theorem]
+    twins: list[str] = Field(default_factory=list, description="held-out theorems with a twin left in the corpus")
+
+
+class FoldResult(BaseModel):
+    """What one fold measured: the prover trained without the family against baseline (c) on it."""
+
+    model_config = ConfigDict(frozen=True)
+    family: str
+    technique: Technique
+    theorems: int
+    twins: int
+    clusters: int
+    pass_k: int
+    prover: Estimate = Field(description="pass@k of the prover (policy + automation), per theorem, 95% interval")
+    prover_by_cluster: Estimate | None = None
+    structural: Rate | None = Field(None, description="baseline (c) on the same theorems")
+    versus_structural: Delta | None = Field(None, description="prover minus (c), per theorem, paired interval")
+    versus_structural_by_cluster: Delta | None = None
+    policy_only: Rate | None = Field(None, description="the prover without the automation candidates")
+    automation: Rate = Field(description="baseline (a): a single automation tactic")
+
+    @property
+    def above_structural(self) -> bool | None:
+        """Whether the prover beats (c): the paired interval lies above zero (None: no interval)."""
+        return self.versus_structural.change.low > 0 if self.versus_structural is not None else None
+
+
+class TransferReport(BaseModel):
+    """Every fold of one transfer run."""
+
+    model_config = ConfigDict(frozen=True)
+    profile: str
+    folds: list[FoldResult]
+    missing: list[str] = Field(default_factory=list, description="planned families with no result, and why")
+
+
+def corpus_families(profile: Profile, corpus: Sequence[Theorem]) -> dict[str, list[Theorem]]:
+    """The profile's corpus theorems (``corpus``, already less ``data.exclude_families``) by family, only
+    theorems with a family name."""
+    out: dict[str, list[Theorem]] = {}
+    for t in corpus:
+        if t.family:
+            out.setdefault(t.family, []).append(t)
+    return out
+
+
+def plan_folds(profile: Profile, corpus: Sequence[Theorem], *, families: Sequence[str] = (),
+               techniques: Sequence[str] = ()) -> list[Fold]:
+    """One fold per corpus family (in family order), restricted to ``families`` and/or to the families of
+    ``techniques`` when given. Unknown names are a `DataError` naming what exists."""
+    from burnqed_core.data.canonical import find_twins
+    from burnqed_core.data.catalogue import technique_of
+
+    by_family = corpus_families(profile, corpus)
+    unknown = sorted(set(families) - set(by_family))
+    if unknown:
+        raise DataError(f"transfer: families {unknown} are not in the corpus {profile.data.corpus} "
+                        f"(less data.exclude_families); it has {', '.join(sorted(by_family))}")
+    known_techniques = {technique_of(f) for f in by_family}
+    bad = sorted(set(techniques) - known_techniques)
+    if bad:
+        raise DataError(f"transfer: techniques {bad} have no family in the corpus; it has "
+                        f"{', '.join(sorted(known_techniques))}")
+    chosen = [f for f in sorted(by_family)
+              if (not families and not techniques) or f in families or technique_of(f) in techniques]
+    folds = []
+    for fam in chosen:
+        held = by_family[fam]
+        rest = [t for t in corpus if t.family != fam]
+        twin_names = sorted({tw.benchmark for tw in find_twins(rest, held)})
+        kept = [t for t in held if t.name not in twin_names]
+        if twin_names:
+            log.info("transfer fold %s: %d of %d theorems left out as twins of the rest of the corpus", fam,
+                     len(twin_names), len(held))
+        folds.append(Fold(family=fam, technique=technique_of(fam), theorems=kept, twins=twin_names))
+    return folds
+
+
+def fold_overrides(profile: Profile, fold: Fold, fold_dir: Path) -> dict[str, Any]:
+    """The keys a fold's profile file changes in the base profile: its work dir, the family excluded from the
+    corpus (and no longer withheld), its held-out theorems as the benchmark and no other eval set."""
+    d = profile.data
+    return {
+        "name": f"{profile.name}-without-{fold.family}",
+        "paths": {"work_dir": str(fold_dir / "work")},
+        "data": {
+            "exclude_families": [*d.exclude_families, fold.family],
+            "withhold_families": [f for f in d.withhold_families if f != fold.family],
+            "benchmark": str(fold_dir / THEOREMS_FILE),
+        },
+        "eval": {"also": []},
+    }
+
+
+def write_fold(profile: Profile, fold: Fold, fold_dir: Path) -> Path:
+    """Write the fold's held-out theorems and its profile file (extending the base profile's file); returns
+    the profile file. Rewrites only what changed, so that a rerun finds its stages up to date."""
+    if profile.source is None:
+        raise DataError("transfer: the base profile must be loaded from a file (its source extends it)")
+    if not fold.theorems:
+        raise DataError(f"transfer fold {fold.family}: no held-out theorem left to evaluate "
+                        f"({len(fold.twins)} twins of the corpus)")
+    fold_dir.mkdir(parents=True, exist_ok=True)
+    body = "".join(t.model_dump_json() + "\n" for t in fold.theorems)
+    _write_if_changed(fold_dir / THEOREMS_FILE, body)
+    text = yaml.safe_dump({"extends": str(Path(profile.source).resolve()),
+                           **fold_overrides(profile, fold, fold_dir.resolve())}, sort_keys=False, allow_unicode=True)
+    header = (f"# transfer fold: {profile.name} trained without the {fold.family} family ({fold.technique}), "
+              f"evaluated on its {len(fold.theorems)} theorems\n")
+    _write_if_changed(fold_dir / PROFILE_FILE, header + text)
+    return fold_dir / PROFILE_FILE
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def fold_result(fold: Fold, summary: EvalSummary) -> FoldResult:
+    """A fold's figures from its iteration-0 eval summary on the held-out theorems."""
+    vs = summary.versus_structural
+    return FoldResult(
+        family=fold.family, technique=fold.technique, theorems=summary.theorems, twins=len(fold.twins),
+        clusters=summary.clusters, pass_k=summary.pass_k,
+        prover=summary.cumulative_ci or Estimate(value=summary.cumulative.rate, low=summary.cumulative.rate,
+                                                 high=summary.cumulative.rate),
+        prover_by_cluster=summary.cumulative_by_cluster,
+        structural=summary.structural_baseline,
+        versus_structural=vs.versus if vs is not None else None,
+        versus_structural_by_cluster=vs.versus_by_cluster if vs is not None else None,
+        policy_only=summary.policy_only.cumulative if summary.policy_only is not None else None,
+        automation=summary.automation_baseline,
+    )
+
+
+def _pct(e: Estimate | None) -> str:
+    return "-" if e is None else f"{100 * e.value:.0f}% [{100 * e.low:.0f}, {100 * e.high:.0f}]"
+
+
+def format_transfer(report: TransferReport) -> str:
+    """The transfer table (markdown): one row per fold, grouped by technique, then a line per technique."""
+    lines = [f"Leave-one-family-out transfer, profile {report.profile} (iteration 0; pass@k of the prover "
+             "trained without the family; (c): structural search with no learned policy, same budget)", "",
+             "| technique | held-out family | theorems (twins left out) | clusters | prover | (c) | prover - (c) "
+             "| by cluster | policy alone | (a) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    folds = sorted(report.folds, key=lambda f: (f.technique, f.family))
+    for f in folds:
+        vs, vc = f.versus_structural, f.versus_structural_by_cluster
+        lines.append(
+            f"| {f.technique} | {f.family} | {f.theorems} ({f.twins}) | {f.clusters} | {_pct(f.prover)} "
+            f"| {f.structural if f.structural is not None else '-'} | {vs.change.pp() if vs else '-'} "
+            f"| {vc.change.pp() if vc else '-'} | {f.policy_only if f.policy_only is not None else '-'} "
+            f"| {f.automation} |")
+    lines.append("")
+    techniques = sorted({f.technique for f in folds})
+    for tech in techniques:
+        mine = [f for f in folds if f.technique == tech]
+        above = [f.family for f in mine if f.above_structural]
+        lines.append(f"- {tech}: above (c) on {len(above)} of {len(mine)} held-out families"
+                     + (f" ({', '.join(above)})" if above else ""))
+    if techniques:
+        won = sum(any(f.above_structural for f in folds if f.technique == t) for t in techniques)
+        lines.append(f"- techniques with a held-out family above (c): {won} of {len(techniques)}")
+    if report.missing:
+        lines.append(f"- no result (failed or not run): {', '.join(report.missing)}")
+    return "\n".join(lines)
+
+
+def write_transfer(report: TransferReport, out_dir: Path) -> tuple[Path, Path]:
+    """``transfer.json`` and ``transfer.md`` in ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    j, m = out_dir / REPORT_JSON, out_dir / REPORT_MD
+    _write_if_changed(j, report.model_dump_json(indent=1) + "\n")
+    _write_if_changed(m, format_transfer(report) + "\n")
+    return j, m

@@ -1,0 +1,106 @@
+"""``burnqed transfer``: leave-one-family-out folds run through the pipeline (`burnqed_core.eval.transfer`).
+
+Each fold is a profile file extending the base profile (the family excluded from the corpus, its theorems as
+the benchmark) and is materialised like ``burnqed loop --iterations 0 --until eval_report``: trace, base model,
+automation baselines, tactic pairs, LoRA adapter, merged model and the eval report with baseline (c), in the
+fold's own work dir, all runs in one Dagster instance (``<out>/dagster`` unless ``DAGSTER_HOME`` is set) and
+one kept Lean process. Traced theorems come from the trace cache after the first fold. A fold that fails is
+reported and the others go on; a rerun continues (finished stages are skipped by their fingerprints).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
+from burnqed_core.errors import BurnqedError
+
+
+def transfer(
+    out: Annotated[Path, typer.Option("--out", "-o", help="folds, their work dirs and the transfer table")] = Path(
+        "runs/transfer"),
+    profile: ProfileOpt = "tiny",
+    family: Annotated[list[str] | None, typer.Option("--family", "-f", help="held-out family (repeat); default: "
+                                                     "every corpus family")] = None,
+    technique: Annotated[list[str] | None, typer.Option("--technique", "-t", help="every family of this technique "
+                                                        "(repeat)")] = None,
+    plan: Annotated[bool, typer.Option("--plan", help="list the folds and stop")] = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Leave-one-family-out transfer: for each held-out corpus family, train iteration 0 without it and evaluate
+    on its theorems against baseline (c) (no learned policy). Writes <out>/transfer.md and transfer.json."""
+    from dagster import DagsterInstance
+
+    from burnqed_core.config import load_profile
+    from burnqed_core.eval.report import read_summary
+    from burnqed_core.eval.steps import set_out
+    from burnqed_core.eval.transfer import (
+        RESULT_FILE,
+        FoldResult,
+        TransferReport,
+        fold_result,
+        format_transfer,
+        plan_folds,
+        write_fold,
+        write_transfer,
+    )
+    from burnqed_core.loop.corpus import corpus_theorems
+    from burnqed_core.loop.layout import BaseLayout
+    from burnqed_pipeline.cli import dagster_home, materialize_stages
+    from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource, close_kept
+    from burnqed_pipeline.recovery import recover_dead_runs
+
+    prof = load(profile, verbose)
+    folds = plan_folds(prof, corpus_theorems(prof), families=family or (), techniques=technique or ())
+    if not folds:
+        raise BurnqedError("transfer: no fold to run")
+    typer.echo(f"burnqed transfer: profile {prof.name}, {len(folds)} folds, outputs in {out}")
+    for f in folds:
+        twins = f" ({len(f.twins)} left out as twins of the corpus)" if f.twins else ""
+        typer.echo(f"  {f.technique:12s} {f.family:8s} {len(f.theorems):3d} theorems{twins}")
+    if plan:
+        return
+    home = dagster_home(out)
+    results: list[FoldResult] = []
+    missing: list[str] = []
+    with DagsterInstance.get() as instance:
+        for line in recover_dead_runs(instance):
+            typer.echo(line)
+        try:
+            for f in folds:
+                if not f.theorems:
+                    typer.echo(f"\n== fold {f.family}: skipped, every theorem is a twin of the rest of the corpus")
+                    missing.append(f"{f.family} (all {len(f.twins)} theorems are twins of the rest of the corpus)")
+                    continue
+                fold_dir = out / f.family
+                path = write_fold(prof, f, fold_dir)
+                typer.echo(f"\n== fold {f.family} ({f.technique}): {len(f.theorems)} theorems, profile {path}")
+                res_profile = ProfileResource(profile=str(path))
+                resources = {"profile": res_profile, "lean": LeanResource(profile=res_profile, keep=True),
+                             "policy": PolicyResource(profile=res_profile,
+                                                      launch=os.environ.get("BURNQED_SGLANG_LAUNCH") == "1")}
+                try:
+                    materialize_stages(instance, resources, [0], echo=typer.echo,
+                                       log_level="DEBUG" if verbose else "INFO", until="eval_report")
+                except BurnqedError as e:
+                    typer.echo(f"fold {f.family} failed: {e}", err=True)
+                    missing.append(f"{f.family} (failed: {str(e)[:200]})")
+                    continue
+                fold_prof = load_profile(path)
+                eval_dir = set_out(BaseLayout(root=Path(fold_prof.paths.work_dir)).iteration(0).eval, fold_prof,
+                                   fold_prof.data.benchmark)
+                r = fold_result(f, read_summary(eval_dir))
+                (fold_dir / RESULT_FILE).write_text(r.model_dump_json(indent=1) + "\n", encoding="utf-8")
+                results.append(r)
+        finally:
+            close_kept()
+    report = TransferReport(profile=prof.name, folds=results, missing=missing)
+    j, m = write_transfer(report, out)
+    typer.echo("\n" + format_transfer(report))
+    typer.echo(f"\nwrote {m} and {j}; the runs are in the Dagster instance {home}")
+    if any("(failed" in m for m in missing):
+        raise typer.Exit(1)

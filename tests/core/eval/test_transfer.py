@@ -1,0 +1,119 @@
+"""Leave-one-family-out folds (`burnqed_core.eval.transfer`): planning, twins left out, the fold's profile
+file and theorems, and the table read from real eval summaries. The folds run through the pipeline in
+``tests/pipeline/test_transfer_e2e.py``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from burnqed_core.config import load_profile
+from burnqed_core.data.catalogue import BY_NAME
+from burnqed_core.data.generate_sets import family_theorems
+from burnqed_core.data.theorems import load_theorems
+from burnqed_core.errors import DataError
+from burnqed_core.eval.baselines import Baselines, StructuralBaseline
+from burnqed_core.eval.summary import summarize
+from burnqed_core.eval.transfer import (
+    PROFILE_FILE,
+    THEOREMS_FILE,
+    Fold,
+    TransferReport,
+    fold_result,
+    format_transfer,
+    plan_folds,
+    write_fold,
+    write_transfer,
+)
+from burnqed_core.records import EvalResult, Theorem
+
+
+def _corpus() -> list[Theorem]:
+    tmul = family_theorems(BY_NAME["tmul"])[:4]
+    tsort = family_theorems(BY_NAME["tsort"])[:3]
+    onat = family_theorems(BY_NAME["onat"])[:3]
+    # a renamed copy of a tsort theorem under another family: its twin, whichever family is held out
+    twin = tsort[0].model_copy(update={"name": "copy_of_tsort", "family": "treach"})
+    return [*tmul, *tsort, *onat, twin]
+
+
+def test_one_fold_per_family_with_its_technique_and_twins_left_out() -> None:
+    prof = load_profile("tiny")
+    folds = {f.family: f for f in plan_folds(prof, _corpus())}
+    assert sorted(folds) == ["onat", "tmul", "treach", "tsort"]
+    assert folds["tmul"].technique == "predicates" and folds["onat"].technique == "arith"
+    assert len(folds["tmul"].theorems) == 4 and folds["tmul"].twins == []
+    # held out, tsort's first theorem has its twin in the rest of the corpus (and the copy has tsort's)
+    assert folds["tsort"].twins == [_corpus()[4].name] and len(folds["tsort"].theorems) == 2
+    assert folds["treach"].twins == ["copy_of_tsort"] and folds["treach"].theorems == []
+    # restricted by family and by technique
+    assert [f.family for f in plan_folds(prof, _corpus(), families=["onat"])] == ["onat"]
+    assert [f.family for f in plan_folds(prof, _corpus(), techniques=["predicates"])] == ["tmul", "treach", "tsort"]
+    with pytest.raises(DataError, match=r"\['nope'\] are not in the corpus"):
+        plan_folds(prof, _corpus(), families=["nope"])
+    with pytest.raises(DataError, match=r"techniques \['structures'\] have no family"):
+        plan_folds(prof, _corpus(), techniques=["structures"])
+
+
+def test_the_fold_profile_extends_the_base_and_holds_the_family_out(tmp_path: Path) -> None:
+    prof = load_profile("small")
+    fold = plan_folds(prof, _corpus(), families=["tmul"])[0]
+    path = write_fold(prof, fold, tmp_path / "tmul")
+    assert path == tmp_path / "tmul" / PROFILE_FILE
+    fp = load_profile(path)
+    assert fp.name == "small-without-tmul"
+    assert fp.training.tiny_model.hidden_size == prof.training.tiny_model.hidden_size
+    assert fp.data.exclude_families == [*prof.data.exclude_families, "tmul"]
+    assert fp.data.withhold_families == prof.data.withhold_families and fp.eval.also == []
+    assert Path(fp.paths.work_dir) == (tmp_path / "tmul" / "work").resolve()
+    assert [t.name for t in load_theorems(fp.data.benchmark)] == [t.name for t in fold.theorems]
+    assert Path(fp.data.benchmark) == (tmp_path / "tmul" / THEOREMS_FILE).resolve()
+    # written again unchanged: the files are not touched (the fold's stages stay up to date)
+    before = {p: p.stat().st_mtime_ns for p in (path, tmp_path / "tmul" / THEOREMS_FILE)}
+    write_fold(prof, fold, tmp_path / "tmul")
+    assert {p: p.stat().st_mtime_ns for p in before} == before
+    # a withheld family that is held out is no longer withheld; a fold with nothing left is an error
+    withheld = prof.model_copy(update={"data": prof.data.model_copy(update={"withhold_families": ["tmul", "x"]})})
+    assert load_profile(write_fold(withheld, fold, tmp_path / "w")).data.withhold_families == ["x"]
+    with pytest.raises(DataError, match="no held-out theorem left"):
+        write_fold(prof, Fold(family="treach", technique="predicates", theorems=[], twins=["a"]), tmp_path / "t")
+
+
+def _row(name: str, cluster: str, solved_at: int | None) -> EvalResult:
+    proved = solved_at is not None
+    return EvalResult(iteration=0, benchmark="fold", theorem=name, budget=6, proved=proved, nodes_to_proof=solved_at,
+                      nodes_used=solved_at or 6, time_s=1.0, proof=["cases h"] if proved else [], hard=True,
+                      cluster=cluster)
+
+
+def _summary(prover: int, structural: int) -> object:
+    """10 theorems in 5 template clusters; the prover solves the first ``prover``, (c) the first
+    ``structural``."""
+    names = [f"tmul_hit_{c}_{i}" for c in range(5) for i in range(2)]
+    cluster = {n: n.rsplit("_", 1)[0] for n in names}
+    nodes = {n: (2 if k < structural else None) for k, n in enumerate(names)}
+    b = Baselines(single={n: None for n in names}, defaware={n: None for n in names},
+                  structural=StructuralBaseline(key="k", budget=6, nodes=nodes))
+    rows = [_row(n, cluster[n], 3 if k < prover else None) for k, n in enumerate(names)]
+    return summarize(rows, b, iteration=0, benchmark="fold", budgets=[2, 6])
+
+
+def test_fold_results_and_the_table(tmp_path: Path) -> None:
+    fold = Fold(family="tmul", technique="predicates", theorems=[], twins=["x"])
+    strong = fold_result(fold, _summary(prover=10, structural=2))  # type: ignore[arg-type]
+    assert strong.theorems == 10 and strong.twins == 1 and strong.structural is not None
+    assert str(strong.structural) == "2/10 (20.0%)" and strong.prover.value == 1.0
+    assert strong.versus_structural is not None and strong.versus_structural.change.value == pytest.approx(0.8)
+    assert strong.above_structural
+    even = fold_result(fold.model_copy(update={"family": "tsort"}), _summary(prover=4, structural=4))  # type: ignore[arg-type]
+    assert even.versus_structural is not None and even.versus_structural.change.value == 0
+    assert even.above_structural is False
+    report = TransferReport(profile="tiny", folds=[strong, even], missing=["aff (all 22 theorems are twins)"])
+    md = format_transfer(report)
+    assert "| predicates | tmul | 10 (1) | 5 | 100% [100, 100] | 2/10 (20.0%) | +80.0 pp [" in md
+    assert "- predicates: above (c) on 1 of 2 held-out families (tmul)" in md
+    assert "- techniques with a held-out family above (c): 1 of 1" in md
+    assert "no result (failed or not run): aff (all 22 theorems are twins)" in md
+    j, m = write_transfer(report, tmp_path)
+    assert TransferReport.model_validate_json(j.read_text()) == report and m.read_text() == md + "\n"

@@ -1,0 +1,68 @@
+"""End to end: `burnqed transfer` runs one leave-one-family-out fold through Dagster (cheap tiny settings, real
+embedded Lean, real tiny models): the held-out family is neither traced nor trained on, the fold's eval
+compares the prover with baseline (c) on it; iteration 0 stops at the eval report (no trajectories); a rerun
+skips every stage."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from burnqed_core.data.catalogue import BY_NAME
+from burnqed_core.data.generate_sets import family_theorems
+from burnqed_core.eval.transfer import RESULT_FILE, FoldResult, TransferReport
+from burnqed_core.record_io import read_parquet, write_jsonl
+from burnqed_core.records import TacticPair
+from burnqed_pipeline.cli import pipeline_app
+from burnqed_pipeline.runtime import attach
+from tests.pipeline.profiles import write_profile
+
+pytestmark = [pytest.mark.lean, pytest.mark.slow]
+
+
+async def test_a_transfer_fold_through_dagster(tmp_path: Path, lean_pool: object,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    theorems = [t for fam in ("tmul", "tsort", "onat") for t in family_theorems(BY_NAME[fam])[:3]]
+    corpus = write_jsonl(theorems, tmp_path / "corpus" / "corpus.jsonl")
+    prof = write_profile(tmp_path / "profile.yaml", {
+        "paths.work_dir": str(tmp_path / "work"), "paths.trace_cache": str(tmp_path / "trace-cache"),
+        "data.corpus": str(corpus), "data.exclude_families": [], "data.withhold_families": [],
+        "data.search_theorems": 4})
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+    out = tmp_path / "transfer"
+    runner = CliRunner()
+
+    def transfer() -> tuple[int, str]:
+        r = runner.invoke(pipeline_app, ["transfer", "--profile", str(prof), "-o", str(out), "-f", "tmul"])
+        return r.exit_code, r.output + (f"\n{r.exception!r}" if r.exception else "")
+
+    with attach(asyncio.get_running_loop(), lean_pool):  # type: ignore[arg-type]
+        code, text = await asyncio.to_thread(transfer)
+        assert code == 0, text
+        for stage in ("tactic_pairs", "lora_adapter", "merged_model", "eval_report"):
+            assert f"[iter 0 {stage}]" in text, text
+        assert "[iter 0 trajectories]" not in text  # eval_report's upstream only (its EBM input: none at 0)
+        code2, text2 = await asyncio.to_thread(transfer)
+        assert code2 == 0, text2
+        skipped = [ln for ln in text2.splitlines() if ln.startswith("[") and "(unchanged inputs, skipped)" in ln]
+        assert len(skipped) == 3 + 6, text2  # base; tactic pairs, LoRA, merge, embeddings, EBM, eval
+
+    work = out / "tmul" / "work"
+    # the held-out family was never traced: no pair of it reached pre-training or fine-tuning
+    traced = read_parquet(work / "base" / "traced" / "pairs.parquet", TacticPair)
+    assert traced and not any(p.theorem.startswith("tmul_") for p in traced)
+    assert not (work / "iter_0" / "trajectories").exists()
+    fold = FoldResult.model_validate_json((out / "tmul" / RESULT_FILE).read_text())
+    assert fold.family == "tmul" and fold.technique == "predicates" and fold.theorems == 3 and fold.twins == 0
+    assert fold.structural is not None and fold.structural.total == 3  # baseline (c) on the same theorems
+    assert fold.versus_structural is not None
+    report = TransferReport.model_validate_json((out / "transfer.json").read_text())
+    assert [f.family for f in report.folds] == ["tmul"] and report.missing == []
+    md = (out / "transfer.md").read_text()
+    assert "| predicates | tmul | 3 (0) |" in md and "- predicates: above (c) on" in md
+    summary = json.loads((work / "iter_0" / "eval" / "summary.json").read_text())
+    assert summary["theorems"] == 3 and summary["iteration"] == 0
