@@ -23,7 +23,7 @@ from burnqed_core.errors import BurnqedError
 def transfer(
     out: Annotated[Path, typer.Option("--out", "-o", help="folds, their work dirs and the transfer table")] = Path(
         "runs/transfer"),
-    profile: ProfileOpt = "tiny",
+    profile: ProfileOpt = "transfer",
     family: Annotated[list[str] | None, typer.Option("--family", "-f", help="held-out family (repeat); default: "
                                                      "every corpus family")] = None,
     technique: Annotated[list[str] | None, typer.Option("--technique", "-t", help="every family of this technique "

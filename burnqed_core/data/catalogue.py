@@ -14,10 +14,12 @@ from pydantic import BaseModel, ConfigDict
 
 from burnqed_core.data.families import FAMILIES, TECHNIQUES, Family, Technique
 from burnqed_core.data.technique_families import TECHNIQUE_FAMILIES
+from burnqed_core.data.technique_reasoning import REASONING_FAMILIES
+from burnqed_core.data.technique_structures import STRUCTURE_FAMILIES
 from burnqed_core.errors import DataError
 from burnqed_core.records import Theorem
 
-ALL_FAMILIES: tuple[Family, ...] = (*FAMILIES, *TECHNIQUE_FAMILIES)
+ALL_FAMILIES: tuple[Family, ...] = (*FAMILIES, *TECHNIQUE_FAMILIES, *STRUCTURE_FAMILIES, *REASONING_FAMILIES)
 
 
 def _check(families: Sequence[Family]) -> dict[str, Family]:
@@ -37,7 +39,7 @@ BY_NAME: dict[str, Family] = _check(ALL_FAMILIES)
 def technique_of(family: str) -> Technique:
     """The technique a family teaches; `DataError` for a family no module declares."""
     f = BY_NAME.get(family)
-    if f is None or f.technique is None:
+    if f is None:
         raise DataError(f"unknown family {family!r}")
     return f.technique
 

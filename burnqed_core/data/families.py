@@ -78,7 +78,7 @@ class Family:
     hard: bool
     description: str
     generate: Callable[[random.Random], list[Instance]]
-    technique: Technique | None = None  # the proof technique the family teaches (or asks for): see `TECHNIQUES`
+    technique: Technique  # the proof technique the family teaches (or asks for): see `TECHNIQUES`
 
 
 def namespaced(ns: str, body: str) -> str:

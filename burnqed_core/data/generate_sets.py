@@ -16,6 +16,10 @@ Two steps follow the families:
   same canonical statement, or the same skeleton of a known proof of two
   steps or more) is dropped; it goes nowhere else (it is a corpus theorem
   under other names).
+* **twins of the hand-written benchmark leave the corpus**: the hand-written
+  theorems (``bundled:handwritten``) are frozen, so a corpus theorem that
+  `find_twins` pairs with one of them is dropped from the corpus instead (a
+  mechanical filter: no family is written or chosen by looking at them).
 * **dev and test by template cluster** (`assign_splits`): the remaining
   benchmark theorems are grouped by `burnqed_core.data.clusters.clusters`
   (template instances and twins inside the benchmark together). Each cluster
@@ -41,8 +45,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from burnqed_core.data.canonical import Twin, find_twins
+from burnqed_core.data.catalogue import ALL_FAMILIES
 from burnqed_core.data.clusters import clusters
-from burnqed_core.data.families import FAMILIES, Family, SetName
+from burnqed_core.data.families import Family, SetName
 from burnqed_core.data.renaming import rename_instance
 from burnqed_core.errors import DataError
 from burnqed_core.records import Split, Theorem
@@ -54,6 +59,7 @@ SOURCE = "burnqed-generated"
 SETS_DIR = Path(__file__).resolve().parent / "sets"
 FILE_NAMES: dict[SetName, str] = {"train": "corpus.jsonl", "benchmark": "benchmark.jsonl"}
 DEV_FRACTION = 0.4
+HANDWRITTEN = "bundled:handwritten"
 
 
 def family_theorems(family: Family, seed: int = SEED, rename: bool = True) -> list[Theorem]:
@@ -61,9 +67,15 @@ def family_theorems(family: Family, seed: int = SEED, rename: bool = True) -> li
     stable across seeds' renamings), each with its own names unless ``rename`` is off."""
     rng = random.Random(f"{seed}:{family.name}")
     out = []
+    seen: set[str] = set()
     for inst in family.generate(rng):
         if rename:
             inst, _ = rename_instance(inst, family.name, family.split, seed)
+            if inst.statement in seen:  # two preambles of a family renamed alike can give one statement
+                logger.info("%s_%s dropped: its renamed statement repeats an earlier one of the family",
+                            family.name, inst.key)
+                continue
+            seen.add(inst.statement)
         out.append(Theorem(name=f"{family.name}_{inst.key}", statement=inst.statement, preamble=inst.preamble,
                            split=family.split, source=SOURCE, family=family.name, proof=list(inst.proof)))
     return out
@@ -74,16 +86,18 @@ class Generated(NamedTuple):
 
     sets: dict[SetName, list[Theorem]]
     dropped: list[Twin]  # every (benchmark theorem, corpus twin) pair of the dropped theorems
+    dropped_corpus: tuple[Twin, ...] = ()  # (hand-written theorem, corpus theorem dropped as its twin) pairs
 
 
 def _family_sets(seed: int, rename: bool) -> dict[SetName, list[Theorem]]:
     sets: dict[SetName, list[Theorem]] = {"train": [], "benchmark": []}
-    for family in FAMILIES:
+    for family in ALL_FAMILIES:
         sets[family.split].extend(family_theorems(family, seed, rename))
     names = Counter(t.name for ts in sets.values() for t in ts)
-    statements = Counter(t.statement for ts in sets.values() for t in ts)
+    # with fixed names a family's preambles share their names: a statement repeats over another preamble
+    statements = Counter(t.statement if rename else (t.preamble, t.statement) for ts in sets.values() for t in ts)
     dup_names = sorted(n for n, c in names.items() if c > 1)
-    dup_statements = sorted(s for s, c in statements.items() if c > 1)
+    dup_statements = sorted(str(s) for s, c in statements.items() if c > 1)
     if dup_names or dup_statements:
         raise DataError(f"duplicate theorem names {dup_names[:5]} or statements {dup_statements[:5]}")
     return {split: sorted(ts, key=lambda t: t.name) for split, ts in sets.items()}
@@ -123,6 +137,11 @@ def build(seed: int = SEED, rename: bool = True) -> Generated:
     """Both sets, each sorted by theorem name, the benchmark without corpus twins and split into dev/test;
     raises `DataError` on duplicates."""
     sets = _family_sets(seed, rename)
+    frozen = find_twins(sets["train"], handwritten())
+    leaving = {tw.corpus for tw in frozen}
+    for tw in frozen:
+        logger.info("corpus theorem %s dropped: twin of hand-written %s (%s)", tw.corpus, tw.benchmark, tw.how)
+    sets["train"] = [t for t in sets["train"] if t.name not in leaving]
     twins = find_twins(sets["train"], sets["benchmark"])
     twin_names = {tw.benchmark for tw in twins}
     for name in sorted(twin_names):
@@ -131,7 +150,14 @@ def build(seed: int = SEED, rename: bool = True) -> Generated:
     kept = [t for t in sets["benchmark"] if t.name not in twin_names]
     split_of = assign_splits(kept, seed)
     sets["benchmark"] = [t.model_copy(update={"split": split_of[t.name]}) for t in kept]
-    return Generated(sets, twins)
+    return Generated(sets, twins, tuple(frozen))
+
+
+def handwritten() -> list[Theorem]:
+    """The hand-written benchmark (`HANDWRITTEN`), frozen: a corpus theorem that is its twin leaves the corpus."""
+    from burnqed_core.data.theorems import load_theorems
+
+    return load_theorems(HANDWRITTEN)
 
 
 def generate(seed: int = SEED, rename: bool = True) -> dict[SetName, list[Theorem]]:
@@ -147,10 +173,11 @@ def render(theorems: Sequence[Theorem]) -> str:
 
 def hard_families() -> set[str]:
     """Names of the families the generator claims to be automation-resistant."""
-    return {f.name for f in FAMILIES if f.hard}
+    return {f.name for f in ALL_FAMILIES if f.hard}
 
 
-def summary(sets: dict[SetName, list[Theorem]], dropped: Sequence[Twin] = ()) -> str:
+def summary(sets: dict[SetName, list[Theorem]], dropped: Sequence[Twin] = (),
+            dropped_corpus: Sequence[Twin] = ()) -> str:
     """Counts per family, hard fraction and proof-length distribution per set; the benchmark's dev/test
     counts (theorems and clusters per family) and the theorems dropped as corpus twins."""
     hard = hard_families()
@@ -181,6 +208,9 @@ def summary(sets: dict[SetName, list[Theorem]], dropped: Sequence[Twin] = ()) ->
             by_bench.setdefault(tw.benchmark, []).append(f"{tw.corpus} ({tw.how})")
         lines.append(f"dropped from the benchmark as corpus twins: {len(by_bench)}")
         lines += [f"  {b}: {', '.join(cs)}" for b, cs in sorted(by_bench.items())]
+    if dropped_corpus:
+        lines.append(f"dropped from the corpus as twins of hand-written theorems: {len(dropped_corpus)}")
+        lines += [f"  {tw.corpus}: {tw.benchmark} ({tw.how})" for tw in sorted(dropped_corpus, key=lambda t: t.corpus)]
     return "\n".join(lines)
 
 
@@ -224,14 +254,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     gen = build(args.seed, args.rename)
     if args.check:
         stale = stale_files(args.out, args.seed, args.rename, sets=gen.sets)
-        print(summary(gen.sets, gen.dropped))
+        print(summary(gen.sets, gen.dropped, gen.dropped_corpus))
         if stale:
             print("out of date: " + ", ".join(str(p) for p in stale)
                   + " (run python -m burnqed_core.data.generate_sets)", file=sys.stderr)
             return 1
         print("theorem sets are up to date")
         return 0
-    print(summary(_write(gen.sets, args.out), gen.dropped))
+    print(summary(_write(gen.sets, args.out), gen.dropped, gen.dropped_corpus))
     return 0
 
 

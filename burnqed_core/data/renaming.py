@@ -5,10 +5,12 @@ A family writes its theorems with fixed names (``double``, ``Tree.leaf``,
 and a policy can memorise the tactic text instead of reading the goal. So each
 instance gets its own names: inductive types, constructors, definitions and the
 statement's variables (binders and quantified names, hypotheses included) are
-replaced by names drawn from the pools below, with a ``random.Random`` seeded by
-(seed, family, instance key), and the same replacement is applied to the
-preamble, the statement and the proof, so the known proof still proves the
-theorem. The preamble's namespace becomes one per theorem (``Bq_<family>_<key>``)
+replaced by names drawn from the pools below (a ``structure`` or ``class`` is a
+type, its fields or methods and every named ``instance`` are definitions, a
+named structure constructor ``mk ::`` is a constructor), with a
+``random.Random`` seeded by (seed, family, instance key), and the same
+replacement is applied to the preamble, the statement and the proof, so the
+known proof still proves the theorem. The preamble's namespace becomes one per theorem (``Bq_<family>_<key>``)
 so that no two theorems' definitions can clash in one file.
 
 The definition, constructor and type pools of the corpus and of the benchmark
@@ -24,7 +26,10 @@ Renaming works on identifier tokens, dotted names included: a plain or leading-
 dot name (``double``, ``.leaf``, ``(f x).size``) is renamed part by part, a
 qualified name only when its head is renamed (``Day.next``, ``d.next``,
 ``addZero.induct``), never when the head is someone else's (``Nat.add_assoc``
-keeps its ``add`` even when a constructor ``add`` is renamed).
+keeps its ``add`` even when a constructor ``add`` is renamed). So a field or
+method is renamed after a type name or a statement variable (``Pt.px p``,
+``p.px``) but not after a name bound in a definition or a proof (``q.px`` with
+``fun q => ...``): families project fields through the type name there.
 """
 
 from __future__ import annotations
@@ -158,9 +163,23 @@ def _unique(names: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+_NAME = r"(?:[^\W\d]|_)[\w']*"
+# A field line of a ``structure``/``class`` body: ``  lo hi : Nat``, ``  (lo hi : Nat)``, ``  size : α → Nat``.
+_FIELD_LINE = re.compile(rf"\s+\(?((?:{_NAME}\s+)*{_NAME})\s*:(?!:)")
+# A named constructor line: ``  mk ::``.
+_CTOR_LINE = re.compile(rf"\s+({_NAME})\s*::\s*$")
+# A named instance: ``instance name : C T``, ``instance name {α : Type} [C α] : C (List α)``, and
+# ``instance (priority := low) name ...``.
+_NAMED_INSTANCE = re.compile(rf"instance\s+(?:\(priority\s*:=[^)]*\)\s*)?({_NAME})(?=\s*[:{{\[(]|\s+where\b)")
+
+
 def _preamble_names(preamble: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Namespaces, types, constructors and functions declared by a preamble, line by line: ``inductive``
+    types and their ``| ctor`` alternatives; ``structure``/``class`` types (``... where`` on its line), a
+    named constructor (``mk ::``) and their fields/methods (indented ``name ... : type`` lines up to the
+    first line that is not, which counts as functions); ``def`` names and named ``instance``s (functions)."""
     namespaces, types, ctors, funcs = [], [], [], []
-    in_inductive = False
+    in_inductive = in_structure = False
     for line in preamble.splitlines():
         if m := re.match(r"namespace\s+(\S+)", line):
             namespaces.append(m.group(1))
@@ -174,8 +193,22 @@ def _preamble_names(preamble: str) -> tuple[list[str], list[str], list[str], lis
                     ctors.append(m.group(1))
             continue
         in_inductive = False
+        if m := re.match(rf"(?:structure|class)\s+({_NAME})", line):
+            types.append(m.group(1))
+            in_structure = True
+            continue
+        if in_structure:
+            if m := _CTOR_LINE.match(line):
+                ctors.append(m.group(1))
+                continue
+            if m := _FIELD_LINE.match(line):
+                funcs.extend(m.group(1).split())
+                continue
+        in_structure = False
         if m := re.match(r"def\s+(\S+)", line):
             funcs.append(m.group(1).split(".")[-1])
+        elif m := _NAMED_INSTANCE.match(line):
+            funcs.append(m.group(1))
     return namespaces, types, ctors, funcs
 
 

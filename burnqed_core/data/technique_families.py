@@ -32,7 +32,7 @@ user predicate nor does rule induction by itself, so the families are
 are renamed per theorem by `burnqed_core.data.renaming`; constructors of the
 predicates avoid names a proof also uses for something else (``left``,
 ``next``, ``nil``), since renaming replaces every occurrence of a name.
-These families are not part of the bundled sets (`families.FAMILIES`).
+They are in the bundled corpus through `burnqed_core.data.catalogue.ALL_FAMILIES`.
 """
 
 from __future__ import annotations

@@ -265,11 +265,11 @@ def test_bad_key_names_the_file_it_was_written_in(tmp_path: Path) -> None:
 
 def test_layers_are_not_profiles(tmp_path: Path) -> None:
     for layer in ("base", "cpu"):
-        with pytest.raises(ProfileError, match=r"is a layer .*bundled: prod, small, tiny"):
+        with pytest.raises(ProfileError, match=r"is a layer .*bundled: prod, small, tiny, transfer"):
             load_profile(layer, environ={})
     with pytest.raises(ProfileError) as e:
         load_profile("nope", environ={})
-    assert "['prod', 'small', 'tiny']" in str(e.value)  # the layers are not offered
+    assert "['prod', 'small', 'tiny', 'transfer']" in str(e.value)  # the layers are not offered
     # a layer of one's own: extended, never loaded; `layer` is not inherited
     write(tmp_path, "layer: true\nsearch: {max_nodes: 9}\n", "mine.yaml")
     with pytest.raises(ProfileError, match="is a layer"):
@@ -282,7 +282,8 @@ def test_layers_are_not_profiles(tmp_path: Path) -> None:
 # -- the bundled profiles ----------------------------------------------------------------------------------
 
 
-BUNDLED = {"tiny": ["base", "cpu", "tiny"], "small": ["base", "cpu", "small"], "prod": ["base", "prod"]}
+BUNDLED = {"tiny": ["base", "cpu", "tiny"], "small": ["base", "cpu", "small"], "prod": ["base", "prod"],
+           "transfer": ["base", "cpu", "tiny", "transfer"]}
 
 
 def test_bundled_profiles_load_through_their_layers() -> None:

@@ -11,6 +11,7 @@ from collections import defaultdict
 import pytest
 
 from burnqed_core.data import generate_sets as gs
+from burnqed_core.data.catalogue import ALL_FAMILIES
 from burnqed_core.data.families import FAMILIES, Instance
 from burnqed_core.data.renaming import (
     CONSTRUCTORS,
@@ -99,7 +100,7 @@ def test_renaming_round_trips_to_the_fixed_names(fixed: dict[str, list[Theorem]]
     """Renaming is injective and captures nothing: applying the inverse map to a
     renamed instance gives back the family's own text exactly."""
     checked = 0
-    for family in FAMILIES:
+    for family in ALL_FAMILIES:
         rng = random.Random(f"{gs.SEED}:{family.name}")
         for inst in family.generate(rng):
             new, mapping = rename_instance(inst, family.name, family.split, gs.SEED)
@@ -111,24 +112,27 @@ def test_renaming_round_trips_to_the_fixed_names(fixed: dict[str, list[Theorem]]
             if inst.preamble:
                 assert new.preamble != inst.preamble
             checked += 1
-    # every instance: the sets' theorems and the benchmark theorems dropped as corpus twins (the same ones with
-    # fixed names: twins are twins up to renaming)
-    dropped = {tw.benchmark for tw in gs.build(rename=False).dropped}
-    assert dropped == {tw.benchmark for tw in gs.build().dropped}
-    assert checked == sum(len(ts) for ts in fixed.values()) + len(dropped)
+    # every instance: the sets' theorems, the benchmark theorems dropped as corpus twins and the corpus theorems
+    # dropped as twins of hand-written ones (the same ones with fixed names: twins are twins up to renaming)
+    built, renamed = gs.build(rename=False), gs.build()
+    dropped = {tw.benchmark for tw in built.dropped}
+    assert dropped == {tw.benchmark for tw in renamed.dropped}
+    left = {tw.corpus for tw in built.dropped_corpus}
+    assert left == {tw.corpus for tw in renamed.dropped_corpus}
+    assert checked == sum(len(ts) for ts in fixed.values()) + len(dropped) + len(left)
 
 
 def test_every_instance_names_things_its_own_way(renamed: dict[str, list[Theorem]]) -> None:
     for fam, ts in _by_family(renamed).items():
         if ts[0].preamble:
             tuples = [_defined(t) for t in ts]
-            if len(tuples[0]) >= 3:
-                assert len(set(tuples)) == len(ts), fam      # no two instances share their names
+            big = [names for names in tuples if len(names) >= 3]
+            assert len(set(big)) == len(big), fam            # no two instances share their names
             first = {names[0] for names in tuples}
             assert len(first) >= len(ts) // 2, fam           # and the names vary, not a few reused
             assert len({t.preamble.splitlines()[0] for t in ts}) == len(ts), fam  # one namespace each
         binders = {m.group(1) for t in ts if (m := re.match(r"\((\S+)", t.statement))}
-        if len(ts) >= 6 and any(t.statement.startswith("(") for t in ts):
+        if sum(t.statement.startswith("(") for t in ts) >= 6:
             assert len(binders) >= 3, fam                    # variables are renamed too
 
 
@@ -146,14 +150,24 @@ def test_fixed_names_are_gone(renamed: dict[str, list[Theorem]], fixed: dict[str
 
 
 def test_proofs_name_only_their_own_definitions(renamed: dict[str, list[Theorem]]) -> None:
+    """A name a proof uses that could be a definition, type or constructor (a name of the pools) is one its own
+    theorem declares, or a constructor of core ``List`` (``| nil``, ``| cons x xs ih``)."""
     pool_names = {n for pools in (FUNCTIONS, TYPES, CONSTRUCTORS) for pool in pools.values() for n in pool}
     allowed = TACTIC_WORDS | CORE_NAMES | PROOF_BINDERS
     assert not allowed & pool_names  # so any definition a proof names must be its own
+    core_list = {"nil", "cons"}
     for ts in renamed.values():
         for t in ts:
             own = set(identifiers(t.preamble + "\n" + t.statement))
-            stray = set(identifiers("\n".join(t.proof))) - own - allowed
+            stray = (set(identifiers("\n".join(t.proof))) - own - allowed - core_list) & pool_names
             assert not stray, (t.name, stray)
+    # the first families' proofs use nothing but the words above and their own names
+    first = {f.name for f in FAMILIES}
+    for ts in renamed.values():
+        for t in ts:
+            if t.family in first:
+                own = set(identifiers(t.preamble + "\n" + t.statement))
+                assert not set(identifiers("\n".join(t.proof))) - own - allowed, t.name
 
 
 def test_corpus_and_benchmark_pools_are_disjoint(renamed: dict[str, list[Theorem]]) -> None:

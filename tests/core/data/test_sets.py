@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.data import generate_sets as gs
+from burnqed_core.data.catalogue import ALL_FAMILIES
 from burnqed_core.data.clusters import cluster_members, clusters
 from burnqed_core.data.families import FAMILIES
 from burnqed_core.data.hygiene import check_no_twins
@@ -82,7 +83,7 @@ def test_counts(sets: dict[str, list[Theorem]]) -> None:
 
 
 def test_records_carry_their_set(sets: dict[str, list[Theorem]]) -> None:
-    split_of = {f.name: f.split for f in FAMILIES}
+    split_of = {f.name: f.split for f in ALL_FAMILIES}
     for split, ts in sets.items():
         assert ts == sorted(ts, key=lambda t: t.name)
         for t in ts:
@@ -175,7 +176,11 @@ def test_hard_families_make_a_third_of_each_set(sets: dict[str, list[Theorem]]) 
     for split, ts in sets.items():
         n_hard = sum(t.family in hard for t in ts)
         assert 3 * n_hard >= len(ts), split
-        assert all(2 <= len(t.proof) <= 8 for t in ts if t.family in hard), split
+        assert all(1 <= len(t.proof) <= 8 for t in ts if t.family in hard), split
+    # the first families' hard proofs take two steps or more; a technique family's step may be a whole
+    # ``induction h with`` block or ``fun_induction f n <;> omega``
+    first = {f.name for f in FAMILIES if f.hard}
+    assert all(len(t.proof) >= 2 for ts in sets.values() for t in ts if t.family in first)
 
 
 def test_automation_map_covers_both_sets(sets: dict[str, list[Theorem]],
@@ -193,8 +198,15 @@ def test_measured_resistant_fraction(sets: dict[str, list[Theorem]], automation:
     for split, ts in sets.items():
         resistant = [t for t in ts if automation[t.name] is None]
         assert 3 * len(resistant) >= len(ts), split
-        hard_ts = [t for t in ts if t.family in hard]
-        assert [t.name for t in hard_ts if automation[t.name] is not None] == [], split
+        first = [t for t in ts if t.family in hard and t.family in {f.name for f in FAMILIES}]
+        assert [t.name for t in first if automation[t.name] is not None] == [], split
+    # a technique family is hard as a family: at most one theorem in five closed by a single tactic (8 of 290
+    # are, by rfl: structure eta and definitional unfolding of small instances)
+    for f in ALL_FAMILIES:
+        if f.hard and f not in FAMILIES:
+            ts = [t for t in sets["train"] if t.family == f.name]
+            closed = [t.name for t in ts if automation[t.name] is not None]
+            assert ts and 5 * len(closed) <= len(ts), (f.name, closed)
 
 
 def test_bad_set_file_is_a_clear_error(tmp_path: Path) -> None:
