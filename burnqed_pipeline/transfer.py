@@ -96,6 +96,8 @@ def transfer(
                 r = fold_result(f, read_summary(eval_dir))
                 (fold_dir / RESULT_FILE).write_text(r.model_dump_json(indent=1) + "\n", encoding="utf-8")
                 results.append(r)
+                # the table so far: an interrupted run keeps what its finished folds measured
+                write_transfer(TransferReport(profile=prof.name, folds=results, missing=missing), out)
         finally:
             close_kept()
     report = TransferReport(profile=prof.name, folds=results, missing=missing)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from burnqed_core.config import Profile
 from burnqed_core.data.external import (
     _iter_jsonl_objects,
     is_minif2f_row,
@@ -212,3 +213,18 @@ def theorem_set_stats(theorems: Sequence[Theorem], automation: Mapping[str, str 
             "hard_by_family": _count(t.family or "-" for t in hard),
         }
     return TheoremSetStats.model_validate(stats)
+
+
+def corpus_theorems(profile: Profile) -> list[Theorem]:
+    """The theorems of ``data.corpus`` less the families of ``data.exclude_families`` (a family the corpus
+    lacks is logged, not an error: the profile may be used with another corpus): the corpus the loop traces,
+    trains on and searches."""
+    d = profile.data
+    theorems = load_theorems(d.corpus)
+    if not d.exclude_families:
+        return theorems
+    excluded = set(d.exclude_families)
+    missing = excluded - {t.family for t in theorems}
+    if missing:
+        log.warning("data.exclude_families: %s not in %s", sorted(missing), d.corpus)
+    return [t for t in theorems if t.family not in excluded]

@@ -56,7 +56,7 @@ def check_no_corpus_twins(profile: Profile, spec: str, theorems: Sequence[Theore
     theorems may be evaluated (the folds of ``burnqed transfer``). A corpus traced from a repository
     (``data.trace_repo``) has no statements to compare: a warning."""
     from burnqed_core.data.hygiene import check_no_twins
-    from burnqed_core.loop.corpus import corpus_theorems
+    from burnqed_core.data.theorems import corpus_theorems
 
     if profile.data.trace_repo:
         log.warning("corpus traced from %s: no statements to check %s against for twins", profile.data.trace_repo,

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from burnqed_core.config import Profile
 from burnqed_core.data.pairs import SPLIT_FILE
+from burnqed_core.data.theorems import corpus_theorems
 from burnqed_core.errors import DataError
 from burnqed_core.record_io import read_parquet
-from burnqed_core.records import TacticPair, Theorem
+from burnqed_core.records import TacticPair
 
 if TYPE_CHECKING:
     from burnqed_core.data.pairs import TheoremSplit
@@ -22,22 +23,6 @@ log = logging.getLogger(__name__)
 
 PAIRS_FILE = "pairs.parquet"
 BASE_MODEL_FILE = "base_model.json"
-
-
-def corpus_theorems(profile: Profile) -> list[Theorem]:
-    """The theorems of ``data.corpus`` less the families of ``data.exclude_families`` (a family the corpus
-    lacks is logged, not an error: the profile may be used with another corpus)."""
-    from burnqed_core.data.theorems import load_theorems
-
-    d = profile.data
-    theorems = load_theorems(d.corpus)
-    if not d.exclude_families:
-        return theorems
-    excluded = set(d.exclude_families)
-    missing = excluded - {t.family for t in theorems}
-    if missing:
-        log.warning("data.exclude_families: %s not in %s", sorted(missing), d.corpus)
-    return [t for t in theorems if t.family not in excluded]
 
 
 def base_pairs(layout_traced: Path) -> list[TacticPair]:

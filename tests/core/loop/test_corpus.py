@@ -192,15 +192,22 @@ def test_excluded_families_are_never_traced_trained_on_or_searched(tmp_path: Pat
 
 
 def test_the_cpu_profiles_corpora() -> None:
-    """tiny leaves the witness lesson and its exercises out of the bundled corpus (its measured run is on the
-    corpus without them); small trains on ``lfill`` and withholds ``lsum``, the exercises its search must prove."""
+    """tiny leaves the witness lesson and its exercises and the technique families out of the bundled corpus (its
+    measured run is on the corpus without them); small trains on all but the ``lsum`` exercises, which it
+    withholds: its search must prove them."""
     from burnqed_core.data.theorems import load_theorems
 
     full = load_theorems("bundled:corpus")
     fams = {t.family for t in full}
     assert {"lfill", "lsum"} <= fams
+    from burnqed_core.data.families import FAMILIES
+
     tiny = load_profile("tiny", environ={})
-    assert {t.family for t in loop_corpus.corpus_theorems(tiny)} == fams - {"lfill", "lsum"}
+    # tiny: the first families less the witness lesson (the technique families are small's and transfer's)
+    assert {t.family for t in loop_corpus.corpus_theorems(tiny)} == {f.name for f in FAMILIES if f.split == "train"} - {
+        "lfill", "lsum"}
+    transfer = load_profile("transfer", environ={})
+    assert {t.family for t in loop_corpus.corpus_theorems(transfer)} == fams - {"lfill", "lsum"}
     assert tiny.data.withhold_families == [] and tiny.training.numerals == "as_printed"
     small = load_profile("small", environ={})
     assert loop_corpus.corpus_theorems(small) == full
