@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,7 +38,7 @@ from burnqed_core.records import EvalResult, Theorem
 log = logging.getLogger(__name__)
 
 __all__ = ["STRUCTURAL_VERSION", "StructuralBaseline", "cache_path", "from_rows", "measure_structural",
-           "read_cached", "search_config", "structural_key", "write_shipped_structural"]
+           "partial_dir", "read_cached", "search_config", "structural_key", "write_shipped_structural"]
 
 STRUCTURAL_VERSION = 1
 FILE_PREFIX = "structural-"
@@ -72,6 +73,11 @@ def structural_key(theorems: Sequence[Theorem], profile: Profile, lean_version: 
 
 def cache_path(directory: Path, key: str) -> Path:
     return keyed_path(directory, FILE_PREFIX, key)
+
+
+def partial_dir(directory: Path, key: str) -> Path:
+    """Where baseline (c) of ``key`` is searched when it has a cache directory (kept until it is cached)."""
+    return directory / f"{FILE_PREFIX}{key[:24]}.partial"
 
 
 def read_cached(directory: Path, key: str) -> StructuralBaseline | None:
@@ -126,8 +132,9 @@ async def measure_structural(
 ) -> StructuralBaseline:
     """Baseline (c) of ``theorems``: read from ``cache_dir`` when measured before, else from ``shipped`` (the
     theorem set's own directory, read only), else searched now in ``env`` (the eval's search with the
-    structural policy, one attempt at the largest eval budget, every proof re-checked: `run_eval` into a
-    temporary directory) and cached in ``cache_dir`` unless Lean failures left theorems unmeasured."""
+    structural policy, one attempt at the largest eval budget, every proof re-checked: `run_eval` into
+    `partial_dir` of ``cache_dir``, so that a killed measurement resumes, or a temporary directory without
+    one) and cached in ``cache_dir`` unless Lean failures left theorems unmeasured."""
     from burnqed_core.eval.run import run_eval
 
     policy = StructuralPolicy()
@@ -143,8 +150,16 @@ async def measure_structural(
     log.info("baseline (c): searching %d theorems with the structural policy at %d nodes (automation %s)",
              len(theorems), budget, "on" if profile.search.automation.enabled else "off")
     try:
-        with tempfile.TemporaryDirectory(prefix="burnqed-structural-") as tmp:
-            rows = await run_eval(profile, policy, env, theorems, Path(tmp), iteration=0,  # type: ignore[arg-type]
+        if cache_dir is None:
+            with tempfile.TemporaryDirectory(prefix="burnqed-structural-") as tmp:
+                rows = await run_eval(profile, policy, env, theorems, Path(tmp), iteration=0,  # type: ignore[arg-type]
+                                      benchmark=str(profile.data.benchmark), budgets=[budget], pass_k=1,
+                                      progress=progress)
+        else:
+            # Searched in the cache, in a directory of this key: a killed measurement (hours for a large set
+            # at a large budget) resumes from its flushed parts; removed once the result is cached.
+            work = partial_dir(cache_dir, key)
+            rows = await run_eval(profile, policy, env, theorems, work, iteration=0,  # type: ignore[arg-type]
                                   benchmark=str(profile.data.benchmark), budgets=[budget], pass_k=1,
                                   progress=progress)
     finally:
@@ -159,6 +174,7 @@ async def measure_structural(
     elif cache_dir is not None:
         cache_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(cache_path(cache_dir, key), b.model_dump_json(indent=1) + "\n")
+        shutil.rmtree(partial_dir(cache_dir, key), ignore_errors=True)
     return b
 
 

@@ -28,7 +28,7 @@ from burnqed_core.records import TacticPair, Theorem
 
 log = logging.getLogger(__name__)
 
-TRACE_CACHE_VERSION = 1
+TRACE_CACHE_VERSION = 2  # 2: `case` steps are traced by the step replay (their states were the focused goal)
 CACHE_DIR = "trace-cache"
 _PAIRS = TypeAdapter(list[TacticPair])
 

@@ -17,7 +17,8 @@ the same 866 pairs, character for character, as the step-by-step replay, in
 one elaboration per theorem instead of a start, one step per tactic and the
 re-check. A theorem this fast path does not accept (a failing proof, a state
 Lean does not report) is replayed step by step, so that its failure names
-the step.
+the step; so is a proof with a ``case tag =>`` step (`focuses_by_tag`), where
+Lean's goals at the step's first character are the focused goal alone.
 
 Steps are batched across theorems: step k of every theorem still replaying
 goes to Lean in one `apply_many` call.
@@ -70,6 +71,14 @@ class TraceReport(BaseModel):
         return not self.failures
 
 
+def focuses_by_tag(tactic: str) -> bool:
+    """``case tag ... =>`` (or ``case'``, ``next``): Lean reports the goals at its first character as the
+    focused goal alone, not the goals before it (which the step replay, and the search, see: every goal with
+    its case tag). A proof with such a step is replayed step by step."""
+    head = tactic.split(maxsplit=1)[0] if tactic.strip() else ""
+    return head in ("case", "case'", "next")
+
+
 async def _start_all(env: ProofEnv, theorems: Sequence[Theorem]) -> list[GoalState | TraceFailure]:
     results = await asyncio.gather(*(env.start_proof(t) for t in theorems))
     out: list[GoalState | TraceFailure] = []
@@ -110,6 +119,7 @@ async def _trace_from_checks(env: ProofEnv, theorems: Sequence[Theorem], source:
                              progress: bool) -> dict[str, list[TacticPair]]:
     """Theorem name -> its pairs, for the theorems whose whole-proof check
     accepted the proof and reported the state before every tactic."""
+    theorems = [t for t in theorems if not any(focuses_by_tag(tac) for tac in t.proof)]
     bar = tqdm(total=len(theorems), desc="trace (one pass)", unit="thm", disable=not progress)
 
     async def one(t: Theorem) -> tuple[Theorem, CheckResult]:

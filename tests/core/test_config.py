@@ -103,7 +103,8 @@ def test_env_overrides_read_the_process_environment(monkeypatch: pytest.MonkeyPa
 
 
 def test_small_profile_is_tiny_scaled_up() -> None:
-    """configs/small.yaml: the tiny profile's code and backends with a larger model and budgets."""
+    """configs/small.yaml: the tiny profile's code and backends with a larger model, search budget
+    and three search seeds in the eval."""
     from burnqed_core.training.tiny_model import check_tiny_config
 
     tiny, small = load_profile("tiny", environ={}), load_profile("small", environ={})
@@ -122,7 +123,8 @@ def test_small_profile_is_tiny_scaled_up() -> None:
     assert 4_000_000 <= params(small) <= 8_000_000 and params(small) >= 4 * params(tiny)
     assert small.training.tiny_model.pretrain_steps > tiny.training.tiny_model.pretrain_steps
     assert small.data.search_theorems > tiny.data.search_theorems
-    assert max(small.eval.budgets) > max(tiny.eval.budgets) and small.search.max_nodes > tiny.search.max_nodes
+    assert small.search.max_nodes > tiny.search.max_nodes  # the eval's budgets: those of tiny (baseline (c)'s cost)
+    assert small.eval.budgets == tiny.eval.budgets and small.eval.pass_k >= 3 > tiny.eval.pass_k
     assert small.ebm.hidden_dims[0] >= 2 * small.training.tiny_model.hidden_size
 
 

@@ -118,6 +118,39 @@ async def test_cache_then_shipped_file_by_key(tmp_path: Path) -> None:
         read_cached(tmp_path / "cache", key)
 
 
+async def test_a_killed_measurement_resumes_from_its_directory_in_the_cache(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Baseline (c) of a large set takes hours: it is searched in a directory of its key in the cache (what
+    `run_eval` resumes from), kept when the search is killed and removed once the result is cached."""
+    import burnqed_core.eval.run as run_mod
+    from burnqed_core.eval.structural import partial_dir
+
+    prof, calls = profile(), []
+
+    async def fake_run_eval(profile: Profile, policy: object, env: object, theorems: Sequence[Theorem],
+                            out_dir: Path, **kw: object) -> list[EvalResult]:
+        calls.append(out_dir)
+        if len(calls) == 1:  # the first search flushes one theorem's part and is killed
+            out_dir.mkdir(parents=True)
+            (out_dir / "part-00000.parquet").write_text("one theorem")
+            raise KeyboardInterrupt
+        assert (out_dir / "part-00000.parquet").read_text() == "one theorem"  # the second one finds it
+        return [EvalResult(iteration=0, benchmark="b", theorem=t.name, budget=12, proved=False, nodes_used=12,
+                           time_s=1.0) for t in theorems]
+
+    monkeypatch.setattr(run_mod, "run_eval", fake_run_eval)
+    cache = tmp_path / "cache"
+    with pytest.raises(KeyboardInterrupt):
+        await measure_structural(prof, NoLean(), THMS, cache_dir=cache, shipped=None,  # type: ignore[arg-type]
+                                 lean_version="lean-x")
+    key = structural_key(THMS, prof, "lean-x")
+    assert calls == [partial_dir(cache, key)] and partial_dir(cache, key).is_dir()
+    b = await measure_structural(prof, NoLean(), THMS, cache_dir=cache, shipped=None,  # type: ignore[arg-type]
+                                 lean_version="lean-x")
+    assert calls == [partial_dir(cache, key)] * 2 and b.nodes == {"twirl_eq": None, "succ_ne": None}
+    assert cache_path(cache, key).is_file() and not partial_dir(cache, key).exists()
+
+
 def test_a_shipped_file_replaces_only_its_own_sets(tmp_path: Path) -> None:
     a = StructuralBaseline(key="a" * 64, budget=12, nodes={"twirl_eq": 5, "succ_ne": None}, profile="tiny")
     write_shipped_structural(a, tmp_path)
