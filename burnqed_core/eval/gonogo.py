@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.eval.summary import BaselineChoice, EvalSummary
+from burnqed_core.eval.summary import BaselineChoice, EvalSummary, ebm_change_line
 from burnqed_core.verdict import CheckVerdict, Figure
 
 Decision = Literal["go", "no-go"]
@@ -30,7 +30,7 @@ Decision = Literal["go", "no-go"]
 class Reason(BaseModel):
     model_config = ConfigDict(frozen=True)
     code: Literal["no_improvement", "regression", "ebm_no_gain", "below_automation", "first_iteration", "improved",
-                  "policy_only", "best_baseline"]
+                  "policy_only", "best_baseline", "ebm_change"]
     blocking: bool
     message: str
 
@@ -134,6 +134,8 @@ def go_no_go(
             reasons.append(Reason(code="ebm_no_gain", blocking=True,
                                   message="the EBM gains nothing over the same eval without it ("
                                           + ", ".join(f"{b}: {_pp(g)}" for b, g in gains.items()) + ")"))
+        if (line := ebm_change_line(current)) is not None:
+            reasons.append(Reason(code="ebm_change", blocking=False, message=line))
     if current.policy_only is not None:
         po = current.policy_only
         msg = f"policy alone (no automation candidates): {100 * po.cumulative.rate:.1f}%, hard split " \

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from burnqed_core.errors import DataError
-from burnqed_core.eval.summary import BaselineChoice, Estimate, EvalSummary, Rate
+from burnqed_core.eval.summary import BaselineChoice, Estimate, EvalSummary, Rate, ebm_change_line
 from burnqed_core.record_io import atomic_write_text
 
 SUMMARY_FILE = "summary.json"
@@ -142,6 +142,8 @@ def format_table(s: EvalSummary) -> str:
         cells = ", ".join(f"{b.budget}: {_pct(b.all.rate)} -> {_pct(s.rate_at(b.budget) or 0.0)}" for b in w.budgets)
         lines.append(f"EBM ablation (without -> with): {cells}; beyond automation {w.beyond_count} -> "
                      f"{s.beyond_count}")
+        if (line := ebm_change_line(s)) is not None:
+            lines.append(line)
     elif s.ebm:
         lines.append("EBM ablation: not run (eval.ebm_ablation off): the EBM's own effect is not measured here")
     if s.unmeasured:
@@ -200,6 +202,8 @@ def format_markdown(s: EvalSummary) -> str:
         out += ["", "EBM ablation:", "", "| node budget | without EBM | with EBM |", "|---:|---:|---:|"]
         for b in s.without_ebm.budgets:
             out.append(f"| {b.budget} | {b.all} | {_pct(s.rate_at(b.budget) or 0.0)} |")
+        if (line := ebm_change_line(s)) is not None:
+            out += ["", line + " (95% intervals: paired cluster bootstrap)"]
     if s.newly_solved:
         out += ["", "Newly solved (by no earlier iteration): " + ", ".join(f"`{n}`" for n in s.newly_solved)]
     return "\n".join(out) + "\n"

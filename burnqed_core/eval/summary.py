@@ -683,3 +683,25 @@ def paired_deltas(
                                                     [(f"hard split{{cluster}}, budget {top}", solved(top), True)])
     return PairedChange(theorems=len(shared), clusters=len(set(cl)), hard_theorems=len(hard_names),
                         hard_clusters=len({cl[i] for i in hard_idx}), samples=samples, seed=seed, deltas=out)
+
+
+def ebm_change(s: EvalSummary, *, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED) -> PairedChange | None:
+    """The EBM ablation with its intervals: `paired_deltas` from the same eval without the EBM (``without_ebm``:
+    the same theorems, attempts and seeds) to ``s``. None without an ablation (or without per-theorem
+    outcomes)."""
+    if s.without_ebm is None:
+        return None
+    return paired_deltas(s.without_ebm, s, samples=samples, seed=seed)
+
+
+def ebm_change_line(s: EvalSummary) -> str | None:
+    """``EBM ablation at 24 nodes (without -> with): pass@k +4.1 pp [+0.0, +8.2] (...), by cluster ...; pass@1
+    (mean per attempt) ...``: the deciding budget's changes with their intervals, or None without an
+    ablation."""
+    ch = ebm_change(s)
+    if ch is None or not ch.deltas:
+        return None
+    top = max(b.budget for b in s.without_ebm.budgets) if s.without_ebm is not None else 0
+    keep = [d for d in ch.deltas if d.name.endswith(f"budget {top}") and "hard" not in d.name]
+    return (f"EBM ablation at {top} nodes (without -> with, same seeds, {ch.theorems} theorems, {ch.clusters} "
+            "clusters): " + "; ".join(d.describe() for d in keep))

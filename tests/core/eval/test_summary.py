@@ -24,7 +24,7 @@ from burnqed_core.eval.report import (
     read_summary,
     write_report,
 )
-from burnqed_core.eval.summary import EvalSummary, summarize, summarize_variants
+from burnqed_core.eval.summary import EvalSummary, ebm_change, ebm_change_line, summarize, summarize_variants
 from burnqed_core.records import EvalResult
 
 # easy1: single tactic; easy2: only the definition-aware baseline; hard1/hard2: neither
@@ -121,6 +121,17 @@ def test_ebm_ablation_rows_give_a_summary_with_and_without() -> None:
     assert s.rate_at(8) == 0.5 and s.without_ebm.rate_at(8) == 0.25 and s.rate_at(32) == 1.0
     assert s.beyond_automation == ["hard1", "hard2"]
     assert "EBM ablation (without -> with)" in format_table(s)
+    # with its paired intervals (the same theorems and seeds with and without), deterministic by seed
+    ch = ebm_change(s)
+    assert ch is not None and ch.theorems == 4 and ch == ebm_change(s)
+    at8 = next(d for d in ch.deltas if d.name == "pass@k, budget 8")
+    assert (at8.before, at8.after) == (0.25, 0.5) and at8.change.value == pytest.approx(0.25)
+    assert at8.change.low <= 0.25 <= at8.change.high
+    line = ebm_change_line(s)
+    assert line is not None and line.startswith("EBM ablation at 32 nodes (without -> with, same seeds, 4 theorems")
+    assert "pass@k, budget 32:" in line and "by cluster" in line and "budget 8" not in line
+    assert line in format_table(s) and line in format_markdown(s)
+    assert ebm_change(s.without_ebm) is None and ebm_change_line(s.without_ebm) is None
     with pytest.raises(ValueError, match="several EBM"):
         summarize(rows, BASE, iteration=1, benchmark="bench")
 
@@ -145,6 +156,8 @@ def test_go_no_go_verdicts() -> None:
                               iteration=0, benchmark="bench", budgets=[8, 32])
     v = go_no_go(flat, None)
     assert not v.go and [r.code for r in v.reasons if r.blocking] == ["ebm_no_gain"]
+    ebm_line = next(r for r in v.reasons if r.code == "ebm_change")  # the ablation's interval, shown
+    assert not ebm_line.blocking and "+0.0 pp" in ebm_line.message
 
 
 def test_reports_plot_compare_and_errors_naming_files(tmp_path: Path) -> None:
