@@ -272,7 +272,7 @@ def baseline(
                 from burnqed_core.search.job import lean_version
 
                 on_set = prof.model_copy(update={"data": prof.data.model_copy(update={"benchmark": theorems[0]})})
-                c = await measure_structural(on_set, pool, thms, cache_dir=prof.paths.home / "baselines", shipped=None,
+                c = await measure_structural(on_set, pool, thms, cache_dir=None, shipped=None,
                                              lean_version=lean_version(prof, pool), progress=True)
                 proved = sum(n is not None for n in c.nodes.values())
                 typer.echo(f"baseline (c): proved {proved}/{len(c.nodes)} at {c.budget} nodes"
