@@ -109,3 +109,36 @@ def metrics(
             typer.echo(f"  depth {depth:>2}: rank-1 {r.rank1:.3f} (chance {r.chance:.3f}, n={r.n})")
     for w in m.warnings:
         typer.echo(f"warning: {w}")
+
+
+@app.command()
+def ablate(
+    iteration: Annotated[int, typer.Option("--iteration", "-i", help="the iteration whose model and EBM are "
+                                           "searched with (1 or later)")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="output directory (default: "
+                                             "<work_dir>/iter_N/ebm_ablation; resumed if it exists)")] = None,
+    min_steps: Annotated[int, typer.Option("--min-steps", help="only exercises whose known proof has at least "
+                                           "this many tactics")] = 4,
+    pass_k: Annotated[int | None, typer.Option("--pass-k", help="attempts per theorem and variant, independent "
+                                               "seeds (default: eval.pass_k)")] = None,
+    no_progress: Annotated[bool, typer.Option("--no-progress")] = False,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """The EBM ablation on unsearched exercises: withheld corpus theorems with long proofs that no earlier
+    iteration searched, searched with iteration N's model with and without its EBM (same seeds), with the
+    paired intervals of the change. Exercises, not a benchmark (their families are in the corpus)."""
+    from burnqed_core.cli.common import with_changes
+    from burnqed_core.loop.exercises import run_exercise_ablation
+
+    prof = load(profile, verbose)
+    if pass_k is not None:
+        if pass_k < 1:
+            raise BurnqedError("--pass-k must be >= 1")
+        prof = prof.model_copy(update={"eval": with_changes(prof.eval, pass_k=pass_k)})
+    target = out or prof.paths.work_dir / f"iter_{iteration}" / "ebm_ablation"
+    plan, res = asyncio.run(run_exercise_ablation(prof, iteration, target, min_steps=min_steps,
+                                                  progress=not no_progress))
+    typer.echo(plan.describe() + "\n")
+    typer.echo(res.summary)  # the table, with the ablation and its paired intervals
+    typer.echo(f"\nreport: {target}/report.md, plan {target}/exercises.json")

@@ -1,0 +1,171 @@
+"""The EBM ablation on unsearched exercises: does the value function help the search where proofs are long?
+
+The loop's eval measures the EBM on the benchmark (`eval.ebm_ablation`), where most theorems close in the
+root expansion and nothing is left to rank. This is the setting the EBM was made for instead: corpus
+theorems whose known proofs are never trained on (the withheld exercises of the base split,
+``data.withhold_families`` / ``data.withhold_fraction``), with proofs of ``min_steps`` tactics or more, that no
+search of an iteration before N has touched (the EBM of iteration N trained on those searches' trees, so a
+theorem searched there is left out). Each is searched with iteration N's model with and without iteration N's
+EBM, with the same seeds, ``eval.pass_k`` attempts each; the report gives both rates and their paired
+cluster-bootstrap intervals (`burnqed_core.eval.summary.ebm_change`), and how many positives the EBM trained
+on.
+
+These are exercises, not a benchmark: their families' other theorems are in the corpus, so the benchmark's twin
+check does not apply and no figure of this ablation is a held-out result. The proofs are still checked like any
+eval's, and a theorem whose name or root goal occurs in iteration N's training pairs is an error.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from burnqed_core.config import Profile
+from burnqed_core.errors import DataError
+from burnqed_core.lean.types import ProofEnv
+from burnqed_core.loop.layout import BaseLayout
+from burnqed_core.records import StageResult, Theorem
+
+log = logging.getLogger(__name__)
+
+PLAN_FILE = "exercises.json"
+SPEC_PREFIX = "exercises:iter_"
+
+
+class ExercisePlan(BaseModel):
+    """Which exercises the ablation of iteration ``iteration`` searches, and why the others are left out."""
+
+    iteration: int
+    min_steps: int
+    withheld: int = Field(description="withheld exercises of the base split")
+    searched_before: list[str] = Field(default_factory=list,
+                                       description="withheld exercises searched by an earlier iteration (the EBM "
+                                                   "trained on their search trees): left out")
+    too_short: list[str] = Field(default_factory=list, description="known proof shorter than min_steps: left out")
+    theorems: list[str] = Field(default_factory=list, description="the exercises searched, by name")
+    ebm_positives: int | None = Field(None, description="proof-path states the EBM trained on (its metrics)")
+
+    def describe(self) -> str:
+        pos = f"; the EBM trained on {self.ebm_positives} positives" if self.ebm_positives is not None else ""
+        return (f"{len(self.theorems)} exercises of iteration {self.iteration} with proofs of {self.min_steps}+ "
+                f"steps (of {self.withheld} withheld: {len(self.searched_before)} searched before, "
+                f"{len(self.too_short)} shorter){pos}")
+
+
+def searched_before(layout: BaseLayout, iteration: int) -> set[str]:
+    """Theorems whose search some iteration before ``iteration`` saved (every ``*.traj`` output)."""
+    from burnqed_core.loop.inputs import trajectory_dirs
+    from burnqed_core.trajectory_io import finished_theorems
+
+    out: set[str] = set()
+    for p in trajectory_dirs([layout.iteration(k) for k in range(iteration)]):
+        out |= finished_theorems(p)
+    return out
+
+
+def ebm_positives(ebm_dir: Path) -> int | None:
+    """The training positives (proof-path states) of the EBM in ``ebm_dir``, from its `TrainReport`; None
+    when it has none."""
+    from burnqed_core.ebm.train import METRICS_FILE, read_report
+
+    if not (ebm_dir / METRICS_FILE).is_file():
+        return None
+    return read_report(ebm_dir).train_positives
+
+
+def plan_exercises(profile: Profile, iteration: int, min_steps: int = 4) -> tuple[ExercisePlan, list[Theorem]]:
+    """The exercises iteration ``iteration``'s ablation searches (module doc) in the work dir of ``profile``."""
+    from burnqed_core.data.theorems import corpus_theorems
+    from burnqed_core.ebm.train import has_ebm
+    from burnqed_core.loop.corpus import search_withheld
+
+    if iteration < 1:
+        raise DataError("iteration 0 has no EBM: the exercise ablation starts at iteration 1")
+    if min_steps < 1:
+        raise DataError("min_steps must be >= 1")
+    if not (profile.data.withhold_families or profile.data.withhold_fraction):
+        raise DataError(f"profile {profile.name} withholds no exercises (data.withhold_families or "
+                        "data.withhold_fraction): there is nothing unseen to search")
+    layout = BaseLayout(root=profile.paths.work_dir)
+    it = layout.iteration(iteration)
+    for what, path in (("base_model", layout.model), ("merged_model", it.merged)):
+        if not path.is_dir():
+            raise DataError(f"{path}: no {what} (materialise iteration {iteration} first)")
+    if not has_ebm(it.ebm):
+        raise DataError(f"{it.ebm}: no trained EBM (materialise the ebm stage of iteration {iteration})")
+    withheld = search_withheld(profile, layout.model)
+    if not withheld:
+        raise DataError(f"the base split of {layout.model} withholds no exercise: nothing unseen to search")
+    by_name = {t.name: t for t in corpus_theorems(profile)}
+    missing = [n for n in withheld if n not in by_name]
+    if missing:
+        raise DataError(f"{len(missing)} withheld exercises are not in the corpus ({', '.join(missing[:3])}): the "
+                        "work dir was made with another corpus")
+    before = searched_before(layout, iteration)
+    plan = ExercisePlan(iteration=iteration, min_steps=min_steps, withheld=len(withheld),
+                        ebm_positives=ebm_positives(it.ebm))
+    chosen: list[Theorem] = []
+    for name in sorted(withheld):
+        t = by_name[name]
+        if name in before:
+            plan.searched_before.append(name)
+        elif len(t.proof) < min_steps:
+            plan.too_short.append(name)
+        else:
+            chosen.append(t)
+    plan.theorems = [t.name for t in chosen]
+    if not chosen:
+        raise DataError(f"no exercise left to search: {plan.describe()}")
+    return plan, chosen
+
+
+def ablation_profile(profile: Profile, iteration: int) -> Profile:
+    """``profile`` as the ablation runs it: the EBM ablation on, no baseline (c) (its search has no EBM to
+    ablate), the rows named ``exercises:iter_N``."""
+    update: dict[str, Any] = {"ebm_ablation": True, "structural_baseline": False}
+    return profile.model_copy(update={
+        "eval": profile.eval.model_copy(update=update),
+        "data": profile.data.model_copy(update={"benchmark": f"{SPEC_PREFIX}{iteration}"}),
+    })
+
+
+async def run_exercise_ablation(profile: Profile, iteration: int, out_dir: Path, *, min_steps: int = 4,
+                                env: ProofEnv | None = None,
+                                progress: bool = True) -> tuple[ExercisePlan, StageResult]:
+    """Plan the exercises, search them with and without the EBM (resumable: ``out_dir`` keeps its searches),
+    and write ``exercises.json`` beside the eval's ``results.parquet``, ``summary.json`` and ``report.md``.
+    ``env``: a started Lean to use (else a pool of the profile's Lean settings is started and closed)."""
+    from burnqed_core.eval import steps
+    from burnqed_core.eval.baselines import measure_baselines
+    from burnqed_core.lean.pool import LeanPool
+    from burnqed_core.policy.factory import make_policy
+    from burnqed_core.record_io import atomic_write_text
+    from burnqed_core.search.job import lean_version
+
+    plan, theorems = plan_exercises(profile, iteration, min_steps)
+    log.info("EBM ablation on exercises: %s", plan.describe())
+    prof = ablation_profile(profile, iteration)
+    it = BaseLayout(root=profile.paths.work_dir).iteration(iteration)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out_dir / PLAN_FILE, plan.model_dump_json(indent=1) + "\n")
+    pool = LeanPool(prof.lean) if env is None else None
+    policy = make_policy(prof, it.merged)
+    try:
+        if pool is not None:
+            await pool.start()
+        lean: ProofEnv = pool if pool is not None else env  # type: ignore[assignment]
+        baselines = await measure_baselines(lean, theorems, prof.paths.home / "baselines",
+                                            lean_version=lean_version(prof, lean), progress=progress,
+                                            tactic_timeout_s=prof.lean.tactic_timeout_s)
+        await steps.eval_search(prof, iteration, policy, lean, theorems, baselines, out_dir, it.merged,
+                                ebm_dir=it.ebm, progress=progress)
+    finally:
+        if pool is not None:
+            await pool.close()
+        await policy.close()
+    res = steps.eval_finish(prof, iteration, theorems, baselines, out_dir, ebm_dir=it.ebm,
+                            training_pairs=[it.pairs] if it.pairs.is_dir() else [])
+    return plan, res
