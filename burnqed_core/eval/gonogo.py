@@ -60,8 +60,9 @@ def _versus_best(choice: BaselineChoice, split: str, clusters: int) -> str:
     v = choice.versus
     if v is None:
         return f"{split}: best baseline {choice.label} {choice.rate} (no interval: no per-theorem pairing)"
-    beats = "beats" if v.change.low > 0 else "does not beat"
-    why = "95% interval above zero" if v.change.low > 0 else "95% interval reaches zero"
+    beats = "beats" if v.change.low > 0 else "is below" if v.change.high < 0 else "does not beat"
+    why = ("95% interval above zero" if v.change.low > 0 else "95% interval below zero" if v.change.high < 0
+           else "95% interval reaches zero")
     return (f"{split}: {beats} the best baseline {choice.label}, {100 * v.after:.1f}% vs {100 * v.before:.1f}%, "
             f"{v.change.pp()} ({why}; {clusters} clusters)")
 

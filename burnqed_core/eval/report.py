@@ -81,7 +81,9 @@ def _structural_line(s: EvalSummary) -> str | None:
 
 def _best_line(b: BaselineChoice, split: str) -> str:
     """``best baseline (all theorems): (b) definition-aware 72/84 (85.7%); prover vs it: +2.4 pp [...]``."""
+    below = b.versus is not None and b.versus.change.high < 0
     verdict = "" if b.beaten is None else (" (beats it: interval above zero)" if b.beaten
+                                           else " (below it: interval below zero)" if below
                                            else " (does not beat it: interval reaches zero)")
     return f"best baseline ({split}): {b.describe()}{verdict}"
 

@@ -391,6 +391,10 @@ def test_reports_and_the_verdict_show_baseline_c_and_the_best_baseline(tmp_path:
         in reason.message and "hard split: beats" in reason.message
     assert "does not beat the best baseline (c)" in next(r.message for r in go_no_go(flat, None).reasons
                                                            if r.code == "best_baseline")
+    low = c_bench(structural=24, prover=5)  # (c) proves 19 clusters more: the interval lies below zero
+    assert "(below it: interval below zero)" in format_table(low)
+    assert "all theorems: is below the best baseline (c)" in next(r.message for r in go_no_go(low, None).reasons
+                                                                  if r.code == "best_baseline")
     write_report(s, tmp_path)  # the plot draws (c) too
     assert (tmp_path / PLOT_FILE).stat().st_size > 5000 and read_summary(tmp_path) == s
 
