@@ -19,6 +19,7 @@ failures left theorems unmeasured).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import shutil
@@ -149,17 +150,13 @@ async def measure_structural(
     budget = max(profile.eval.budgets)
     log.info("baseline (c): searching %d theorems with the structural policy at %d nodes (automation %s)",
              len(theorems), budget, "on" if profile.search.automation.enabled else "off")
+    # With a cache, searched in a directory of this key there: a killed measurement (hours for a large set at a
+    # large budget) resumes from its flushed parts; removed once the result is cached.
+    where = (tempfile.TemporaryDirectory(prefix="burnqed-structural-") if cache_dir is None
+             else contextlib.nullcontext(str(partial_dir(cache_dir, key))))
     try:
-        if cache_dir is None:
-            with tempfile.TemporaryDirectory(prefix="burnqed-structural-") as tmp:
-                rows = await run_eval(profile, policy, env, theorems, Path(tmp), iteration=0,  # type: ignore[arg-type]
-                                      benchmark=str(profile.data.benchmark), budgets=[budget], pass_k=1,
-                                      progress=progress)
-        else:
-            # Searched in the cache, in a directory of this key: a killed measurement (hours for a large set
-            # at a large budget) resumes from its flushed parts; removed once the result is cached.
-            work = partial_dir(cache_dir, key)
-            rows = await run_eval(profile, policy, env, theorems, work, iteration=0,  # type: ignore[arg-type]
+        with where as work:
+            rows = await run_eval(profile, policy, env, theorems, Path(work), iteration=0,  # type: ignore[arg-type]
                                   benchmark=str(profile.data.benchmark), budgets=[budget], pass_k=1,
                                   progress=progress)
     finally:
