@@ -47,7 +47,7 @@ from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean.checker import sandbox_module, static_problems
 from burnqed_core.lean.judge import JudgeReport
-from burnqed_core.lean.lsp import LspError
+from burnqed_core.lean.lsp import LspError, kill_group
 from burnqed_core.lean.types import (
     BackendDied,
     CheckResult,
@@ -99,6 +99,55 @@ def load_factor(cap: float = 8.0) -> float:
     except OSError:
         return 1.0
     return min(cap, max(1.0, load / (os.cpu_count() or 1)))
+
+
+CANCEL_GRACE_S = 5.0
+"""How long a timed-out (or cancelled) call may take to end once its process is killed."""
+
+
+async def _bounded(call: Awaitable[T], timeout_s: float, pid: int | None) -> T:
+    """``call``'s result, or TimeoutError after ``timeout_s``, never later.
+
+    Not `asyncio.wait_for`: that waits, after its timeout, until the call has
+    handled its cancellation, so a call that swallows it (Python 3.11's nested
+    ``wait_for`` does when an answer lands in the same loop turn) holds its
+    caller for as long as Lean runs: a search stalled 12 minutes on an endless
+    tactic. Here the process is killed first (its readers then fail every
+    pending request, which ends the call whatever it does with the
+    cancellation), the call gets `CANCEL_GRACE_S` to end, and is left behind
+    otherwise: its process is dead and the pool replaces it. The same holds
+    when the caller itself is cancelled."""
+    task = asyncio.ensure_future(call)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout_s)
+    except asyncio.CancelledError:
+        await _abandon(task, pid, kill=False)
+        raise
+    if done:
+        return task.result()
+    await _abandon(task, pid, kill=True)
+    raise TimeoutError
+
+
+async def _abandon(task: asyncio.Future[T], pid: int | None, kill: bool) -> None:
+    """Cancel ``task`` and wait for it at most `CANCEL_GRACE_S`; kill the
+    process ``pid`` first when ``kill``, or when the task does not end in time
+    (then the pool restarts it before its next call)."""
+    task.cancel()
+    if kill:
+        kill_group(pid)
+    await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
+    if not task.done():
+        log.warning("a Lean call did not end %.0fs after its cancellation: process %s killed, call left behind",
+                    CANCEL_GRACE_S, pid)
+        kill_group(pid)
+    task.add_done_callback(_retrieve)
+
+
+def _retrieve(task: asyncio.Future[object]) -> None:
+    """Mark an abandoned call's outcome as seen (no 'exception never retrieved')."""
+    if not task.cancelled():
+        task.exception()
 
 
 def make_backend(config: LeanConfig) -> LeanBackend:
@@ -295,7 +344,7 @@ class LeanPool:
             self._stats.requests += 1
             slot.requests += 1
             try:
-                result = await asyncio.wait_for(fn(backend), timeout_s)
+                result = await _bounded(fn(backend), timeout_s, backend.pid)
             except TimeoutError:
                 self._stats.timeouts += 1
                 self._stats.restarts += 1

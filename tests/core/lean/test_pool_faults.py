@@ -14,8 +14,8 @@ import psutil
 import pytest
 import pytest_asyncio
 
-from burnqed_core.lean.pool import LeanPool
-from burnqed_core.lean.types import Status
+from burnqed_core.lean.pool import InfraFailure, LeanPool
+from burnqed_core.lean.types import BackendDied, Status
 from burnqed_core.records import Theorem
 from tests.fixtures_lean import skip_unless_lean_installed, tiny_lean_config
 
@@ -42,7 +42,7 @@ def pid_gone(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as f:
             return f.read().split(")")[-1].split()[0] == "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # reaped while read
         return True
 
 
@@ -181,3 +181,86 @@ def test_worker_processes_die_with_their_parent() -> None:
             break
         time.sleep(0.1)
     assert pid_gone(child)
+
+
+class _DeafBackend:
+    """A backend over a real process (`sleep`) whose calls ignore their
+    cancellation for as long as the process lives: what a call on the
+    embedded worker does when Python 3.11's nested `asyncio.wait_for`
+    swallows a cancellation (an answer landing in the same loop turn), seen
+    once as a 12-minute stall on `repeat (sleep 500)`. Everything else is
+    real: the pool, its timeouts, the process it must kill and replace."""
+
+    def __init__(self) -> None:
+        self.proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    def rss_mb(self) -> int:
+        return 0
+
+    async def start(self) -> None:
+        self.proc = await asyncio.create_subprocess_exec("sleep", "600", start_new_session=True)
+
+    async def close(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+
+    async def check_source(self, text: str) -> list[object]:
+        while True:
+            try:
+                await asyncio.sleep(0.05)
+            except asyncio.CancelledError:
+                pass  # swallowed
+            if not self.alive():
+                raise BackendDied("the process died")
+
+
+async def _within(coro: object, limit_s: float) -> object:
+    """``coro``'s outcome, failing the test if it takes longer than ``limit_s``
+    (not `asyncio.wait_for`, which would wait on the same cancellation)."""
+    task = asyncio.ensure_future(coro)  # type: ignore[arg-type]
+    done, _ = await asyncio.wait({task}, timeout=limit_s)
+    assert done, f"no answer in {limit_s}s"
+    return task.result()
+
+
+async def test_a_call_that_ignores_its_cancellation_still_times_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    from burnqed_core.lean import pool as pool_mod
+
+    monkeypatch.setattr(pool_mod, "load_factor", lambda: 1.0)
+    backends: list[_DeafBackend] = []
+
+    def factory() -> _DeafBackend:
+        backends.append(_DeafBackend())
+        return backends[-1]
+
+    pool = LeanPool(tiny_lean_config(self_test=False), backend_factory=factory, num_workers=1)  # type: ignore[arg-type]
+    await pool.start()
+    try:
+        first = pool.pids[0]
+        assert first is not None
+        with pytest.raises(InfraFailure) as e:
+            await _within(pool.check_source("theorem t : True := trivial", timeout_s=1.0), 20)
+        assert e.value.status is Status.TIMEOUT
+        assert pool.stats().timeouts == 1 and pool.stats().restarts == 1
+        assert pid_gone(first) and pool.pids[0] not in (None, first)
+
+        # a caller that gives up is not held either, and leaves no live call on a live process behind
+        second = pool.pids[0]
+        task = asyncio.ensure_future(pool.check_source("theorem t : True := trivial", timeout_s=60.0))
+        await asyncio.sleep(0.3)
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=pool_mod.CANCEL_GRACE_S + 5)
+        assert done and task.cancelled()
+        assert second is not None and pid_gone(second)
+    finally:
+        await pool.close()
+    await asyncio.sleep(0.2)  # the left-behind call sees its process gone (and ends) before the loop does
+    assert len(backends) == 2 and all(not b.alive() for b in backends)
