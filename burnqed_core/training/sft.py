@@ -510,9 +510,10 @@ def load_base(base: str | Path, qlora: bool, device: str, gradient_checkpointing
 
         check_quantizable(base, target_modules)
         kwargs: dict[str, Any] = {"quantization_config": bnb_config(compute_dtype),
-                                  "dtype": getattr(torch, compute_dtype)}
-        if device.startswith("cuda"):
-            kwargs["device_map"] = {"": device}
+                                  "dtype": getattr(torch, compute_dtype),
+                                  # always named: without a device map, a 4-bit load goes to the GPU whenever
+                                  # there is one, also for training.device: cpu (seen on an H100 box)
+                                  "device_map": {"": device}}
         model = AutoModelForCausalLM.from_pretrained(base, **kwargs)
         model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=gradient_checkpointing,
                                                 gradient_checkpointing_kwargs=gc_kwargs)
