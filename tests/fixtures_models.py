@@ -155,3 +155,14 @@ SEARCH_PAIRS = [
 def search_model(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny model fine-tuned on `SEARCH_PAIRS` (once per session; read only)."""
     return fine_tune_tiny(tiny_model_dir, tmp_path_factory.mktemp("search_model"), SEARCH_PAIRS, steps=60)
+
+
+@pytest.fixture(scope="session")
+def pairs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Train and val tactic-pair files (`make_pairs` of `TRAIN_NAMES` / `VAL_NAMES`) for the SFT tests."""
+    from burnqed_core.record_io import write_parquet
+
+    d = tmp_path_factory.mktemp("pairs")
+    write_parquet(make_pairs(TRAIN_NAMES), d / "train.parquet")
+    write_parquet(make_pairs(VAL_NAMES, "val"), d / "val.parquet")
+    return d

@@ -13,7 +13,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
 
 from burnqed_core.config import LoraConfig, TrainingConfig
 from burnqed_core.data.prompt import format_prompt
-from burnqed_core.record_io import file_sha256, write_parquet
+from burnqed_core.record_io import file_sha256
 from burnqed_core.training.collate import CompletionCollator, encode_pairs
 from burnqed_core.training.merge import merge_adapter
 from burnqed_core.training.metrics import TrainingMetrics
@@ -26,20 +26,11 @@ from burnqed_core.training.sft import (
     lora_model,
     train_sft,
 )
-from tests.fixtures_models import TRAIN_NAMES, VAL_NAMES, make_pairs
 
 CFG = TrainingConfig(
     lr=1e-2, max_steps=12, max_steps_later=3, warmup_steps=2, batch_size=8, eval_every=4, save_every=4,
     max_seq_len=256, lora=LoraConfig(r=8, alpha=16, dropout=0.0), device="cpu",
 )
-
-
-@pytest.fixture(scope="module")
-def pairs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("pairs")
-    write_parquet(make_pairs(TRAIN_NAMES), d / "train.parquet")
-    write_parquet(make_pairs(VAL_NAMES, "val"), d / "val.parquet")
-    return d
 
 
 def _train(pairs_dir: Path, out: Path, base: Path, **kw) -> TrainingMetrics:

@@ -18,26 +18,16 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from burnqed_core.config import LoraConfig, TrainingConfig
 from burnqed_core.data.prompt import format_prompt
-from burnqed_core.record_io import write_parquet
 from burnqed_core.training.merge import merge_adapter
 from burnqed_core.training.metrics import TrainingMetrics
 from burnqed_core.training.sft import load_pairs_dir, train_sft
 from tests.fixtures_devices import DEVICES, skip_without_bnb_4bit
-from tests.fixtures_models import TRAIN_NAMES, VAL_NAMES, make_pairs
 
 CFG = TrainingConfig(
     lr=1e-2, max_steps=8, warmup_steps=2, batch_size=8, eval_every=4, save_every=4, max_seq_len=256,
     lora=LoraConfig(r=8, alpha=16, dropout=0.0),
 )
 PROBE = [format_prompt("j : Nat\n⊢ j + 0 = j"), format_prompt("p : Prop\nhz : p\n⊢ p")]
-
-
-@pytest.fixture(scope="module")
-def pairs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("pairs")
-    write_parquet(make_pairs(TRAIN_NAMES), d / "train.parquet")
-    write_parquet(make_pairs(VAL_NAMES, "val"), d / "val.parquet")
-    return d
 
 
 def _logits(model: torch.nn.Module, tok_dir: Path, device: str) -> torch.Tensor:
