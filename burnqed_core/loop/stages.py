@@ -391,7 +391,7 @@ async def trajectories(
     candidates stay ``search.collect_candidates``."""
     from burnqed_core.ebm.train import has_ebm
     from burnqed_core.search.engine import resolve_sampling
-    from burnqed_core.search.job import load_scorer, search_theorems
+    from burnqed_core.search.job import SearchInterrupted, load_scorer, search_theorems
     from burnqed_core.search.trajectories import trajectory_stats
 
     scorer = load_scorer(ebm_dir, policy) if ebm_dir is not None and has_ebm(ebm_dir) else None
@@ -404,9 +404,15 @@ async def trajectories(
                                     num_candidates=profile.search.collect_candidates,
                                     max_new_tokens=profile.policy.max_new_tokens)
         out = out_dir / f"{name}.traj"
-        await search_theorems(_collection_profile(profile), policy, env, theorems, out, sampling=sampling,
-                              model_path=model_path, theorems_source="selection", iteration=iteration, scorer=scorer,
-                              ebm=ebm_dir if scorer is not None else None)
+        report, _ = await search_theorems(_collection_profile(profile), policy, env, theorems, out,
+                                          sampling=sampling, model_path=model_path, theorems_source="selection",
+                                          iteration=iteration, scorer=scorer,
+                                          ebm=ebm_dir if scorer is not None else None)
+        if report.interrupted:
+            # a partial search must not pass for the stage's output: the step fails, and the next run of
+            # the stage resumes `out` where it stopped
+            raise SearchInterrupted(f"interrupted by {report.signal}: {report.done} of {report.total} theorems "
+                                    f"saved in {out}; run the stage again to continue")
         st = trajectory_stats(out)
         metrics[name] = st.model_dump(mode="json")
         lines.append(f"{name} (T={sampling.temperature}{', EBM' if scorer is not None else ''}): proved "

@@ -71,7 +71,9 @@ class EbmUnavailableError(BurnqedError):
 
 
 class SearchInterrupted(BurnqedError):
-    """SIGTERM/SIGINT arrived before the search started: nothing was written."""
+    """SIGTERM/SIGINT stopped a search: before it started (nothing was
+    written), or, for a caller that must not go on with a partial output (the
+    loop's trajectories stage), while it ran (what finished is saved)."""
 
 
 @dataclass
