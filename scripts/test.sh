@@ -6,7 +6,7 @@ bash scripts/setup.sh
 . .venv/bin/activate
 ruff check .
 set +e
-python -m pytest -q "$@"
+python -m pytest -q --durations=25 "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
