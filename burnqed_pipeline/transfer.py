@@ -29,6 +29,8 @@ def transfer(
     technique: Annotated[list[str] | None, typer.Option("--technique", "-t", help="every family of this technique "
                                                         "(repeat)")] = None,
     plan: Annotated[bool, typer.Option("--plan", help="list the folds and stop")] = False,
+    table: Annotated[bool, typer.Option("--table", help="run nothing: write the table of the selected folds "
+                                        "already finished in --out (each fold's fold.json)")] = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Leave-one-family-out transfer: for each held-out corpus family, train iteration 0 without it and evaluate
@@ -63,6 +65,19 @@ def transfer(
         twins = f" ({len(f.twins)} left out as twins of the corpus)" if f.twins else ""
         typer.echo(f"  {f.technique:12s} {f.family:8s} {len(f.theorems):3d} theorems{twins}")
     if plan:
+        return
+    if table:
+        done = [f for f in folds if (out / f.family / RESULT_FILE).is_file()]
+        report = TransferReport(
+            profile=prof.name,
+            folds=[FoldResult.model_validate_json((out / f.family / RESULT_FILE).read_text(encoding="utf-8"))
+                   for f in done],
+            missing=[f"{f.family} (not run)" if f.theorems else
+                     f"{f.family} (all {len(f.twins)} theorems are twins of the rest of the corpus)"
+                     for f in folds if f not in done])
+        j, m = write_transfer(report, out)
+        typer.echo("\n" + format_transfer(report))
+        typer.echo(f"\nwrote {m} and {j} from {len(done)} finished folds")
         return
     home = dagster_home(out)
     results: list[FoldResult] = []

@@ -5,7 +5,7 @@ For a corpus family ``F`` (one surface form of a technique), a *fold* trains the
 evaluates it on ``F``'s theorems, beside baseline (c) (the same search with a fixed enumerator of structural
 steps instead of the learned policy) on the same theorems. A technique was learned, not a template, when the
 prover beats (c) on the families it never saw: the fold's paired change against (c) with its 95% cluster
-bootstrap interval above zero.
+bootstrap interval above zero, in a fold of at least `MIN_CLUSTERS` template clusters.
 
 This module plans folds and writes their inputs (the held-out theorems as a JSONL theorem set and a profile
 file extending the base profile), and reads a fold's eval summary into a `FoldResult`; ``burnqed transfer``
@@ -38,6 +38,11 @@ PROFILE_FILE = "profile.yaml"
 RESULT_FILE = "fold.json"
 REPORT_JSON = "transfer.json"
 REPORT_MD = "transfer.md"
+MIN_CLUSTERS = 6
+"""Fewer template clusters than this and a fold is reported but not judged against (c): the cluster bootstrap
+resamples whole clusters, so with one cluster its interval is a single point (5/5 against 0/5 reads
+[+100, +100]), and with fewer than six not even every cluster on the prover's side is significant at 5%
+(two-sided sign test over clusters: 2/2^5 = 0.0625)."""
 
 
 class Fold(BaseModel):
@@ -69,9 +74,15 @@ class FoldResult(BaseModel):
     automation: Rate = Field(description="baseline (a): a single automation tactic")
 
     @property
+    def judged(self) -> bool:
+        """Whether the fold can say anything against (c): it has an interval and at least `MIN_CLUSTERS`
+        template clusters."""
+        return self.versus_structural is not None and self.clusters >= MIN_CLUSTERS
+
+    @property
     def above_structural(self) -> bool | None:
-        """Whether the prover beats (c): the paired interval lies above zero (None: no interval)."""
-        return self.versus_structural.change.low > 0 if self.versus_structural is not None else None
+        """Whether the prover beats (c): the paired interval lies above zero (None: not `judged`)."""
+        return self.versus_structural.change.low > 0 if self.judged and self.versus_structural else None
 
 
 class TransferReport(BaseModel):
@@ -207,13 +218,19 @@ def format_transfer(report: TransferReport) -> str:
     lines.append("")
     techniques = sorted({f.technique for f in folds})
     for tech in techniques:
-        mine = [f for f in folds if f.technique == tech]
+        mine = [f for f in folds if f.technique == tech and f.judged]
         above = [f.family for f in mine if f.above_structural]
+        unjudged = [f.family for f in folds if f.technique == tech and not f.judged]
         lines.append(f"- {tech}: above (c) on {len(above)} of {len(mine)} held-out families"
-                     + (f" ({', '.join(above)})" if above else ""))
+                     + (f" ({', '.join(above)})" if above else "")
+                     + (f"; not judged (fewer than {MIN_CLUSTERS} clusters): {', '.join(unjudged)}" if unjudged
+                        else ""))
+    judged = [t for t in techniques if any(f.judged for f in folds if f.technique == t)]
     if techniques:
-        won = sum(any(f.above_structural for f in folds if f.technique == t) for t in techniques)
-        lines.append(f"- techniques with a held-out family above (c): {won} of {len(techniques)}")
+        won = sum(any(f.above_structural for f in folds if f.technique == t) for t in judged)
+        lines.append(f"- techniques with a held-out family above (c): {won} of {len(judged)}"
+                     + (f" ({len(techniques) - len(judged)} more with no fold of {MIN_CLUSTERS}+ clusters)"
+                        if len(judged) < len(techniques) else ""))
     if report.missing:
         lines.append(f"- no result (failed or not run): {', '.join(report.missing)}")
     return "\n".join(lines)

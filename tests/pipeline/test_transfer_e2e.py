@@ -64,5 +64,15 @@ async def test_a_transfer_fold_through_dagster(tmp_path: Path, lean_pool: object
     assert [f.family for f in report.folds] == ["tmul"] and report.missing == []
     md = (out / "transfer.md").read_text()
     assert "| predicates | tmul | 3 (0) |" in md and "- predicates: above (c) on" in md
+    # --table runs nothing: the finished fold's result, and the selected fold never run named as such
+    (out / "transfer.md").unlink()
+    r = runner.invoke(pipeline_app, ["transfer", "--profile", str(prof), "-o", str(out), "-f", "tmul", "-f", "tsort",
+                                     "--table"])
+    assert r.exit_code == 0, r.output
+    assert "from 1 finished folds" in r.output and not (out / "tsort").exists()
+    table = (out / "transfer.md").read_text()
+    assert table.startswith(md.rstrip("\n")), table  # the same rows and lines, then what is missing
+    assert "| predicates | tmul | 3 (0) |" in (out / "transfer.md").read_text()
+    assert "no result (failed or not run): tsort (not run)" in (out / "transfer.md").read_text()
     summary = json.loads((work / "iter_0" / "eval" / "summary.json").read_text())
     assert summary["theorems"] == 3 and summary["iteration"] == 0

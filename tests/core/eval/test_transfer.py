@@ -87,10 +87,10 @@ def _row(name: str, cluster: str, solved_at: int | None) -> EvalResult:
                       cluster=cluster)
 
 
-def _summary(prover: int, structural: int) -> object:
-    """10 theorems in 5 template clusters; the prover solves the first ``prover``, (c) the first
-    ``structural``."""
-    names = [f"tmul_hit_{c}_{i}" for c in range(5) for i in range(2)]
+def _summary(prover: int, structural: int, clusters: int = 6) -> object:
+    """2 theorems in each of ``clusters`` template clusters; the prover solves the first ``prover``, (c) the
+    first ``structural``."""
+    names = [f"tmul_hit_{c}_{i}" for c in range(clusters) for i in range(2)]
     cluster = {n: n.rsplit("_", 1)[0] for n in names}
     nodes = {n: (2 if k < structural else None) for k, n in enumerate(names)}
     b = Baselines(single={n: None for n in names}, defaware={n: None for n in names},
@@ -101,19 +101,26 @@ def _summary(prover: int, structural: int) -> object:
 
 def test_fold_results_and_the_table(tmp_path: Path) -> None:
     fold = Fold(family="tmul", technique="predicates", theorems=[], twins=["x"])
-    strong = fold_result(fold, _summary(prover=10, structural=2))  # type: ignore[arg-type]
-    assert strong.theorems == 10 and strong.twins == 1 and strong.structural is not None
-    assert str(strong.structural) == "2/10 (20.0%)" and strong.prover.value == 1.0
-    assert strong.versus_structural is not None and strong.versus_structural.change.value == pytest.approx(0.8)
+    strong = fold_result(fold, _summary(prover=12, structural=2))  # type: ignore[arg-type]
+    assert strong.theorems == 12 and strong.twins == 1 and strong.structural is not None
+    assert str(strong.structural) == "2/12 (16.7%)" and strong.prover.value == 1.0
+    assert strong.versus_structural is not None and strong.versus_structural.change.value == pytest.approx(10 / 12)
     assert strong.above_structural
     even = fold_result(fold.model_copy(update={"family": "tsort"}), _summary(prover=4, structural=4))  # type: ignore[arg-type]
     assert even.versus_structural is not None and even.versus_structural.change.value == 0
     assert even.above_structural is False
-    report = TransferReport(profile="tiny", folds=[strong, even], missing=["aff (all 22 theorems are twins)"])
+    # every theorem of every cluster for the prover and none for (c), but two clusters: a point "interval"
+    few = fold_result(Fold(family="dayh", technique="cases", theorems=[]), _summary(prover=4, structural=0,
+                                                                                  clusters=2))  # type: ignore[arg-type]
+    assert few.versus_structural is not None and few.versus_structural.change.low == pytest.approx(1.0)
+    assert not few.judged and few.above_structural is None
+    report = TransferReport(profile="tiny", folds=[strong, even, few], missing=["aff (all 22 theorems are twins)"])
     md = format_transfer(report)
-    assert "| predicates | tmul | 10 (1) | 5 | 100% [100, 100] | 2/10 (20.0%) | +80.0 pp [" in md
+    assert "| predicates | tmul | 12 (1) | 6 | 100% [100, 100] | 2/12 (16.7%) | +83.3 pp [" in md
+    assert "| cases | dayh | 4 (0) | 2 | 100% [100, 100] | 0/4 (0.0%) | +100.0 pp [+100.0, +100.0]" in md
     assert "- predicates: above (c) on 1 of 2 held-out families (tmul)" in md
-    assert "- techniques with a held-out family above (c): 1 of 1" in md
+    assert "- cases: above (c) on 0 of 0 held-out families; not judged (fewer than 6 clusters): dayh" in md
+    assert "- techniques with a held-out family above (c): 1 of 1 (1 more with no fold of 6+ clusters)" in md
     assert "no result (failed or not run): aff (all 22 theorems are twins)" in md
     j, m = write_transfer(report, tmp_path)
     assert TransferReport.model_validate_json(j.read_text()) == report and m.read_text() == md + "\n"
