@@ -9,6 +9,9 @@ and exits non-zero instead of showing a traceback.
 class BurnqedError(Exception):
     """An error with a message meant for the user."""
 
+    exit_code = 1
+    """The command line's exit status for it."""
+
 
 class ProfileError(BurnqedError):
     """A profile file is missing, unreadable or invalid."""

@@ -53,6 +53,32 @@ def dagster_home(work_dir: Path) -> Path:
     return home
 
 
+INTERRUPT_ERRORS = frozenset({"DagsterExecutionInterruptedError", "KeyboardInterrupt", "SearchInterrupted",
+                              "EvalInterrupted"})
+"""Error classes of a step stopped by SIGINT/SIGTERM (Dagster's own, or a search that caught the signal)."""
+
+
+class RunInterrupted(BurnqedError):
+    """SIGINT/SIGTERM stopped a stage of an in-process run: the command stops as well (it does not go on to
+    the next iteration or fold); a rerun continues from the finished stages."""
+
+    exit_code = 130
+
+
+def _interrupted(result: Any) -> bool:
+    """Whether a failed in-process run was stopped by a signal rather than by an error of a stage."""
+    for ev in result.all_events:
+        if ev.is_step_failure:
+            err = ev.event_specific_data.error
+            while err is not None:
+                if err.cls_name in INTERRUPT_ERRORS:
+                    return True
+                err = err.cause
+        elif ev.is_run_failure and "interrupted" in (ev.message or "").lower():
+            return True
+    return False
+
+
 def _failure(result: Any) -> str:
     """The user-facing message of a failed in-process run: the stage and its error."""
     for ev in result.all_events:
@@ -91,7 +117,8 @@ def materialize_stages(
 ) -> list[str]:
     """Materialise the base assets, then each iteration's assets in order (adding its partition first); with
     ``until``, only that stage of each iteration and the iteration's stages it needs. Prints what each stage
-    did; returns the iterations run. Raises `BurnqedError` naming the failed stage."""
+    did; returns the iterations run. Raises `BurnqedError` naming the failed stage (`RunInterrupted` when a
+signal stopped it)."""
     import dagster as dg
 
     from burnqed_pipeline.definitions import defs
@@ -120,6 +147,9 @@ def materialize_stages(
         for key in order:
             if key in mats:
                 _echo_stage(echo, key, partition, mats[key])
+        if not result.success and _interrupted(result):
+            raise RunInterrupted(f"{'iteration ' + partition if partition else 'base'} run {result.run_id[:8]} "
+                                 f"interrupted at {_failure(result)}; run the command again to continue")
         if not result.success:
             raise BurnqedError(f"{'iteration ' + partition if partition else 'base'} run {result.run_id[:8]} "
                                f"failed at {_failure(result)}")

@@ -52,7 +52,7 @@ def transfer(
     )
     from burnqed_core.loop.corpus import corpus_theorems
     from burnqed_core.loop.layout import BaseLayout
-    from burnqed_pipeline.cli import dagster_home, materialize_stages
+    from burnqed_pipeline.cli import RunInterrupted, dagster_home, materialize_stages
     from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource, close_kept
     from burnqed_pipeline.recovery import recover_dead_runs
 
@@ -101,6 +101,11 @@ def transfer(
                 try:
                     materialize_stages(instance, resources, [0], echo=typer.echo,
                                        log_level="DEBUG" if verbose else "INFO", until="eval_report")
+                except RunInterrupted:
+                    # Ctrl-C / SIGTERM stops the command, not just this fold: the table keeps the finished folds
+                    write_transfer(TransferReport(profile=prof.name, folds=results,
+                                                  missing=[*missing, f"{f.family} (interrupted)"]), out)
+                    raise
                 except BurnqedError as e:
                     typer.echo(f"fold {f.family} failed: {e}", err=True)
                     missing.append(f"{f.family} (failed: {str(e)[:200]})")

@@ -34,12 +34,12 @@ eval_cli.register(app)
 
 def main(command: typer.Typer | None = None) -> None:
     """Entry point (``command``: the app to run, default `app`): user errors are one line on stderr and
-    exit code 1."""
+    exit code 1 (the error's own `exit_code`: 130 for an interrupted run)."""
     try:
         (command or app)()
     except BurnqedError as e:
         print(f"error: {e}", file=sys.stderr)
-        sys.exit(1)
+        sys.exit(e.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
