@@ -118,7 +118,7 @@ def materialize_stages(
     """Materialise the base assets, then each iteration's assets in order (adding its partition first); with
     ``until``, only that stage of each iteration and the iteration's stages it needs. Prints what each stage
     did; returns the iterations run. Raises `BurnqedError` naming the failed stage (`RunInterrupted` when a
-signal stopped it)."""
+    signal stopped it)."""
     import dagster as dg
 
     from burnqed_pipeline.definitions import defs
@@ -147,12 +147,11 @@ signal stopped it)."""
         for key in order:
             if key in mats:
                 _echo_stage(echo, key, partition, mats[key])
-        if not result.success and _interrupted(result):
-            raise RunInterrupted(f"{'iteration ' + partition if partition else 'base'} run {result.run_id[:8]} "
-                                 f"interrupted at {_failure(result)}; run the command again to continue")
         if not result.success:
-            raise BurnqedError(f"{'iteration ' + partition if partition else 'base'} run {result.run_id[:8]} "
-                               f"failed at {_failure(result)}")
+            where = f"{'iteration ' + partition if partition else 'base'} run {result.run_id[:8]}"
+            if _interrupted(result):
+                raise RunInterrupted(f"{where} interrupted at {_failure(result)}; run the command again to continue")
+            raise BurnqedError(f"{where} failed at {_failure(result)}")
 
     run("base", [k for k in BASE_ORDER if k in known], None)
     out = []

@@ -42,6 +42,7 @@ def transfer(
     from burnqed_core.eval.steps import set_out
     from burnqed_core.eval.transfer import (
         RESULT_FILE,
+        Fold,
         FoldResult,
         TransferReport,
         fold_result,
@@ -55,6 +56,9 @@ def transfer(
     from burnqed_pipeline.cli import RunInterrupted, dagster_home, materialize_stages
     from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource, close_kept
     from burnqed_pipeline.recovery import recover_dead_runs
+
+    def all_twins(f: Fold) -> str:
+        return f"all {len(f.twins)} theorems are twins of the rest of the corpus"
 
     prof = load(profile, verbose)
     folds = plan_folds(prof, corpus_theorems(prof), families=family or (), techniques=technique or ())
@@ -72,8 +76,7 @@ def transfer(
             profile=prof.name,
             folds=[FoldResult.model_validate_json((out / f.family / RESULT_FILE).read_text(encoding="utf-8"))
                    for f in done],
-            missing=[f"{f.family} (not run)" if f.theorems else
-                     f"{f.family} (all {len(f.twins)} theorems are twins of the rest of the corpus)"
+            missing=[f"{f.family} (not run)" if f.theorems else f"{f.family} ({all_twins(f)})"
                      for f in folds if f not in done])
         j, m = write_transfer(report, out)
         typer.echo("\n" + format_transfer(report))
@@ -89,7 +92,7 @@ def transfer(
             for f in folds:
                 if not f.theorems:
                     typer.echo(f"\n== fold {f.family}: skipped, every theorem is a twin of the rest of the corpus")
-                    missing.append(f"{f.family} (all {len(f.twins)} theorems are twins of the rest of the corpus)")
+                    missing.append(f"{f.family} ({all_twins(f)})")
                     continue
                 fold_dir = out / f.family
                 path = write_fold(prof, f, fold_dir)
