@@ -46,6 +46,8 @@ RESOURCES = {"profile", "lean", "policy"}
 # (`burnqed_pipeline.celery_executor`), is sent again, to any worker, and continues where it stopped.
 SHARD_RETRY = dg.RetryPolicy(max_retries=2, delay=1.0)
 
+PRIORITY_TAG = "dagster/priority"  # Dagster orders the steps ready in a run by this op tag (default 0)
+
 
 def _first_of_iteration(spec: StageSpec) -> bool:
     """The stage that starts an iteration (no input of the same iteration) and reads earlier ones: under a
@@ -118,6 +120,15 @@ def _edges(spec: StageSpec) -> list[str]:
     return [i.asset for i in spec.inputs if i.edge]
 
 
+def op_tags(spec: StageSpec, gpu: bool = True) -> dict[str, Any]:
+    """A step's tags: GPU placement (`GPU_OP_TAGS`) on a GPU stage's working steps, and Dagster's own
+    ``dagster/priority`` (steps ready together run highest first) on every step of a stage that has one."""
+    tags: dict[str, Any] = dict(GPU_OP_TAGS) if gpu and spec.gpu else {}
+    if spec.priority:
+        tags[PRIORITY_TAG] = str(spec.priority)
+    return tags
+
+
 def stage_asset(spec: StageSpec) -> dg.AssetsDefinition:
     """One asset for a spec that runs in one step."""
 
@@ -127,8 +138,8 @@ def stage_asset(spec: StageSpec) -> dg.AssetsDefinition:
             out = _run(ctx, res.fingerprint)
         return result(context, out, res.used, extras(spec, ctx, out))
 
-    gpu = {"pool": GPU_POOL, "op_tags": GPU_OP_TAGS} if spec.gpu else {}
-    return dg.asset(name=spec.name, deps=_edges(spec), required_resource_keys=RESOURCES, **gpu,
+    gpu = {"pool": GPU_POOL} if spec.gpu else {}
+    return dg.asset(op_tags=op_tags(spec), name=spec.name, deps=_edges(spec), required_resource_keys=RESOURCES, **gpu,
                     **_asset_args(spec))(body)
 
 
@@ -157,7 +168,7 @@ def sharded_asset(spec: StageSpec) -> dg.AssetsDefinition:
     edges = _edges(spec)
 
     @dg.op(name=f"split_{spec.name}", ins={k: dg.In(dg.Nothing) for k in edges}, out=dg.DynamicOut(ShardSpec),
-           required_resource_keys=RESOURCES)
+           required_resource_keys=RESOURCES, tags=op_tags(spec, gpu=False))
     def split(context):
         res, ctx = stage_context(context, spec)
         with logs_to(context):
@@ -171,15 +182,16 @@ def sharded_asset(spec: StageSpec) -> dg.AssetsDefinition:
         for s in planned:
             yield dg.DynamicOutput(s, mapping_key=s.key)
 
-    gpu = {"pool": GPU_POOL, "tags": GPU_OP_TAGS} if spec.gpu else {}
+    gpu = {"pool": GPU_POOL} if spec.gpu else {}
 
-    @dg.op(name=f"{spec.name}_shard", required_resource_keys=RESOURCES, retry_policy=SHARD_RETRY, **gpu)
+    @dg.op(name=f"{spec.name}_shard", required_resource_keys=RESOURCES, retry_policy=SHARD_RETRY,
+           tags=op_tags(spec), **gpu)
     def shard_op(context, shard: ShardSpec) -> dg.Output[ShardResult]:
         out = _shard_step(context, spec, shard)
         return dg.Output(out, metadata={"worker": out.worker or "", "skipped": out.skipped, "seconds": out.seconds,
                                         "theorems": len(out.theorems)})
 
-    @dg.op(name=f"merge_{spec.name}", required_resource_keys=RESOURCES)
+    @dg.op(name=f"merge_{spec.name}", required_resource_keys=RESOURCES, tags=op_tags(spec, gpu=False))
     def merge(context, results: list[ShardResult]) -> dg.MaterializeResult:
         res, ctx = stage_context(context, spec)
         if not shards.stage_done(ctx.out):

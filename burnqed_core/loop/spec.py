@@ -76,6 +76,7 @@ class StageSpec:
     extras: tuple[Extra, ...] = ()
     label: str = ""  # what the UI calls the stage's work (e.g. the title of its loss curve)
     eager: bool = False  # materialised as soon as its inputs land (and their blocking checks pass)
+    priority: int = 0  # when steps of several stages are ready in one run, the higher priority's run first
     group: str = field(default="")
 
     @property

@@ -266,8 +266,10 @@ def _merge_eval(ctx: StageContext, shard_dirs: Sequence[Path]) -> StageResult:
     return steps.combine_sets(ctx.out, list(sets), results)
 
 
+# priority 1: in one run the report goes before the iteration's trajectory search (only iteration N+1 reads
+# that), so whoever watches the run sees the eval first.
 EVAL_REPORT = StageSpec(
-    name="eval_report", out="eval", gpu=True, kinds=frozenset({"markdown"}), eager=True,
+    name="eval_report", out="eval", gpu=True, kinds=frozenset({"markdown"}), eager=True, priority=1,
     doc="Solve rate per node budget (hard split apart), the automation-only baseline, theorems newly solved "
         "compared with every iteration < N, and the comparison table and plot across iterations. One step per "
         "shard of ``pipeline.eval_shard_size`` benchmark theorems.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -11,10 +12,13 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from dagster._core.storage.tags import PRIORITY_TAG as DAGSTER_PRIORITY_TAG
 
 from burnqed_core.loop.inputs import LoopError
+from burnqed_core.loop.specs import BY_NAME
 from burnqed_pipeline.definitions import defs
 from burnqed_pipeline.defs.partitions import GPU_POOL, ITERATIONS, add_iteration, iteration_keys
+from burnqed_pipeline.factory import PRIORITY_TAG, op_tags
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = {"base_tactic_pairs", "base_model", "automation_baselines"}
@@ -81,6 +85,40 @@ def test_search_stages_fan_out_over_shards() -> None:
         assert graph.node_named(split).definition.output_defs[0].is_dynamic
         assert [op.name for op in _ops(assets[name]) if op.pool == GPU_POOL] == [shard]
         assert graph.dependency_structure.is_dynamic_mapped(shard)
+
+
+def test_eval_report_steps_go_before_the_trajectory_search() -> None:
+    """Both wait on the iteration's model; every step of the report carries Dagster's priority tag."""
+    assert PRIORITY_TAG == DAGSTER_PRIORITY_TAG
+    assets = _assets()
+    assert [op.tags.get(PRIORITY_TAG) for op in _ops(assets["eval_report"])] == ["1", "1", "1"]
+    for name in set(assets) - {"eval_report"}:
+        assert all(PRIORITY_TAG not in op.tags for op in _ops(assets[name])), name
+
+
+@pytest.mark.parametrize("priority", [0, 1])
+def test_dagster_runs_the_ready_step_of_higher_priority_first(priority: int, tmp_path: Path) -> None:
+    """A real in-process run of two assets ready together, tagged by `op_tags`: with no priority Dagster takes
+    them by name (``a_...`` first), with one the tagged ``z_...`` goes first."""
+    order: list[str] = []
+
+    def leaf(name: str, spec_name: str, prio: int) -> dg.AssetsDefinition:
+        spec = dataclasses.replace(BY_NAME[spec_name], priority=prio, gpu=False)
+
+        @dg.asset(name=name, deps=["root"], op_tags=op_tags(spec))
+        def body() -> None:
+            order.append(name)
+
+        return body
+
+    @dg.asset
+    def root() -> None:
+        order.append("root")
+
+    assets = [root, leaf("a_search", "trajectories", 0), leaf("z_report", "eval_report", priority)]
+    with dg.instance_for_test(temp_dir=str(tmp_path)) as inst:
+        assert dg.materialize(assets, instance=inst).success
+    assert order == (["root", "z_report", "a_search"] if priority else ["root", "a_search", "z_report"])
 
 
 def test_jobs_and_resources() -> None:
