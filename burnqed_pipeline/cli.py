@@ -107,6 +107,14 @@ def _echo_stage(echo: Callable[[str], None], key: str, partition: str | None, md
         echo(f"{head} {summary}")
 
 
+def iteration_selection(until: str | None) -> Any:
+    """An iteration's assets; with ``until``, only that stage and the iteration's stages it needs."""
+    import dagster as dg
+
+    selection = dg.AssetSelection.groups("iteration")
+    return selection if until is None else selection & dg.AssetSelection.assets(until).upstream()
+
+
 def materialize_stages(
     instance: Any,
     resources: dict[str, Any],
@@ -114,11 +122,12 @@ def materialize_stages(
     echo: Callable[[str], None] = print,
     log_level: str = "INFO",
     until: str | None = None,
+    last_until: str | None = None,
 ) -> list[str]:
     """Materialise the base assets, then each iteration's assets in order (adding its partition first); with
-    ``until``, only that stage of each iteration and the iteration's stages it needs. Prints what each stage
-    did; returns the iterations run. Raises `BurnqedError` naming the failed stage (`RunInterrupted` when a
-    signal stopped it)."""
+    ``until``, only that stage of each iteration and the iteration's stages it needs; with ``last_until``,
+    the last iteration stops there instead. Prints what each stage did; returns the iterations run. Raises
+    `BurnqedError` naming the failed stage (`RunInterrupted` when a signal stopped it)."""
     import dagster as dg
 
     from burnqed_pipeline.definitions import defs
@@ -130,13 +139,12 @@ def materialize_stages(
     run_config = {"loggers": {"console": {"config": {"log_level": log_level}}}}
     known = {k.to_user_string() for k in graph.get_all_asset_keys()}
 
-    if until is not None and until not in ITERATION_ORDER:
-        raise BurnqedError(f"--until: {until!r} is not a stage of an iteration ({', '.join(ITERATION_ORDER)})")
+    for flag, stage in (("--until", until), ("--last-until", last_until)):
+        if stage is not None and stage not in ITERATION_ORDER:
+            raise BurnqedError(f"{flag}: {stage!r} is not a stage of an iteration ({', '.join(ITERATION_ORDER)})")
 
-    def run(group: str, order: Sequence[str], partition: str | None) -> None:
-        selection = dg.AssetSelection.groups(group)
-        if until is not None and group == "iteration":
-            selection = selection & dg.AssetSelection.assets(until).upstream()
+    def run(group: str, order: Sequence[str], partition: str | None, stop: str | None = None) -> None:
+        selection = iteration_selection(stop) if group == "iteration" else dg.AssetSelection.groups(group)
         result = dg.materialize(assets, instance=instance, resources=resources, partition_key=partition,
                                 selection=selection, run_config=run_config,
                                 raise_on_error=False, tags={"burnqed/command": "loop"})
@@ -158,7 +166,8 @@ def materialize_stages(
     for n in iterations:
         if add_iteration(instance, n):
             echo(f"added partition iteration={n}")
-        run("iteration", [k for k in ITERATION_ORDER if k in known], str(n))
+        stop = last_until if last_until is not None and n == iterations[-1] else until
+        run("iteration", [k for k in ITERATION_ORDER if k in known], str(n), stop)
         out.append(n)
     return [str(n) for n in out]
 
@@ -170,6 +179,10 @@ def loop(
     until: Annotated[str | None, typer.Option(
         "--until", help="stop each iteration after this stage and the stages it needs (e.g. eval_report: no "
                         "trajectories at iteration 0)")] = None,
+    last_until: Annotated[str | None, typer.Option(
+        "--last-until", help="stop the last iteration after this stage and the stages it needs instead (e.g. "
+                             "eval_report: its trajectories, which only the next iteration reads, are left to the "
+                             "run of that one)")] = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Run the Dagster pipeline in this process: the base assets (traced corpus, base model, automation
@@ -202,7 +215,7 @@ def loop(
             typer.echo(line)
         try:
             materialize_stages(instance, resources, its, echo=typer.echo, log_level="DEBUG" if verbose else "INFO",
-                               until=until)
+                               until=until, last_until=last_until)
         finally:
             close_kept()
     layout = BaseLayout(root=wd)

@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
 export DAGSTER_HOME="${DAGSTER_HOME:-$PWD/runs/small/dagster}"
-exec burnqed loop --profile small --iterations 0,1,2 "$@"
+exec burnqed loop --profile small --iterations 0,1,2 --last-until eval_report "$@"

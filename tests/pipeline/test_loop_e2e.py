@@ -1,6 +1,7 @@
 """End to end: `burnqed loop` materialises the base assets and iterations 0 and 1 of the tiny profile (cheap
 settings, small slices of the bundled sets) through Dagster with the real embedded Lean and real tiny models,
-against a persistent instance; the eval metadata is checked in the instance; a re-run skips every stage."""
+against a persistent instance (the last iteration first stopped at its eval report, ``--last-until``); the eval
+metadata is checked in the instance; a re-run skips every stage."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from burnqed_core.eval.report import read_summary
 from burnqed_core.eval.steps import set_slug
 from burnqed_core.loop.inputs import LoopError
 from burnqed_core.loop.layout import BaseLayout
+from burnqed_core.loop.markers import is_done
 from burnqed_core.trajectory_io import read_trajectories
 from burnqed_pipeline.cli import pipeline_app
 from burnqed_pipeline.runtime import attach
@@ -47,26 +49,36 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     runner = CliRunner()
 
-    def loop(iterations: str) -> tuple[object, str, float]:
+    def loop(iterations: str, *flags: str) -> tuple[object, str, float]:
         t0 = time.perf_counter()
-        r = runner.invoke(pipeline_app, ["loop", "--profile", str(prof), "--iterations", iterations])
+        r = runner.invoke(pipeline_app, ["loop", "--profile", str(prof), "--iterations", iterations, *flags])
         return r, r.output, time.perf_counter() - t0
 
+    def skipped(out: str) -> list[str]:
+        return [ln for ln in out.splitlines() if ln.startswith("[") and "(unchanged inputs, skipped)" in ln]
+
+    layout = BaseLayout(root=tmp_path / "work")
+    stages_per_iteration = 7
     with attach(asyncio.get_running_loop(), lean_pool):  # type: ignore[arg-type]
         r, out, _ = await asyncio.to_thread(loop, "1")
         assert isinstance(r.exception, LoopError) and "before iteration 0" in str(r.exception), out  # type: ignore[attr-defined]
-        r, out, seconds = await asyncio.to_thread(loop, "0,1")
+        # the last iteration stops at its report: its trajectories (only iteration 2 reads them) are left
+        r, out, seconds = await asyncio.to_thread(loop, "0,1", "--last-until", "eval_report")
         assert r.exit_code == 0, f"{out}\n{r.exception!r}"  # type: ignore[attr-defined]
-        print(f"burnqed loop 0,1 (cheap tiny settings) through Dagster: {seconds:.0f} s")
+        print(f"burnqed loop 0,1 --last-until eval_report (cheap tiny settings) through Dagster: {seconds:.0f} s")
         for stage in ("tactic_pairs", "lora_adapter", "merged_model", "trajectories", "eval_report"):
-            assert f"[iter 0 {stage}]" in out and f"[iter 1 {stage}]" in out, out
+            assert f"[iter 0 {stage}]" in out and (f"[iter 1 {stage}]" in out) == (stage != "trajectories"), out
         assert "[base_tactic_pairs]" in out and "Δ 0→1" in out and "automation" in out
+        assert not is_done(layout.iteration(1).trajectories)
 
+        # without the flag the loop makes just what is missing, then a re-run skips every stage
+        r, out, _ = await asyncio.to_thread(loop, "0,1")
+        assert r.exit_code == 0 and "[iter 1 trajectories]" in out, out  # type: ignore[attr-defined]
+        assert len(skipped(out)) == 3 + 2 * stages_per_iteration - 1, out
+        assert not any(ln.startswith("[iter 1 trajectories]") for ln in skipped(out)), out
         rerun, out2, _ = await asyncio.to_thread(loop, "0,1")
-        stages_per_iteration = 7
-        assert rerun.exit_code == 0, out2
-        skipped = [ln for ln in out2.splitlines() if ln.startswith("[") and "(unchanged inputs, skipped)" in ln]
-        assert len(skipped) == 3 + 2 * stages_per_iteration, out2  # type: ignore[attr-defined]
+        assert rerun.exit_code == 0, out2  # type: ignore[attr-defined]
+        assert len(skipped(out2)) == 3 + 2 * stages_per_iteration, out2
 
     assert (home / "dagster.yaml").is_file()
     inst = dg.DagsterInstance.from_config(str(home))
@@ -92,7 +104,6 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert tr1["partitions_used"] == "merged_model[1], ebm[1], base_model, trajectories[0]"
     assert _latest(inst, "lora_adapter", "1")["partitions_used"] == "tactic_pairs[1], base_model, lora_adapter[0]"
 
-    layout = BaseLayout(root=tmp_path / "work")
     for n in (0, 1):
         s = read_summary(layout.iteration(n).eval)
         assert s.iteration == n and s.theorems == 6 and [b.budget for b in s.budgets] == [2, 6]
