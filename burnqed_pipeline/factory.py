@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from dagster_celery.defaults import task_default_priority as celery_default_priority
 
 from burnqed_core.loop import shards
 from burnqed_core.loop.markers import run_stage, run_stage_async
@@ -47,6 +48,10 @@ RESOURCES = {"profile", "lean", "policy"}
 SHARD_RETRY = dg.RetryPolicy(max_retries=2, delay=1.0)
 
 PRIORITY_TAG = "dagster/priority"  # Dagster orders the steps ready in a run by this op tag (default 0)
+# dagster-celery reads only its own tag (default: its app's task_default_priority) and hands it to the broker,
+# whose order it is: RabbitMQ takes higher first, Redis (burnqed deploy celery) lower first. So a stage's
+# priority leaves the Celery tag at the default, said explicitly (else dagster-celery warns on every run).
+CELERY_PRIORITY_TAG = "dagster-celery/priority"
 
 
 def _first_of_iteration(spec: StageSpec) -> bool:
@@ -121,11 +126,13 @@ def _edges(spec: StageSpec) -> list[str]:
 
 
 def op_tags(spec: StageSpec, gpu: bool = True) -> dict[str, Any]:
-    """A step's tags: GPU placement (`GPU_OP_TAGS`) on a GPU stage's working steps, and Dagster's own
-    ``dagster/priority`` (steps ready together run highest first) on every step of a stage that has one."""
+    """A step's tags: GPU placement (`GPU_OP_TAGS`) on a GPU stage's working steps, and the step priority
+    (steps ready together run highest first, in-process and multiprocess) on every step of a stage that has
+    one."""
     tags: dict[str, Any] = dict(GPU_OP_TAGS) if gpu and spec.gpu else {}
     if spec.priority:
         tags[PRIORITY_TAG] = str(spec.priority)
+        tags[CELERY_PRIORITY_TAG] = str(celery_default_priority)
     return tags
 
 

@@ -13,12 +13,13 @@ from pathlib import Path
 import dagster as dg
 import pytest
 from dagster._core.storage.tags import PRIORITY_TAG as DAGSTER_PRIORITY_TAG
+from dagster_celery.core_execution_loop import DAGSTER_CELERY_STEP_PRIORITY_TAG
 
 from burnqed_core.loop.inputs import LoopError
 from burnqed_core.loop.specs import BY_NAME
 from burnqed_pipeline.definitions import defs
 from burnqed_pipeline.defs.partitions import GPU_POOL, ITERATIONS, add_iteration, iteration_keys
-from burnqed_pipeline.factory import PRIORITY_TAG, op_tags
+from burnqed_pipeline.factory import CELERY_PRIORITY_TAG, PRIORITY_TAG, op_tags
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = {"base_tactic_pairs", "base_model", "automation_baselines"}
@@ -89,11 +90,13 @@ def test_search_stages_fan_out_over_shards() -> None:
 
 def test_eval_report_steps_go_before_the_trajectory_search() -> None:
     """Both wait on the iteration's model; every step of the report carries Dagster's priority tag."""
-    assert PRIORITY_TAG == DAGSTER_PRIORITY_TAG
+    assert (PRIORITY_TAG, CELERY_PRIORITY_TAG) == (DAGSTER_PRIORITY_TAG, DAGSTER_CELERY_STEP_PRIORITY_TAG)
     assets = _assets()
-    assert [op.tags.get(PRIORITY_TAG) for op in _ops(assets["eval_report"])] == ["1", "1", "1"]
-    for name in set(assets) - {"eval_report"}:
-        assert all(PRIORITY_TAG not in op.tags for op in _ops(assets[name])), name
+    # Celery's tag stays at its default (the broker orders: Redis and RabbitMQ in opposite senses)
+    for tag, value in ((PRIORITY_TAG, "1"), (CELERY_PRIORITY_TAG, "5")):
+        assert [op.tags.get(tag) for op in _ops(assets["eval_report"])] == [value] * 3
+        for name in set(assets) - {"eval_report"}:
+            assert all(tag not in op.tags for op in _ops(assets[name])), name
 
 
 @pytest.mark.parametrize("priority", [0, 1])
