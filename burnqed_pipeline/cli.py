@@ -107,14 +107,6 @@ def _echo_stage(echo: Callable[[str], None], key: str, partition: str | None, md
         echo(f"{head} {summary}")
 
 
-def iteration_selection(until: str | None) -> Any:
-    """An iteration's assets; with ``until``, only that stage and the iteration's stages it needs."""
-    import dagster as dg
-
-    selection = dg.AssetSelection.groups("iteration")
-    return selection if until is None else selection & dg.AssetSelection.assets(until).upstream()
-
-
 def materialize_stages(
     instance: Any,
     resources: dict[str, Any],
@@ -144,7 +136,9 @@ def materialize_stages(
             raise BurnqedError(f"{flag}: {stage!r} is not a stage of an iteration ({', '.join(ITERATION_ORDER)})")
 
     def run(group: str, order: Sequence[str], partition: str | None, stop: str | None = None) -> None:
-        selection = iteration_selection(stop) if group == "iteration" else dg.AssetSelection.groups(group)
+        selection = dg.AssetSelection.groups(group)
+        if stop is not None:  # the stage and those of the group it needs
+            selection = selection & dg.AssetSelection.assets(stop).upstream()
         result = dg.materialize(assets, instance=instance, resources=resources, partition_key=partition,
                                 selection=selection, run_config=run_config,
                                 raise_on_error=False, tags={"burnqed/command": "loop"})

@@ -145,9 +145,8 @@ def stage_asset(spec: StageSpec) -> dg.AssetsDefinition:
             out = _run(ctx, res.fingerprint)
         return result(context, out, res.used, extras(spec, ctx, out))
 
-    gpu = {"pool": GPU_POOL} if spec.gpu else {}
-    return dg.asset(op_tags=op_tags(spec), name=spec.name, deps=_edges(spec), required_resource_keys=RESOURCES, **gpu,
-                    **_asset_args(spec))(body)
+    return dg.asset(name=spec.name, deps=_edges(spec), required_resource_keys=RESOURCES, op_tags=op_tags(spec),
+                    pool=GPU_POOL if spec.gpu else None, **_asset_args(spec))(body)
 
 
 def _shard_step(context: Any, spec: StageSpec, shard: ShardSpec) -> ShardResult:
@@ -189,10 +188,8 @@ def sharded_asset(spec: StageSpec) -> dg.AssetsDefinition:
         for s in planned:
             yield dg.DynamicOutput(s, mapping_key=s.key)
 
-    gpu = {"pool": GPU_POOL} if spec.gpu else {}
-
     @dg.op(name=f"{spec.name}_shard", required_resource_keys=RESOURCES, retry_policy=SHARD_RETRY,
-           tags=op_tags(spec), **gpu)
+           tags=op_tags(spec), pool=GPU_POOL if spec.gpu else None)
     def shard_op(context, shard: ShardSpec) -> dg.Output[ShardResult]:
         out = _shard_step(context, spec, shard)
         return dg.Output(out, metadata={"worker": out.worker or "", "skipped": out.skipped, "seconds": out.seconds,
