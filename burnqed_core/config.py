@@ -121,6 +121,8 @@ class LeanConfig(Section):
     worker_rss_limit_mb: int = machine(8000)
     batch_size: int = machine(32, ge=1, description="(state, tactic) pairs elaborated per document edit")
     max_tactic_chars: int = 2000
+    verdict_cache: int = machine(200_000, ge=0, description="tactic verdicts kept per pool for reuse where a "
+                                 "state is its text (embedded backend; `burnqed_core.lean.verdict_cache`); 0: off")
     self_test: bool = machine(True)
     embedded: EmbeddedLeanConfig = machine(default_factory=EmbeddedLeanConfig)
     pantograph: PantographConfig = Field(default_factory=PantographConfig)

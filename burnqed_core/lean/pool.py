@@ -17,6 +17,9 @@ What the pool guarantees to the search:
   ``worker_ttl_s``, or past ``worker_rss_limit_mb`` of resident memory
   (the embedded worker grows with every new Lean thread);
 * tactics refused by the sandbox never reach Lean (Status.REJECTED);
+* where a state is its text (embedded), a tactic on a state Lean has
+  already answered for is answered from memory (`VerdictCache`; whole-proof
+  checks always go to Lean);
 * at start-up it proves one known-good theorem and fails to prove one
   known-bad one, and refuses to run if either answer is wrong.
 
@@ -58,6 +61,7 @@ from burnqed_core.lean.types import (
     Status,
     TacticResult,
 )
+from burnqed_core.lean.verdict_cache import VerdictCache
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
@@ -171,6 +175,7 @@ class PoolStats(BaseModel):
     tactics: int = Field(0, description="tactic applications asked for")
     by_status: dict[str, int] = Field(default_factory=dict, description="tactic and start results by status")
     rejected: int = 0
+    cached: int = Field(0, description="tactic and start results answered from the verdict cache (no Lean call)")
     timeouts: int = 0
     crashes: int = 0
     lsp_errors: int = Field(0, description="requests the worker answered with an LSP error (restart + retry)")
@@ -224,6 +229,8 @@ class LeanPool:
         self._status: Counter[str] = Counter()
         self._stats = PoolStats(workers=self.num_workers)
         self._started = False
+        # Only where a state is its text can an answer be reused (Pantograph states are handles in a process).
+        self.verdicts = VerdictCache(config.verdict_cache if config.backend == "embedded" else 0)
 
     # -- life cycle ---------------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -386,12 +393,18 @@ class LeanPool:
 
     # -- ProofEnv -----------------------------------------------------------------------------------------------
     async def start_proof(self, theorem: Theorem) -> TacticResult:
+        kept = self.verdicts.get(theorem, ())
+        if kept is not None:
+            self._stats.cached += 1
+            self._count([kept])
+            return kept
         last: InfraFailure | None = None
         for attempt in range(2):
             try:
                 r = await self._call(theorem.preamble, lambda b: b.start_proof(theorem),
                                      self._timeout(1, retry=attempt > 0))
                 r = r.model_copy(update={"retried": attempt > 0})
+                self.verdicts.put(theorem, (), r)
                 self._count([r])
                 return r
             except InfraFailure as e:
@@ -421,6 +434,9 @@ class LeanPool:
             if reason is not None:
                 results[i] = TacticResult(status=Status.REJECTED, message=reason)
                 self._stats.rejected += 1
+            elif (kept := self.verdicts.get(state.theorem, (*state.tactics, tactic))) is not None:
+                results[i] = kept
+                self._stats.cached += 1
             else:
                 todo.setdefault(state.theorem.preamble, []).append(i)
         chunks = [(pre, idx[k:k + self.config.batch_size]) for pre, idx in todo.items()
@@ -429,6 +445,8 @@ class LeanPool:
         for (_, idx), out in zip(chunks, outs, strict=True):
             for i, r in zip(idx, out, strict=True):
                 results[i] = r
+                state, tactic = items[i]
+                self.verdicts.put(state.theorem, (*state.tactics, tactic), r)
         final = [r for r in results if r is not None]
         self._count(final)
         return final

@@ -26,7 +26,8 @@ THM = Theorem(name="comm", statement="(a b : Nat) : a + b = b + a")
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def own_pool() -> AsyncIterator[LeanPool]:
-    config = tiny_lean_config(tactic_timeout_s=15.0, self_test=False)
+    # no verdict cache: every call below must reach a (killed, restarted, recycled) Lean process
+    config = tiny_lean_config(tactic_timeout_s=15.0, self_test=False, verdict_cache=0)
     skip_unless_lean_installed(config)
     pool = LeanPool(config)
     await pool.start()
