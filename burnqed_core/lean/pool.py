@@ -259,6 +259,10 @@ class LeanPool:
                 with contextlib.suppress(Exception):
                     await s.backend.close()
                 s.backend = None
+        if self._started and self._stats.tactics:
+            log.info("Lean pool closed: %d tactics asked, %d answers (tactics and starts) from the verdict cache, "
+                     "%d backend calls",
+                     self._stats.tactics, self._stats.cached, self._stats.requests)
         self._started = False
 
     async def __aenter__(self) -> LeanPool:
