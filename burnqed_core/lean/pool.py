@@ -262,7 +262,7 @@ class LeanPool:
         if self._started and self._stats.tactics:
             log.info("Lean pool closed: %d tactics asked, %d answers (tactics and starts) from the verdict cache, "
                      "%d backend calls",
-                     self._stats.tactics, self._stats.cached, self._stats.requests)
+                     self._stats.tactics, self.verdicts.hits, self._stats.requests)
         self._started = False
 
     async def __aenter__(self) -> LeanPool:
@@ -399,7 +399,6 @@ class LeanPool:
     async def start_proof(self, theorem: Theorem) -> TacticResult:
         kept = self.verdicts.get(theorem, ())
         if kept is not None:
-            self._stats.cached += 1
             self._count([kept])
             return kept
         last: InfraFailure | None = None
@@ -440,7 +439,6 @@ class LeanPool:
                 self._stats.rejected += 1
             elif (kept := self.verdicts.get(state.theorem, (*state.tactics, tactic))) is not None:
                 results[i] = kept
-                self._stats.cached += 1
             else:
                 todo.setdefault(state.theorem.preamble, []).append(i)
         chunks = [(pre, idx[k:k + self.config.batch_size]) for pre, idx in todo.items()
@@ -580,6 +578,7 @@ class LeanPool:
         lat = list(self._latencies)
         s = self._stats.model_copy(update={
             "by_status": dict(self._status),
+            "cached": self.verdicts.hits,
             "latency_p50_s": round(statistics.median(lat), 4) if lat else 0.0,
             "latency_p95_s": round(_percentile(lat, 0.95), 4),
             "rss_mb": [s.backend.rss_mb() if s.backend else 0 for s in self._slots],
