@@ -22,6 +22,7 @@ import typer
 from burnqed_core.cli import app
 from burnqed_core.cli import main as core_main
 from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
+from burnqed_core.config import Profile
 from burnqed_core.errors import BurnqedError
 from burnqed_core.loop.specs import SPECS
 from burnqed_pipeline.deploy.cli import app as deploy_app
@@ -107,6 +108,20 @@ def _echo_stage(echo: Callable[[str], None], key: str, partition: str | None, md
         echo(f"{head} {summary}")
 
 
+def carried_stages(profile: Profile, names: set[str]) -> set[str]:
+    """The stages whose outputs of earlier iterations the stages ``names`` read (their specs' ``previous`` and
+    ``earlier``): an iteration that stops early must still materialise these for the iterations after it."""
+    out: set[str] = set()
+    for spec in SPECS:
+        if spec.name not in names:
+            continue
+        if spec.previous is not None and (asset := spec.previous(profile)):
+            out.add(asset)
+        if spec.earlier is not None:
+            out.add(spec.earlier)
+    return out
+
+
 def materialize_stages(
     instance: Any,
     resources: dict[str, Any],
@@ -117,9 +132,11 @@ def materialize_stages(
     last_until: str | None = None,
 ) -> list[str]:
     """Materialise the base assets, then each iteration's assets in order (adding its partition first); with
-    ``until``, only that stage of each iteration and the iteration's stages it needs; with ``last_until``,
-    the last iteration stops there instead. Prints what each stage did; returns the iterations run. Raises
-    `BurnqedError` naming the failed stage (`RunInterrupted` when a signal stopped it)."""
+    ``until``, only that stage of each iteration and the iteration's stages it needs, plus what the later
+    iterations' selected stages read from it (`carried_stages`: iteration 1's tactic pairs read iteration 0's
+    trajectories); with ``last_until``, the last iteration stops there instead. Prints what each stage did;
+    returns the iterations run. Raises `BurnqedError` naming the failed stage (`RunInterrupted` when a signal
+    stopped it)."""
     import dagster as dg
 
     from burnqed_pipeline.definitions import defs
@@ -135,10 +152,14 @@ def materialize_stages(
         if stage is not None and stage not in ITERATION_ORDER:
             raise BurnqedError(f"{flag}: {stage!r} is not a stage of an iteration ({', '.join(ITERATION_ORDER)})")
 
-    def run(group: str, order: Sequence[str], partition: str | None, stop: str | None = None) -> None:
-        selection = dg.AssetSelection.groups(group)
-        if stop is not None:  # the stage and those of the group it needs
-            selection = selection & dg.AssetSelection.assets(stop).upstream()
+    def selected(stops: Sequence[str] | None) -> Any:
+        selection = dg.AssetSelection.groups("iteration")
+        if stops is not None:  # the stages and those of the group they need
+            selection = selection & dg.AssetSelection.assets(*stops).upstream()
+        return selection
+
+    def run(group: str, order: Sequence[str], partition: str | None, selection: Any = None) -> None:
+        selection = selection if selection is not None else dg.AssetSelection.groups(group)
         result = dg.materialize(assets, instance=instance, resources=resources, partition_key=partition,
                                 selection=selection, run_config=run_config,
                                 raise_on_error=False, tags={"burnqed/command": "loop"})
@@ -155,13 +176,23 @@ def materialize_stages(
                 raise RunInterrupted(f"{where} interrupted at {_failure(result)}; run the command again to continue")
             raise BurnqedError(f"{where} failed at {_failure(result)}")
 
+    # each iteration's stop stages, from the last back: what a later iteration's selection reads of an earlier
+    # one is selected there too
+    profile = resources["profile"].load() if "profile" in resources else None
+    plans: dict[int, Any] = {}
+    carried: set[str] = set()
+    for n in reversed(list(iterations)):
+        stop = last_until if last_until is not None and n == iterations[-1] else until
+        stops = None if stop is None else sorted({stop, *carried})
+        plans[n] = selected(stops)
+        names = {k.to_user_string() for k in plans[n].resolve(graph)}
+        carried |= carried_stages(profile, names) if profile is not None else set()
     run("base", [k for k in BASE_ORDER if k in known], None)
     out = []
     for n in iterations:
         if add_iteration(instance, n):
             echo(f"added partition iteration={n}")
-        stop = last_until if last_until is not None and n == iterations[-1] else until
-        run("iteration", [k for k in ITERATION_ORDER if k in known], str(n), stop)
+        run("iteration", [k for k in ITERATION_ORDER if k in known], str(n), plans[n])
         out.append(n)
     return [str(n) for n in out]
 

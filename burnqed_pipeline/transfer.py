@@ -3,8 +3,10 @@
 Each fold is a profile file extending the base profile (the family excluded from the corpus, its theorems as
 the benchmark) and is materialised like ``burnqed loop --iterations 0 --until eval_report``: trace, base model,
 automation baselines, tactic pairs, LoRA adapter, merged model and the eval report with baseline (c), in the
-fold's own work dir, all runs in one Dagster instance (``<out>/dagster`` unless ``DAGSTER_HOME`` is set) and
-one kept Lean process. Traced theorems come from the trace cache after the first fold. A fold that fails is
+fold's own work dir. With ``--iteration N`` it is materialised like ``--iterations 0..N --until eval_report``
+(the corpus search, trajectories and EBM of every iteration before N too) and read at iteration N, beside
+iteration 0's result. All folds run in one Dagster instance (``<out>/dagster`` unless ``DAGSTER_HOME`` is set)
+and one kept Lean process. Traced theorems come from the trace cache after the first fold. A fold that fails is
 reported and the others go on; a rerun continues (finished stages are skipped by their fingerprints).
 """
 
@@ -31,23 +33,29 @@ def transfer(
     plan: Annotated[bool, typer.Option("--plan", help="list the folds and stop")] = False,
     table: Annotated[bool, typer.Option("--table", help="run nothing: write the table of the selected folds "
                                         "already finished in --out (each fold's fold.json)")] = False,
+    iteration: Annotated[int, typer.Option("--iteration", "-i", min=0, help="read each fold at this iteration: "
+                                           "run iterations 0..N (corpus searches included) and compare N with "
+                                           "0; its results and table are kept apart from iteration 0's "
+                                           "(fold-iterN.json, transfer-iterN.md)")] = 0,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Leave-one-family-out transfer: for each held-out corpus family, train iteration 0 without it and evaluate
-    on its theorems against baseline (c) (no learned policy). Writes <out>/transfer.md and transfer.json."""
+    """Leave-one-family-out transfer: for each held-out corpus family, train iteration 0 (or iterations 0..N)
+    without it and evaluate on its theorems against baseline (c) (no learned policy). Writes <out>/transfer.md
+    and transfer.json (transfer-iterN.* when read at iteration N)."""
     from dagster import DagsterInstance
 
-    from burnqed_core.config import load_profile
+    from burnqed_core.config import Profile, load_profile
     from burnqed_core.eval.report import read_summary
     from burnqed_core.eval.steps import set_out
+    from burnqed_core.eval.summary import EvalSummary
     from burnqed_core.eval.transfer import (
-        RESULT_FILE,
         Fold,
         FoldResult,
         TransferReport,
         fold_result,
         format_transfer,
         plan_folds,
+        result_file,
         write_fold,
         write_transfer,
     )
@@ -64,17 +72,19 @@ def transfer(
     folds = plan_folds(prof, corpus_theorems(prof), families=family or (), techniques=technique or ())
     if not folds:
         raise BurnqedError("transfer: no fold to run")
-    typer.echo(f"burnqed transfer: profile {prof.name}, {len(folds)} folds, outputs in {out}")
+    result_name = result_file(iteration)
+    typer.echo(f"burnqed transfer: profile {prof.name}, {len(folds)} folds read at iteration {iteration}, "
+               f"outputs in {out}")
     for f in folds:
         twins = f" ({len(f.twins)} left out as twins of the corpus)" if f.twins else ""
         typer.echo(f"  {f.technique:12s} {f.family:8s} {len(f.theorems):3d} theorems{twins}")
     if plan:
         return
     if table:
-        done = [f for f in folds if (out / f.family / RESULT_FILE).is_file()]
+        done = [f for f in folds if (out / f.family / result_name).is_file()]
         report = TransferReport(
-            profile=prof.name,
-            folds=[FoldResult.model_validate_json((out / f.family / RESULT_FILE).read_text(encoding="utf-8"))
+            profile=prof.name, iteration=iteration,
+            folds=[FoldResult.model_validate_json((out / f.family / result_name).read_text(encoding="utf-8"))
                    for f in done],
             missing=[f"{f.family} (not run)" if f.theorems else f"{f.family} ({all_twins(f)})"
                      for f in folds if f not in done])
@@ -102,11 +112,11 @@ def transfer(
                              "policy": PolicyResource(profile=res_profile,
                                                       launch=os.environ.get("BURNQED_SGLANG_LAUNCH") == "1")}
                 try:
-                    materialize_stages(instance, resources, [0], echo=typer.echo,
+                    materialize_stages(instance, resources, list(range(iteration + 1)), echo=typer.echo,
                                        log_level="DEBUG" if verbose else "INFO", until="eval_report")
                 except RunInterrupted:
                     # Ctrl-C / SIGTERM stops the command, not just this fold: the table keeps the finished folds
-                    write_transfer(TransferReport(profile=prof.name, folds=results,
+                    write_transfer(TransferReport(profile=prof.name, iteration=iteration, folds=results,
                                                   missing=[*missing, f"{f.family} (interrupted)"]), out)
                     raise
                 except BurnqedError as e:
@@ -114,16 +124,20 @@ def transfer(
                     missing.append(f"{f.family} (failed: {str(e)[:200]})")
                     continue
                 fold_prof = load_profile(path)
-                eval_dir = set_out(BaseLayout(root=Path(fold_prof.paths.work_dir)).iteration(0).eval, fold_prof,
-                                   fold_prof.data.benchmark)
-                r = fold_result(f, read_summary(eval_dir))
-                (fold_dir / RESULT_FILE).write_text(r.model_dump_json(indent=1) + "\n", encoding="utf-8")
+                layout = BaseLayout(root=Path(fold_prof.paths.work_dir))
+
+                def summary_at(n: int, fold_prof: Profile = fold_prof, layout: BaseLayout = layout) -> EvalSummary:
+                    return read_summary(set_out(layout.iteration(n).eval, fold_prof, fold_prof.data.benchmark))
+
+                r = fold_result(f, summary_at(iteration), summary_at(0) if iteration else None)
+                (fold_dir / result_name).write_text(r.model_dump_json(indent=1) + "\n", encoding="utf-8")
                 results.append(r)
                 # the table so far: an interrupted run keeps what its finished folds measured
-                write_transfer(TransferReport(profile=prof.name, folds=results, missing=missing), out)
+                write_transfer(TransferReport(profile=prof.name, iteration=iteration, folds=results,
+                                              missing=missing), out)
         finally:
             close_kept()
-    report = TransferReport(profile=prof.name, folds=results, missing=missing)
+    report = TransferReport(profile=prof.name, iteration=iteration, folds=results, missing=missing)
     j, m = write_transfer(report, out)
     typer.echo("\n" + format_transfer(report))
     typer.echo(f"\nwrote {m} and {j}; the runs are in the Dagster instance {home}")

@@ -7,9 +7,16 @@ steps instead of the learned policy) on the same theorems. A technique was learn
 prover beats (c) on the families it never saw: the fold's paired change against (c) with its 95% cluster
 bootstrap interval above zero, in a fold of at least `MIN_CLUSTERS` template clusters.
 
+A fold is read at iteration 0 by default. Read at a later iteration N (``burnqed transfer --iteration N``), it
+also runs the expert-iteration loop's iterations 1..N on the corpus without ``F`` (the held-out family is never
+searched either), and its result adds the paired change of the prover from iteration 0 to N on ``F``: whether
+more iterations move transfer. Results and tables of iteration N > 0 are kept in files of their own
+(`result_file`, `report_files`), beside iteration 0's.
+
 This module plans folds and writes their inputs (the held-out theorems as a JSONL theorem set and a profile
 file extending the base profile), and reads a fold's eval summary into a `FoldResult`; ``burnqed transfer``
-(`burnqed_pipeline.transfer`) runs each fold's stages through the pipeline, up to iteration 0's eval report.
+(`burnqed_pipeline.transfer`) runs each fold's stages through the pipeline, up to the read iteration's eval
+report.
 
 A held-out theorem that is a twin (`burnqed_core.data.canonical.find_twins`) of a theorem left in the corpus is
 not evaluated: the fold would measure memory, not transfer. The fold counts them.
@@ -28,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from burnqed_core.config import Profile
 from burnqed_core.data.families import Technique
 from burnqed_core.errors import DataError
-from burnqed_core.eval.summary import Delta, Estimate, EvalSummary, Rate
+from burnqed_core.eval.summary import Delta, Estimate, EvalSummary, Rate, paired_deltas
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
@@ -43,6 +50,18 @@ MIN_CLUSTERS = 6
 resamples whole clusters, so with one cluster its interval is a single point (5/5 against 0/5 reads
 [+100, +100]), and with fewer than six not even every cluster on the prover's side is significant at 5%
 (two-sided sign test over clusters: 2/2^5 = 0.0625)."""
+
+
+def result_file(iteration: int = 0) -> str:
+    """A fold's result file for the iteration it is read at: `RESULT_FILE` at 0, ``fold-iterN.json`` after."""
+    return RESULT_FILE if iteration == 0 else f"fold-iter{iteration}.json"
+
+
+def report_files(iteration: int = 0) -> tuple[str, str]:
+    """The table's JSON and markdown file names for an iteration (`REPORT_JSON`, `REPORT_MD` at 0)."""
+    if iteration == 0:
+        return REPORT_JSON, REPORT_MD
+    return f"transfer-iter{iteration}.json", f"transfer-iter{iteration}.md"
 
 
 class Fold(BaseModel):
@@ -72,6 +91,10 @@ class FoldResult(BaseModel):
     versus_structural_by_cluster: Delta | None = None
     policy_only: Rate | None = Field(None, description="the prover without the automation candidates")
     automation: Rate = Field(description="baseline (a): a single automation tactic")
+    iteration: int = Field(0, ge=0, description="the iteration whose model was evaluated")
+    versus_iteration0: Delta | None = Field(
+        None, description="the prover at this iteration minus the prover at iteration 0 on the same theorems, "
+        "paired per theorem (iteration > 0 only)")
 
     @property
     def judged(self) -> bool:
@@ -90,6 +113,7 @@ class TransferReport(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     profile: str
+    iteration: int = 0
     folds: list[FoldResult]
     missing: list[str] = Field(default_factory=list, description="planned families with no result, and why")
 
@@ -179,9 +203,16 @@ def _write_if_changed(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def fold_result(fold: Fold, summary: EvalSummary) -> FoldResult:
-    """A fold's figures from its iteration-0 eval summary on the held-out theorems."""
+def fold_result(fold: Fold, summary: EvalSummary, first: EvalSummary | None = None) -> FoldResult:
+    """A fold's figures from its eval summary on the held-out theorems; ``first``: the same fold's iteration-0
+    summary, for the paired change from iteration 0 when ``summary`` is of a later iteration."""
     vs = summary.versus_structural
+    since = None
+    if first is not None and summary.iteration > 0:
+        paired = paired_deltas(first, summary)
+        budget = max(b.budget for b in summary.budgets) if summary.budgets else None
+        name = f"pass@k, budget {budget}"
+        since = next((d for d in paired.deltas if d.name == name), None) if paired is not None else None
     return FoldResult(
         family=fold.family, technique=fold.technique, theorems=summary.theorems, twins=len(fold.twins),
         clusters=summary.clusters, pass_k=summary.pass_k,
@@ -193,6 +224,8 @@ def fold_result(fold: Fold, summary: EvalSummary) -> FoldResult:
         versus_structural_by_cluster=vs.versus_by_cluster if vs is not None else None,
         policy_only=summary.policy_only.cumulative if summary.policy_only is not None else None,
         automation=summary.automation_baseline,
+        iteration=summary.iteration,
+        versus_iteration0=since,
     )
 
 
@@ -201,20 +234,25 @@ def _pct(e: Estimate | None) -> str:
 
 
 def format_transfer(report: TransferReport) -> str:
-    """The transfer table (markdown): one row per fold, grouped by technique, then a line per technique."""
-    lines = [f"Leave-one-family-out transfer, profile {report.profile} (iteration 0; pass@k of the prover "
-             "trained without the family; (c): structural search with no learned policy, same budget)", "",
+    """The transfer table (markdown): one row per fold, grouped by technique, then a line per technique. Read at
+    an iteration after 0, a last column holds the prover's paired change since iteration 0."""
+    later = report.iteration > 0
+    lines = [f"Leave-one-family-out transfer, profile {report.profile} (iteration {report.iteration}; pass@k of "
+             "the prover trained without the family; (c): structural search with no learned policy, same budget)",
+             "",
              "| technique | held-out family | theorems (twins left out) | clusters | prover | (c) | prover - (c) "
-             "| by cluster | policy alone | (a) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| by cluster | policy alone | (a) |" + (" since iteration 0 |" if later else ""),
+             "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if later else "")]
     folds = sorted(report.folds, key=lambda f: (f.technique, f.family))
     for f in folds:
-        vs, vc = f.versus_structural, f.versus_structural_by_cluster
+        vs, vc, v0 = f.versus_structural, f.versus_structural_by_cluster, f.versus_iteration0
+        since = (f" {v0.change.pp()} ({100 * v0.before:.0f}% -> {100 * v0.after:.0f}%) |" if v0 else " - |"
+                 ) if later else ""
         lines.append(
             f"| {f.technique} | {f.family} | {f.theorems} ({f.twins}) | {f.clusters} | {_pct(f.prover)} "
             f"| {f.structural if f.structural is not None else '-'} | {vs.change.pp() if vs else '-'} "
             f"| {vc.change.pp() if vc else '-'} | {f.policy_only if f.policy_only is not None else '-'} "
-            f"| {f.automation} |")
+            f"| {f.automation} |{since}")
     lines.append("")
     techniques = sorted({f.technique for f in folds})
     for tech in techniques:
@@ -231,15 +269,23 @@ def format_transfer(report: TransferReport) -> str:
         lines.append(f"- techniques with a held-out family above (c): {won} of {len(judged)}"
                      + (f" ({len(techniques) - len(judged)} more with no fold of {MIN_CLUSTERS}+ clusters)"
                         if len(judged) < len(techniques) else ""))
+    if later:
+        moved = [f for f in folds if f.judged and f.versus_iteration0 is not None]
+        up = [f.family for f in moved if f.versus_iteration0 and f.versus_iteration0.change.low > 0]
+        down = [f.family for f in moved if f.versus_iteration0 and f.versus_iteration0.change.high < 0]
+        lines.append(f"- since iteration 0 (judged folds, interval of the paired change): up on {len(up)} of "
+                     f"{len(moved)}" + (f" ({', '.join(up)})" if up else "") + f", down on {len(down)}"
+                     + (f" ({', '.join(down)})" if down else ""))
     if report.missing:
         lines.append(f"- no result (failed or not run): {', '.join(report.missing)}")
     return "\n".join(lines)
 
 
 def write_transfer(report: TransferReport, out_dir: Path) -> tuple[Path, Path]:
-    """``transfer.json`` and ``transfer.md`` in ``out_dir``."""
+    """``transfer.json`` and ``transfer.md`` in ``out_dir`` (`report_files` of the report's iteration)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    j, m = out_dir / REPORT_JSON, out_dir / REPORT_MD
+    jn, mn = report_files(report.iteration)
+    j, m = out_dir / jn, out_dir / mn
     _write_if_changed(j, report.model_dump_json(indent=1) + "\n")
     _write_if_changed(m, format_transfer(report) + "\n")
     return j, m

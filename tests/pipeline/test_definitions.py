@@ -170,3 +170,20 @@ def test_checks_schedule_and_sensors() -> None:
     assert d.resolve_schedule_def("nightly_eval_schedule").job_name == "nightly"
     sensor = d.resolve_sensor_def("next_iteration")
     assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
+
+
+def test_a_stop_before_the_end_keeps_what_later_iterations_read() -> None:
+    from burnqed_core.config import load_profile
+    from burnqed_pipeline.cli import carried_stages
+
+    graph = defs().resolve_asset_graph()
+    upstream = {k.to_user_string() for k in (dg.AssetSelection.groups("iteration")
+                                             & dg.AssetSelection.assets("eval_report").upstream()).resolve(graph)}
+    assert "trajectories" not in upstream  # iteration 0's eval needs no search of the corpus...
+    profile = load_profile("tiny")
+    carried = carried_stages(profile, upstream)
+    assert "trajectories" in carried  # ...but iteration 1's tactic pairs, embeddings and EBM read it
+    assert {"eval_report", "lora_adapter"} <= carried  # earlier evals; the warm start (the adapter by default)
+    merged = load_profile("tiny", overrides={"training.warm_start": "merged"})
+    assert carried_stages(merged, {"lora_adapter"}) == {"merged_model"}
+    assert carried_stages(profile, {"base_model", "merged_model"}) == set()

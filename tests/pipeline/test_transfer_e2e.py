@@ -1,7 +1,8 @@
 """End to end: `burnqed transfer` runs one leave-one-family-out fold through Dagster (cheap tiny settings, real
 embedded Lean, real tiny models): the held-out family is neither traced nor trained on, the fold's eval
 compares the prover with baseline (c) on it; iteration 0 stops at the eval report (no trajectories); a rerun
-skips every stage."""
+skips every stage; read at iteration 1 the fold also searches the corpus (never the held-out family) and reports
+the change since iteration 0, in files of its own."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from typer.testing import CliRunner
 
 from burnqed_core.data.catalogue import BY_NAME
 from burnqed_core.data.generate_sets import family_theorems
-from burnqed_core.eval.transfer import RESULT_FILE, FoldResult, TransferReport
+from burnqed_core.eval.transfer import RESULT_FILE, FoldResult, TransferReport, result_file
 from burnqed_core.record_io import read_parquet, write_jsonl
 from burnqed_core.records import TacticPair
+from burnqed_core.trajectory_io import read_trajectories
 from burnqed_pipeline.cli import pipeline_app
 from burnqed_pipeline.runtime import attach
 from tests.pipeline.profiles import write_profile
@@ -36,8 +38,8 @@ async def test_a_transfer_fold_through_dagster(tmp_path: Path, lean_pool: object
     out = tmp_path / "transfer"
     runner = CliRunner()
 
-    def transfer() -> tuple[int, str]:
-        r = runner.invoke(pipeline_app, ["transfer", "--profile", str(prof), "-o", str(out), "-f", "tmul"])
+    def transfer(*extra: str) -> tuple[int, str]:
+        r = runner.invoke(pipeline_app, ["transfer", "--profile", str(prof), "-o", str(out), "-f", "tmul", *extra])
         return r.exit_code, r.output + (f"\n{r.exception!r}" if r.exception else "")
 
     with attach(asyncio.get_running_loop(), lean_pool):  # type: ignore[arg-type]
@@ -76,3 +78,22 @@ async def test_a_transfer_fold_through_dagster(tmp_path: Path, lean_pool: object
     assert "no result (failed or not run): tsort (not run)" in table
     summary = json.loads((work / "iter_0" / "eval" / "summary.json").read_text())
     assert summary["theorems"] == 3 and summary["iteration"] == 0
+
+    # read at iteration 1: iteration 0's stages are reused, its corpus search runs (without the held-out family),
+    # and the fold's result and table are written beside iteration 0's, which stay as they were
+    with attach(asyncio.get_running_loop(), lean_pool):  # type: ignore[arg-type]
+        code3, text3 = await asyncio.to_thread(transfer, "--iteration", "1")
+    assert code3 == 0, text3
+    for stage in ("[iter 0 trajectories]", "[iter 1 lora_adapter]", "[iter 1 eval_report]"):
+        assert stage in text3, text3
+    reused = [ln for ln in text3.splitlines() if ln.startswith("[iter 0 ") and "(unchanged inputs, skipped)" in ln]
+    assert any(ln.startswith("[iter 0 eval_report]") for ln in reused), text3
+    searched = read_trajectories(work / "iter_0" / "trajectories" / "search.traj")
+    assert searched and not any(r.theorem.startswith("tmul_") for r in searched)
+    later = FoldResult.model_validate_json((out / "tmul" / result_file(1)).read_text())
+    assert later.iteration == 1 and later.family == "tmul" and later.theorems == 3
+    assert later.versus_iteration0 is not None and later.versus_iteration0.before == fold.prover.value
+    assert (out / "transfer-iter1.md").read_text().startswith("Leave-one-family-out transfer, profile")
+    assert "since iteration 0" in (out / "transfer-iter1.md").read_text()
+    assert FoldResult.model_validate_json((out / "tmul" / RESULT_FILE).read_text()) == fold
+    assert "since iteration 0" not in (out / "transfer.md").read_text()

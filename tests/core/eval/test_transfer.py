@@ -23,6 +23,8 @@ from burnqed_core.eval.transfer import (
     fold_result,
     format_transfer,
     plan_folds,
+    report_files,
+    result_file,
     write_fold,
     write_transfer,
 )
@@ -80,14 +82,14 @@ def test_the_fold_profile_extends_the_base_and_holds_the_family_out(tmp_path: Pa
         write_fold(prof, Fold(family="treach", technique="predicates", theorems=[], twins=["a"]), tmp_path / "t")
 
 
-def _row(name: str, cluster: str, solved_at: int | None) -> EvalResult:
+def _row(name: str, cluster: str, solved_at: int | None, iteration: int = 0) -> EvalResult:
     proved = solved_at is not None
-    return EvalResult(iteration=0, benchmark="fold", theorem=name, budget=6, proved=proved, nodes_to_proof=solved_at,
-                      nodes_used=solved_at or 6, time_s=1.0, proof=["cases h"] if proved else [], hard=True,
-                      cluster=cluster)
+    return EvalResult(iteration=iteration, benchmark="fold", theorem=name, budget=6, proved=proved,
+                      nodes_to_proof=solved_at, nodes_used=solved_at or 6, time_s=1.0,
+                      proof=["cases h"] if proved else [], hard=True, cluster=cluster)
 
 
-def _summary(prover: int, structural: int, clusters: int = 6) -> object:
+def _summary(prover: int, structural: int, clusters: int = 6, iteration: int = 0) -> object:
     """2 theorems in each of ``clusters`` template clusters; the prover solves the first ``prover``, (c) the
     first ``structural``."""
     names = [f"tmul_hit_{c}_{i}" for c in range(clusters) for i in range(2)]
@@ -95,8 +97,8 @@ def _summary(prover: int, structural: int, clusters: int = 6) -> object:
     nodes = {n: (2 if k < structural else None) for k, n in enumerate(names)}
     b = Baselines(single={n: None for n in names}, defaware={n: None for n in names},
                   structural=StructuralBaseline(key="k", budget=6, nodes=nodes))
-    rows = [_row(n, cluster[n], 3 if k < prover else None) for k, n in enumerate(names)]
-    return summarize(rows, b, iteration=0, benchmark="fold", budgets=[2, 6])
+    rows = [_row(n, cluster[n], 3 if k < prover else None, iteration) for k, n in enumerate(names)]
+    return summarize(rows, b, iteration=iteration, benchmark="fold", budgets=[2, 6])
 
 
 def test_fold_results_and_the_table(tmp_path: Path) -> None:
@@ -124,3 +126,36 @@ def test_fold_results_and_the_table(tmp_path: Path) -> None:
     assert "no result (failed or not run): aff (all 22 theorems are twins)" in md
     j, m = write_transfer(report, tmp_path)
     assert TransferReport.model_validate_json(j.read_text()) == report and m.read_text() == md + "\n"
+
+
+def test_a_fold_read_at_a_later_iteration_carries_its_change_since_iteration_0(tmp_path: Path) -> None:
+    fold = Fold(family="tmul", technique="predicates", theorems=[])
+    first = _summary(prover=2, structural=2)
+    later = fold_result(fold, _summary(prover=12, structural=2, iteration=2), first)  # type: ignore[arg-type]
+    assert later.iteration == 2 and later.versus_iteration0 is not None
+    v0 = later.versus_iteration0
+    assert v0.name == "pass@k, budget 6" and not v0.by_cluster
+    assert (v0.before, v0.after) == (pytest.approx(2 / 12), 1.0) and v0.change.value == pytest.approx(10 / 12)
+    assert v0.change.low > 0  # ten theorems in five clusters gained, none lost
+    flat = fold_result(fold.model_copy(update={"family": "tsort"}), _summary(prover=2, structural=2, iteration=2),
+                       first)  # type: ignore[arg-type]
+    assert flat.versus_iteration0 is not None and flat.versus_iteration0.change.value == 0
+    # iteration 0 itself (or no first summary) has no change to report
+    assert fold_result(fold, first).versus_iteration0 is None  # type: ignore[arg-type]
+    alone = fold_result(fold, _summary(prover=3, structural=2, iteration=1))  # type: ignore[arg-type]
+    assert alone.versus_iteration0 is None
+    report = TransferReport(profile="tiny", iteration=2, folds=[later, flat])
+    md = format_transfer(report)
+    assert md.startswith("Leave-one-family-out transfer, profile tiny (iteration 2;")
+    assert "| (a) | since iteration 0 |" in md
+    assert "| predicates | tmul | 12 (0) | 6 | 100% [100, 100] | 2/12 (16.7%) | +83.3 pp [" in md
+    row = next(ln for ln in md.splitlines() if ln.startswith("| predicates | tmul |"))
+    assert row.endswith("| +83.3 pp [+50.0, +100.0] (17% -> 100%) |"), row  # the change since iteration 0
+    assert "- since iteration 0 (judged folds, interval of the paired change): up on 1 of 2 (tmul), down on 0" in md
+    j, m = write_transfer(report, tmp_path)
+    assert (j.name, m.name) == report_files(2) == ("transfer-iter2.json", "transfer-iter2.md")
+    assert TransferReport.model_validate_json(j.read_text()) == report
+    assert result_file(0) == "fold.json" and result_file(2) == "fold-iter2.json"
+    # iteration 0's table has no such column, and its files keep their names
+    md0 = format_transfer(TransferReport(profile="tiny", folds=[fold_result(fold, first)]))  # type: ignore[arg-type]
+    assert "since iteration 0" not in md0 and report_files(0) == ("transfer.json", "transfer.md")
