@@ -392,7 +392,7 @@ async def trajectories(
     from burnqed_core.ebm.train import has_ebm
     from burnqed_core.search.engine import resolve_sampling
     from burnqed_core.search.job import SearchInterrupted, load_scorer, search_theorems
-    from burnqed_core.search.trajectories import trajectory_stats
+    from burnqed_core.search.trajectories import timeout_note, trajectory_stats
 
     scorer = load_scorer(ebm_dir, policy) if ebm_dir is not None and has_ebm(ebm_dir) else None
     runs = [("search", None)]
@@ -420,7 +420,8 @@ async def trajectories(
                      f"{st.positive} positive / {st.negative} negative labels, "
                      f"{st.candidates_avg or 0:.1f} unique candidates per expansion"
                      + (f" ({st.automation_tried} automation candidates tried, {st.proved_with_automation} proofs "
-                        f"use one)" if st.automation_tried else ""))
+                        f"use one)" if st.automation_tried else "")
+                     + (f"; {timeout_note(st)}" if st.timeouts else ""))
     return StageResult(stage="trajectories", iteration=iteration, path=str(out_dir), summary="; ".join(lines),
                        metrics=metrics)
 
@@ -435,7 +436,7 @@ def merge_trajectories(profile: Profile, iteration: int, shard_dirs: Sequence[Pa
     the parts of one output (hard links: no copy), written aside and renamed; a theorem in two shards is an
     error."""
     from burnqed_core.search.merge import merge_search_outputs
-    from burnqed_core.search.trajectories import trajectory_stats
+    from burnqed_core.search.trajectories import timeout_note, trajectory_stats
 
     names = sorted({p.name for d in shard_dirs for p in trajectory_outputs(d)})
     lines, metrics = [], {}
@@ -445,7 +446,8 @@ def merge_trajectories(profile: Profile, iteration: int, shard_dirs: Sequence[Pa
         metrics[name.removesuffix(".traj")] = st.model_dump(mode="json")
         lines.append(f"{name.removesuffix('.traj')}: proved {st.proved}/{st.theorems}, {st.nodes} nodes, "
                      f"{st.positive} positive / {st.negative} negative labels, "
-                     f"{st.candidates_avg or 0:.1f} unique candidates per expansion")
+                     f"{st.candidates_avg or 0:.1f} unique candidates per expansion"
+                     + (f"; {timeout_note(st)}" if st.timeouts else ""))
     metrics["shards"] = len(shard_dirs)
     return StageResult(stage="trajectories", iteration=iteration, path=str(out_dir),
                        summary="; ".join(lines) + f" ({len(shard_dirs)} shard(s))", metrics=metrics)

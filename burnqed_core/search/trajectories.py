@@ -159,6 +159,8 @@ class TrajectoryStats(BaseModel):
     candidates_max: int | None = None
     automation_tried: int | None = Field(None, description="automation candidates tried (not sampled by the policy)")
     proved_with_automation: int = Field(0, description="proofs with a step only the automation proposed")
+    timeouts: int = Field(0, description="searches stopped by the per-theorem time cap (search.timeout_s): their "
+                          "outcome depends on the machine's speed, not on the node budget alone")
 
     @property
     def solve_rate(self) -> float:
@@ -200,6 +202,7 @@ def trajectory_stats(path: str | Path) -> TrajectoryStats:
             candidates_max=max((r.candidates_max for r in searched), default=0),
             automation_tried=sum(r.automation_tried for r in results),
             proved_with_automation=sum(r.proved and "automation" in r.proof_sources for r in results),
+            timeouts=sum(r.stop == "timeout" for r in results),
         )
     names = table.column("theorem").to_pylist() if table.num_rows else []
     proved_col = table.column("proved").to_pylist() if table.num_rows else []
@@ -237,7 +240,18 @@ def format_stats(stats: TrajectoryStats) -> str:
     if stats.automation_tried:
         lines.append(f"automation    {stats.automation_tried} automation candidates tried; "
                      f"{stats.proved_with_automation} of {stats.proved} proofs use one")
+    if stats.timeouts:
+        lines.append(f"timeouts      {timeout_note(stats)}")
     return "\n".join(lines)
+
+
+def timeout_note(stats: TrajectoryStats) -> str:
+    """``2 searches stopped at the time cap (search.timeout_s), not the node budget: machine-dependent``, or
+    "" when none did."""
+    if not stats.timeouts:
+        return ""
+    return (f"{stats.timeouts} search{'es' if stats.timeouts > 1 else ''} stopped at the time cap "
+            "(search.timeout_s), not the node budget: machine-dependent")
 
 
 # -- run record -------------------------------------------------------------------

@@ -27,6 +27,7 @@ from burnqed_core.search.trajectories import (
     format_stats,
     model_identity,
     read_run_record,
+    timeout_note,
     trajectory_stats,
     write_part,
 )
@@ -88,6 +89,18 @@ def test_stats(tmp_path: Path) -> None:
     assert s.time_s == pytest.approx(4.5) and s.expansions == 7
     text = format_stats(s)
     assert "proved        2 (50.0%)" in text and "min 2  avg 3.00  max 4" in text and "1 start" in text
+    assert s.timeouts == 0 and "timeouts" not in text and timeout_note(s) == ""
+    # a search the time cap stopped is counted and named: its outcome is the machine's, not the budget's
+    capped = tmp_path / "capped.parquet"
+    w = TrajectoryWriter(capped, flush_every=10)
+    w.add(outcome("a", 3, True))
+    slow = outcome("b", 4, False)
+    w.add(SearchOutcome(slow.result.model_copy(update={"stop": "timeout"}), slow.records))
+    w.close()
+    sc = trajectory_stats(capped)
+    assert (sc.theorems, sc.proved, sc.timeouts) == (2, 1, 1)
+    assert ("timeouts      1 search stopped at the time cap (search.timeout_s), not the node budget: "
+            "machine-dependent") in format_stats(sc)
     # a single plain Parquet file of records: row-based figures only
     single = tmp_path / "one.parquet"
     pq.write_table(read_trajectory_table(out), single)
