@@ -202,8 +202,9 @@ def loop(
     work_dir: Annotated[Path | None, typer.Option("--work-dir", help="outputs (default: paths.work_dir)")] = None,
     profile: ProfileOpt = "tiny",
     until: Annotated[str | None, typer.Option(
-        "--until", help="stop each iteration after this stage and the stages it needs (e.g. eval_report: no "
-                        "trajectories at iteration 0)")] = None,
+        "--until", help="stop each iteration after this stage and the stages it needs, plus what later "
+                        "iterations read from it (e.g. eval_report with --iterations 0: no trajectories; with "
+                        "0,1: iteration 0's trajectories, which iteration 1 trains on)")] = None,
     last_until: Annotated[str | None, typer.Option(
         "--last-until", help="stop the last iteration after this stage and the stages it needs instead (e.g. "
                              "eval_report: its trajectories, which only the next iteration reads, are left to the "
