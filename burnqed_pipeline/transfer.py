@@ -129,8 +129,12 @@ def transfer(
                 def summary_at(n: int, fold_prof: Profile = fold_prof, layout: BaseLayout = layout) -> EvalSummary:
                     return read_summary(set_out(layout.iteration(n).eval, fold_prof, fold_prof.data.benchmark))
 
-                r = fold_result(f, summary_at(iteration), summary_at(0) if iteration else None)
+                first = summary_at(0)
+                r = fold_result(f, summary_at(iteration), first) if iteration else fold_result(f, first)
                 (fold_dir / result_name).write_text(r.model_dump_json(indent=1) + "\n", encoding="utf-8")
+                if iteration:  # iteration 0's result as this run left it (its eval is a stage of the run too)
+                    (fold_dir / result_file(0)).write_text(fold_result(f, first).model_dump_json(indent=1) + "\n",
+                                                           encoding="utf-8")
                 results.append(r)
                 # the table so far: an interrupted run keeps what its finished folds measured
                 write_transfer(TransferReport(profile=prof.name, iteration=iteration, folds=results,

@@ -95,5 +95,5 @@ async def test_a_transfer_fold_through_dagster(tmp_path: Path, lean_pool: object
     assert later.versus_iteration0 is not None and later.versus_iteration0.before == fold.prover.value
     assert (out / "transfer-iter1.md").read_text().startswith("Leave-one-family-out transfer, profile")
     assert "since iteration 0" in (out / "transfer-iter1.md").read_text()
-    assert FoldResult.model_validate_json((out / "tmul" / RESULT_FILE).read_text()) == fold
+    assert FoldResult.model_validate_json((out / "tmul" / RESULT_FILE).read_text()) == fold  # rewritten, the same
     assert "since iteration 0" not in (out / "transfer.md").read_text()
