@@ -130,8 +130,10 @@ def corpus_families(profile: Profile, corpus: Sequence[Theorem]) -> dict[str, li
 
 def plan_folds(profile: Profile, corpus: Sequence[Theorem], *, families: Sequence[str] = (),
                techniques: Sequence[str] = ()) -> list[Fold]:
-    """One fold per corpus family (in family order), restricted to ``families`` and/or to the families of
-    ``techniques`` when given. Unknown names are a `DataError` naming what exists."""
+    """One fold per corpus family, restricted to ``families`` and/or to the families of ``techniques`` when
+    given: the named families first, in the order given (a planned order is run as planned), then those of
+    the techniques, in family order; every family when neither is given. Unknown names are a `DataError`
+    naming what exists."""
     from burnqed_core.data.canonical import find_twins
     from burnqed_core.data.catalogue import technique_of
 
@@ -145,8 +147,9 @@ def plan_folds(profile: Profile, corpus: Sequence[Theorem], *, families: Sequenc
     if bad:
         raise DataError(f"transfer: techniques {bad} have no family in the corpus; it has "
                         f"{', '.join(sorted(known_techniques))}")
-    chosen = [f for f in sorted(by_family)
-              if (not families and not techniques) or f in families or technique_of(f) in techniques]
+    named = list(dict.fromkeys(families))
+    chosen = named + [f for f in sorted(by_family) if f not in named
+                      and ((not families and not techniques) or technique_of(f) in techniques)]
     folds = []
     for fam in chosen:
         held = by_family[fam]

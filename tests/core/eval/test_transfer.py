@@ -52,6 +52,10 @@ def test_one_fold_per_family_with_its_technique_and_twins_left_out() -> None:
     # restricted by family and by technique
     assert [f.family for f in plan_folds(prof, _corpus(), families=["onat"])] == ["onat"]
     assert [f.family for f in plan_folds(prof, _corpus(), techniques=["predicates"])] == ["tmul", "treach", "tsort"]
+    # named families run in the order given (a plan registered in advance), then the techniques' in name order
+    assert [f.family for f in plan_folds(prof, _corpus(), families=["tsort", "onat", "tsort"])] == ["tsort", "onat"]
+    assert [f.family for f in plan_folds(prof, _corpus(), families=["tsort"], techniques=["predicates"])] == [
+        "tsort", "tmul", "treach"]
     with pytest.raises(DataError, match=r"\['nope'\] are not in the corpus"):
         plan_folds(prof, _corpus(), families=["nope"])
     with pytest.raises(DataError, match=r"techniques \['structures'\] have no family"):
