@@ -44,10 +44,9 @@ def transfer(
     and transfer.json (transfer-iterN.* when read at iteration N)."""
     from dagster import DagsterInstance
 
-    from burnqed_core.config import Profile, load_profile
+    from burnqed_core.config import load_profile
     from burnqed_core.eval.report import read_summary
     from burnqed_core.eval.steps import set_out
-    from burnqed_core.eval.summary import EvalSummary
     from burnqed_core.eval.transfer import (
         Fold,
         FoldResult,
@@ -125,16 +124,13 @@ def transfer(
                     continue
                 fold_prof = load_profile(path)
                 layout = BaseLayout(root=Path(fold_prof.paths.work_dir))
-
-                def summary_at(n: int, fold_prof: Profile = fold_prof, layout: BaseLayout = layout) -> EvalSummary:
-                    return read_summary(set_out(layout.iteration(n).eval, fold_prof, fold_prof.data.benchmark))
-
-                first = summary_at(0)
-                r = fold_result(f, summary_at(iteration), first) if iteration else fold_result(f, first)
+                evals = [read_summary(set_out(layout.iteration(n).eval, fold_prof, fold_prof.data.benchmark))
+                         for n in sorted({0, iteration})]
+                at0 = fold_result(f, evals[0])
+                r = fold_result(f, evals[-1], evals[0]) if iteration else at0
                 (fold_dir / result_name).write_text(r.model_dump_json(indent=1) + "\n", encoding="utf-8")
                 if iteration:  # iteration 0's result as this run left it (its eval is a stage of the run too)
-                    (fold_dir / result_file(0)).write_text(fold_result(f, first).model_dump_json(indent=1) + "\n",
-                                                           encoding="utf-8")
+                    (fold_dir / result_file(0)).write_text(at0.model_dump_json(indent=1) + "\n", encoding="utf-8")
                 results.append(r)
                 # the table so far: an interrupted run keeps what its finished folds measured
                 write_transfer(TransferReport(profile=prof.name, iteration=iteration, folds=results,

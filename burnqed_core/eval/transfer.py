@@ -273,9 +273,9 @@ def format_transfer(report: TransferReport) -> str:
                      + (f" ({len(techniques) - len(judged)} more with no fold of {MIN_CLUSTERS}+ clusters)"
                         if len(judged) < len(techniques) else ""))
     if later:
-        moved = [f for f in folds if f.judged and f.versus_iteration0 is not None]
-        up = [f.family for f in moved if f.versus_iteration0 and f.versus_iteration0.change.low > 0]
-        down = [f.family for f in moved if f.versus_iteration0 and f.versus_iteration0.change.high < 0]
+        moved = [(f.family, f.versus_iteration0.change) for f in folds if f.judged and f.versus_iteration0]
+        up = [fam for fam, c in moved if c.low > 0]
+        down = [fam for fam, c in moved if c.high < 0]
         lines.append(f"- since iteration 0 (judged folds, interval of the paired change): up on {len(up)} of "
                      f"{len(moved)}" + (f" ({', '.join(up)})" if up else "") + f", down on {len(down)}"
                      + (f" ({', '.join(down)})" if down else ""))
