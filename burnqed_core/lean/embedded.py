@@ -23,7 +23,6 @@ import asyncio
 import logging
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from burnqed_core.lean.judge import (
     worker_header,
 )
 from burnqed_core.lean.lsp import LspWorker, Symbol, is_sorry_warning, process_rss_mb
+from burnqed_core.lean.scratch import make as make_scratch
 from burnqed_core.lean.source import STRICT_LINE, indent_tactic, preamble_text, proof_text
 from burnqed_core.lean.types import (
     BackendDied,
@@ -242,7 +242,7 @@ class EmbeddedBackend:
         inst: LeanInstall = require_installed(self.install_root)
         args = [f"-Dserver.reportDelayMs={self.config.embedded.report_delay_ms}", *self.worker_options(), "--worker"]
         # The worker sees the library (read-only) and this directory only.
-        self.scratch = tempfile.mkdtemp(prefix="burnqed-lean-scratch-")
+        self.scratch = make_scratch()
         env = dict(inst.env(), BURNQED_LEAN_SCRATCH=self.scratch)
         self.worker = LspWorker(inst.command(*args), env=env, timeout_s=self.config.embedded.request_timeout_s,
                                 cwd=self.scratch)
