@@ -11,12 +11,17 @@ process and serves every stage of the run.
 own running loop (a test session, a notebook) lend it to the pipeline: the
 stages then run on that loop, and the pipeline never closes what it did not
 start.
+
+A step interrupted while it waits for its coroutine (Dagster raises SIGINT/SIGTERM as an exception in the
+step's thread) cancels the coroutine: it does not go on unseen on the loop, holding a shard's lock and the
+Lean pool while the command stops or the step is retried.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
@@ -25,6 +30,12 @@ from typing import Any, TypeVar
 from burnqed_core.lean.types import ProofEnv
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+CANCEL_WAIT_S = 15.0
+"""How long an interrupted `AsyncRuntime.run` waits for its cancelled coroutine to end (a search saves what it
+finished; a Lean call is abandoned within `burnqed_core.lean.pool.CANCEL_GRACE_S`)."""
 
 
 class AsyncRuntime:
@@ -40,11 +51,30 @@ class AsyncRuntime:
         self.loop = loop
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the runtime's loop and wait for its result (from any other thread)."""
+        """Run ``coro`` on the runtime's loop and wait for its result (from any other thread). Interrupted while
+        waiting (an exception raised in this thread by a signal handler), cancel ``coro`` and wait up to
+        `CANCEL_WAIT_S` for it to end before the interruption goes on."""
         if self.loop.is_closed():
             coro.close()
             raise RuntimeError("the burnqed runtime loop is closed")
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+        started, ended = threading.Event(), threading.Event()
+
+        async def tracked() -> T:
+            started.set()
+            try:
+                return await coro
+            finally:
+                ended.set()
+
+        fut = asyncio.run_coroutine_threadsafe(tracked(), self.loop)
+        try:
+            return fut.result()
+        except BaseException:
+            # cancel() is False once the coroutine has ended (its own error is being raised)
+            if fut.cancel() and started.is_set() and not ended.wait(CANCEL_WAIT_S):
+                log.warning("an interrupted coroutine did not end %.0f s after its cancellation; left behind",
+                            CANCEL_WAIT_S)
+            raise
 
     def close(self) -> None:
         if self._borrowed or self.loop.is_closed():

@@ -1,20 +1,34 @@
 """A run stopped by a signal is told apart from a stage that failed (`burnqed_pipeline.cli._interrupted`):
 `burnqed loop` and `burnqed transfer` stop on the first (exit 130), while a failed transfer fold lets the
-others go on. Real in-process Dagster runs, with a real SIGINT sent to this process mid-step."""
+others go on. Real in-process Dagster runs, with a real SIGINT sent to this process mid-step; a sharded stage
+(search, eval) built by the pipeline's own factory, its shard steps with their retry policy."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import threading
 import time
+from collections.abc import Sequence
+from pathlib import Path
 
 import dagster as dg
 import pytest
 
 from burnqed_core.cli import main as core_main
+from burnqed_core.data.theorems import load_theorems
+from burnqed_core.loop.spec import Sharded, StageContext, StageSpec
+from burnqed_core.records import StageResult, Theorem
 from burnqed_core.search.job import SearchInterrupted
 from burnqed_pipeline.cli import RunInterrupted, _interrupted
+from burnqed_pipeline.defs.partitions import add_iteration
+from burnqed_pipeline.factory import sharded_asset
+from tests.pipeline.helpers import resources, step_keys
+from tests.pipeline.profiles import write_profile
+
+SEARCH_S = 45.0  # how long the interrupted shard's search would go on (a real one: minutes)
+STOPPED_WITHIN_S = 20.0  # a run of four steps stopped at the signal takes ~2 s; generous for a loaded box
 
 
 @dg.asset
@@ -71,3 +85,50 @@ def test_an_interrupted_command_exits_130(capsys: pytest.CaptureFixture[str], mo
         core_main(app)
     assert e.value.code == 130
     assert "interrupted at trajectories" in capsys.readouterr().err
+
+
+class _Searches:
+    """A sharded stage whose first shard sends SIGINT to this process (Ctrl-C of `burnqed loop` mid-search) and
+    then searches for `SEARCH_S` unless cancelled; the other shards finish at once."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+        self.cancelled: list[int] = []
+
+    async def shard(self, ctx: StageContext, theorems: Sequence[Theorem], work: Path) -> StageResult:
+        self.calls.append(len(self.calls))
+        if len(self.calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+            try:
+                await asyncio.sleep(SEARCH_S)
+            except asyncio.CancelledError:
+                self.cancelled.append(0)
+                raise
+        return StageResult(stage="searches", path=str(work), summary=f"{len(theorems)} searched")
+
+    def spec(self) -> StageSpec:
+        return StageSpec(name="searches", doc="searches in shards", out="trajectories", settings=(), shards=Sharded(
+            select=lambda ctx: load_theorems("bundled:benchmark")[:2], shard=self.shard,
+            merge=lambda ctx, dirs: StageResult(stage="searches", path=str(ctx.out), summary="merged"),
+            size=lambda profile: 1))
+
+
+def _run_sharded(tmp_path: Path, searches: _Searches, tags: dict[str, str]) -> tuple[dg.ExecuteInProcessResult, float]:
+    assert threading.current_thread() is threading.main_thread()
+    prof = write_profile(tmp_path / "profile.yaml", {"paths.work_dir": str(tmp_path / "work")})
+    with dg.DagsterInstance.ephemeral() as instance:
+        add_iteration(instance, 0)
+        t0 = time.monotonic()
+        result = dg.materialize([sharded_asset(searches.spec())], instance=instance, resources=resources(prof),
+                                partition_key="0", raise_on_error=False, tags=tags)
+        return result, time.monotonic() - t0
+
+
+def test_a_sigint_mid_shard_of_another_run_is_retried_at_once(tmp_path: Path) -> None:
+    """Dagster retries an interrupted shard step (its retry policy); the retried shard no longer waits for the
+    interrupted attempt's search, which held the shard's lock, to end: that search was cancelled."""
+    searches = _Searches()
+    result, took = _run_sharded(tmp_path, searches, {})
+    assert result.success and took < STOPPED_WITHIN_S, took
+    assert step_keys(result, "STEP_UP_FOR_RETRY") == ["searches.searches_shard[shard_00000]"]
+    assert searches.cancelled == [0] and len(searches.calls) == 3  # shard 1, shard 2, shard 1 again
