@@ -141,6 +141,7 @@ def materialize_stages(
 
     from burnqed_pipeline.definitions import defs
     from burnqed_pipeline.defs.partitions import add_iteration
+    from burnqed_pipeline.stage import COMMAND_TAG
 
     definitions = defs()
     graph = definitions.resolve_asset_graph()
@@ -162,7 +163,7 @@ def materialize_stages(
         selection = selection if selection is not None else dg.AssetSelection.groups(group)
         result = dg.materialize(assets, instance=instance, resources=resources, partition_key=partition,
                                 selection=selection, run_config=run_config,
-                                raise_on_error=False, tags={"burnqed/command": "loop"})
+                                raise_on_error=False, tags={COMMAND_TAG: "loop"})
         mats = {}
         for ev in result.get_asset_materialization_events():
             m = ev.event_specific_data.materialization

@@ -34,10 +34,12 @@ from burnqed_pipeline.stage import (
     first_served,
     logs_to,
     progress,
+    refuse_if_interrupted,
     result,
     searched_progress,
     shard_workers,
     stage,
+    stops_the_run,
     training_progress,
     worker_name,
 )
@@ -63,6 +65,7 @@ def _first_of_iteration(spec: StageSpec) -> bool:
 
 def stage_context(context: Any, spec: StageSpec) -> tuple[Resolved, StageContext]:
     """The spec's inputs resolved for this partition and the context its functions receive."""
+    refuse_if_interrupted(context)
     st = stage(context.resources.profile.load())
     n = partition_iteration(context) if spec.partitioned else None
     if n is not None and _first_of_iteration(spec):
@@ -191,7 +194,8 @@ def sharded_asset(spec: StageSpec) -> dg.AssetsDefinition:
     @dg.op(name=f"{spec.name}_shard", required_resource_keys=RESOURCES, retry_policy=SHARD_RETRY,
            tags=op_tags(spec), pool=GPU_POOL if spec.gpu else None)
     def shard_op(context, shard: ShardSpec) -> dg.Output[ShardResult]:
-        out = _shard_step(context, spec, shard)
+        with stops_the_run(context):  # not retried when a signal stops the command
+            out = _shard_step(context, spec, shard)
         return dg.Output(out, metadata={"worker": out.worker or "", "skipped": out.skipped, "seconds": out.seconds,
                                         "theorems": len(out.theorems)})
 

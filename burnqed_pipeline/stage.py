@@ -1,6 +1,7 @@
 """What every asset body shares: the profile and run layout, burnqed's logs
-routed to ``context.log``, periodic progress of long stages, and the
-`MaterializeResult` built from a `StageResult`."""
+routed to ``context.log``, periodic progress of long stages, the
+`MaterializeResult` built from a `StageResult`, and how a signal stops a run
+of a burnqed command."""
 
 from __future__ import annotations
 
@@ -22,7 +23,15 @@ from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.records import StageResult
 from burnqed_pipeline.metadata import stage_metadata
 
+log = logging.getLogger(__name__)
+
 PROGRESS_EVERY_S = 20.0
+
+COMMAND_TAG = "burnqed/command"
+"""The tag of the runs that ``burnqed loop`` and ``burnqed transfer`` materialise in their own process
+(`burnqed_pipeline.cli.materialize_stages`): a SIGINT/SIGTERM there is meant for the command, which stops."""
+
+_interrupted_runs: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,30 @@ def progress(context: dg.OpExecutionContext, report: Callable[[], str | None],
     finally:
         stop.set()
         t.join(timeout=5)
+
+
+@contextlib.contextmanager
+def stops_the_run(context: Any) -> Iterator[None]:
+    """In a run of a burnqed command (`COMMAND_TAG`), a signal that interrupts the block fails the step for good
+    and marks the run interrupted (`refuse_if_interrupted`). Dagster would retry an interrupted step that has a
+    retry policy (the shard steps have one): the command would go on with the next shard instead of stopping.
+    Elsewhere (a Celery worker or Kubernetes pod running one step, where the signal preempts that step) the
+    interruption is left to Dagster and the retry policy."""
+    if COMMAND_TAG not in context.run.tags:
+        yield
+        return
+    try:
+        yield
+    except (dg.DagsterExecutionInterruptedError, KeyboardInterrupt) as e:
+        _interrupted_runs.add(context.run_id)
+        log.warning("run %s interrupted: its remaining steps will not start", context.run_id[:8])
+        raise dg.Failure("interrupted by a signal; run the command again to continue", allow_retries=False) from e
+
+
+def refuse_if_interrupted(context: Any) -> None:
+    """Fail at once a step of a run that a signal interrupted (`stops_the_run`): the run ends within moments."""
+    if context.run_id in _interrupted_runs:
+        raise dg.Failure("not started: a signal interrupted this run", allow_retries=False)
 
 
 def searched_progress(out_dir: Path, total: int) -> Callable[[], str | None]:

@@ -24,6 +24,7 @@ from burnqed_core.search.job import SearchInterrupted
 from burnqed_pipeline.cli import RunInterrupted, _interrupted
 from burnqed_pipeline.defs.partitions import add_iteration
 from burnqed_pipeline.factory import sharded_asset
+from burnqed_pipeline.stage import COMMAND_TAG
 from tests.pipeline.helpers import resources, step_keys
 from tests.pipeline.profiles import write_profile
 
@@ -124,9 +125,24 @@ def _run_sharded(tmp_path: Path, searches: _Searches, tags: dict[str, str]) -> t
         return result, time.monotonic() - t0
 
 
+def test_a_sigint_mid_shard_stops_the_command_s_run(tmp_path: Path) -> None:
+    """A run of `burnqed loop`/`transfer`: the interrupted shard step is not retried (Dagster retries an
+    interrupted step that has a retry policy), the next shard never starts, and the interrupted search is
+    cancelled rather than left running on the runtime loop."""
+    searches = _Searches()
+    result, took = _run_sharded(tmp_path, searches, {COMMAND_TAG: "loop"})
+    assert not result.success and took < STOPPED_WITHIN_S, took
+    assert _interrupted(result)
+    assert step_keys(result, "STEP_UP_FOR_RETRY") == []
+    assert searches.calls == [0] and searches.cancelled == [0]
+    failed = step_keys(result, "STEP_FAILURE")
+    assert "searches.searches_shard[shard_00000]" in failed and "searches.searches_shard[shard_00001]" in failed
+
+
 def test_a_sigint_mid_shard_of_another_run_is_retried_at_once(tmp_path: Path) -> None:
-    """Dagster retries an interrupted shard step (its retry policy); the retried shard no longer waits for the
-    interrupted attempt's search, which held the shard's lock, to end: that search was cancelled."""
+    """A run not started by a burnqed command (a step of a Celery or Kubernetes run, where the signal preempts
+    that step) keeps Dagster's retry; the retried shard no longer waits for the interrupted attempt's search,
+    which held the shard's lock, to end: that search was cancelled."""
     searches = _Searches()
     result, took = _run_sharded(tmp_path, searches, {})
     assert result.success and took < STOPPED_WITHIN_S, took
