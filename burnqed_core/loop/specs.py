@@ -268,6 +268,10 @@ def _merge_eval(ctx: StageContext, shard_dirs: Sequence[Path]) -> StageResult:
 
 # priority 1: in one run the report goes before the iteration's trajectory search (only iteration N+1 reads
 # that), so whoever watches the run sees the eval first.
+# The whole `search` section, though the eval replaces `max_nodes` and `timeout_s` (eval.budgets,
+# eval.timeout_s) and never reads `noisy_pass`: baseline (c)'s cache key (eval/structural.py) hashes the search
+# settings as a whole, and a narrower view would dump fewer of them and miss every cached and shipped (c) file.
+# The price: changing one of those three re-runs the evals.
 EVAL_REPORT = StageSpec(
     name="eval_report", out="eval", gpu=True, kinds=frozenset({"markdown"}), eager=True, priority=1,
     doc="Solve rate per node budget (hard split apart), the automation-only baseline, theorems newly solved "
