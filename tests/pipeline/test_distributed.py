@@ -154,6 +154,8 @@ def test_a_worker_killed_mid_shard_is_replaced_by_the_other_and_the_shard_resume
         time.sleep(0.5)
     assert left == [], f"the killed worker left {[(p.pid, p.name()) for p in left]} (its Lean process?)"
     saved = len(finished_theorems(shards.partial_dir(root, shard) / "search.traj"))  # all it wrote before dying
+    planned = len(shards.read_plan(root).shards[shard])  # type: ignore[union-attr]
+    assert not shards.shard_dir(root, shard).exists() and saved < planned, "the shard ended before the kill"
     run_id, ok = h.finish(proc, log)
     assert ok, log.read_text()[-4000:]
     # Dagster's retry policy of the shard step sent it again; it ran on the surviving worker ...
@@ -163,7 +165,6 @@ def test_a_worker_killed_mid_shard_is_replaced_by_the_other_and_the_shard_resume
     # ... and resumed: the theorems saved before the kill were not searched again
     rec = read_run_record(shards.shard_dir(root, shard) / "search.traj")
     assert rec is not None and len(rec.sessions) == 2
-    planned = len(shards.read_plan(root).shards[shard])  # type: ignore[union-attr]
     assert rec.sessions[-1].theorems_written == planned - saved < planned
     assert h.outputs(ref.work) == h.reference_outputs(ref)
     print(f"worker {victim.name} SIGKILLed with {saved}/{planned} theorems of shard {shard} saved: retried on {other}, "
