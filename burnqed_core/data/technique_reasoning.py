@@ -26,8 +26,10 @@ its own and asks for proofs by one technique, in several surface forms:
   ``Bag α``) with user ``map``/``size``/``sum``/``flip`` and a flattening
   ``toL t acc``: functor laws (map id, map composition), size preservation,
   ``toL`` commuting with ``List.map``, length and sum facts, flip laws, by
-  ``cases``/``rcases``/``induction t with`` (``generalizing acc`` for ``toL``)
-  and ``simp [defs, *]``;
+  ``cases``/``rcases``/``induction t`` with bullets (``generalizing acc`` for
+  ``toL``), ``rename_i`` for the hypotheses a case names, and ``simp [defs, *]``:
+  the user constructors (``leaf``, ``node``, renamed per theorem) are never
+  printed before the split, so no step names them (2026-11-27);
 * ``twf``: **well-founded and mutual recursion**: ``def``s with
   ``termination_by``/``decreasing_by`` (digit count, a triangular sum,
   division by repeated subtraction) proved by ``fun_induction`` (with and
@@ -515,11 +517,13 @@ def bput {A : Type} (a : A) : Bag A → Bag A
   | .bag xs => .bag (a :: xs)"""
 
 
-BAG_INJ = "cases b with\n| bag xs =>\n  simp only [bmap, Bag.bag.injEq]\n"
+BAG_INJ = ("cases b", "rename_i xs", "simp only [bmap, Bag.bag.injEq]")
 
 
-def _tree_ind(step: str) -> str:
-    return f"induction t with\n| leaf => rfl\n| node l x r ihl ihr => {step}"
+def _tree_ind(step: str) -> tuple[str, ...]:
+    """Induction on a user tree, the constructors left unnamed (the state prints none of them), the
+    induction hypotheses used through ``*``."""
+    return ("induction t", "· rfl", f"· {step}")
 
 
 def _poly_fixed() -> list[Instance]:
@@ -530,7 +534,7 @@ def _poly_fixed() -> list[Instance]:
     bag = namespaced("BqPoBag", BAG_DEFS)
     return [
         Instance("maybe_id", "(α : Type) (o : Maybe α) : mmap id o = o",
-                 ("cases o with\n| nothing => rfl\n| just a => rfl",), mb),
+                 ("cases o", "all_goals rfl"), mb),
         Instance("maybe_comp",
                  "(α β γ : Type) (f : α → β) (g : β → γ) (o : Maybe α) : mmap g (mmap f o) = mmap (fun x => g (f x)) o",
                  ("cases o <;> rfl",), mb),
@@ -546,41 +550,40 @@ def _poly_fixed() -> list[Instance]:
         Instance("duo_id", "(α β : Type) (p : Duo α β) : dmap id id p = p", ("rcases p with ⟨a, b⟩", "rfl"), duo),
         Instance("duo_fst", "(α β γ : Type) (f : α → γ) (p : Duo α β) : dfst (dmap f id p) = f (dfst p)",
                  ("rcases p with ⟨a, b⟩", "simp [dmap, dfst]"), duo),
-        Instance("tr_id", "(α : Type) (t : Tr α) : tmap id t = t", (_tree_ind("simp [tmap, ihl, ihr]"),), tr),
+        Instance("tr_id", "(α : Type) (t : Tr α) : tmap id t = t", _tree_ind("simp [tmap, *]"), tr),
         Instance("tr_comp",
                  "(α β γ : Type) (f : α → β) (g : β → γ) (t : Tr α) : tmap g (tmap f t) = tmap (fun x => g (f x)) t",
-                 (_tree_ind("simp [tmap, ihl, ihr]"),), tr),
+                 _tree_ind("simp [tmap, *]"), tr),
         Instance("tr_size_map", "(α β : Type) (f : α → β) (t : Tr α) : tsize (tmap f t) = tsize t",
                  ("induction t", "· rfl", "· simp [tmap, tsize, *]"), tr),
         Instance("tr_toL_map",
                  "(α β : Type) (f : α → β) (t : Tr α) (acc : List α) : "
                  "toL (tmap f t) (List.map f acc) = List.map f (toL t acc)",
-                 ("induction t generalizing acc with\n| leaf => rfl\n| node l x r ihl ihr =>\n"
-                  "  simp only [tmap, toL]\n  rw [ihr, ← List.map_cons, ihl]",), tr),
+                 ("induction t generalizing acc", "· rfl",
+                  "· rename_i ihl ihr\n  simp only [tmap, toL]\n  rw [ihr, ← List.map_cons, ihl]"), tr),
         Instance("tr_length", "(α : Type) (t : Tr α) (acc : List α) : (toL t acc).length = tsize t + acc.length",
-                 ("induction t generalizing acc with\n| leaf => simp [toL, tsize]\n"
-                  "| node l x r ihl ihr => simp only [toL, tsize, ihl, ihr, List.length_cons]; omega",), tr),
-        Instance("tr_flip_flip", "(α : Type) (t : Tr α) : tflip (tflip t) = t", (_tree_ind("simp [tflip, ihl, ihr]"),),
+                 ("induction t generalizing acc", "· simp [toL, tsize]",
+                  "· simp only [toL, tsize, List.length_cons, *]\n  omega"), tr),
+        Instance("tr_flip_flip", "(α : Type) (t : Tr α) : tflip (tflip t) = t", _tree_ind("simp [tflip, *]"),
                  tr),
         Instance("tr_size_flip", "(α : Type) (t : Tr α) : tsize (tflip t) = tsize t",
-                 (_tree_ind("simp only [tflip, tsize, ihl, ihr]; omega"),), tr),
+                 _tree_ind("simp only [tflip, tsize, *]; omega"), tr),
         Instance("tr_map_flip", "(α β : Type) (f : α → β) (t : Tr α) : tmap f (tflip t) = tflip (tmap f t)",
-                 (_tree_ind("simp [tmap, tflip, ihl, ihr]"),), tr),
+                 _tree_ind("simp [tmap, tflip, *]"), tr),
         Instance("tr_sum_toL",
                  "(α : Type) (f : α → Nat) (t : Tr α) (acc : List α) : "
                  "(List.map f (toL t acc)).sum = tsum f t + (List.map f acc).sum",
-                 ("induction t generalizing acc with\n| leaf => simp [toL, tsum]\n| node l x r ihl ihr =>\n"
-                  "  simp only [toL, tsum, ihl, ihr, List.map_cons, List.sum_cons]\n  omega",), tr),
+                 ("induction t generalizing acc", "· simp [toL, tsum]",
+                  "· simp only [toL, tsum, List.map_cons, List.sum_cons, *]\n  omega"), tr),
         Instance("tr_sum_flip", "(α : Type) (f : α → Nat) (t : Tr α) : tsum f (tflip t) = tsum f t",
-                 (_tree_ind("simp only [tflip, tsum, ihl, ihr]; omega"),), tr),
+                 _tree_ind("simp only [tflip, tsum, *]; omega"), tr),
         Instance("bag_size", "(α β : Type) (f : α → β) (b : Bag α) : bsize (bmap f b) = bsize b",
-                 ("cases b with\n| bag xs =>\n  simp only [bmap, bsize]\n"
-                  "  induction xs <;> simp [lmap, llen, *]",), bag),
+                 ("cases b", "rename_i xs", "simp only [bmap, bsize]", "induction xs <;> simp [lmap, llen, *]"), bag),
         Instance("bag_id", "(α : Type) (b : Bag α) : bmap id b = b",
-                 (BAG_INJ + "  induction xs <;> simp [lmap, *]",), bag),
+                 (*BAG_INJ, "induction xs <;> simp [lmap, *]"), bag),
         Instance("bag_comp",
                  "(α β γ : Type) (f : α → β) (g : β → γ) (b : Bag α) : bmap g (bmap f b) = bmap (fun x => g (f x)) b",
-                 (BAG_INJ + "  induction xs <;> simp [lmap, *]",), bag),
+                 (*BAG_INJ, "induction xs <;> simp [lmap, *]"), bag),
         Instance("bag_put", "(α β : Type) (f : α → β) (a : α) (b : Bag α) : bmap f (bput a b) = bput (f a) (bmap f b)",
                  ("cases b", "rfl"), bag),
         Instance("bag_put_size", "(α : Type) (a : α) (b : Bag α) : bsize (bput a b) = bsize b + 1",
@@ -603,16 +606,16 @@ def _polymorphic(rng: random.Random) -> list[Instance]:
     out.append(Instance(f"maybe_add_{j}_{k}",
                         f"(o : Maybe Nat) : mmap (fun x => x + {j}) (mmap (fun x => x + {k}) o) = "
                         f"mmap (fun x => x + {j + k}) o",
-                        ("cases o with\n| nothing => rfl\n| just a => simp [mmap]",), mb))
+                        ("cases o", "· rfl", "· simp [mmap]"), mb))
     tr = namespaced("BqPoTr", TR_DEFS)
     k1, k2, k3 = rng.randint(2, 9), rng.randint(1, 9), rng.randint(2, 9)
     out.append(Instance(f"tr_const_{k1}", f"(t : Tr Nat) : tsum (fun _ => {k1}) t = {k1} * tsize t",
-                        (_tree_ind("simp only [tsum, tsize, ihl, ihr]; omega"),), tr))
+                        _tree_ind("simp only [tsum, tsize, *]; omega"), tr))
     out.append(Instance(f"tr_shift_{k2}",
                         f"(t : Tr Nat) : tsum id (tmap (fun x => x + {k2}) t) = tsum id t + {k2} * tsize t",
-                        (_tree_ind("simp only [tsum, tmap, tsize, id, ihl, ihr]; omega"),), tr))
+                        _tree_ind("simp only [tsum, tmap, tsize, id, *]; omega"), tr))
     out.append(Instance(f"tr_scale_{k3}", f"(t : Tr Nat) : tsum (fun x => {k3} * x) t = {k3} * tsum id t",
-                        (_tree_ind("simp only [tsum, id, ihl, ihr]; omega"),), tr))
+                        _tree_ind("simp only [tsum, id, *]; omega"), tr))
     return _distinct(out, per_preamble=True)
 
 

@@ -14,9 +14,11 @@ Each family teaches one technique, in several surface forms (preambles):
   ``combine``, a ``size``) with named ``instance``s on the user's own types (an
   inductive, a structure) and on ``Nat`` / ``List``. A lemma about a method
   applied to a concrete type is a lemma about the instance's definition: the
-  proofs unfold it with ``show``, ``rfl``, ``congrArg``, ``simp [instName]`` or
-  ``unfold``, and do induction over the user type where the instance is
-  recursive;
+  proofs unfold the method with ``simp only [Class.method]`` (the state prints
+  the method, never the instance or its definition; since 2026-11-27, see
+  `burnqed_core.data.visibility`), then the definition it exposes, ``rfl``,
+  ``congrArg``, and do induction over the user type (``induction s`` and
+  bullets: its constructors are not printed) where the instance is recursive;
 * ``tiff``: ``Iff`` goals between user definitions (a ``Bool``-valued function
   and a ``Prop``, ``f x = true ↔ ...``, membership-like predicates): proved by
   ``constructor`` and ``intro h`` on both sides, ``Iff.intro``, the anonymous
@@ -256,54 +258,48 @@ def _class(rng: random.Random) -> list[Instance]:
     si = namespaced("BqSized", SIZED_DEFS)
     out = [
         Instance("we_pos", "(s : Shape) : 0 < Weigh.weight s",
-                 ("show 0 < Shape.wt s", "induction s with\n| dot n => simp [Shape.wt]\n"
-                  "| pair a b iha ihb =>\n  simp only [Shape.wt]\n  omega"), we),
+                 ("simp only [Weigh.weight]", "induction s", "· simp [Shape.wt]",
+                  "· simp only [Shape.wt]\n  omega"), we),
         Instance("we_mirror", "(s : Shape) : Weigh.weight (Shape.mirror s) = Weigh.weight s",
-                 ("show Shape.wt (Shape.mirror s) = Shape.wt s",
-                  "induction s with\n| dot n => rfl\n| pair a b iha ihb =>\n"
-                  "  simp only [Shape.mirror, Shape.wt]\n  omega"), we),
+                 ("simp only [Weigh.weight]", "induction s", "· rfl",
+                  "· simp only [Shape.mirror, Shape.wt] at *\n  omega"), we),
         Instance("we_append", "(xs ys : List Shape) : Weigh.weight (xs ++ ys) = Weigh.weight xs + Weigh.weight ys",
-                 ("show sumW (xs ++ ys) = sumW xs + sumW ys",
+                 ("simp only [Weigh.weight]",
                   "induction xs with\n| nil => simp [sumW]\n| cons x xs ih =>\n"
                   "  simp only [List.cons_append, sumW, ih]\n  omega"), we),
         Instance("we_map_succ", "(xs : List Nat) : Weigh.weight (xs.map (· + 1)) = Weigh.weight xs + xs.length",
-                 ("unfold Weigh.weight weighList", "simp only",
+                 ("simp only [Weigh.weight]",
                   "induction xs with\n| nil => rfl\n| cons x xs ih =>\n"
-                  "  simp only [List.map, sumW, List.length, ih, weighNat]\n  omega"), we),
+                  "  simp only [List.map, sumW, List.length, ih, Weigh.weight]\n  omega"), we),
         Instance("me_neutral_left", "(p : Pt) : Merge.combine Merge.neutral p = p",
-                 ("obtain ⟨a, b⟩ := p", "show Pt.mk (0 + a) (0 + b) = Pt.mk a b", "simp"), me),
+                 ("obtain ⟨a, b⟩ := p", "simp [Merge.combine, Merge.neutral]"), me),
         Instance("me_comm", "(p q : Pt) : Merge.combine p q = Merge.combine q p",
-                 ("simp only [Merge.combine, mergePt]", "rw [Nat.add_comm (Pt.px p), Nat.add_comm (Pt.py p)]"), me),
+                 ("simp only [Merge.combine]", "simp only [Nat.add_comm]"), me),
         Instance("me_zero", "(p q : Pt) (h : Merge.combine p q = Merge.neutral) : Pt.px p = 0",
                  ("have h' : Pt.px p + Pt.px q = 0 := congrArg Pt.px h", "omega"), me),
         Instance("me_append", "(xs ys : List Nat) : mergeAll (xs ++ ys) = mergeAll xs + mergeAll ys",
-                 ("induction xs with\n| nil =>\n  show mergeAll ys = 0 + mergeAll ys\n  omega\n"
-                  "| cons x xs ih =>\n  show addN x (mergeAll (xs ++ ys)) = addN x (mergeAll xs) + mergeAll ys\n"
-                  "  simp only [addN]\n  omega",), me),
+                 ("induction xs", "· simp only [List.nil_append, mergeAll, Merge.neutral]\n  omega",
+                  "simp only [List.cons_append, mergeAll, Merge.combine]", "simp only [addN] at *", "omega"), me),
         Instance("si_graft", "(s t : Tree) : Sized.size t ≤ Sized.size (graft s t)",
-                 ("show nodes t ≤ nodes (graft s t)", "induction t with\n| leaf => simp [nodes]\n"
-                  "| node l x r ihl ihr =>\n  simp only [graft, nodes]\n  omega"), si),
+                 ("simp only [Sized.size]", "induction t", "· simp [nodes]",
+                  "· simp only [graft, nodes]\n  omega"), si),
         Instance("si_node", "(l r : Tree) (x : Nat) : Sized.size (Tree.node l x r) = Sized.size l + Sized.size r + 1",
-                 ("simp only [Sized.size, sizedTree, nodes]", "omega"), si),
+                 ("simp only [Sized.size]", "simp only [nodes]", "omega"), si),
     ]
     for k in _pick(rng, list(range(1, 10)), 2):
         out.append(Instance(f"we_bump_{k}",
                             f"(s : Shape) : Weigh.weight (Shape.bump {k} s) = Weigh.weight s + {k} * Shape.dots s",
-                            (f"show Shape.wt (Shape.bump {k} s) = Shape.wt s + {k} * Shape.dots s",
-                             "induction s with\n"
-                             f"| dot n =>\n  show n + {k} + 1 = n + 1 + {k} * 1\n  omega\n"
-                             "| pair a b iha ihb =>\n  simp only [Shape.bump, Shape.wt, Shape.dots]\n  omega"), we))
+                            ("simp only [Weigh.weight]", "induction s",
+                             "all_goals simp only [Shape.bump, Shape.wt, Shape.dots] at * <;> omega"), we))
     k = rng.randint(2, 5)
-    rhs = "0"
-    for _ in range(k):
-        rhs = f"addN n {rhs}" if rhs == "0" else f"addN n ({rhs})"
     out.append(Instance(f"me_replicate_{k}", f"(n : Nat) : mergeAll (List.replicate {k} n) = {k} * n",
-                        (f"show {rhs} = {k} * n", "simp only [addN]", "omega"), me))
+                        ("simp only [List.replicate, mergeAll, Merge.combine, Merge.neutral]", "simp only [addN]",
+                         "omega"), me))
     a, b = rng.randint(1, 9), rng.randint(1, 9)
     out.append(Instance(f"me_shift_{a}_{b}",
                         f"(p : Pt) : Pt.px (Merge.combine p ⟨{a}, {b}⟩) + Pt.py (Merge.combine p ⟨{a}, {b}⟩) = "
                         f"Pt.px p + Pt.py p + {a + b}",
-                        ("unfold Merge.combine mergePt", "simp only", "omega"), me))
+                        ("simp only [Merge.combine]", "omega"), me))
     return _distinct(out, per_preamble=True)
 
 
@@ -573,8 +569,8 @@ STRUCTURE_FAMILIES: list[Family] = [
            "cases/obtain/rcases on a value, projections, show, structure eta, congr 1, simp [f]/omega",
            _struct, technique="structures"),
     Family("tclass", "train", True,
-           "user type classes with named instances on user types, Nat and List: show/rfl/congrArg/"
-           "simp [inst]/unfold, induction over the user type where the instance is recursive",
+           "user type classes with named instances on user types, Nat and List: simp only [method]/rfl/congrArg, "
+           "induction over the user type where the instance is recursive",
            _class, technique="structures"),
     Family("tiff", "train", True,
            "Iff between Bool functions and Props on a user enum, structure, list-like inductive and tree: "

@@ -1,0 +1,142 @@
+"""The relation families (`burnqed_core.data.technique_relations`: ``tsub``, ``tle``): deterministic, distinct
+instances of several templates that survive renaming, and proofs that name no constructor, inductive type or
+definition of the preamble the goal does not show (checked statically here; Lean checks the proofs)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from burnqed_core.data.canonical import proof_skeleton
+from burnqed_core.data.families import FAMILIES, TECHNIQUES, Family, Instance
+from burnqed_core.data.generate_sets import SEED, SOURCE, family_theorems
+from burnqed_core.data.renaming import declared, identifiers, rename_instance, rename_text
+from burnqed_core.data.technique_families import TECHNIQUE_FAMILIES
+from burnqed_core.data.technique_relations import RELATION_FAMILIES
+from burnqed_core.records import Theorem
+
+CASES = [pytest.param(f, id=f.name) for f in RELATION_FAMILIES]
+
+
+def _instances(family: Family, seed: int = SEED) -> list[Instance]:
+    return family.generate(random.Random(f"{seed}:{family.name}"))
+
+
+def _template(key: str) -> str:
+    """The template of an instance: its key up to the first numeric part (``lit_3_1_0_101`` -> ``lit``)."""
+    parts = []
+    for part in key.split("_"):
+        if part[:1].isdigit():
+            break
+        parts.append(part)
+    return "_".join(parts)
+
+
+def _hidden_names(inst: Instance) -> set[str]:
+    """Preamble names the proof uses although the prover cannot see them: every constructor or inductive type
+    named anywhere in the proof (a construction goes by ``constructor``, an induction or inversion without
+    ``with`` alternatives, so none is ever needed), and every definition the statement does not mention."""
+    decl = declared(inst.preamble, inst.statement)
+    used = {name for step in inst.proof for name in identifiers(step)}
+    hidden = used & (set(decl.constructors) | set(decl.types))
+    hidden |= (used & set(decl.functions)) - set(identifiers(inst.statement))
+    for step in inst.proof:   # ``R.up``, ``.up``: a constructor reference, whatever its name
+        hidden |= {m.group(1) for t in decl.types for m in re.finditer(rf"\b{re.escape(t)}\.(\w+)", step)}
+        hidden |= {m.group(1) for m in re.finditer(r"(?<![\w.])\.(\w+)", step) if m.group(1) in decl.constructors}
+    return hidden
+
+
+def test_families_are_train_hard_predicates_with_names_of_their_own() -> None:
+    names = [f.name for f in RELATION_FAMILIES]
+    assert names == ["tsub", "tle"]
+    assert all(f.split == "train" and f.hard and f.description and f.technique == "predicates"
+               for f in RELATION_FAMILIES)
+    assert "predicates" in TECHNIQUES
+    assert not set(names) & {f.name for f in (*FAMILIES, *TECHNIQUE_FAMILIES)}
+
+
+@pytest.mark.parametrize("family", CASES)
+def test_generation_is_deterministic_and_distinct(family: Family) -> None:
+    first = _instances(family)
+    assert first == _instances(family)
+    assert 12 <= len(first) <= 18
+    assert len({i.key for i in first}) == len(first)
+    assert len({(i.preamble, i.statement) for i in first}) == len(first)
+    for inst in first:
+        assert 1 <= len(inst.proof) <= 8
+        assert all(step.strip() for step in inst.proof)
+        assert inst.preamble.startswith("namespace Bq")
+        assert "Prop where" in inst.preamble   # each declares an inductive predicate
+    other = _instances(family, SEED + 1)
+    assert [i.statement for i in other] != [i.statement for i in first]  # parameters vary with the seed
+    for seed in range(20):   # never too few or too many, whatever the draw
+        assert 12 <= len(family_theorems(family, seed)) <= 18
+
+
+@pytest.mark.parametrize("family", CASES)
+def test_several_templates(family: Family) -> None:
+    insts = _instances(family)
+    templates = {_template(i.key) for i in insts}
+    assert len(templates) >= 6, templates
+    assert len(templates) < len(insts)   # some template has several instances
+    theorems = [Theorem(name=f"{family.name}_{i.key}", statement=i.statement, preamble=i.preamble,
+                        split=family.split, source=SOURCE, family=family.name, proof=list(i.proof)) for i in insts]
+    assert len({proof_skeleton(t) for t in theorems}) >= 6
+    # the three techniques: rule induction / inversion on a hypothesis, construction by constructor
+    steps = " ".join(s for i in insts for s in i.proof)
+    for word in ("induction h", "cases h", "constructor"):
+        assert word in steps, word
+
+
+@pytest.mark.parametrize("family", CASES)
+def test_every_instance_survives_renaming(family: Family) -> None:
+    for inst in _instances(family):
+        renamed, mapping = rename_instance(inst, family.name, family.split, SEED)
+        before = declared(inst.preamble, inst.statement)
+        after = declared(renamed.preamble, renamed.statement)
+        assert before.types and before.constructors
+        # every declared name got a new name, and the renamed instance declares exactly the images
+        assert after.namespaces == (f"Bq_{family.name}_{inst.key}",)
+        for old, new in ((before.types, after.types), (before.constructors, after.constructors),
+                         (before.functions, after.functions)):
+            assert tuple(mapping[n] for n in old) == new
+            assert all(mapping[n] != n for n in old)
+        assert tuple((mapping[n], s) for n, s in before.variables) == after.variables
+        # names changed consistently: no old type/constructor/definition is left anywhere
+        gone = set(before.types) | set(before.constructors) | set(before.functions)
+        for old_text, new_text in zip((inst.preamble, inst.statement, *inst.proof),
+                                      (renamed.preamble, renamed.statement, *renamed.proof), strict=True):
+            assert not gone & set(identifiers(new_text)), new_text
+            assert len(identifiers(old_text)) == len(identifiers(new_text))
+        # injective and capture-free: the inverse map gives back the family's own text
+        inverse = {v: k for k, v in mapping.items()}
+        assert len(inverse) == len(mapping)
+        back = Instance(renamed.key, rename_text(renamed.statement, inverse),
+                        tuple(rename_text(s, inverse) for s in renamed.proof), rename_text(renamed.preamble, inverse))
+        assert back == inst
+        assert renamed == rename_instance(inst, family.name, family.split, SEED)[0]
+        assert not _hidden_names(renamed), (inst.key, _hidden_names(renamed))
+
+
+@pytest.mark.parametrize("family", CASES)
+def test_proofs_name_nothing_the_goal_hides(family: Family) -> None:
+    for seed in (SEED, SEED + 1, SEED + 2):
+        for inst in _instances(family, seed):
+            assert not _hidden_names(inst), (inst.key, _hidden_names(inst))
+            types = declared(inst.preamble, inst.statement).types
+            for step in inst.proof:
+                assert not any(f"{t}." in step for t in types), step
+                assert not re.search(r"\binduction\b[^\n]*\bwith\b|\bcases\b[^\n]*\bwith\b", step), step
+
+
+def test_the_style_check_catches_a_named_constructor() -> None:
+    inst = next(i for i in _instances(RELATION_FAMILIES[1]) if i.key.startswith("lit_"))
+    assert not _hidden_names(inst)
+    for bad in ("apply Lq.up", "exact .same _", "exact same _", "induction h with\n| same => rfl"):
+        assert _hidden_names(Instance(inst.key, inst.statement, (bad,), inst.preamble)), bad
+    # a definition the statement mentions may be unfolded; one it does not mention may not
+    sub = next(i for i in _instances(RELATION_FAMILIES[0]) if i.key.startswith("wsum_"))
+    assert not _hidden_names(sub)
+    assert _hidden_names(Instance(sub.key, sub.statement, ("simp only [keepGe]",), sub.preamble)) == {"keepGe"}
