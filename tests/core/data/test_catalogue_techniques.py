@@ -60,7 +60,7 @@ def test_families_are_train_hard_and_in_the_catalogue(group: str) -> None:
     families = GROUPS[group]
     names = [f.name for f in families]
     assert all(f in ALL_FAMILIES for f in families)
-    assert 4 <= len(families) <= 6 or group == "relations" and names == ["tsub", "tle"]
+    assert 4 <= len(families) <= 6 or (group == "relations" and names == ["tsub", "tle"])
     assert len(set(names)) == len(names)
     others = {f.name for f in FAMILIES} | {f.name for g, fs in GROUPS.items() if g != group for f in fs}
     assert not set(names) & others
