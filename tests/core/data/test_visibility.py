@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import random
+
 import polars as pl
 import pytest
 
 from burnqed_core.data.catalogue import BY_NAME
-from burnqed_core.data.generate_sets import family_theorems
+from burnqed_core.data.generate_sets import SEED, family_theorems
+from burnqed_core.data.renaming import declared, identifiers
 from burnqed_core.data.visibility import declared_names, family_rows, format_rows, main, unseen_names
 from burnqed_core.lean.pool import LeanPool
 from burnqed_core.lean.tracing import trace_theorems
@@ -119,11 +122,6 @@ NAMED: dict[str, set[str]] = {"tsort": {"empty", "single", "link"}, "treach": {"
 def test_rewritten_families_name_no_other_constructor(family: str) -> None:
     """A static guard for the state-visible style (the Lean check above is per theorem and slow): the proofs of
     the families rewritten on 2026-11-27 name no constructor of their own types beyond `NAMED`."""
-    import random
-
-    from burnqed_core.data.generate_sets import SEED
-    from burnqed_core.data.renaming import declared, identifiers
-
     insts = BY_NAME[family].generate(random.Random(f"{SEED}:{family}"))
     named = {n for i in insts for s in i.proof for n in identifiers(s)
              if n in declared(i.preamble, i.statement).constructors}
