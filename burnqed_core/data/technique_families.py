@@ -19,7 +19,11 @@ the state, never the preamble, and every theorem renames its constructors, so
 ``exact Sorted.link _ _ _ h ih`` or ``cases h with | link ...`` asked for a
 word the state never prints (57% of these families' traced steps named one).
 `burnqed_core.data.visibility` counts such steps; what is left is a constructor
-that ``constructor`` cannot choose (a ``north`` move, a right branch ``goR``).
+that ``constructor`` cannot choose (a right branch ``goR`` of a tree literal:
+``goL`` applies to every node). A ``north`` move first states its target
+(``show Move _ (Pt.mk 2 3)``: names the goal prints), then ``constructor``
+finds ``north``; a bound through a coordinate the statement does not name is
+stated with ``match p with | .mk x _ => x``.
 
 The surface forms (family name: predicate):
 
@@ -196,8 +200,13 @@ def _reach_pred(rng: random.Random) -> list[Instance]:
         x0, y0 = rng.randint(0, 5), rng.randint(0, 5)
         moves = [rng.choice("EN") for _ in range(rng.randint(2, 3))]  # two steps a move: at most 7
         x1, y1 = x0 + moves.count("E"), y0 + moves.count("N")
-        # `constructor` takes the first constructor that applies: `east` for a move; a `north` move is named
-        steps = tuple(s for m in moves for s in ("constructor", "constructor" if m == "E" else "exact Move.north _ _"))
+        # `constructor` takes the first constructor that applies: `east` for a move whose target is not known yet;
+        # a `north` move first states its target (`show`, names the goal prints), then `constructor` finds `north`
+        steps: list[str] = []
+        x, y = x0, y0
+        for m in moves:
+            x, y = (x + 1, y) if m == "E" else (x, y + 1)
+            steps += ["constructor", "constructor" if m == "E" else f"· show Move _ (Pt.mk {x} {y})\n  constructor"]
         out.append(Instance(f"path_{x0}_{y0}_{''.join(moves)}", f": Reach (Pt.mk {x0} {y0}) (Pt.mk {x1} {y1})",
                             (*steps, "constructor"), pre))
     for _ in range(2):
@@ -208,10 +217,10 @@ def _reach_pred(rng: random.Random) -> list[Instance]:
     dx, dy = rng.randint(1, x), rng.randint(1, 3)
     out.append(Instance(f"unreach_{x}_{y}", f": ¬ Reach (Pt.mk {x} {y}) (Pt.mk {x - dx} {y + dy})",
                         ("intro h",
-                         "have hm : ∀ p q, Reach p q → px p ≤ px q := by\n  intro p q h\n  induction h\n"
-                         "  · exact Nat.le_refl _\n"
-                         "  · rename_i hm _ ih\n    cases hm <;> simp only [px] at * <;> omega",
-                         "have hx := hm _ _ h", "simp [px] at hx"), pre))
+                         "have hm : ∀ p q, Reach p q → (match p with | .mk x _ => x) ≤ (match q with | .mk x _ => x) "
+                         ":= by\n  intro p q h\n  induction h\n  · exact Nat.le_refl _\n"
+                         "  · rename_i hm _ ih\n    cases hm <;> simp only at * <;> omega",
+                         "have hx := hm _ _ h", "simp at hx"), pre))
     return _distinct(out, per_preamble=True)
 
 
@@ -334,8 +343,8 @@ def _occ_pred(rng: random.Random) -> list[Instance]:
     pre = namespaced("BqOcc", OCC_DEFS)
     out = [
         Instance("mirror", "(x : Nat) (t : Bt) (h : Occ x t) : Occ x (mirror t)",
-                 ("induction h", "case goR y l z r _ ih => exact Occ.goL _ _ _ _ ih", "· constructor",
-                  "· rename_i ih\n  exact Occ.goR _ _ _ _ ih"), pre),
+                 ("induction h", "· constructor", "case goL y l z r _ ih => exact Occ.goR _ _ _ _ ih",
+                  "· constructor\n  assumption"), pre),
         Instance("le_tsum", "(x : Nat) (t : Bt) (h : Occ x t) : x ≤ tsum t",
                  ("induction h", "all_goals simp only [tsum]", "all_goals omega"), pre),
         Instance("tip", "(x : Nat) : ¬ Occ x Bt.tip", ("intro h", "cases h"), pre),

@@ -35,7 +35,9 @@ its own and asks for proofs by one technique, in several surface forms:
   division by repeated subtraction) proved by ``fun_induction`` (with and
   without named cases), by ``induction n using Nat.strongRecOn`` and by one
   unfolding step ``rw [f, if_neg h]``; ``mutual`` structural definitions
-  (parity, residues mod 3) by induction that unfolds every function.
+  (parity, residues mod 3) by induction that unfolds one function a step
+  (``simp only [isEv]``, then ``simp only [isOd]`` once the goal prints it:
+  no step names a function its state does not show, 2026-11-27).
 
 Like `burnqed_core.data.families`, instances use fixed names and are renamed
 per theorem by `burnqed_core.data.renaming`; the preambles use only the forms
@@ -669,8 +671,11 @@ def r2 : Nat → Bool
 end"""
 
 
-MOD3_PROOF = ("induction n with\n| zero => rfl\n"
-              "| succ k ih =>\n  rw [Nat.mul_succ]\n  simp only [r0, r1, r2] at ih ⊢\n  exact ih")
+def _mod3_proof(i: int) -> tuple[str, ...]:
+    """``r{i} (3 * (k + 1) + j)`` unfolds in three steps (``r{i}``, then ``r{i - 1}``, ``r{i - 2}`` mod 3: each
+    step names only the function the goal shows) to the induction hypothesis ``r{i} (3 * k + j)``."""
+    return ("induction n", "· rfl", "rename_i k ih", "rw [Nat.mul_succ]",
+            *(f"simp only [r{(i - d) % 3}]" for d in range(3)), "exact ih")
 
 
 def _wf_mutual(rng: random.Random) -> list[Instance]:
@@ -713,16 +718,16 @@ def _wf_mutual(rng: random.Random) -> list[Instance]:
     out.append(Instance("ev_not_od", "(n : Nat) : isEv n = !isOd n",
                         ("induction n with\n| zero => rfl\n| succ k ih => simp [isEv, isOd, ih]",), pre))
     out.append(Instance("ev_double", "(n : Nat) : isEv (2 * n) = true",
-                        ("induction n with\n| zero => rfl\n| succ k ih => rw [Nat.mul_succ]; simp [isEv, isOd, ih]",),
-                        pre))
+                        ("induction n", "· rfl", "rename_i k ih", "rw [Nat.mul_succ]", "simp only [isEv]",
+                         "simp only [isOd]", "exact ih"), pre))
     out.append(Instance("od_double", "(n : Nat) : isOd (2 * n + 1) = true",
-                        ("induction n with\n| zero => rfl\n"
-                         "| succ k ih =>\n  rw [Nat.mul_succ]\n  simp only [isEv, isOd] at ih ⊢\n  exact ih",), pre))
+                        ("induction n", "· rfl", "rename_i k ih", "rw [Nat.mul_succ]", "simp only [isOd]",
+                         "simp only [isEv]", "exact ih"), pre))
 
     pre = namespaced("BqWfMod3", MOD3_DEFS)
     for i, j in _pick(rng, [(i, j) for i in range(3) for j in range(3)], 3):
         out.append(Instance(f"mod3_{i}_{j}", f"(n : Nat) : r{i} (3 * n + {j}) = {'true' if i == j else 'false'}",
-                            (MOD3_PROOF,), pre))
+                            _mod3_proof(i), pre))
     return _distinct(out, per_preamble=True)
 
 

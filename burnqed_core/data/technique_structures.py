@@ -30,6 +30,13 @@ Each family teaches one technique, in several surface forms (preambles):
   ``induction x`` / ``simp [..]`` / ``rfl``, often after ``show`` to restate a
   composition as an application.
 
+Proofs name only what their proof state shows (2026-11-27, see
+`burnqed_core.data.visibility`): ``cases d <;> rfl`` and ``induction s`` with
+bullets or ``next x s ih =>`` instead of ``with | ctor ...`` alternatives, a
+definition reached only through another one named in a later step
+(``simp only [qsize, push]``, then ``simp only [lenQ]``), ``show`` only with
+names the goal prints.
+
 Like `burnqed_core.data.families`, instances use fixed names and are renamed
 per theorem by `burnqed_core.data.renaming` (structure fields, class methods
 and named instances are renamed like definitions, a named constructor like a
@@ -127,9 +134,9 @@ def _struct(rng: random.Random) -> list[Instance]:
         Instance("pt_norm_add", "(p q : Pt) : norm1 (addPt p q) = norm1 p + norm1 q",
                  ("rcases p with ⟨a, b⟩", "rcases q with ⟨c, d⟩", "simp only [addPt, norm1]", "omega"), pt),
         Instance("pt_swap_inj", "(p q : Pt) (h : swapPt p = swapPt q) : p = q",
-                 ("cases p", "cases q", "simp only [swapPt, Pt.mk.injEq] at h", "simp only [h.1, h.2]"), pt),
+                 ("cases p", "cases q", "simp only [swapPt] at h", "cases h", "rfl"), pt),
         Instance("pt_swap_swap", "(p : Pt) : swapPt (swapPt p) = p",
-                 ("show Pt.mk (Pt.px p) (Pt.py p) = p", "rfl"), pt),
+                 ("unfold swapPt", "rfl"), pt),
         Instance("en_toggle_toggle", "(e : Entry) : toggle (toggle e) = e",
                  ("obtain ⟨n, b⟩ := e", "cases b <;> rfl"), en),
         Instance("en_charge_ge", "(e : Entry) : Entry.qty e ≤ charge e",
@@ -138,22 +145,20 @@ def _struct(rng: random.Random) -> list[Instance]:
                  ("rcases e with ⟨n, _ | _⟩", "all_goals simp only [charge, toggle]", "all_goals simp",
                   "all_goals omega"), en),
         Instance("qu_size_push", "(x : Nat) (q : Queue) : qsize (push x q) = qsize q + 1",
-                 ("show lenQ (x :: Queue.front q) + lenQ (Queue.back q) = "
-                  "lenQ (Queue.front q) + lenQ (Queue.back q) + 1", "simp only [lenQ]", "omega"), qu),
+                 ("simp only [qsize, push]", "simp only [lenQ]", "omega"), qu),
     ]
     k = rng.randint(1, 9)
     out.append(Instance(f"pt_norm_shift_{k}", f"(p : Pt) : norm1 (shiftBy {k} p) = norm1 p + {k}",
                         ("cases p", "simp only [shiftBy, norm1]", "omega"), pt))
     a, b = rng.sample(range(0, 10), 2)
     out.append(Instance(f"qu_lits_{a}_{b}", f"(q : Queue) : qsize (push {a} (enq {b} q)) = qsize q + 2",
-                        ("simp only [qsize, push, enq, lenQ]", "omega"), qu))
+                        ("simp only [qsize, push, enq]", "simp only [lenQ]", "omega"), qu))
     a, b = rng.randint(0, 9), rng.randint(0, 9)
     out.append(Instance(f"pt_eq_{a}_{b}", f"(p : Pt) (h₁ : Pt.px p = {a}) (h₂ : Pt.py p = {b}) : p = ⟨{a}, {b}⟩",
                         ("obtain ⟨x, y⟩ := p", "simp only at h₁ h₂", "rw [h₁, h₂]"), pt))
     k = rng.randint(1, 9)
     out.append(Instance(f"pt_add_shift_{k}", f"(p q : Pt) : addPt (shiftBy {k} p) q = shiftBy {k} (addPt p q)",
-                        (f"show Pt.mk (Pt.px p + {k} + Pt.px q) (Pt.py p + Pt.py q) = "
-                         f"Pt.mk (Pt.px p + Pt.px q + {k}) (Pt.py p + Pt.py q)", "congr 1", "omega"), pt))
+                        ("simp only [addPt, shiftBy]", "congr 1", "omega"), pt))
     k = rng.randint(1, 9)
     out.append(Instance(f"iv_width_shift_{k}", f"(i : Iv) : width (shiftIv {k} i) = width i",
                         ("obtain ⟨a, b⟩ := i", f"show b + {k} - (a + {k}) = b - a", "omega"), iv))
@@ -268,9 +273,9 @@ def _class(rng: random.Random) -> list[Instance]:
                   "induction xs with\n| nil => simp [sumW]\n| cons x xs ih =>\n"
                   "  simp only [List.cons_append, sumW, ih]\n  omega"), we),
         Instance("we_map_succ", "(xs : List Nat) : Weigh.weight (xs.map (· + 1)) = Weigh.weight xs + xs.length",
-                 ("simp only [Weigh.weight]",
+                 ("conv => lhs; simp only [Weigh.weight]",
                   "induction xs with\n| nil => rfl\n| cons x xs ih =>\n"
-                  "  simp only [List.map, sumW, List.length, ih, Weigh.weight]\n  omega"), we),
+                  "  simp only [List.map, sumW, List.length, Weigh.weight] at ih ⊢\n  omega"), we),
         Instance("me_neutral_left", "(p : Pt) : Merge.combine Merge.neutral p = p",
                  ("obtain ⟨a, b⟩ := p", "simp [Merge.combine, Merge.neutral]"), me),
         Instance("me_comm", "(p q : Pt) : Merge.combine p q = Merge.combine q p",
@@ -278,8 +283,9 @@ def _class(rng: random.Random) -> list[Instance]:
         Instance("me_zero", "(p q : Pt) (h : Merge.combine p q = Merge.neutral) : Pt.px p = 0",
                  ("have h' : Pt.px p + Pt.px q = 0 := congrArg Pt.px h", "omega"), me),
         Instance("me_append", "(xs ys : List Nat) : mergeAll (xs ++ ys) = mergeAll xs + mergeAll ys",
-                 ("induction xs", "· simp only [List.nil_append, mergeAll, Merge.neutral]\n  omega",
-                  "simp only [List.cons_append, mergeAll, Merge.combine]", "simp only [addN] at *", "omega"), me),
+                 ("induction xs", "simp only [List.nil_append, mergeAll]", "simp only [Merge.neutral]", "omega",
+                  "simp only [List.cons_append, mergeAll]", "simp only [Merge.combine]", "simp only [addN]", "omega"),
+                 me),
         Instance("si_graft", "(s t : Tree) : Sized.size t ≤ Sized.size (graft s t)",
                  ("simp only [Sized.size]", "induction t", "· simp [nodes]",
                   "· simp only [graft, nodes]\n  omega"), si),
@@ -293,8 +299,8 @@ def _class(rng: random.Random) -> list[Instance]:
                              "all_goals simp only [Shape.bump, Shape.wt, Shape.dots] at * <;> omega"), we))
     k = rng.randint(2, 5)
     out.append(Instance(f"me_replicate_{k}", f"(n : Nat) : mergeAll (List.replicate {k} n) = {k} * n",
-                        ("simp only [List.replicate, mergeAll, Merge.combine, Merge.neutral]", "simp only [addN]",
-                         "omega"), me))
+                        ("simp only [List.replicate, mergeAll]", "simp only [Merge.combine, Merge.neutral]",
+                         "simp only [addN]", "omega"), me))
     a, b = rng.randint(1, 9), rng.randint(1, 9)
     out.append(Instance(f"me_shift_{a}_{b}",
                         f"(p : Pt) : Pt.px (Merge.combine p ⟨{a}, {b}⟩) + Pt.py (Merge.combine p ⟨{a}, {b}⟩) = "
@@ -399,18 +405,17 @@ def _iff(rng: random.Random) -> list[Instance]:
                   "· intro hm\n  have h₁ := hm (Span.start s) ⟨Nat.le_refl _, h⟩\n"
                   "  have h₂ := hm (Span.stop s) ⟨h, Nat.le_refl _⟩\n  simp only [Within, Mem] at *\n  omega"), sp),
         Instance("bag_holds", "(a : Nat) (b : Bag) : holds a b = true ↔ Has a b",
-                 ("induction b with\n| empty => simp [holds, Has]\n| put x b ih => simp [holds, Has, ih]",), ba),
+                 ("induction b", "· simp [holds, Has]", "next x b ih => simp [holds, Has, ih]"), ba),
         Instance("bag_toL", "(a : Nat) (b : Bag) : Has a b ↔ a ∈ toL b",
-                 ("induction b with\n| empty => simp [Has, toL]\n| put x b ih => simp [Has, toL, ih]",), ba),
+                 ("induction b", "· simp [Has, toL]", "next x b ih => simp [Has, toL, ih]"), ba),
         Instance("bag_put_ne", "(a x : Nat) (b : Bag) (hne : a ≠ x) : Has a (Bag.put x b) ↔ Has a b",
                  ("apply Iff.intro", "· intro h\n  cases h with\n  | inl h' => exact absurd h' hne\n"
                   "  | inr h' => exact h'", "· intro h\n  exact Or.inr h"), ba),
         Instance("bag_join", "(a : Nat) (b c : Bag) : Has a (join b c) ↔ Has a b ∨ Has a c",
-                 ("induction b with\n| empty => simp [join, Has]\n| put x b ih => simp [join, Has, ih, or_assoc]",),
-                 ba),
+                 ("induction b", "· simp [join, Has]", "next x b ih => simp [join, Has, ih, or_assoc]"), ba),
         Instance("below_zero", "(t : Tree) : AllBelow 0 t ↔ t = Tree.leaf",
                  ("constructor",
-                  "· intro h\n  cases t with\n  | leaf => rfl\n  | node l x r => exact absurd h.1 (Nat.not_lt_zero x)",
+                  "· intro h\n  cases t\n  · rfl\n  · exact absurd h.1 (Nat.not_lt_zero _)",
                   "· intro h\n  subst h\n  trivial"), be),
     ]
     k = rng.randint(1, 9)
@@ -427,12 +432,12 @@ def _iff(rng: random.Random) -> list[Instance]:
                         ("simp only [Has, or_false]",), ba))
     k = rng.randint(1, 9)
     out.append(Instance(f"below_bool_{k}", f"(t : Tree) : allBelow {k} t = true ↔ AllBelow {k} t",
-                        ("induction t with\n| leaf => simp [allBelow, AllBelow]\n"
-                         "| node l x r ihl ihr => simp [allBelow, AllBelow, ihl, ihr, and_assoc]",), be))
+                        ("induction t", "· simp [allBelow, AllBelow]",
+                         "next l x r ihl ihr => simp [allBelow, AllBelow, ihl, ihr, and_assoc]"), be))
     k = rng.randint(1, 9)
     out.append(Instance(f"below_mono_{k}", f"(t : Tree) : AllBelow {k} t ↔ ∀ j, {k} ≤ j → AllBelow j t",
-                        ("constructor", "· intro h j hj\n  induction t with\n  | leaf => trivial\n"
-                         "  | node l x r ihl ihr =>\n    obtain ⟨hx, hl, hr⟩ := h\n"
+                        ("constructor", "· intro h j hj\n  induction t\n  · trivial\n"
+                         "  · next l x r ihl ihr =>\n    obtain ⟨hx, hl, hr⟩ := h\n"
                          "    exact ⟨by omega, ihl hl, ihr hr⟩",
                          f"· intro h\n  exact h {k} (Nat.le_refl _)"), be))
     return _distinct(out, per_preamble=True)
@@ -522,26 +527,26 @@ def _fun(rng: random.Random) -> list[Instance]:
     out = [
         Instance("dir_turn_back", ": turn ∘ back = id", ("funext d", "cases d <;> rfl"), di),
         Instance("dir_turn_turn", ": (fun d => turn (turn d)) = opp",
-                 ("funext d", "cases d with\n| north => rfl\n| east => rfl\n| south => rfl\n| west => rfl"), di),
+                 ("funext d", "cases d <;> rfl"), di),
         Instance("dir_opp_turn", ": opp ∘ turn = back",
                  ("funext d", "show opp (turn d) = back d", "cases d <;> simp [opp, turn, back]"), di),
         Instance("seq_comp", "(f g : Nat → Nat) : smap f ∘ smap g = smap (f ∘ g)",
                  ("funext s", "show smap f (smap g s) = smap (fun x => f (g x)) s",
-                  "induction s with\n| stop => rfl\n| more x s ih => simp only [smap, ih]"), sq),
+                  "induction s", "· rfl", "next x s ih => simp only [smap, ih]"), sq),
         Instance("seq_id", ": smap (fun n => n) = id",
-                 ("funext s", "induction s with\n| stop => rfl\n| more x s ih => simp only [smap, ih, id]"), sq),
+                 ("funext s", "induction s", "· rfl", "next x s ih => simp only [smap, ih, id]"), sq),
         Instance("seq_len", "(f : Nat → Nat) : (fun s => slen (smap f s)) = slen",
-                 ("funext s", "induction s with\n| stop => rfl\n| more x s ih => simp [smap, slen, ih]"), sq),
+                 ("funext s", "induction s", "· rfl", "next x s ih => simp [smap, slen, ih]"), sq),
         Instance("seq_dbl", ": dbl = fun n => n + n",
                  ("funext n", "induction n with\n| zero => rfl\n| succ m ih =>\n  simp only [dbl, ih]\n  omega"), sq),
         Instance("pt_swap_swap", ": swapPt ∘ swapPt = id", ("funext p", "cases p", "rfl"), pt),
         Instance("pt_swap_diag", ": swapPt ∘ diag = diag", ("funext n", "rfl"), pt),
         Instance("tree_mirror", ": mirror ∘ mirror = id",
                  ("funext t", "show mirror (mirror t) = t",
-                  "induction t with\n| leaf => rfl\n| node l x r ihl ihr => simp [mirror, ihl, ihr]"), tr),
+                  "induction t", "· rfl", "next l x r ihl ihr => simp [mirror, ihl, ihr]"), tr),
         Instance("tree_mirror_tmap", "(f : Nat → Nat) : mirror ∘ tmap f = tmap f ∘ mirror",
                  ("funext t", "show mirror (tmap f t) = tmap f (mirror t)",
-                  "induction t with\n| leaf => rfl\n| node l x r ihl ihr => simp [mirror, tmap, ihl, ihr]"), tr),
+                  "induction t", "· rfl", "next l x r ihl ihr => simp [mirror, tmap, ihl, ihr]"), tr),
     ]
     for k in _pick(rng, list(range(4, 10)), 2):
         lhs = "d"
@@ -551,15 +556,15 @@ def _fun(rng: random.Random) -> list[Instance]:
                             ("funext d", "cases d <;> rfl"), di))
     a, b = rng.randint(1, 9), rng.randint(1, 9)
     out.append(Instance(f"seq_fuse_{a}_{b}", f": (fun s => smap (addK {a}) (smap (addK {b}) s)) = smap (addK {a + b})",
-                        ("funext s", "induction s with\n| stop => rfl\n"
-                         "| more x s ih => simp [smap, ih, addK, Nat.add_assoc]"), sq))
+                        ("funext s", "induction s", "· rfl",
+                         "next x s ih => simp [smap, ih, addK, Nat.add_assoc]"), sq))
     j, k = rng.randint(1, 9), rng.randint(1, 9)
     out.append(Instance(f"pt_shift_{j}_{k}", f": shiftBy {k} ∘ shiftBy {j} = shiftBy {j + k}",
                         ("funext p", "simp only [Function.comp, shiftBy, Nat.add_assoc]"), pt))
     a, b = rng.randint(1, 9), rng.randint(1, 9)
     out.append(Instance(f"tree_fuse_{a}_{b}", f": (fun t => tmap (· + {a}) (tmap (· + {b}) t)) = tmap (· + {a + b})",
-                        ("funext t", "induction t with\n| leaf => rfl\n"
-                         "| node l x r ihl ihr => simp [tmap, ihl, ihr, Nat.add_assoc]"), tr))
+                        ("funext t", "induction t", "· rfl",
+                         "next l x r ihl ihr => simp [tmap, ihl, ihr, Nat.add_assoc]"), tr))
     return _distinct(out, per_preamble=True)
 
 
