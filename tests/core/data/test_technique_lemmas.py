@@ -1,0 +1,186 @@
+"""The helper-lemma and case-split families (`burnqed_core.data.technique_lemmas`: ``tlem``, ``tsplit``):
+deterministic, distinct instances of several templates, every proof teaching its technique, and proofs that name
+no constructor, inductive type or definition of the preamble the state does not show (checked statically here by
+following the unfoldings; Lean checks the proofs, `burnqed_core.data.visibility` the traced states)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from burnqed_core.data.canonical import proof_skeleton
+from burnqed_core.data.catalogue import ALL_FAMILIES
+from burnqed_core.data.families import FAMILIES, Family, Instance
+from burnqed_core.data.generate_sets import SEED, SETS_DIR, SOURCE, family_theorems
+from burnqed_core.data.renaming import declared, identifiers, rename_instance
+from burnqed_core.data.technique_lemmas import LEMMA_FAMILIES
+from burnqed_core.data.technique_reasoning import REASONING_FAMILIES
+from burnqed_core.records import Theorem
+
+CASES = [pytest.param(f, id=f.name) for f in LEMMA_FAMILIES]
+TLEM, TSPLIT = LEMMA_FAMILIES
+
+# The steps that unfold a definition into the goal (``simp only [f]``, ``rw [f, if_pos h]``, ``unfold f``).
+_UNFOLD = re.compile(r"\b(?:simp only|dsimp only|rw|unfold)\b\s*\[?([^\]\n]*)")
+
+
+def _instances(family: Family, seed: int = SEED) -> list[Instance]:
+    return family.generate(random.Random(f"{seed}:{family.name}"))
+
+
+def _template(key: str) -> str:
+    """The template of an instance: its key up to the first numeric part (``bin_addK_2_9`` -> ``bin_addK``)."""
+    parts = []
+    for part in key.split("_"):
+        if part[:1].isdigit():
+            break
+        parts.append(part)
+    return "_".join(parts)
+
+
+def _bodies(preamble: str) -> dict[str, set[str]]:
+    """Each ``def`` of the preamble: the identifiers of its body (what unfolding it brings into the goal)."""
+    out: dict[str, set[str]] = {}
+    for block in preamble.split("\n\n"):
+        for i, line in enumerate(block.splitlines()):
+            m = re.match(r"def (\S+)", line)
+            if m:
+                out[m.group(1)] = set(identifiers("\n".join(block.splitlines()[i:])))
+                break
+    return out
+
+
+def _hidden_names(inst: Instance) -> set[str]:
+    """Preamble names a step uses although its state cannot show them, step by step: constructors are never
+    shown before a split (inductions and cases go without ``with`` alternatives), types only where the statement
+    names them (a binder ``(p : Item)``), definitions where the statement names them or an earlier step unfolded a
+    definition whose body does (``bumpS`` after ``simp only [bumpN]``)."""
+    decl = declared(inst.preamble, inst.statement)
+    bodies = _bodies(inst.preamble)
+    visible = set(identifiers(inst.statement))
+    hidden: set[str] = set()
+    for step in inst.proof:
+        used = set(identifiers(step))
+        hidden |= used & set(decl.constructors)
+        hidden |= {m.group(1) for m in re.finditer(r"(?<![\w.])\.(\w+)", step) if m.group(1) in decl.constructors}
+        hidden |= (used & (set(decl.types) | set(decl.functions))) - visible
+        for m in _UNFOLD.finditer(step):
+            for name in identifiers(m.group(1)):
+                if name in visible and name in bodies:
+                    visible |= bodies[name]
+    return hidden
+
+
+def test_families_are_train_hard_with_names_of_their_own() -> None:
+    assert [f.name for f in LEMMA_FAMILIES] == ["tlem", "tsplit"]
+    assert [f.technique for f in LEMMA_FAMILIES] == ["have", "prop_cases"]
+    assert all(f.split == "train" and f.hard and f.description for f in LEMMA_FAMILIES)
+    assert all(f in ALL_FAMILIES for f in LEMMA_FAMILIES)
+    others = {f.name for f in ALL_FAMILIES if f not in LEMMA_FAMILIES}
+    assert not {f.name for f in LEMMA_FAMILIES} & (others | {f.name for f in FAMILIES})
+
+
+@pytest.mark.parametrize("family", CASES)
+def test_generation_is_deterministic_and_distinct(family: Family) -> None:
+    first = _instances(family)
+    assert first == _instances(family)
+    assert 14 <= len(first) <= 18
+    assert len({i.key for i in first}) == len(first)
+    assert len({(i.preamble, i.statement) for i in first}) == len(first)
+    for inst in first:
+        assert 2 <= len(inst.proof) <= 8
+        assert all(step.strip() and len(step) <= 180 for step in inst.proof), inst.key
+        assert inst.preamble.startswith("namespace Bq")
+    other = _instances(family, SEED + 1)
+    assert [i.statement for i in other] != [i.statement for i in first]  # parameters vary with the seed
+    for seed in range(20):   # never too few or too many, whatever the draw
+        assert 14 <= len(family_theorems(family, seed)) <= 18
+
+
+@pytest.mark.parametrize("family", CASES)
+def test_several_templates_and_surface_forms(family: Family) -> None:
+    insts = _instances(family)
+    templates = {_template(i.key) for i in insts}
+    assert len(templates) >= 8, templates
+    assert len(templates) < len(insts)   # some template has several instances
+    assert len({i.preamble for i in insts}) >= 4
+    theorems = [Theorem(name=f"{family.name}_{i.key}", statement=i.statement, preamble=i.preamble,
+                        split=family.split, source=SOURCE, family=family.name, proof=list(i.proof)) for i in insts]
+    assert len({proof_skeleton(t) for t in theorems}) >= 8
+    # not thave's/tcase's definitions: no preamble of theirs repeats here
+    theirs = {i.preamble for f in REASONING_FAMILIES for i in _instances(f)}
+    assert not theirs & {i.preamble for i in insts}
+
+
+def test_every_tlem_proof_states_a_lemma_and_uses_it() -> None:
+    for seed in (SEED, SEED + 1):
+        for inst in _instances(TLEM, seed):
+            haves = [(i, m.group(1)) for i, s in enumerate(inst.proof)
+                     for m in [re.match(r"have (\S+) : ∀ .* := by\n", s)] if m]
+            assert haves, inst.key
+            for i, name in haves:   # each lemma is used by a later step
+                assert any(re.search(rf"(?<![\w']){re.escape(name)}(?![\w'₀-₉])", s)
+                           for s in inst.proof[i + 1:]), (inst.key, name)
+    steps = " ".join(s for i in _instances(TLEM) for s in i.proof)
+    for word in ("rw [h, h]", "simp only [h]", "have h₁ := h", "induction u", "cases u", "∀ k u", "∀ m v"):
+        assert word in steps, word
+
+
+def test_every_tsplit_proof_splits_on_a_proposition() -> None:
+    split = re.compile(r"by_cases |rcases Nat\.lt_or_ge |rcases Classical\.em |\bsplit\b")
+    for seed in (SEED, SEED + 1):
+        for inst in _instances(TSPLIT, seed):
+            assert any(split.search(s) for s in inst.proof), inst.key
+            assert len(inst.proof) >= 3, inst.key
+    insts = _instances(TSPLIT)
+    steps = " ".join(s for i in insts for s in i.proof)
+    for word in ("by_cases h", "rcases Nat.lt_or_ge", "rcases Classical.em", "split", "if_pos h", "if_neg h",
+                 "dif_pos h", "dif_neg h", "induction "):
+        assert word in steps, word
+    assert any("\nstructure " in i.preamble for i in insts)
+    assert any("Decidable (" in i.preamble and "\ninstance " in i.preamble for i in insts)
+    assert any("if hb :" in i.preamble for i in insts)
+
+
+@pytest.mark.parametrize("family", CASES)
+def test_proofs_name_nothing_the_state_hides(family: Family) -> None:
+    for seed in (SEED, SEED + 1, SEED + 2):
+        for inst in _instances(family, seed):
+            assert not _hidden_names(inst), (inst.key, _hidden_names(inst))
+            renamed = rename_instance(inst, family.name, family.split, seed)[0]
+            assert not _hidden_names(renamed), (inst.key, _hidden_names(renamed))
+            for step in inst.proof:
+                assert not re.search(r"\binduction\b[^\n]*\bwith\b|\bcases\b[^\n]*\bwith\b", step), step
+
+
+def test_the_style_check_catches_hidden_names() -> None:
+    """The static check bites: a named constructor, a ``with`` alternative, a lemma stated before the goal shows
+    its function, and a definition no step unfolded."""
+    it = next(i for i in _instances(TLEM) if i.key.startswith("slot_iter_"))
+    assert not _hidden_names(it)
+    early = (it.proof[4], *it.proof[:4], *it.proof[5:])   # the bumpS lemma before `simp only [bumpN]`
+    assert _hidden_names(Instance(it.key, it.statement, early, it.preamble)) == {"bumpS"}
+    turn = next(i for i in _instances(TLEM) if i.key == "bin_turn")
+    for bad in ("induction t with\n| tip => rfl\n| fork l x r ihl ihr => simp", "exact .tip", "simp only [addK]",
+                "cases t\n· simp only [forks]"):
+        assert _hidden_names(Instance(turn.key, turn.statement, (bad,), turn.preamble)), bad
+    keep = next(i for i in _instances(TSPLIT) if i.key.startswith("keep_sum_"))
+    assert not _hidden_names(keep)
+    assert _hidden_names(Instance(keep.key, keep.statement, ("simp only [lcnt]",), keep.preamble)) == {"lcnt"}
+    heavy = next(i for i in _instances(TSPLIT) if i.key.startswith("heavy_le_"))
+    assert not _hidden_names(heavy)
+    assert _hidden_names(Instance(heavy.key, heavy.statement, heavy.proof[1:], heavy.preamble)) == {"Heavy"}
+
+
+def test_no_single_automation_tactic_closes_them() -> None:
+    """The measured automation map (`burnqed lean baseline`) has every theorem of both families, each closed by
+    none of the seven tactics."""
+    automation = json.loads(Path(SETS_DIR, "automation.json").read_text(encoding="utf-8"))
+    for family in LEMMA_FAMILIES:
+        for t in family_theorems(family):
+            assert t.name in automation, t.name
+            assert automation[t.name] is None, (t.name, automation[t.name])
