@@ -6,7 +6,8 @@ bash scripts/setup.sh
 . .venv/bin/activate
 ruff check .
 set +e
-python -m pytest -q --durations=25 "$@"
+# Two workers: every test that starts Lean runs in one of them, in order (tests/conftest.py), the rest beside it.
+python -m pytest -q -n 2 --dist loadgroup --durations=25 "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
