@@ -1,0 +1,30 @@
+"""`scripts/test.sh` runs the suite as two pytest processes at once (`--part lean`, `--part rest`; tests/conftest.py):
+together they must run every test exactly once, and every test that starts Lean must be in the `lean` part."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PATHS = ["tests/core/lean/test_pool_faults.py", "tests/core/search/test_engine_lean.py",
+         "tests/core/data/test_prompt.py", "tests/pipeline/test_distributed.py", "tests/pipeline/test_ui_browser.py"]
+
+
+def _collect(*args: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args,
+                          *PATHS], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    return [line for line in out.stdout.splitlines() if "::" in line]
+
+
+def test_the_two_parts_split_the_suite_and_lean_tests_are_in_one() -> None:
+    everything, lean, rest = _collect(), _collect("--part", "lean"), _collect("--part", "rest")
+    assert sorted(lean + rest) == sorted(everything) and not set(lean) & set(rest)
+    marked = set(_collect("-m", "lean or distributed or browser"))
+    assert marked and marked <= set(lean)
+    assert any("test_prompt.py" in t for t in rest) and not any("test_prompt.py" in t for t in lean)
+    # the distributed tests run first in their part (before the session's shared Lean worker starts)
+    first_other = next(i for i, t in enumerate(lean) if "test_distributed.py" not in t)
+    assert all("test_distributed.py" not in t for t in lean[first_other:])
