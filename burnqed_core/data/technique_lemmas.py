@@ -37,7 +37,8 @@ from burnqed_core.data.families import Family, Instance, _distinct, _pick, names
 # tlem: helper lemmas on user trees, user lists, records and option-like types
 # ---------------------------------------------------------------------------
 
-BIN_DEFS = """\
+# A user binary tree and its weight, shared by the `tlem` and `tsplit` preambles.
+_BIN_CORE = """\
 inductive Bin where
   | tip : Bin
   | fork : Bin → Nat → Bin → Bin
@@ -45,7 +46,15 @@ inductive Bin where
 def wsum : Bin → Nat
   | .tip => 0
   | .fork l x r => wsum l + x + wsum r
+"""
 
+_FORKS = """\
+def forks : Bin → Nat
+  | .tip => 0
+  | .fork l _ r => forks l + forks r + 1
+"""
+
+BIN_DEFS = _BIN_CORE + """
 def turn : Bin → Bin
   | .tip => .tip
   | .fork l x r => .fork (turn r) x (turn l)
@@ -217,19 +226,7 @@ def lcnt : List Nat → Nat
   | [] => 0
   | _ :: xs => lcnt xs + 1"""
 
-CAP_DEFS = """\
-inductive Bin where
-  | tip : Bin
-  | fork : Bin → Nat → Bin → Bin
-
-def wsum : Bin → Nat
-  | .tip => 0
-  | .fork l x r => wsum l + x + wsum r
-
-def forks : Bin → Nat
-  | .tip => 0
-  | .fork l _ r => forks l + forks r + 1
-
+CAP_DEFS = _BIN_CORE + "\n" + _FORKS + """
 def cap (k : Nat) : Bin → Bin
   | .tip => .tip
   | .fork l x r => .fork (cap k l) (if x ≤ k then x else k) (cap k r)"""

@@ -10,7 +10,6 @@ technique and have one canonical form under renaming; the reasoning families gen
 from __future__ import annotations
 
 import logging
-import random
 
 import pytest
 
@@ -25,6 +24,7 @@ from burnqed_core.data.technique_reasoning import REASONING_FAMILIES
 from burnqed_core.data.technique_relations import RELATION_FAMILIES
 from burnqed_core.data.technique_structures import STRUCTURE_FAMILIES
 from burnqed_core.records import Theorem
+from tests.core.data.family_cases import instances
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +44,6 @@ REASONING_CONSTRUCTORS = {"dim", "mid", "bright", "blaze", "nothing", "just", "m
 # The constructors the lemma preambles (`technique_lemmas`) declare.
 LEMMA_CONSTRUCTORS = {"tip", "fork", "stop", "put", "hole", "full"}
 
-
-def _instances(family: Family, seed: int = SEED) -> list[Instance]:
-    return family.generate(random.Random(f"{seed}:{family.name}"))
 
 
 def _theorem(family: Family, inst: Instance) -> Theorem:
@@ -78,8 +75,8 @@ def test_families_are_train_hard_and_in_the_catalogue(group: str) -> None:
 
 @pytest.mark.parametrize(("group", "family"), CASES)
 def test_generation_is_deterministic_and_distinct(group: str, family: Family) -> None:
-    first = _instances(family)
-    assert first == _instances(family)
+    first = instances(family)
+    assert first == instances(family)
     assert len(first) >= 8
     assert len({i.key for i in first}) == len(first)
     assert len({(i.preamble, i.statement) for i in first}) == len(first)
@@ -96,13 +93,13 @@ def test_generation_is_deterministic_and_distinct(group: str, family: Family) ->
         assert len(first) <= 20
         for inst in first:
             assert all(len(step) <= 180 for step in inst.proof), inst.key
-    other = _instances(family, SEED + 1)
+    other = instances(family, SEED + 1)
     assert [i.statement for i in other] != [i.statement for i in first]  # parameters vary with the seed
 
 
 @pytest.mark.parametrize(("group", "family"), CASES)
 def test_every_instance_survives_renaming(group: str, family: Family) -> None:
-    for inst in _instances(family):
+    for inst in instances(family):
         renamed, mapping = rename_instance(inst, family.name, family.split, SEED)
         before = declared(inst.preamble, inst.statement)
         after = declared(renamed.preamble, renamed.statement)
@@ -139,7 +136,7 @@ def test_every_instance_survives_renaming(group: str, family: Family) -> None:
 
 
 def test_each_structure_family_teaches_its_technique() -> None:
-    by_name = {f.name: _instances(f) for f in STRUCTURE_FAMILIES}
+    by_name = {f.name: instances(f) for f in STRUCTURE_FAMILIES}
     assert all("\nstructure " in i.preamble for i in by_name["tstruct"])
     assert any("::\n" in i.preamble for i in by_name["tstruct"])        # a named constructor
     assert all("\nclass " in i.preamble and "\ninstance " in i.preamble for i in by_name["tclass"])
@@ -163,7 +160,7 @@ def test_each_structure_family_teaches_its_technique() -> None:
 def test_two_renamings_have_one_canonical_form(family: Family) -> None:
     """`canonical.canonical_form` sees through the renaming of structures, fields, classes, methods and
     instances: two renamings of one instance are twins (and so are the family's own names)."""
-    for inst in _instances(family):
+    for inst in instances(family):
         a, _ = rename_instance(inst, family.name, family.split, SEED)
         b, _ = rename_instance(inst, family.name, family.split, SEED + 1)
         assert a.preamble != b.preamble

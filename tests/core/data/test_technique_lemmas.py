@@ -6,7 +6,6 @@ following the unfoldings; Lean checks the proofs, `burnqed_core.data.visibility`
 from __future__ import annotations
 
 import json
-import random
 import re
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from burnqed_core.data.renaming import declared, identifiers, rename_instance
 from burnqed_core.data.technique_lemmas import LEMMA_FAMILIES
 from burnqed_core.data.technique_reasoning import REASONING_FAMILIES
 from burnqed_core.records import Theorem
+from tests.core.data.family_cases import instances, template
 
 CASES = [pytest.param(f, id=f.name) for f in LEMMA_FAMILIES]
 TLEM, TSPLIT = LEMMA_FAMILIES
@@ -28,18 +28,6 @@ TLEM, TSPLIT = LEMMA_FAMILIES
 _UNFOLD = re.compile(r"\b(?:simp only|dsimp only|rw|unfold)\b\s*\[?([^\]\n]*)")
 
 
-def _instances(family: Family, seed: int = SEED) -> list[Instance]:
-    return family.generate(random.Random(f"{seed}:{family.name}"))
-
-
-def _template(key: str) -> str:
-    """The template of an instance: its key up to the first numeric part (``bin_addK_2_9`` -> ``bin_addK``)."""
-    parts = []
-    for part in key.split("_"):
-        if part[:1].isdigit():
-            break
-        parts.append(part)
-    return "_".join(parts)
 
 
 def _bodies(preamble: str) -> dict[str, set[str]]:
@@ -86,8 +74,8 @@ def test_families_are_train_hard_with_names_of_their_own() -> None:
 
 @pytest.mark.parametrize("family", CASES)
 def test_generation_is_deterministic_and_distinct(family: Family) -> None:
-    first = _instances(family)
-    assert first == _instances(family)
+    first = instances(family)
+    assert first == instances(family)
     assert 14 <= len(first) <= 18
     assert len({i.key for i in first}) == len(first)
     assert len({(i.preamble, i.statement) for i in first}) == len(first)
@@ -95,7 +83,7 @@ def test_generation_is_deterministic_and_distinct(family: Family) -> None:
         assert 2 <= len(inst.proof) <= 8
         assert all(step.strip() and len(step) <= 180 for step in inst.proof), inst.key
         assert inst.preamble.startswith("namespace Bq")
-    other = _instances(family, SEED + 1)
+    other = instances(family, SEED + 1)
     assert [i.statement for i in other] != [i.statement for i in first]  # parameters vary with the seed
     for seed in range(20):   # never too few or too many, whatever the draw
         assert 14 <= len(family_theorems(family, seed)) <= 18
@@ -103,8 +91,8 @@ def test_generation_is_deterministic_and_distinct(family: Family) -> None:
 
 @pytest.mark.parametrize("family", CASES)
 def test_several_templates_and_surface_forms(family: Family) -> None:
-    insts = _instances(family)
-    templates = {_template(i.key) for i in insts}
+    insts = instances(family)
+    templates = {template(i.key) for i in insts}
     assert len(templates) >= 8, templates
     assert len(templates) < len(insts)   # some template has several instances
     assert len({i.preamble for i in insts}) >= 4
@@ -112,20 +100,20 @@ def test_several_templates_and_surface_forms(family: Family) -> None:
                         split=family.split, source=SOURCE, family=family.name, proof=list(i.proof)) for i in insts]
     assert len({proof_skeleton(t) for t in theorems}) >= 8
     # not thave's/tcase's definitions: no preamble of theirs repeats here
-    theirs = {i.preamble for f in REASONING_FAMILIES for i in _instances(f)}
+    theirs = {i.preamble for f in REASONING_FAMILIES for i in instances(f)}
     assert not theirs & {i.preamble for i in insts}
 
 
 def test_every_tlem_proof_states_a_lemma_and_uses_it() -> None:
     for seed in (SEED, SEED + 1):
-        for inst in _instances(TLEM, seed):
+        for inst in instances(TLEM, seed):
             haves = [(i, m.group(1)) for i, s in enumerate(inst.proof)
                      for m in [re.match(r"have (\S+) : ∀ .* := by\n", s)] if m]
             assert haves, inst.key
             for i, name in haves:   # each lemma is used by a later step
                 assert any(re.search(rf"(?<![\w']){re.escape(name)}(?![\w'₀-₉])", s)
                            for s in inst.proof[i + 1:]), (inst.key, name)
-    steps = " ".join(s for i in _instances(TLEM) for s in i.proof)
+    steps = " ".join(s for i in instances(TLEM) for s in i.proof)
     for word in ("rw [h, h]", "simp only [h]", "have h₁ := h", "induction u", "cases u", "∀ k u", "∀ m v"):
         assert word in steps, word
 
@@ -133,10 +121,10 @@ def test_every_tlem_proof_states_a_lemma_and_uses_it() -> None:
 def test_every_tsplit_proof_splits_on_a_proposition() -> None:
     split = re.compile(r"by_cases |rcases Nat\.lt_or_ge |rcases Classical\.em |\bsplit\b")
     for seed in (SEED, SEED + 1):
-        for inst in _instances(TSPLIT, seed):
+        for inst in instances(TSPLIT, seed):
             assert any(split.search(s) for s in inst.proof), inst.key
             assert len(inst.proof) >= 3, inst.key
-    insts = _instances(TSPLIT)
+    insts = instances(TSPLIT)
     steps = " ".join(s for i in insts for s in i.proof)
     for word in ("by_cases h", "rcases Nat.lt_or_ge", "rcases Classical.em", "split", "if_pos h", "if_neg h",
                  "dif_pos h", "dif_neg h", "induction "):
@@ -149,7 +137,7 @@ def test_every_tsplit_proof_splits_on_a_proposition() -> None:
 @pytest.mark.parametrize("family", CASES)
 def test_proofs_name_nothing_the_state_hides(family: Family) -> None:
     for seed in (SEED, SEED + 1, SEED + 2):
-        for inst in _instances(family, seed):
+        for inst in instances(family, seed):
             assert not _hidden_names(inst), (inst.key, _hidden_names(inst))
             renamed = rename_instance(inst, family.name, family.split, seed)[0]
             assert not _hidden_names(renamed), (inst.key, _hidden_names(renamed))
@@ -160,18 +148,18 @@ def test_proofs_name_nothing_the_state_hides(family: Family) -> None:
 def test_the_style_check_catches_hidden_names() -> None:
     """The static check bites: a named constructor, a ``with`` alternative, a lemma stated before the goal shows
     its function, and a definition no step unfolded."""
-    it = next(i for i in _instances(TLEM) if i.key.startswith("slot_iter_"))
+    it = next(i for i in instances(TLEM) if i.key.startswith("slot_iter_"))
     assert not _hidden_names(it)
     early = (it.proof[4], *it.proof[:4], *it.proof[5:])   # the bumpS lemma before `simp only [bumpN]`
     assert _hidden_names(Instance(it.key, it.statement, early, it.preamble)) == {"bumpS"}
-    turn = next(i for i in _instances(TLEM) if i.key == "bin_turn")
+    turn = next(i for i in instances(TLEM) if i.key == "bin_turn")
     for bad in ("induction t with\n| tip => rfl\n| fork l x r ihl ihr => simp", "exact .tip", "simp only [addK]",
                 "cases t\n· simp only [forks]"):
         assert _hidden_names(Instance(turn.key, turn.statement, (bad,), turn.preamble)), bad
-    keep = next(i for i in _instances(TSPLIT) if i.key.startswith("keep_sum_"))
+    keep = next(i for i in instances(TSPLIT) if i.key.startswith("keep_sum_"))
     assert not _hidden_names(keep)
     assert _hidden_names(Instance(keep.key, keep.statement, ("simp only [lcnt]",), keep.preamble)) == {"lcnt"}
-    heavy = next(i for i in _instances(TSPLIT) if i.key.startswith("heavy_le_"))
+    heavy = next(i for i in instances(TSPLIT) if i.key.startswith("heavy_le_"))
     assert not _hidden_names(heavy)
     assert _hidden_names(Instance(heavy.key, heavy.statement, heavy.proof[1:], heavy.preamble)) == {"Heavy"}
 

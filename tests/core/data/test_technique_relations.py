@@ -4,7 +4,6 @@ definition of the preamble the goal does not show (checked statically here; Lean
 
 from __future__ import annotations
 
-import random
 import re
 
 import pytest
@@ -16,22 +15,11 @@ from burnqed_core.data.renaming import declared, identifiers, rename_instance
 from burnqed_core.data.technique_families import TECHNIQUE_FAMILIES
 from burnqed_core.data.technique_relations import RELATION_FAMILIES
 from burnqed_core.records import Theorem
+from tests.core.data.family_cases import instances, template
 
 CASES = [pytest.param(f, id=f.name) for f in RELATION_FAMILIES]
 
 
-def _instances(family: Family, seed: int = SEED) -> list[Instance]:
-    return family.generate(random.Random(f"{seed}:{family.name}"))
-
-
-def _template(key: str) -> str:
-    """The template of an instance: its key up to the first numeric part (``lit_3_1_0_101`` -> ``lit``)."""
-    parts = []
-    for part in key.split("_"):
-        if part[:1].isdigit():
-            break
-        parts.append(part)
-    return "_".join(parts)
 
 
 def _hidden_names(inst: Instance) -> set[str]:
@@ -59,8 +47,8 @@ def test_families_are_train_hard_predicates_with_names_of_their_own() -> None:
 
 @pytest.mark.parametrize("family", CASES)
 def test_generation_is_deterministic_and_distinct(family: Family) -> None:
-    first = _instances(family)
-    assert first == _instances(family)
+    first = instances(family)
+    assert first == instances(family)
     assert 12 <= len(first) <= 18
     assert len({i.key for i in first}) == len(first)
     assert len({(i.preamble, i.statement) for i in first}) == len(first)
@@ -69,7 +57,7 @@ def test_generation_is_deterministic_and_distinct(family: Family) -> None:
         assert all(step.strip() for step in inst.proof)
         assert inst.preamble.startswith("namespace Bq")
         assert "Prop where" in inst.preamble   # each declares an inductive predicate
-    other = _instances(family, SEED + 1)
+    other = instances(family, SEED + 1)
     assert [i.statement for i in other] != [i.statement for i in first]  # parameters vary with the seed
     for seed in range(20):   # never too few or too many, whatever the draw
         assert 12 <= len(family_theorems(family, seed)) <= 18
@@ -77,8 +65,8 @@ def test_generation_is_deterministic_and_distinct(family: Family) -> None:
 
 @pytest.mark.parametrize("family", CASES)
 def test_several_templates(family: Family) -> None:
-    insts = _instances(family)
-    templates = {_template(i.key) for i in insts}
+    insts = instances(family)
+    templates = {template(i.key) for i in insts}
     assert len(templates) >= 6, templates
     assert len(templates) < len(insts)   # some template has several instances
     theorems = [Theorem(name=f"{family.name}_{i.key}", statement=i.statement, preamble=i.preamble,
@@ -93,7 +81,7 @@ def test_several_templates(family: Family) -> None:
 @pytest.mark.parametrize("family", CASES)
 def test_proofs_name_nothing_the_goal_hides(family: Family) -> None:
     for seed in (SEED, SEED + 1, SEED + 2):
-        for inst in _instances(family, seed):
+        for inst in instances(family, seed):
             assert not _hidden_names(inst), (inst.key, _hidden_names(inst))
             # and under the theorem's own names (renaming itself is checked for every family in
             # test_catalogue_techniques.py)
@@ -106,11 +94,11 @@ def test_proofs_name_nothing_the_goal_hides(family: Family) -> None:
 
 
 def test_the_style_check_catches_a_named_constructor() -> None:
-    inst = next(i for i in _instances(RELATION_FAMILIES[1]) if i.key.startswith("lit_"))
+    inst = next(i for i in instances(RELATION_FAMILIES[1]) if i.key.startswith("lit_"))
     assert not _hidden_names(inst)
     for bad in ("apply Lq.up", "exact .same _", "exact same _", "induction h with\n| same => rfl"):
         assert _hidden_names(Instance(inst.key, inst.statement, (bad,), inst.preamble)), bad
     # a definition the statement mentions may be unfolded; one it does not mention may not
-    sub = next(i for i in _instances(RELATION_FAMILIES[0]) if i.key.startswith("wsum_"))
+    sub = next(i for i in instances(RELATION_FAMILIES[0]) if i.key.startswith("wsum_"))
     assert not _hidden_names(sub)
     assert _hidden_names(Instance(sub.key, sub.statement, ("simp only [keepGe]",), sub.preamble)) == {"keepGe"}
