@@ -376,6 +376,9 @@ class EBMConfig(Section):
     seed: int = 0
     encode_batch_size: int = machine(64, ge=1, description="texts per Policy.encode call")
     checkpoint_every: int = machine(512, ge=1, description="embeddings: write a cache part every N new states")
+    hindsight: bool = Field(False, description="also learn from the searches that proved nothing: the known "
+                            "(traced) proof of a training-side theorem gives its positives, the search's states off "
+                            "that path its negatives (burnqed_core/ebm/hindsight.py); never an exercise's proof")
     joint: JointConfig = Field(default_factory=JointConfig)
 
 

@@ -18,6 +18,24 @@ app = typer.Typer(help="The energy-based value function: encode states, train th
 TrajOpt = Annotated[list[Path], typer.Option("--trajectories", "-t", help="search output directories "
                                              "(repeat for several), e.g. runs/tiny/iter_0/trajectories/search.traj")]
 EmbOpt = Annotated[Path, typer.Option("--embeddings", "-e", help="embeddings cache directory (from `ebm encode`)")]
+KnownOpt = Annotated[Path | None, typer.Option("--known", help="tactic pairs (Parquet) whose known proofs give the "
+                                               "unproved searches their hindsight positives (ebm.hindsight); give "
+                                               "the training side only, or --split")]
+SplitOpt = Annotated[Path | None, typer.Option("--split", help="with --known: read only the training side of this "
+                                               "split.json (a base model's)")]
+
+
+def _known(pairs: Path | None, split: Path | None) -> dict[str, list[str]] | None:
+    if pairs is None:
+        if split is not None:
+            raise BurnqedError("--split only restricts --known: give both")
+        return None
+    from burnqed_core.ebm.hindsight import read_known
+
+    for p in (pairs, split):
+        if p is not None and not p.is_file():
+            raise BurnqedError(f"{p}: no such file")
+    return read_known(pairs, split)
 
 
 def _check_dirs(paths: list[Path]) -> None:
@@ -32,17 +50,21 @@ def encode(
     out: Annotated[Path, typer.Option("--out", "-o", help="embeddings cache directory (resumed if it exists)")],
     model: Annotated[Path | None, typer.Option("--model", "-m", help="encoder model directory "
                                                "(default: policy.model_path)")] = None,
+    known: KnownOpt = None,
+    split: SplitOpt = None,
     no_progress: Annotated[bool, typer.Option("--no-progress")] = False,
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
 ) -> None:
     """Encode every unique proof state and root goal of the trajectories (batched, deduplicated,
-    a cache part every ebm.checkpoint_every states; a rerun encodes only what is missing)."""
+    a cache part every ebm.checkpoint_every states; a rerun encodes only what is missing); with --known,
+    the known proofs' states of the searched theorems too."""
     from burnqed_core.ebm.run import encode_trajectories
     from burnqed_core.policy.factory import make_policy
 
     prof = load(profile, verbose)
     _check_dirs(trajectories)
+    paths = _known(known, split)
     if prof.policy.backend == "fixed":
         raise BurnqedError("ebm encode needs a model policy (policy.backend local or sglang)")
 
@@ -50,7 +72,7 @@ def encode(
         policy = make_policy(prof, model)
         try:
             rep = await encode_trajectories(policy, trajectories, out, prof.ebm, model_path=model,
-                                            progress=not no_progress)
+                                            progress=not no_progress, known=paths)
         finally:
             await policy.close()
         typer.echo(f"{rep.states} unique states: {rep.encoded} encoded ({rep.states_per_s:.1f} states/s), "
@@ -67,6 +89,8 @@ def train(
     steps: Annotated[int | None, typer.Option("--steps", min=1, help="override ebm.steps")] = None,
     no_resume: Annotated[bool, typer.Option("--no-resume", help="discard a checkpoint in --out")] = False,
     iteration: Annotated[int | None, typer.Option("--iteration", help="recorded in ebm.json")] = None,
+    known: KnownOpt = None,
+    split: SplitOpt = None,
     no_progress: Annotated[bool, typer.Option("--no-progress")] = False,
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
@@ -78,7 +102,7 @@ def train(
     prof = load(profile, verbose)
     _check_dirs(trajectories)
     cfg = prof.ebm if steps is None else prof.ebm.model_copy(update={"steps": steps})
-    z, data, meta = load_training_data(embeddings, trajectories)
+    z, data, meta = load_training_data(embeddings, trajectories, _known(known, split))
     rep = train_ebm(z, data, cfg, out, meta, iteration=iteration, resume=not no_resume, progress=not no_progress)
     typer.echo(rep.summary())
     typer.echo(f"saved to {out}")
@@ -91,6 +115,8 @@ def metrics(
     embeddings: EmbOpt,
     all_theorems: Annotated[bool, typer.Option("--all", help="all theorems, not only the held-out split")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the metrics record as JSON")] = False,
+    known: KnownOpt = None,
+    split: SplitOpt = None,
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
 ) -> None:
@@ -99,7 +125,8 @@ def metrics(
 
     prof = load(profile, verbose)
     _check_dirs(trajectories)
-    m = measure(ebm, embeddings, trajectories, prof.ebm, held_out_only=not all_theorems)
+    m = measure(ebm, embeddings, trajectories, prof.ebm, held_out_only=not all_theorems,
+                known=_known(known, split))
     if as_json:
         typer.echo(json.dumps(m.model_dump(mode="json"), indent=2))
         return

@@ -9,6 +9,10 @@ goals left). Its negatives come, in this order of preference:
 3. states of other theorems (any label; conditioned on this theorem's goal
    they are off-path).
 
+With known proofs (``known``: `burnqed_core.ebm.hindsight`), a searched theorem that the search did not prove
+gets its known proof's states as positives, the search's children of a known-path state that leave the path
+as their failed siblings and its other states as their off-path negatives.
+
 Negatives are drawn afresh at every step by a generator seeded with (seed,
 step) (`sample_group`), so training is reproducible and resumes exactly.
 The split into train and validation is by theorem name (seed gotcha 11).
@@ -17,7 +21,7 @@ The split into train and validation is by theorem name (seed gotcha 11).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,6 +50,7 @@ class ContrastiveData:
     theorem_states: dict[str, list[int]] = field(default_factory=dict)  # every state row of each theorem
     negatives: list[int] = field(default_factory=list)                  # rows labelled negative (probe, metrics)
     positive_rows: list[int] = field(default_factory=list)              # rows labelled positive (probe, metrics)
+    hindsight: int = 0                                                  # positives taken from known proofs
 
     @property
     def theorems(self) -> list[str]:
@@ -60,8 +65,10 @@ def theorem_in_val(name: str, val_fraction: float, seed: int) -> bool:
     return h / 2**64 < val_fraction
 
 
-def build_data(records: Iterable[TrajectoryRecord]) -> ContrastiveData:
-    """Index every non-empty state and goal, and collect positives with their tiers."""
+def build_data(records: Iterable[TrajectoryRecord],
+               known: Mapping[str, Sequence[str]] | None = None) -> ContrastiveData:
+    """Index every non-empty state and goal, and collect positives with their tiers; with ``known`` (theorem ->
+    its known proof's states, root first), also the hindsight positives of the searches that proved nothing."""
     index: dict[str, int] = {}
     texts: list[str] = []
 
@@ -104,12 +111,42 @@ def build_data(records: Iterable[TrajectoryRecord]) -> ContrastiveData:
             off = tuple(dict.fromkeys(i for i in negs if i not in sib and i != me))
             data.positives.append(Positive(theorem=theorem, depth=r.depth, state=me, goal=g, siblings=sib,
                                            off_path=off))
+        path = (known or {}).get(theorem)
+        if path and path[0] == goal and not any(r.proved or r.label == "positive" for r in recs):
+            added = _hindsight(data, theorem, g, path, recs, children, row)
+            data.hindsight += len(added)
+            for i in added:  # on a known proof: provable, whatever the search's label said
+                rows_of.append(i)
+                pos_rows.setdefault(i)
+                neg_rows.pop(i, None)
+            for r in recs:
+                if r.state and r.state not in path:
+                    neg_rows.setdefault(row(r.state))
     for t, rows in data.theorem_states.items():
         data.theorem_states[t] = list(dict.fromkeys(rows))
     data.keys = [state_key(t) for t in texts]
     data.negatives = list(neg_rows)
     data.positive_rows = list(pos_rows)
     return data
+
+
+def _hindsight(data: ContrastiveData, theorem: str, goal: int, path: Sequence[str], recs: Sequence[TrajectoryRecord],
+               children: Mapping[int, Sequence[TrajectoryRecord]], row: Callable[[str], int]) -> list[int]:
+    """Append the positives of one unproved search from the known proof ``path``; their state rows."""
+    on = set(path)
+    off_all = list(dict.fromkeys(row(r.state) for r in recs if r.state and r.state not in on))
+    added: list[int] = []
+    for d in range(1, len(path)):
+        parents = [r.node_id for r in recs if r.state == path[d - 1]]
+        sib = tuple(dict.fromkeys(row(c.state) for p in parents for c in children.get(p, ())
+                                  if c.state and c.state not in on))
+        off = tuple(i for i in off_all if i not in set(sib))
+        if not sib and not off:
+            continue
+        me = row(path[d])
+        data.positives.append(Positive(theorem=theorem, depth=d, state=me, goal=goal, siblings=sib, off_path=off))
+        added.append(me)
+    return added
 
 
 def split_positives(data: ContrastiveData, val_fraction: float, seed: int) -> tuple[list[int], list[int]]:

@@ -4,7 +4,7 @@ train a head on them, measure a saved head."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from burnqed_core.ebm.embeddings import (
     policy_pooling,
     trajectory_texts,
 )
+from burnqed_core.ebm.hindsight import path_texts
 from burnqed_core.ebm.metrics import EbmMetrics, rank_metrics, separation_metrics
 from burnqed_core.ebm.train import TrainReport, load_head, train_ebm
 from burnqed_core.errors import DataError
@@ -52,10 +53,15 @@ async def encode_trajectories(
     *,
     model_path: str | Path | None = None,
     progress: bool = False,
+    known: Mapping[str, Sequence[str]] | None = None,
 ) -> EncodeReport:
-    """Encode every unique state and root goal of the trajectory sets into the cache at ``cache_dir``."""
+    """Encode every unique state and root goal of the trajectory sets into the cache at ``cache_dir``; with
+    ``known`` (`burnqed_core.ebm.hindsight`), also the known-path states of the searched theorems."""
     records = read_trajectory_dirs(trajectory_dirs)
     texts = trajectory_texts(records)
+    if known:
+        have = set(texts)
+        texts += [t for t in path_texts(known, sorted({r.theorem for r in records})) if t not in have]
     meta = CacheMeta(fingerprint=policy_fingerprint(policy, model_path), pooling=policy_pooling(policy),
                      text_format=format_of(policy).version,
                      model_path=str(model_path or getattr(policy, "model_path", "") or ""))
@@ -64,11 +70,12 @@ async def encode_trajectories(
                                checkpoint_every=cfg.checkpoint_every, progress=progress)
 
 
-def load_training_data(cache_dir: str | Path, trajectory_dirs: Sequence[str | Path]) -> tuple[Any, ContrastiveData,
-                                                                                               CacheMeta]:
-    """(embedding matrix, contrastive data, cache meta) of the trajectory sets."""
+def load_training_data(cache_dir: str | Path, trajectory_dirs: Sequence[str | Path],
+                       known: Mapping[str, Sequence[str]] | None = None) -> tuple[Any, ContrastiveData, CacheMeta]:
+    """(embedding matrix, contrastive data, cache meta) of the trajectory sets (with ``known``: and the hindsight
+    positives of their unproved searches)."""
     cache = EmbeddingCache.load(cache_dir)
-    data = build_data(read_trajectory_dirs(trajectory_dirs))
+    data = build_data(read_trajectory_dirs(trajectory_dirs), known)
     if not data.keys:
         raise DataError("the trajectories hold no proof states")
     try:
@@ -80,18 +87,20 @@ def load_training_data(cache_dir: str | Path, trajectory_dirs: Sequence[str | Pa
 
 
 def train_from_dirs(cache_dir: str | Path, trajectory_dirs: Sequence[str | Path], cfg: EBMConfig,
-                    out_dir: str | Path, *, iteration: int | None = None, progress: bool = False) -> TrainReport:
-    z, data, meta = load_training_data(cache_dir, trajectory_dirs)
+                    out_dir: str | Path, *, iteration: int | None = None, progress: bool = False,
+                    known: Mapping[str, Sequence[str]] | None = None) -> TrainReport:
+    z, data, meta = load_training_data(cache_dir, trajectory_dirs, known)
     return train_ebm(z, data, cfg, out_dir, meta, iteration=iteration, progress=progress)
 
 
 def measure(ebm_dir: str | Path, cache_dir: str | Path, trajectory_dirs: Sequence[str | Path],
-            cfg: EBMConfig, held_out_only: bool = True) -> EbmMetrics:
+            cfg: EBMConfig, held_out_only: bool = True,
+            known: Mapping[str, Sequence[str]] | None = None) -> EbmMetrics:
     """Metrics of a saved head on (the held-out theorems of) trajectory sets."""
     import torch
 
     head, record = load_head(ebm_dir)
-    z, data, meta = load_training_data(cache_dir, trajectory_dirs)
+    z, data, meta = load_training_data(cache_dir, trajectory_dirs, known)
     if meta.pooling != record.pooling or meta.fingerprint != record.fingerprint:
         raise EmbeddingMismatchError(f"{cache_dir} holds {meta.pooling!r} embeddings of another encoder than the EBM "
                                      f"in {ebm_dir} ({record.pooling!r}): refusing to mix")

@@ -98,6 +98,8 @@ class TrainReport(BaseModel):
     resumed_from_step: int = 0
     train_positives: int = 0
     val_positives: int = 0
+    hindsight_positives: int = Field(0, description="positives from known proofs of unproved searches "
+                                     "(ebm.hindsight), train and validation")
     train_theorems: int = 0
     val_theorems: int = 0
     params: int = 0
@@ -113,6 +115,8 @@ class TrainReport(BaseModel):
         first = self.loss_curve[0].loss if self.loss_curve else None
         last = self.loss_curve[-1].loss if self.loss_curve else None
         s = f"EBM ({self.params:,} params) on {self.train_positives} positives of {self.train_theorems} theorems"
+        if self.hindsight_positives:
+            s += f" ({self.hindsight_positives} of all positives from known proofs)"
         if first is not None:
             s += f", loss {first:.3f} -> {last:.3f} in {self.steps} steps"
         for m in (self.val, self.train):
@@ -228,7 +232,7 @@ def train_ebm(
                              "positives": len(data.positives), "fingerprint": meta.fingerprint,
                              "pooling": meta.pooling})
     report = TrainReport(train_positives=len(train_idx), val_positives=len(val_idx), train_theorems=len(train_thms),
-                         val_theorems=len(val_thms), params=count_params(head))
+                         val_theorems=len(val_thms), params=count_params(head), hindsight_positives=data.hindsight)
     state: dict[str, Any] = {"step": 0, "best_loss": math.inf, "best_step": None, "best_head": None,
                              "loss_curve": [], "eval_curve": [], "pinned": 0}
     ckpt_path = out / CHECKPOINT_FILE

@@ -47,9 +47,13 @@ class ExercisePlan(BaseModel):
     too_short: list[str] = Field(default_factory=list, description="known proof shorter than min_steps: left out")
     theorems: list[str] = Field(default_factory=list, description="the exercises searched, by name")
     ebm_positives: int | None = Field(None, description="proof-path states the EBM trained on (its metrics)")
+    ebm_hindsight: int | None = Field(None, description="of its positives (train and validation), those from the "
+                                      "known proofs of unproved searches (ebm.hindsight)")
 
     def describe(self) -> str:
         pos = f"; the EBM trained on {self.ebm_positives} positives" if self.ebm_positives is not None else ""
+        if self.ebm_hindsight:
+            pos += f" ({self.ebm_hindsight} of all its positives from known proofs)"
         return (f"{len(self.theorems)} exercises of iteration {self.iteration} with proofs of {self.min_steps}+ "
                 f"steps (of {self.withheld} withheld: {len(self.searched_before)} searched before, "
                 f"{len(self.too_short)} shorter){pos}")
@@ -66,14 +70,15 @@ def searched_before(layout: BaseLayout, iteration: int) -> set[str]:
     return out
 
 
-def ebm_positives(ebm_dir: Path) -> int | None:
-    """The training positives (proof-path states) of the EBM in ``ebm_dir``, from its `TrainReport`; None
-    when it has none."""
+def ebm_positives(ebm_dir: Path) -> tuple[int | None, int | None]:
+    """The training positives (proof-path states) of the EBM in ``ebm_dir`` and how many of all its positives
+    came from known proofs, from its `TrainReport`; None when it has none."""
     from burnqed_core.ebm.train import METRICS_FILE, read_report
 
     if not (ebm_dir / METRICS_FILE).is_file():
-        return None
-    return read_report(ebm_dir).train_positives
+        return None, None
+    rep = read_report(ebm_dir)
+    return rep.train_positives, rep.hindsight_positives
 
 
 def plan_exercises(profile: Profile, iteration: int, min_steps: int = 4) -> tuple[ExercisePlan, list[Theorem]]:
@@ -105,8 +110,9 @@ def plan_exercises(profile: Profile, iteration: int, min_steps: int = 4) -> tupl
         raise DataError(f"{len(missing)} withheld exercises are not in the corpus ({', '.join(missing[:3])}): the "
                         "work dir was made with another corpus")
     before = searched_before(layout, iteration)
-    plan = ExercisePlan(iteration=iteration, min_steps=min_steps, withheld=len(withheld),
-                        ebm_positives=ebm_positives(it.ebm))
+    positives, hindsight = ebm_positives(it.ebm)
+    plan = ExercisePlan(iteration=iteration, min_steps=min_steps, withheld=len(withheld), ebm_positives=positives,
+                        ebm_hindsight=hindsight)
     chosen: list[Theorem] = []
     for name in sorted(withheld):
         t = by_name[name]

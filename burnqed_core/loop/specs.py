@@ -151,28 +151,44 @@ async def _policy(ctx: StageContext) -> object:
     return pol
 
 
+def _known_paths(ctx: StageContext) -> dict[str, list[str]] | None:
+    """With ``ebm.hindsight``: the known proofs' states of the training side of the base split (never an
+    exercise's or a validation theorem's)."""
+    if not ctx.settings.ebm.hindsight:
+        return None
+    from burnqed_core.ebm.hindsight import known_paths
+
+    split = corpus.read_base_split(ctx.input("base_model"))
+    return known_paths(corpus.base_pairs(ctx.input("base_tactic_pairs")), frozenset(split.train))
+
+
 async def _embeddings(ctx: StageContext) -> StageResult:
     return await stages.embeddings(ctx.settings, ctx.iteration, await _policy(ctx), trajectory_dirs(ctx.earlier),
-                                   ctx.out)
+                                   ctx.out, known=_known_paths(ctx))
 
 
 EMBEDDINGS = StageSpec(
     name="embeddings", out="embeddings", gpu=True, kinds=frozenset({"parquet"}),
     doc="A resumable Parquet cache of (state, goal, vector) for the states of the trajectories of iterations "
-        "< N, encoded by merged_model[N].",
-    inputs=(Input("merged_model"),), earlier="trajectories", settings=("ebm", "policy"), run=_embeddings,
+        "< N (with ``ebm.hindsight``, and the known proofs' states of their searched training theorems), encoded "
+        "by merged_model[N].",
+    inputs=(Input("merged_model"), Input("base_tactic_pairs", edge=False), Input("base_model", edge=False)),
+    earlier="trajectories", settings=("ebm", "policy"), run=_embeddings,
 )
 
 
 def _ebm(ctx: StageContext) -> StageResult:
-    return stages.ebm(ctx.settings, ctx.iteration, ctx.input("embeddings"), trajectory_dirs(ctx.earlier), ctx.out)
+    return stages.ebm(ctx.settings, ctx.iteration, ctx.input("embeddings"), trajectory_dirs(ctx.earlier), ctx.out,
+                      known=_known_paths(ctx))
 
 
 EBM = StageSpec(
     name="ebm", out="ebm", gpu=True, kinds=frozenset({"pytorch"}),
     doc="Energy-head weights, config and metrics (energy gap, rank-1 accuracy, embedding separation); iteration 0 "
-        "has no EBM.",
-    inputs=(Input("embeddings"),), earlier="trajectories", settings=("ebm",), run=_ebm,
+        "has no EBM. With ``ebm.hindsight`` the searches that proved nothing add their known proofs' states as "
+        "positives.",
+    inputs=(Input("embeddings"), Input("base_tactic_pairs", edge=False), Input("base_model", edge=False)),
+    earlier="trajectories", settings=("ebm",), run=_ebm,
 )
 
 

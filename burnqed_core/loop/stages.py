@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -276,12 +276,15 @@ async def embeddings(
     out_dir: Path,
     model_path: Path | None = None,
     progress: bool = True,
+    known: Mapping[str, Sequence[str]] | None = None,
 ) -> StageResult:
     """Encode every unique proof state and root goal of the trajectories of
     iterations < N with this iteration's model into a resumable Parquet cache
     (``out_dir/cache``), and measure the encoder's separation of positive and
     negative states (seed 002's collapse check). Iteration 0 has no
-    trajectories: nothing is encoded."""
+    trajectories: nothing is encoded. ``known``: the known proofs' states
+    (``ebm.hindsight``, `burnqed_core.ebm.hindsight`), encoded for the searched
+    theorems too."""
     from burnqed_core.ebm.data import build_data
     from burnqed_core.ebm.embeddings import EmbeddingCache, cache_dir_for
     from burnqed_core.ebm.metrics import separation_metrics, separation_warnings
@@ -293,12 +296,12 @@ async def embeddings(
                            metrics={"states": 0, "encoded": 0})
     cache_dir = cache_dir_for(out_dir)
     rep = await encode_trajectories(policy, trajectory_dirs, cache_dir, profile.ebm, model_path=model_path,
-                                    progress=progress)
+                                    progress=progress, known=known)
     metrics: dict[str, Any] = rep.model_dump(mode="json") | {"states_per_s": round(rep.states_per_s, 2),
                                                               "trajectories": [str(p) for p in trajectory_dirs]}
     summary = (f"{rep.states} unique states and goals ({rep.encoded} encoded now, {rep.cached} cached), "
                f"{rep.dim}-d {rep.pooling}, {rep.states_per_s:.1f} states/s")
-    data = build_data(read_trajectory_dirs(trajectory_dirs))
+    data = build_data(read_trajectory_dirs(trajectory_dirs), known)
     if data.keys:
         sep = separation_metrics(EmbeddingCache.load(cache_dir).matrix(data.keys), data, profile.ebm.val_fraction,
                                  profile.ebm.seed)
@@ -323,13 +326,15 @@ def ebm(
     progress: bool = True,
     adapter_dir: Path | None = None,
     model_path: Path | None = None,
+    known: Mapping[str, Sequence[str]] | None = None,
 ) -> StageResult:
     """Train the energy head on the embeddings of the trajectories of
     iterations < N. Iteration 0 (no trajectories), ``ebm.enabled: false``, or
     trajectories without a single proof path: no EBM (nothing a scorer would
     load is written; the search then runs without one). With joint training
     (``ebm.joint.enabled``), the head trained with the adapter in
-    ``adapter_dir`` is adopted as the EBM of the merged model ``model_path``."""
+    ``adapter_dir`` is adopted as the EBM of the merged model ``model_path``.
+    ``known``: the known proofs' states for hindsight positives (``ebm.hindsight``)."""
     from burnqed_core.ebm.embeddings import cache_dir_for
     from burnqed_core.ebm.run import train_from_dirs
 
@@ -348,13 +353,13 @@ def ebm(
 
         assert adapter_dir is not None
         attach_encoder(adapter_dir, model_path, out_dir)
-        m = measure(out_dir, cache_dir_for(embeddings_dir), trajectory_dirs, profile.ebm)
+        m = measure(out_dir, cache_dir_for(embeddings_dir), trajectory_dirs, profile.ebm, known=known)
         return StageResult(stage="ebm", iteration=iteration, path=str(out_dir),
                            summary=f"jointly trained EBM adopted from {adapter_dir}; {m.summary()}",
                            metrics={"trained": True, "joint": True, "val": m.model_dump(mode="json")})
     try:
         rep = train_from_dirs(cache_dir_for(embeddings_dir), trajectory_dirs, profile.ebm, out_dir,
-                              iteration=iteration, progress=progress)
+                              iteration=iteration, progress=progress, known=known)
     except DataError as e:
         log.warning("no EBM at iteration %d: %s", iteration, e)
         return none(str(e))
