@@ -306,6 +306,9 @@ class DataConfig(Section):
     trajectory_max_share: float = Field(0.25, gt=0, le=1, description="cap on the share of trajectory rows in "
                                         "the training mix (lowers the upsample factor; 1: no cap)")
     search_theorems: int = Field(200, ge=0, description="corpus theorems searched per iteration")
+    search_exercises: int | None = Field(None, ge=0, description="at most this many of them withheld exercises "
+                                         "(drawn first); the rest from the training side. None: as many as "
+                                         "search_theorems")
     withhold_fraction: float = Field(
         0.0, ge=0, lt=1, description="share of the corpus theorems that no single automation tactic closes whose "
         "known proofs are never trained on (drawn once, with the validation split, by theorem name): exercises "

@@ -144,6 +144,7 @@ def select_theorems(
     family_fail_rate: Mapping[str, float] | None = None,
     failed_family_boost: float = 0.0,
     prefer: Iterable[str] = (),
+    prefer_max: int | None = None,
 ) -> Selection:
     """A seeded sample of up to ``n`` theorems to search, weighted towards failing families (module doc).
 
@@ -158,7 +159,9 @@ def select_theorems(
     eligible theorems drawn first, by the same rule, before the others fill
     the rest (the withheld exercises, `burnqed_core.data.pairs.TheoremSplit`);
     a preferred theorem in ``retry`` (searched, never proved) is drawn first
-    again, whether or not never-searched theorems remain.
+    again, whether or not never-searched theorems remain; at most
+    ``prefer_max`` of them (None: up to ``n``), the same ones as a draw of
+    ``prefer_max`` with nothing else to fill.
     """
     if failed_family_boost < 0:
         raise ValueError(f"failed_family_boost must be >= 0, got {failed_family_boost}")
@@ -192,7 +195,7 @@ def select_theorems(
     again_first = [t for t in again if t.name in prefer_set]
     again = [t for t in again if t.name not in prefer_set]
     first = [t for t in eligible if t.name in prefer_set] + again_first
-    chosen = _stratified(first, n, seed, rates, failed_family_boost)
+    chosen = _stratified(first, n if prefer_max is None else min(n, prefer_max), seed, rates, failed_family_boost)
     if len(chosen) < n:
         chosen += _stratified([t for t in eligible if t.name not in prefer_set], n - len(chosen), seed, rates,
                               failed_family_boost)

@@ -92,7 +92,8 @@ def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path],
     searched by earlier iterations and those automation closes alone (`select_theorems`), weighted towards the
     families where earlier searches failed (``data.search_failed_family_boost``); theorems no earlier search
     proved may be searched again when never-searched ones run out (``data.search_retry_failed``). ``withheld``:
-    the exercises of the base split (``data.withhold_fraction``), drawn before the other theorems."""
+    the exercises of the base split (``data.withhold_fraction``), drawn before the other theorems, at most
+    ``data.search_exercises`` of them."""
     from burnqed_core.data.selection import family_fail_rates, select_theorems
     from burnqed_core.data.theorems import automation_map, load_theorems
     from burnqed_core.loop.corpus import corpus_theorems
@@ -114,7 +115,7 @@ def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path],
     return select_theorems(corpus, d.search_theorems, d.seed + n, searched=searched,
                            held_out={t.name for t in benchmark}, easy=easy, held_out_theorems=benchmark,
                            retry=retry, family_fail_rate=rates, failed_family_boost=d.search_failed_family_boost,
-                           prefer=withheld)
+                           prefer=withheld, prefer_max=d.search_exercises)
 
 
 def earlier_solved(eval_dirs: list[Path]) -> set[str] | None:

@@ -181,6 +181,12 @@ def test_preferred_theorems_are_drawn_first() -> None:
     assert len(names) == n_pref + 5 and {t.name for t in thms if t.name in prefer} <= names
     assert more.stats.preferred == n_pref
     assert select_theorems(thms, n=10, seed=0).stats.preferred == 0
+    # at most prefer_max of them (data.search_exercises): the same ones as a draw of that many, then the others
+    few = select_theorems(thms, n=n_pref - 2, seed=0, prefer=prefer, failed_family_boost=2.0, prefer_max=3)
+    capped = select_theorems(thms, n=3, seed=0, prefer=prefer, failed_family_boost=2.0)
+    assert few.stats.preferred == 3 and len(few.theorems) == n_pref - 2
+    assert {t.name for t in few.theorems if t.name in prefer} == {t.name for t in capped.theorems}
+    assert select_theorems(thms, n=5, seed=0, prefer=prefer, prefer_max=0).stats.preferred == 0
 
 
 def test_failed_exercises_come_back_first_every_iteration() -> None:
