@@ -364,7 +364,14 @@ def ebm(
         log.warning("no EBM at iteration %d: %s", iteration, e)
         return none(str(e))
     metrics = rep.model_dump(mode="json", exclude={"loss_curve", "eval_curve"}) | {"trained": True}
-    return StageResult(stage="ebm", iteration=iteration, path=str(out_dir), summary=rep.summary(), metrics=metrics)
+    summary = rep.summary()
+    if profile.ebm.hindsight and not rep.hindsight_positives:
+        why = ("ebm.hindsight is on, but no training-side theorem that a search failed has a known proof here "
+               "(searches that draw only withheld exercises leave none: data.search_exercises)")
+        log.warning("ebm[%d]: %s", iteration, why)
+        metrics["warnings"] = [why]
+        summary += f"; {why}"
+    return StageResult(stage="ebm", iteration=iteration, path=str(out_dir), summary=summary, metrics=metrics)
 
 
 def _collection_profile(profile: Profile) -> Profile:

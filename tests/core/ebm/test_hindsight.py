@@ -194,3 +194,25 @@ def test_stages_and_cli_encode_and_train_on_known_proofs(tiny_model_dir: Path, t
     assert out.exit_code != 0 and "no positive" in str(out.exception)
     out = r.invoke(app, ["ebm", "train", *base, "-o", str(tmp_path / "none"), "--split", str(tmp_path / "split.json")])
     assert out.exit_code != 0 and "--split only restricts --known" in str(out.exception)
+
+
+def test_hindsight_that_finds_nothing_to_read_says_so(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Hindsight on, but every failed search was of a theorem without a known proof here (an exercise): the EBM
+    trains on the proved searches and the stage says why hindsight added nothing."""
+    import asyncio
+
+    from burnqed_core.loop import stages
+    from burnqed_core.policy.local import LocalPolicy
+
+    traj = write_parquet(toy_records(n_theorems=9), tmp_path / "traj.parquet", TrajectoryRecord)
+    profile = load_profile("tiny", overrides={"ebm.steps": 10, "ebm.hidden_dims": [16], "ebm.batch_size": 8,
+                                              "ebm.eval_every": 5, "ebm.save_every": 5, "ebm.hindsight": True})
+    asyncio.run(stages.embeddings(profile, 1, LocalPolicy(tiny_model_dir), [traj], tmp_path / "emb", progress=False,
+                                  known={}))
+    res = stages.ebm(profile, 1, tmp_path / "emb", [traj], tmp_path / "ebm", progress=False, known={})
+    assert res.metrics["trained"] and res.metrics["hindsight_positives"] == 0
+    assert "data.search_exercises" in res.summary and res.metrics["warnings"]
+    plain = load_profile("tiny", overrides={"ebm.steps": 10, "ebm.hidden_dims": [16], "ebm.batch_size": 8,
+                                            "ebm.eval_every": 5, "ebm.save_every": 5})
+    again = stages.ebm(plain, 1, tmp_path / "emb", [traj], tmp_path / "ebm2", progress=False)
+    assert again.metrics["trained"] and "warnings" not in again.metrics
