@@ -267,13 +267,14 @@ def test_bad_key_names_the_file_it_was_written_in(tmp_path: Path) -> None:
 
 def test_layers_are_not_profiles(tmp_path: Path) -> None:
     for layer in ("base", "cpu"):
-        with pytest.raises(ProfileError, match=r"is a layer .*bundled: ebm, ebm_hindsight, prod, small, tiny, "
-                                               r"transfer, transfer_model, transfer_pretrain"):
+        with pytest.raises(ProfileError, match=r"is a layer .*bundled: ebm, ebm_hindsight, ebm_wide, prod, small, "
+                                               r"tiny, transfer, transfer_model, transfer_pretrain"):
             load_profile(layer, environ={})
     with pytest.raises(ProfileError) as e:
         load_profile("nope", environ={})
     # the layers are not offered
-    assert ("['ebm', 'ebm_hindsight', 'prod', 'small', 'tiny', 'transfer', 'transfer_model', 'transfer_pretrain']"
+    assert ("['ebm', 'ebm_hindsight', 'ebm_wide', 'prod', 'small', 'tiny', 'transfer', 'transfer_model', "
+            "'transfer_pretrain']"
             in str(e.value))
     # a layer of one's own: extended, never loaded; `layer` is not inherited
     write(tmp_path, "layer: true\nsearch: {max_nodes: 9}\n", "mine.yaml")
@@ -289,7 +290,8 @@ def test_layers_are_not_profiles(tmp_path: Path) -> None:
 
 BUNDLED = {"tiny": ["base", "cpu", "tiny"], "small": ["base", "cpu", "small"], "prod": ["base", "prod"],
            "transfer": ["base", "cpu", "tiny", "transfer"], "ebm": ["base", "cpu", "tiny", "transfer", "ebm"],
-           "ebm_hindsight": ["base", "cpu", "tiny", "transfer", "ebm", "ebm_hindsight"]}
+           "ebm_hindsight": ["base", "cpu", "tiny", "transfer", "ebm", "ebm_hindsight"],
+           "ebm_wide": ["base", "cpu", "tiny", "transfer", "ebm", "ebm_hindsight", "ebm_wide"]}
 
 
 def test_bundled_profiles_load_through_their_layers() -> None:
@@ -303,7 +305,7 @@ def test_bundled_profiles_load_through_their_layers() -> None:
     for name in BUNDLED:
         p = load_profile(name, environ={})
         assert p.search.automation.enabled == (not name.startswith("ebm"))  # the policy alone (its EBM ranks its steps)
-        assert p.ebm.hindsight == (name == "ebm_hindsight")
+        assert p.ebm.hindsight == (name in ("ebm_hindsight", "ebm_wide"))
         assert p.search.beta == 1.0 and p.ebm.joint.ebm_weight == 0.1
         assert p.nightly.cron == "0 3 * * *"
 
