@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from burnqed_core.config import EBMConfig
 from burnqed_core.ebm.data import ContrastiveData
 from burnqed_core.records import TrajectoryRecord
 
@@ -54,3 +55,11 @@ def separable_embeddings(data: ContrastiveData, dim: int = 16, seed: int = 0) ->
         elif "bad" in text:
             z[i, 0] -= 3.0
     return z / np.linalg.norm(z, axis=1, keepdims=True)
+
+
+def toy_config(**kw: object) -> EBMConfig:
+    """A small head and a short run for the toy sets; ``kw`` overrides."""
+    base: dict[str, object] = dict(hidden_dims=[32, 16], dropout=0.0, steps=150, batch_size=32, num_negatives=4,
+                                   lr=3e-3, eval_every=25, save_every=25, val_fraction=0.3, seed=0)
+    base.update(kw)
+    return EBMConfig(**base)  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from burnqed_core.config import EBMConfig, Profile, load_profile
+from burnqed_core.config import Profile, load_profile
 from burnqed_core.data.pairs import SPLIT_FILE, TheoremSplit, write_split
 from burnqed_core.ebm.data import build_data
 from burnqed_core.ebm.embeddings import CacheMeta
@@ -24,6 +24,7 @@ from burnqed_core.loop.specs import EBM, _known_paths
 from burnqed_core.record_io import write_parquet
 from burnqed_core.records import TacticPair, TrajectoryRecord
 from tests.core.ebm_toy import separable_embeddings, toy_records
+from tests.core.ebm_toy import toy_config as cfg
 
 META = CacheMeta(fingerprint="test", pooling="last_l2")
 
@@ -115,13 +116,6 @@ def test_a_head_trains_on_hindsight_positives_alone(tmp_path: Path) -> None:
     assert rep.hindsight_positives == data.hindsight == 80 == rep.train_positives + rep.val_positives
     assert "from known proofs" in rep.summary()
     assert rep.val is not None and rep.val.rank1.rank1 is not None and rep.val.rank1.rank1 > 0.9
-
-
-def cfg(**kw: object) -> EBMConfig:
-    base: dict[str, object] = dict(hidden_dims=[32, 16], dropout=0.0, steps=150, batch_size=32, num_negatives=4,
-                                   lr=3e-3, eval_every=25, save_every=25, val_fraction=0.3, seed=0)
-    base.update(kw)
-    return EBMConfig(**base)  # type: ignore[arg-type]
 
 
 def test_the_stage_reads_known_proofs_of_the_training_side_only(tmp_path: Path) -> None:

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import torch
 
-from burnqed_core.config import EBMConfig
 from burnqed_core.ebm.data import build_data, sample_group, split_positives
 from burnqed_core.ebm.embeddings import CacheMeta
 from burnqed_core.ebm.model import EnergyHead, HeadConfig, info_nce
@@ -27,6 +26,7 @@ from burnqed_core.ebm.train import (
     train_ebm,
 )
 from tests.core.ebm_toy import separable_embeddings, toy_records
+from tests.core.ebm_toy import toy_config as cfg
 
 META = CacheMeta(fingerprint="test", pooling="last_l2")
 
@@ -106,13 +106,6 @@ def test_negative_tiers_siblings_first() -> None:
     assert {data.positives[i].theorem for i in tr}.isdisjoint({data.positives[i].theorem for i in va})
 
 
-def cfg(**kw: object) -> EBMConfig:
-    base: dict[str, object] = dict(hidden_dims=[32, 16], dropout=0.0, steps=150, batch_size=32, num_negatives=4,
-                                   lr=3e-3, eval_every=25, save_every=25, val_fraction=0.3, seed=0)
-    base.update(kw)
-    return EBMConfig(**base)  # type: ignore[arg-type]
-
-
 def test_infonce_learns_a_separable_toy_set(tmp_path: Path) -> None:
     data = build_data(toy_records(n_theorems=40))
     z = separable_embeddings(data)
@@ -158,8 +151,7 @@ import numpy as np
 from burnqed_core.ebm.data import build_data
 from burnqed_core.ebm.embeddings import CacheMeta
 from burnqed_core.ebm import train as T
-from tests.core.ebm_toy import separable_embeddings, toy_records
-from tests.core.ebm.test_model import cfg
+from tests.core.ebm_toy import separable_embeddings, toy_config as cfg, toy_records
 slow = sys.argv[2] == "slow"
 if slow:  # slow every step down so that the parent can kill it mid-run
     real = T.info_nce
