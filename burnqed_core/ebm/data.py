@@ -119,8 +119,9 @@ def build_data(records: Iterable[TrajectoryRecord],
                 rows_of.append(i)
                 pos_rows.setdefault(i)
                 neg_rows.pop(i, None)
+            on = set(path)
             for r in recs:
-                if r.state and r.state not in path:
+                if r.state and r.state not in on:
                     neg_rows.setdefault(row(r.state))
     for t, rows in data.theorem_states.items():
         data.theorem_states[t] = list(dict.fromkeys(rows))
@@ -140,7 +141,8 @@ def _hindsight(data: ContrastiveData, theorem: str, goal: int, path: Sequence[st
         parents = [r.node_id for r in recs if r.state == path[d - 1]]
         sib = tuple(dict.fromkeys(row(c.state) for p in parents for c in children.get(p, ())
                                   if c.state and c.state not in on))
-        off = tuple(i for i in off_all if i not in set(sib))
+        sib_set = set(sib)
+        off = tuple(i for i in off_all if i not in sib_set)
         if not sib and not off:
             continue
         me = row(path[d])
