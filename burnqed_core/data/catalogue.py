@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from burnqed_core.data.families import FAMILIES, TECHNIQUES, Family, Technique
 from burnqed_core.data.technique_families import TECHNIQUE_FAMILIES
+from burnqed_core.data.technique_generalizing import GENERALIZING_FAMILIES
 from burnqed_core.data.technique_lemmas import LEMMA_FAMILIES
 from burnqed_core.data.technique_reasoning import REASONING_FAMILIES
 from burnqed_core.data.technique_relations import RELATION_FAMILIES
@@ -22,7 +23,7 @@ from burnqed_core.errors import DataError
 from burnqed_core.records import Theorem
 
 ALL_FAMILIES: tuple[Family, ...] = (*FAMILIES, *TECHNIQUE_FAMILIES, *STRUCTURE_FAMILIES, *REASONING_FAMILIES,
-                                   *RELATION_FAMILIES, *LEMMA_FAMILIES)
+                                   *RELATION_FAMILIES, *LEMMA_FAMILIES, *GENERALIZING_FAMILIES)
 
 
 def _check(families: Sequence[Family]) -> dict[str, Family]:

@@ -1,11 +1,14 @@
-"""Helpers shared by the technique families' tests: a family's instances at a seed and an instance's template."""
+"""Helpers shared by the technique families' tests: a family's instances at a seed, an instance's template, and the
+static check of the state-visible style (`hidden_names`)."""
 
 from __future__ import annotations
 
 import random
+import re
 
 from burnqed_core.data.families import Family, Instance
 from burnqed_core.data.generate_sets import SEED
+from burnqed_core.data.renaming import declared, identifiers
 
 
 def instances(family: Family, seed: int = SEED) -> list[Instance]:
@@ -21,3 +24,40 @@ def template(key: str) -> str:
             break
         parts.append(part)
     return "_".join(parts)
+
+
+# The steps that unfold a definition into the goal (``simp only [f]``, ``rw [f, if_pos h]``, ``unfold f``).
+_UNFOLD = re.compile(r"\b(?:simp only|dsimp only|rw|unfold)\b\s*\[?([^\]\n]*)")
+
+
+def _bodies(preamble: str) -> dict[str, set[str]]:
+    """Each ``def`` of the preamble: the identifiers of its body (what unfolding it brings into the goal)."""
+    out: dict[str, set[str]] = {}
+    for block in preamble.split("\n\n"):
+        for i, line in enumerate(block.splitlines()):
+            m = re.match(r"def (\S+)", line)
+            if m:
+                out[m.group(1)] = set(identifiers("\n".join(block.splitlines()[i:])))
+                break
+    return out
+
+
+def hidden_names(inst: Instance) -> set[str]:
+    """Preamble names a step uses although its state cannot show them, step by step: constructors are never
+    shown before a split (inductions and cases go without ``with`` alternatives), types only where the statement
+    names them (a binder ``(p : Item)``), definitions where the statement names them or an earlier step unfolded a
+    definition whose body does (``bumpS`` after ``simp only [bumpN]``)."""
+    decl = declared(inst.preamble, inst.statement)
+    bodies = _bodies(inst.preamble)
+    visible = set(identifiers(inst.statement))
+    hidden: set[str] = set()
+    for step in inst.proof:
+        used = set(identifiers(step))
+        hidden |= used & set(decl.constructors)
+        hidden |= {m.group(1) for m in re.finditer(r"(?<![\w.])\.(\w+)", step) if m.group(1) in decl.constructors}
+        hidden |= (used & (set(decl.types) | set(decl.functions))) - visible
+        for m in _UNFOLD.finditer(step):
+            for name in identifiers(m.group(1)):
+                if name in visible and name in bodies:
+                    visible |= bodies[name]
+    return hidden

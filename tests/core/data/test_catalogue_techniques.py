@@ -19,6 +19,7 @@ from burnqed_core.data.families import FAMILIES, TECHNIQUES, Family, Instance
 from burnqed_core.data.generate_sets import SEED, SOURCE, family_theorems
 from burnqed_core.data.renaming import declared, identifiers, rename_instance, rename_text
 from burnqed_core.data.technique_families import TECHNIQUE_FAMILIES
+from burnqed_core.data.technique_generalizing import GENERALIZING_FAMILIES
 from burnqed_core.data.technique_lemmas import LEMMA_FAMILIES
 from burnqed_core.data.technique_reasoning import REASONING_FAMILIES
 from burnqed_core.data.technique_relations import RELATION_FAMILIES
@@ -35,6 +36,7 @@ GROUPS: dict[str, tuple[Family, ...]] = {
     "reasoning": tuple(REASONING_FAMILIES),
     "relations": tuple(RELATION_FAMILIES),
     "lemmas": tuple(LEMMA_FAMILIES),
+    "generalizing": tuple(GENERALIZING_FAMILIES),
 }
 CASES = [pytest.param(group, family, id=family.name) for group, families in GROUPS.items() for family in families]
 
@@ -43,6 +45,8 @@ CASES = [pytest.param(group, family, id=family.name) for group, families in GROU
 REASONING_CONSTRUCTORS = {"dim", "mid", "bright", "blaze", "nothing", "just", "mk", "leaf", "node", "bag"}
 # The constructors the lemma preambles (`technique_lemmas`) declare.
 LEMMA_CONSTRUCTORS = {"tip", "fork", "stop", "put", "hole", "full"}
+# The constructors the generalizing preambles (`technique_generalizing`) declare.
+GENERALIZING_CONSTRUCTORS = {"bud", "knot"}
 
 
 
@@ -62,7 +66,7 @@ def test_families_are_train_hard_and_in_the_catalogue(group: str) -> None:
     names = [f.name for f in families]
     assert all(f in ALL_FAMILIES for f in families)
     assert (4 <= len(families) <= 6 or (group == "relations" and names == ["tsub", "tle"])
-            or (group == "lemmas" and names == ["tlem", "tsplit"]))
+            or (group == "lemmas" and names == ["tlem", "tsplit"]) or (group == "generalizing" and names == ["tgen"]))
     assert len(set(names)) == len(names)
     others = {f.name for f in FAMILIES} | {f.name for g, fs in GROUPS.items() if g != group for f in fs}
     assert not set(names) & others
@@ -107,9 +111,10 @@ def test_every_instance_survives_renaming(group: str, family: Family) -> None:
             assert before.types and before.constructors
         elif group == "structures":
             assert before.types and before.functions   # a structure or class is a type even without an inductive
-        elif group == "lemmas":
+        elif group in ("lemmas", "generalizing"):
             assert before.functions and before.variables
-            assert set(before.constructors) <= LEMMA_CONSTRUCTORS, before.constructors
+            known = LEMMA_CONSTRUCTORS if group == "lemmas" else GENERALIZING_CONSTRUCTORS
+            assert set(before.constructors) <= known, before.constructors
         else:
             assert before.functions and before.variables
             assert set(before.constructors) <= REASONING_CONSTRUCTORS, before.constructors

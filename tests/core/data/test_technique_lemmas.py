@@ -15,53 +15,14 @@ from burnqed_core.data.canonical import proof_skeleton
 from burnqed_core.data.catalogue import ALL_FAMILIES
 from burnqed_core.data.families import FAMILIES, Family, Instance
 from burnqed_core.data.generate_sets import SEED, SETS_DIR, SOURCE, family_theorems
-from burnqed_core.data.renaming import declared, identifiers, rename_instance
+from burnqed_core.data.renaming import rename_instance
 from burnqed_core.data.technique_lemmas import LEMMA_FAMILIES
 from burnqed_core.data.technique_reasoning import REASONING_FAMILIES
 from burnqed_core.records import Theorem
-from tests.core.data.family_cases import instances, template
+from tests.core.data.family_cases import hidden_names, instances, template
 
 CASES = [pytest.param(f, id=f.name) for f in LEMMA_FAMILIES]
 TLEM, TSPLIT = LEMMA_FAMILIES
-
-# The steps that unfold a definition into the goal (``simp only [f]``, ``rw [f, if_pos h]``, ``unfold f``).
-_UNFOLD = re.compile(r"\b(?:simp only|dsimp only|rw|unfold)\b\s*\[?([^\]\n]*)")
-
-
-
-
-def _bodies(preamble: str) -> dict[str, set[str]]:
-    """Each ``def`` of the preamble: the identifiers of its body (what unfolding it brings into the goal)."""
-    out: dict[str, set[str]] = {}
-    for block in preamble.split("\n\n"):
-        for i, line in enumerate(block.splitlines()):
-            m = re.match(r"def (\S+)", line)
-            if m:
-                out[m.group(1)] = set(identifiers("\n".join(block.splitlines()[i:])))
-                break
-    return out
-
-
-def _hidden_names(inst: Instance) -> set[str]:
-    """Preamble names a step uses although its state cannot show them, step by step: constructors are never
-    shown before a split (inductions and cases go without ``with`` alternatives), types only where the statement
-    names them (a binder ``(p : Item)``), definitions where the statement names them or an earlier step unfolded a
-    definition whose body does (``bumpS`` after ``simp only [bumpN]``)."""
-    decl = declared(inst.preamble, inst.statement)
-    bodies = _bodies(inst.preamble)
-    visible = set(identifiers(inst.statement))
-    hidden: set[str] = set()
-    for step in inst.proof:
-        used = set(identifiers(step))
-        hidden |= used & set(decl.constructors)
-        hidden |= {m.group(1) for m in re.finditer(r"(?<![\w.])\.(\w+)", step) if m.group(1) in decl.constructors}
-        hidden |= (used & (set(decl.types) | set(decl.functions))) - visible
-        for m in _UNFOLD.finditer(step):
-            for name in identifiers(m.group(1)):
-                if name in visible and name in bodies:
-                    visible |= bodies[name]
-    return hidden
-
 
 def test_families_are_train_hard_with_names_of_their_own() -> None:
     assert [f.name for f in LEMMA_FAMILIES] == ["tlem", "tsplit"]
@@ -138,9 +99,9 @@ def test_every_tsplit_proof_splits_on_a_proposition() -> None:
 def test_proofs_name_nothing_the_state_hides(family: Family) -> None:
     for seed in (SEED, SEED + 1, SEED + 2):
         for inst in instances(family, seed):
-            assert not _hidden_names(inst), (inst.key, _hidden_names(inst))
+            assert not hidden_names(inst), (inst.key, hidden_names(inst))
             renamed = rename_instance(inst, family.name, family.split, seed)[0]
-            assert not _hidden_names(renamed), (inst.key, _hidden_names(renamed))
+            assert not hidden_names(renamed), (inst.key, hidden_names(renamed))
             for step in inst.proof:
                 assert not re.search(r"\binduction\b[^\n]*\bwith\b|\bcases\b[^\n]*\bwith\b", step), step
 
@@ -149,19 +110,19 @@ def test_the_style_check_catches_hidden_names() -> None:
     """The static check bites: a named constructor, a ``with`` alternative, a lemma stated before the goal shows
     its function, and a definition no step unfolded."""
     it = next(i for i in instances(TLEM) if i.key.startswith("slot_iter_"))
-    assert not _hidden_names(it)
+    assert not hidden_names(it)
     early = (it.proof[4], *it.proof[:4], *it.proof[5:])   # the bumpS lemma before `simp only [bumpN]`
-    assert _hidden_names(Instance(it.key, it.statement, early, it.preamble)) == {"bumpS"}
+    assert hidden_names(Instance(it.key, it.statement, early, it.preamble)) == {"bumpS"}
     turn = next(i for i in instances(TLEM) if i.key == "bin_turn")
     for bad in ("induction t with\n| tip => rfl\n| fork l x r ihl ihr => simp", "exact .tip", "simp only [addK]",
                 "cases t\n· simp only [forks]"):
-        assert _hidden_names(Instance(turn.key, turn.statement, (bad,), turn.preamble)), bad
+        assert hidden_names(Instance(turn.key, turn.statement, (bad,), turn.preamble)), bad
     keep = next(i for i in instances(TSPLIT) if i.key.startswith("keep_sum_"))
-    assert not _hidden_names(keep)
-    assert _hidden_names(Instance(keep.key, keep.statement, ("simp only [lcnt]",), keep.preamble)) == {"lcnt"}
+    assert not hidden_names(keep)
+    assert hidden_names(Instance(keep.key, keep.statement, ("simp only [lcnt]",), keep.preamble)) == {"lcnt"}
     heavy = next(i for i in instances(TSPLIT) if i.key.startswith("heavy_le_"))
-    assert not _hidden_names(heavy)
-    assert _hidden_names(Instance(heavy.key, heavy.statement, heavy.proof[1:], heavy.preamble)) == {"Heavy"}
+    assert not hidden_names(heavy)
+    assert hidden_names(Instance(heavy.key, heavy.statement, heavy.proof[1:], heavy.preamble)) == {"Heavy"}
 
 
 def test_no_single_automation_tactic_closes_them() -> None:
