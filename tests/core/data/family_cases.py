@@ -7,8 +7,8 @@ import random
 import re
 
 from burnqed_core.data.families import Family, Instance
-from burnqed_core.data.generate_sets import SEED
-from burnqed_core.data.renaming import declared, identifiers
+from burnqed_core.data.generate_sets import SEED, family_theorems
+from burnqed_core.data.renaming import declared, identifiers, rename_instance
 
 
 def instances(family: Family, seed: int = SEED) -> list[Instance]:
@@ -24,6 +24,25 @@ def template(key: str) -> str:
             break
         parts.append(part)
     return "_".join(parts)
+
+
+def check_generation(family: Family, size: tuple[int, int], steps: tuple[int, int]) -> list[Instance]:
+    """A family's draw is deterministic and distinct (keys, statements over preambles), of ``size`` instances at
+    every seed, each proof of ``steps`` non-empty steps of at most 180 characters in a ``Bq`` namespace, and its
+    parameters vary with the seed. Returns the instances at `SEED`."""
+    first = instances(family)
+    assert first == instances(family)
+    assert size[0] <= len(first) <= size[1]
+    assert len({i.key for i in first}) == len(first)
+    assert len({(i.preamble, i.statement) for i in first}) == len(first)
+    for inst in first:
+        assert steps[0] <= len(inst.proof) <= steps[1]
+        assert all(step.strip() and len(step) <= 180 for step in inst.proof), inst.key
+        assert inst.preamble.startswith("namespace Bq")
+    assert [i.statement for i in instances(family, SEED + 1)] != [i.statement for i in first]
+    for seed in range(20):   # never too few or too many, whatever the draw
+        assert size[0] <= len(family_theorems(family, seed)) <= size[1]
+    return first
 
 
 # The steps that unfold a definition into the goal (``simp only [f]``, ``rw [f, if_pos h]``, ``unfold f``).
@@ -61,3 +80,15 @@ def hidden_names(inst: Instance) -> set[str]:
                 if name in visible and name in bodies:
                     visible |= bodies[name]
     return hidden
+
+
+def check_state_visible(family: Family, seeds: tuple[int, ...] = (SEED, SEED + 1, SEED + 2)) -> None:
+    """No proof of the family names what its state hides (`hidden_names`), before or after renaming, and no
+    induction or case split has ``with`` alternatives (they name constructors)."""
+    for seed in seeds:
+        for inst in instances(family, seed):
+            assert not hidden_names(inst), (inst.key, hidden_names(inst))
+            renamed = rename_instance(inst, family.name, family.split, seed)[0]
+            assert not hidden_names(renamed), (inst.key, hidden_names(renamed))
+            for step in inst.proof:
+                assert not re.search(r"\binduction\b[^\n]*\bwith\b|\bcases\b[^\n]*\bwith\b", step), step

@@ -13,11 +13,10 @@ from burnqed_core.data.canonical import proof_skeleton
 from burnqed_core.data.catalogue import ALL_FAMILIES
 from burnqed_core.data.families import Instance
 from burnqed_core.data.generate_sets import SEED, SETS_DIR, SOURCE, family_theorems
-from burnqed_core.data.renaming import rename_instance
 from burnqed_core.data.technique_generalizing import GENERALIZING_FAMILIES
 from burnqed_core.data.technique_reasoning import REASONING_FAMILIES
 from burnqed_core.records import Theorem
-from tests.core.data.family_cases import hidden_names, instances, template
+from tests.core.data.family_cases import check_generation, check_state_visible, hidden_names, instances, template
 
 (TGEN,) = GENERALIZING_FAMILIES
 
@@ -49,18 +48,7 @@ def test_family_is_train_hard_generalizing_in_the_catalogue() -> None:
 
 
 def test_generation_is_deterministic_and_distinct() -> None:
-    first = instances(TGEN)
-    assert first == instances(TGEN)
-    assert 14 <= len(first) <= 18
-    assert len({i.key for i in first}) == len(first)
-    assert len({(i.preamble, i.statement) for i in first}) == len(first)
-    for inst in first:
-        assert 2 <= len(inst.proof) <= 8
-        assert all(step.strip() and len(step) <= 180 for step in inst.proof), inst.key
-        assert inst.preamble.startswith("namespace Bq")
-    assert [i.statement for i in instances(TGEN, SEED + 1)] != [i.statement for i in first]
-    for seed in range(20):   # never too few or too many, whatever the draw
-        assert 14 <= len(family_theorems(TGEN, seed)) <= 18
+    check_generation(TGEN, size=(14, 18), steps=(2, 8))
 
 
 def test_several_templates_and_surface_forms() -> None:
@@ -108,13 +96,7 @@ def test_the_form_check_bites() -> None:
 
 
 def test_proofs_name_nothing_the_state_hides() -> None:
-    for seed in (SEED, SEED + 1, SEED + 2):
-        for inst in instances(TGEN, seed):
-            assert not hidden_names(inst), (inst.key, hidden_names(inst))
-            renamed = rename_instance(inst, TGEN.name, TGEN.split, seed)[0]
-            assert not hidden_names(renamed), (inst.key, hidden_names(renamed))
-            for step in inst.proof:
-                assert not re.search(r"\binduction\b[^\n]*\bwith\b|\bcases\b[^\n]*\bwith\b", step), step
+    check_state_visible(TGEN)
     tree = next(i for i in instances(TGEN) if i.key == "twig_flat_length")
     for bad in ("induction t generalizing acc with\n| bud => rfl\n| knot l x r ihl ihr => simp", "exact .bud",
                 "simp only [topA]"):

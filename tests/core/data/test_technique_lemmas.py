@@ -15,11 +15,10 @@ from burnqed_core.data.canonical import proof_skeleton
 from burnqed_core.data.catalogue import ALL_FAMILIES
 from burnqed_core.data.families import FAMILIES, Family, Instance
 from burnqed_core.data.generate_sets import SEED, SETS_DIR, SOURCE, family_theorems
-from burnqed_core.data.renaming import rename_instance
 from burnqed_core.data.technique_lemmas import LEMMA_FAMILIES
 from burnqed_core.data.technique_reasoning import REASONING_FAMILIES
 from burnqed_core.records import Theorem
-from tests.core.data.family_cases import hidden_names, instances, template
+from tests.core.data.family_cases import check_generation, check_state_visible, hidden_names, instances, template
 
 CASES = [pytest.param(f, id=f.name) for f in LEMMA_FAMILIES]
 TLEM, TSPLIT = LEMMA_FAMILIES
@@ -35,19 +34,7 @@ def test_families_are_train_hard_with_names_of_their_own() -> None:
 
 @pytest.mark.parametrize("family", CASES)
 def test_generation_is_deterministic_and_distinct(family: Family) -> None:
-    first = instances(family)
-    assert first == instances(family)
-    assert 14 <= len(first) <= 18
-    assert len({i.key for i in first}) == len(first)
-    assert len({(i.preamble, i.statement) for i in first}) == len(first)
-    for inst in first:
-        assert 2 <= len(inst.proof) <= 8
-        assert all(step.strip() and len(step) <= 180 for step in inst.proof), inst.key
-        assert inst.preamble.startswith("namespace Bq")
-    other = instances(family, SEED + 1)
-    assert [i.statement for i in other] != [i.statement for i in first]  # parameters vary with the seed
-    for seed in range(20):   # never too few or too many, whatever the draw
-        assert 14 <= len(family_theorems(family, seed)) <= 18
+    check_generation(family, size=(14, 18), steps=(2, 8))
 
 
 @pytest.mark.parametrize("family", CASES)
@@ -97,13 +84,7 @@ def test_every_tsplit_proof_splits_on_a_proposition() -> None:
 
 @pytest.mark.parametrize("family", CASES)
 def test_proofs_name_nothing_the_state_hides(family: Family) -> None:
-    for seed in (SEED, SEED + 1, SEED + 2):
-        for inst in instances(family, seed):
-            assert not hidden_names(inst), (inst.key, hidden_names(inst))
-            renamed = rename_instance(inst, family.name, family.split, seed)[0]
-            assert not hidden_names(renamed), (inst.key, hidden_names(renamed))
-            for step in inst.proof:
-                assert not re.search(r"\binduction\b[^\n]*\bwith\b|\bcases\b[^\n]*\bwith\b", step), step
+    check_state_visible(family)
 
 
 def test_the_style_check_catches_hidden_names() -> None:

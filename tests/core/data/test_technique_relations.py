@@ -10,12 +10,12 @@ import pytest
 
 from burnqed_core.data.canonical import proof_skeleton
 from burnqed_core.data.families import FAMILIES, TECHNIQUES, Family, Instance
-from burnqed_core.data.generate_sets import SEED, SOURCE, family_theorems
+from burnqed_core.data.generate_sets import SEED, SOURCE
 from burnqed_core.data.renaming import declared, identifiers, rename_instance
 from burnqed_core.data.technique_families import TECHNIQUE_FAMILIES
 from burnqed_core.data.technique_relations import RELATION_FAMILIES
 from burnqed_core.records import Theorem
-from tests.core.data.family_cases import instances, template
+from tests.core.data.family_cases import check_generation, instances, template
 
 CASES = [pytest.param(f, id=f.name) for f in RELATION_FAMILIES]
 
@@ -47,20 +47,8 @@ def test_families_are_train_hard_predicates_with_names_of_their_own() -> None:
 
 @pytest.mark.parametrize("family", CASES)
 def test_generation_is_deterministic_and_distinct(family: Family) -> None:
-    first = instances(family)
-    assert first == instances(family)
-    assert 12 <= len(first) <= 18
-    assert len({i.key for i in first}) == len(first)
-    assert len({(i.preamble, i.statement) for i in first}) == len(first)
-    for inst in first:
-        assert 1 <= len(inst.proof) <= 8
-        assert all(step.strip() for step in inst.proof)
-        assert inst.preamble.startswith("namespace Bq")
+    for inst in check_generation(family, size=(12, 18), steps=(1, 8)):
         assert "Prop where" in inst.preamble   # each declares an inductive predicate
-    other = instances(family, SEED + 1)
-    assert [i.statement for i in other] != [i.statement for i in first]  # parameters vary with the seed
-    for seed in range(20):   # never too few or too many, whatever the draw
-        assert 12 <= len(family_theorems(family, seed)) <= 18
 
 
 @pytest.mark.parametrize("family", CASES)
