@@ -19,7 +19,6 @@ failures left theorems unmeasured).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import shutil
@@ -31,6 +30,7 @@ from typing import Any
 from burnqed_core.config import Profile, SearchConfig
 from burnqed_core.errors import DataError
 from burnqed_core.eval.baselines import StructuralBaseline, keyed_path, read_keyed, theorems_key, write_keyed
+from burnqed_core.file_lock import file_lock
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.structural import StructuralPolicy
 from burnqed_core.record_io import atomic_write_text
@@ -38,7 +38,7 @@ from burnqed_core.records import EvalResult, Theorem
 
 log = logging.getLogger(__name__)
 
-__all__ = ["STRUCTURAL_VERSION", "StructuralBaseline", "cache_path", "from_rows", "measure_structural",
+__all__ = ["STRUCTURAL_VERSION", "StructuralBaseline", "cache_path", "from_rows", "lock_file", "measure_structural",
            "partial_dir", "read_cached", "search_config", "structural_key", "write_shipped_structural"]
 
 STRUCTURAL_VERSION = 1
@@ -74,6 +74,11 @@ def structural_key(theorems: Sequence[Theorem], profile: Profile, lean_version: 
 
 def cache_path(directory: Path, key: str) -> Path:
     return keyed_path(directory, FILE_PREFIX, key)
+
+
+def lock_file(directory: Path, key: str) -> Path:
+    """The lock held while baseline (c) of ``key`` is measured into ``directory`` (`file_lock`)."""
+    return directory / f"{FILE_PREFIX}{key[:24]}.lock"
 
 
 def partial_dir(directory: Path, key: str) -> Path:
@@ -135,11 +140,32 @@ async def measure_structural(
     theorem set's own directory, read only), else searched now in ``env`` (the eval's search with the
     structural policy, one attempt at the largest eval budget, every proof re-checked: `run_eval` into
     `partial_dir` of ``cache_dir``, so that a killed measurement resumes, or a temporary directory without
-    one) and cached in ``cache_dir`` unless Lean failures left theorems unmeasured."""
-    from burnqed_core.eval.run import run_eval
-
+    one) and cached in ``cache_dir`` unless Lean failures left theorems unmeasured. Holds `lock_file` of
+    ``cache_dir`` while it measures: a second process that needs the same baseline waits, then reads it."""
     policy = StructuralPolicy()
     key = structural_key(theorems, profile, lean_version, limit=policy.limit)
+    found = _read_measured(key, cache_dir, shipped)
+    if found is not None:
+        await policy.close()
+        return found
+    if cache_dir is None:
+        with tempfile.TemporaryDirectory(prefix="burnqed-structural-") as work:
+            return await _search(profile, policy, env, theorems, Path(work), key, None, progress)
+    # Two runs that need the same baseline (a nightly eval beside a backfill, two profiles' experiments) share
+    # the cache: the second waits for the first, then reads what it cached (or resumes its partial search).
+    async with file_lock(lock_file(cache_dir, key), "baseline (c)"):
+        found = read_cached(cache_dir, key)
+        if found is not None:
+            log.info("baseline (c) structural search: measured by another process meanwhile (%s)",
+                     cache_path(cache_dir, key))
+            await policy.close()
+            return found
+        # Searched in a directory of this key there: a killed measurement (hours for a large set at a large
+        # budget) resumes from its flushed parts; removed once the result is cached.
+        return await _search(profile, policy, env, theorems, partial_dir(cache_dir, key), key, cache_dir, progress)
+
+
+def _read_measured(key: str, cache_dir: Path | None, shipped: Path | None) -> StructuralBaseline | None:
     for where, d in (("cached", cache_dir), ("shipped with the theorem set", shipped)):
         if d is None:
             continue
@@ -147,18 +173,22 @@ async def measure_structural(
         if found is not None:
             log.info("baseline (c) structural search: %s (%s)", where, cache_path(d, key))
             return found
+    return None
+
+
+async def _search(profile: Profile, policy: StructuralPolicy, env: ProofEnv, theorems: Sequence[Theorem],
+                  work: Path, key: str, cache_dir: Path | None, progress: bool) -> StructuralBaseline:
+    """Search ``theorems`` with the structural policy in ``work``; cache the result in ``cache_dir`` (and
+    remove ``work``) unless Lean failures left theorems unmeasured."""
+    from burnqed_core.eval.run import run_eval
+
     budget = max(profile.eval.budgets)
     log.info("baseline (c): searching %d theorems with the structural policy at %d nodes (automation %s)",
              len(theorems), budget, "on" if profile.search.automation.enabled else "off")
-    # With a cache, searched in a directory of this key there: a killed measurement (hours for a large set at a
-    # large budget) resumes from its flushed parts; removed once the result is cached.
-    where = (tempfile.TemporaryDirectory(prefix="burnqed-structural-") if cache_dir is None
-             else contextlib.nullcontext(str(partial_dir(cache_dir, key))))
     try:
-        with where as work:
-            rows = await run_eval(profile, policy, env, theorems, Path(work), iteration=0,  # type: ignore[arg-type]
-                                  benchmark=str(profile.data.benchmark), budgets=[budget], pass_k=1,
-                                  progress=progress)
+        rows = await run_eval(profile, policy, env, theorems, work, iteration=0,  # type: ignore[arg-type]
+                              benchmark=str(profile.data.benchmark), budgets=[budget], pass_k=1,
+                              progress=progress)
     finally:
         await policy.close()
     b = from_rows(rows, theorems, key=key, budget=budget).model_copy(update={"profile": profile.name})
@@ -171,7 +201,7 @@ async def measure_structural(
     elif cache_dir is not None:
         cache_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(cache_path(cache_dir, key), b.model_dump_json(indent=1) + "\n")
-        shutil.rmtree(partial_dir(cache_dir, key), ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     return b
 
 

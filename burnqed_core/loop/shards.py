@@ -22,9 +22,7 @@ stage whose inputs changed is cleared as a whole (`burnqed_core.loop.markers`).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
@@ -37,6 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from burnqed_core.file_lock import file_lock
 from burnqed_core.loop.layout import DONE, STARTED
 from burnqed_core.loop.markers import finish, prepare_stage, read_marker, run_stage_async
 from burnqed_core.record_io import atomic_write_text
@@ -125,22 +124,11 @@ def lock_path(stage_dir: Path, index: int) -> Path:
 
 @contextlib.asynccontextmanager
 async def shard_lock(stage_dir: Path, index: int) -> AsyncIterator[None]:
-    """Hold the shard's lock (``flock`` on a file beside it) while the block runs: two steps of one shard (a
-    step sent again while its first worker still runs, a duplicate delivery) never write its directory at
-    once; the second waits, then reads back or resumes what the first left. The kernel drops the lock of a
-    killed process."""
-    path = lock_path(stage_dir, index)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log.warning("%s shard %d: another process holds it: waiting", stage_dir, index + 1)
-            await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
+    """Hold the shard's lock (`burnqed_core.file_lock`, a file beside it) while the block runs: two steps of
+    one shard (a step sent again while its first worker still runs, a duplicate delivery) never write its
+    directory at once; the second waits, then reads back or resumes what the first left."""
+    async with file_lock(lock_path(stage_dir, index), f"{stage_dir} shard {index + 1}"):
         yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 def split(theorems: Sequence[Theorem], size: int) -> list[list[Theorem]]:

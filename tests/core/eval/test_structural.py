@@ -5,6 +5,7 @@ covers the budget, the tactic timeout and the theorems; a shipped file replaces 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -149,6 +150,44 @@ async def test_a_killed_measurement_resumes_from_its_directory_in_the_cache(tmp_
                                  lean_version="lean-x")
     assert calls == [partial_dir(cache, key)] * 2 and b.nodes == {"twirl_eq": None, "succ_ne": None}
     assert cache_path(cache, key).is_file() and not partial_dir(cache, key).exists()
+
+
+HOLDER = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(1.0)  # measuring
+with open(sys.argv[2] + ".tmp", "w") as f:
+    f.write(sys.argv[3])
+os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+"""
+
+
+async def test_a_second_process_waits_for_the_first_measurement_and_reads_it(tmp_path: Path,
+                                                                             caplog: pytest.LogCaptureFixture) -> None:
+    """Two runs that need the same baseline (c) share the cache: while another process measures it (holding
+    its lock), a second one waits instead of searching into the same directory, then reads the cached file
+    without asking Lean."""
+    import asyncio
+    import sys
+
+    from burnqed_core.eval.structural import lock_file
+
+    caplog.set_level(logging.INFO)
+    prof, cache = profile(), tmp_path / "cache"
+    key = structural_key(THMS, prof, "lean-x")
+    theirs = StructuralBaseline(key=key, budget=12, nodes={"twirl_eq": 4, "succ_ne": None}, profile="tiny")
+    cache.mkdir()
+    other = await asyncio.create_subprocess_exec(sys.executable, "-c", HOLDER, str(lock_file(cache, key)),
+                                                 str(cache_path(cache, key)), theirs.model_dump_json(),
+                                                 stdout=asyncio.subprocess.PIPE)
+    assert other.stdout is not None and (await other.stdout.readline()).strip() == b"locked"
+    got = await measure_structural(prof, NoLean(), THMS, cache_dir=cache, shipped=None,  # type: ignore[arg-type]
+                                   lean_version="lean-x")
+    assert await other.wait() == 0
+    assert got == theirs
+    assert "another process holds" in caplog.text and "measured by another process meanwhile" in caplog.text
 
 
 def test_a_shipped_file_replaces_only_its_own_sets(tmp_path: Path) -> None:
