@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from burnqed_core.config import is_machine
+from burnqed_core.record_io import atomic_write_bytes
 from burnqed_core.records import TacticPair, Theorem
 
 log = logging.getLogger(__name__)
@@ -87,11 +88,9 @@ class TraceCache:
         """Store the pairs of a theorem traced completely (none: nothing is stored)."""
         if not pairs:
             return
-        path = self._path(t)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(_PAIRS.dump_json(list(pairs)))
-        tmp.replace(path)
+        # Every run on the machine shares the cache: two runs tracing the same theorem write its file at once,
+        # each through a temporary file of its own (a shared one was truncated and renamed under the other).
+        atomic_write_bytes(self._path(t), _PAIRS.dump_json(list(pairs)))
 
     def split(self, theorems: Sequence[Theorem]) -> tuple[dict[str, list[TacticPair]], list[Theorem]]:
         """(theorem name -> cached pairs, the theorems to trace)."""

@@ -74,3 +74,32 @@ async def test_the_trace_stage_reads_the_cache_and_traces_failures_again(lean_po
     b = read_parquet(tmp_path / "b" / "pairs.parquet", TacticPair)
     assert a == b and {p.theorem for p in a} == {t.name for t in good}
     assert len(list((tmp_path / "cache").rglob("*.json"))) == 3
+
+
+def _put_many(directory: str, times: int, out: object) -> None:
+    """A run tracing ``T`` again and again into a cache other runs share (a child process)."""
+    cache, pairs = _cache(Path(directory)), _pairs("t1")
+    try:
+        for _ in range(times):
+            cache.put(T, pairs)
+            assert cache.get(T) == pairs
+        out.put("ok")  # type: ignore[attr-defined]
+    except BaseException as e:  # reported to the test, which names it
+        out.put(repr(e))  # type: ignore[attr-defined]
+
+
+def test_runs_that_store_the_same_theorem_at_once_neither_fail_nor_leave_half_a_file(tmp_path: Path) -> None:
+    """Every run on the machine shares the cache: four processes storing the same theorem's pairs at once each
+    finish and always read back the whole file."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_put_many, args=(str(tmp_path), 150, out)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [out.get(timeout=5) for _ in procs] == ["ok"] * 4
+    assert _cache(tmp_path).get(T) == _pairs("t1")
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and ".tmp" in p.name]
