@@ -82,7 +82,7 @@ def transfer(
     if table:
         done = [f for f in folds if (out / f.family / result_name).is_file()]
         report = TransferReport(
-            profile=prof.name, iteration=iteration,
+            profile=prof.name, iteration=iteration, corpus=folds[0].corpus,
             folds=[FoldResult.model_validate_json((out / f.family / result_name).read_text(encoding="utf-8"))
                    for f in done],
             missing=[f"{f.family} (not run)" if f.theorems else f"{f.family} ({all_twins(f)})"
@@ -116,7 +116,8 @@ def transfer(
                 except RunInterrupted:
                     # Ctrl-C / SIGTERM stops the command, not just this fold: the table keeps the finished folds
                     write_transfer(TransferReport(profile=prof.name, iteration=iteration, folds=results,
-                                                  missing=[*missing, f"{f.family} (interrupted)"]), out)
+                                                  missing=[*missing, f"{f.family} (interrupted)"],
+                                                  corpus=f.corpus), out)
                     raise
                 except BurnqedError as e:
                     typer.echo(f"fold {f.family} failed: {e}", err=True)
@@ -134,10 +135,11 @@ def transfer(
                 results.append(r)
                 # the table so far: an interrupted run keeps what its finished folds measured
                 write_transfer(TransferReport(profile=prof.name, iteration=iteration, folds=results,
-                                              missing=missing), out)
+                                              missing=missing, corpus=f.corpus), out)
         finally:
             close_kept()
-    report = TransferReport(profile=prof.name, iteration=iteration, folds=results, missing=missing)
+    report = TransferReport(profile=prof.name, iteration=iteration, folds=results, missing=missing,
+                            corpus=folds[0].corpus)
     j, m = write_transfer(report, out)
     typer.echo("\n" + format_transfer(report))
     typer.echo(f"\nwrote {m} and {j}; the runs are in the Dagster instance {home}")

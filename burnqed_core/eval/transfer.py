@@ -20,6 +20,10 @@ report.
 
 A held-out theorem that is a twin (`burnqed_core.data.canonical.find_twins`) of a theorem left in the corpus is
 not evaluated: the fold would measure memory, not transfer. The fold counts them.
+
+Every fold records the key of the corpus it was planned on (`corpus_key`). A table gathered from an output
+directory (``burnqed transfer --table``) may hold folds that ran before the corpus changed (a family added, a
+proof rewritten): they are marked and left out of the counts, which read the current corpus only.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from burnqed_core.config import Profile
 from burnqed_core.data.families import Technique
 from burnqed_core.errors import DataError
 from burnqed_core.eval.summary import Delta, Estimate, EvalSummary, Rate, paired_deltas
+from burnqed_core.record_io import json_sha256
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
@@ -72,6 +77,7 @@ class Fold(BaseModel):
     technique: Technique
     theorems: list[Theorem]
     twins: list[str] = Field(default_factory=list, description="held-out theorems with a twin left in the corpus")
+    corpus: str = Field("", description="the key of the corpus the fold was planned on (`corpus_key`)")
 
 
 class FoldResult(BaseModel):
@@ -95,6 +101,8 @@ class FoldResult(BaseModel):
     versus_iteration0: Delta | None = Field(
         None, description="the prover at this iteration minus the prover at iteration 0 on the same theorems, "
         "paired per theorem (iteration > 0 only)")
+    corpus: str | None = Field(None, description="the key of the corpus the fold was planned on (`corpus_key`); "
+                               "None: written before burnqed recorded it")
 
     @property
     def judged(self) -> bool:
@@ -116,6 +124,18 @@ class TransferReport(BaseModel):
     iteration: int = 0
     folds: list[FoldResult]
     missing: list[str] = Field(default_factory=list, description="planned families with no result, and why")
+    corpus: str | None = Field(None, description="the current corpus's key (`corpus_key`): folds planned on "
+                               "another are marked and not counted; None: every fold counts")
+
+    def current(self, fold: FoldResult) -> bool:
+        """Whether ``fold`` was read on the report's corpus."""
+        return self.corpus is None or fold.corpus == self.corpus
+
+
+def corpus_key(corpus: Sequence[Theorem]) -> str:
+    """A short key of the corpus a fold is planned on (every theorem's name, preamble, statement and proof, in
+    any order): folds with the same key trained on the same theorems, less their own family."""
+    return json_sha256(sorted([t.name, t.preamble, t.statement, list(t.proof)] for t in corpus))[:16]
 
 
 def corpus_families(profile: Profile, corpus: Sequence[Theorem]) -> dict[str, list[Theorem]]:
@@ -151,6 +171,7 @@ def plan_folds(profile: Profile, corpus: Sequence[Theorem], *, families: Sequenc
     chosen = named + [f for f in sorted(by_family) if f not in named
                       and ((not families and not techniques) or technique_of(f) in techniques)]
     folds = []
+    key = corpus_key(corpus)
     for fam in chosen:
         held = by_family[fam]
         rest = [t for t in corpus if t.family != fam]
@@ -159,7 +180,7 @@ def plan_folds(profile: Profile, corpus: Sequence[Theorem], *, families: Sequenc
         if twin_names:
             log.info("transfer fold %s: %d of %d theorems left out as twins of the rest of the corpus", fam,
                      len(twin_names), len(held))
-        folds.append(Fold(family=fam, technique=technique_of(fam), theorems=kept, twins=twin_names))
+        folds.append(Fold(family=fam, technique=technique_of(fam), theorems=kept, twins=twin_names, corpus=key))
     return folds
 
 
@@ -229,6 +250,7 @@ def fold_result(fold: Fold, summary: EvalSummary, first: EvalSummary | None = No
         automation=summary.automation_baseline,
         iteration=summary.iteration,
         versus_iteration0=since,
+        corpus=fold.corpus or None,
     )
 
 
@@ -246,17 +268,20 @@ def format_transfer(report: TransferReport) -> str:
              "| technique | held-out family | theorems (twins left out) | clusters | prover | (c) | prover - (c) "
              "| by cluster | policy alone | (a) |" + (" since iteration 0 |" if later else ""),
              "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if later else "")]
-    folds = sorted(report.folds, key=lambda f: (f.technique, f.family))
-    for f in folds:
+    every = sorted(report.folds, key=lambda f: (f.technique, f.family))
+    other = [f for f in every if not report.current(f)]
+    for f in every:
         vs, vc, v0 = f.versus_structural, f.versus_structural_by_cluster, f.versus_iteration0
         since = (f" {v0.change.pp()} ({100 * v0.before:.0f}% -> {100 * v0.after:.0f}%) |" if v0 else " - |"
                  ) if later else ""
+        mark = "" if report.current(f) else " *"
         lines.append(
-            f"| {f.technique} | {f.family} | {f.theorems} ({f.twins}) | {f.clusters} | {_pct(f.prover)} "
+            f"| {f.technique} | {f.family}{mark} | {f.theorems} ({f.twins}) | {f.clusters} | {_pct(f.prover)} "
             f"| {f.structural if f.structural is not None else '-'} | {vs.change.pp() if vs else '-'} "
             f"| {vc.change.pp() if vc else '-'} | {f.policy_only if f.policy_only is not None else '-'} "
             f"| {f.automation} |{since}")
     lines.append("")
+    folds = [f for f in every if report.current(f)]  # the counts read one corpus: the current one
     techniques = sorted({f.technique for f in folds})
     for tech in techniques:
         mine = [f for f in folds if f.technique == tech and f.judged]
@@ -279,6 +304,9 @@ def format_transfer(report: TransferReport) -> str:
         lines.append(f"- since iteration 0 (judged folds, interval of the paired change): up on {len(up)} of "
                      f"{len(moved)}" + (f" ({', '.join(up)})" if up else "") + f", down on {len(down)}"
                      + (f" ({', '.join(down)})" if down else ""))
+    if other:
+        lines.append(f"- read on an earlier corpus (rows marked *, not counted above; run them again to count "
+                     f"them): {', '.join(f.family for f in other)}")
     if report.missing:
         lines.append(f"- no result (failed or not run): {', '.join(report.missing)}")
     return "\n".join(lines)

@@ -76,6 +76,14 @@ async def test_a_transfer_fold_through_dagster(tmp_path: Path, lean_pool: object
     assert table.startswith(md.rstrip("\n")), table  # the same rows and lines, then what is missing
     assert "| predicates | tmul | 3 (0) |" in table
     assert "no result (failed or not run): tsort (not run)" in table
+    assert fold.corpus is not None and fold.corpus == report.corpus  # the corpus the fold was planned on
+    # a fold that ran before the corpus changed is marked and not counted by --table
+    (out / "tmul" / RESULT_FILE).write_text(fold.model_copy(update={"corpus": "0" * 16}).model_dump_json())
+    r = runner.invoke(pipeline_app, ["transfer", "--profile", str(prof), "-o", str(out), "-f", "tmul", "--table"])
+    assert r.exit_code == 0, r.output
+    assert "| predicates | tmul * | 3 (0) |" in r.output and "read on an earlier corpus" in r.output, r.output
+    assert "techniques with a held-out family above (c)" not in r.output  # no fold of this corpus to count
+    (out / "tmul" / RESULT_FILE).write_text(fold.model_dump_json(indent=1) + "\n")
     summary = json.loads((work / "iter_0" / "eval" / "summary.json").read_text())
     assert summary["theorems"] == 3 and summary["iteration"] == 0
 

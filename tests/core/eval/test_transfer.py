@@ -20,6 +20,7 @@ from burnqed_core.eval.transfer import (
     THEOREMS_FILE,
     Fold,
     TransferReport,
+    corpus_key,
     fold_result,
     format_transfer,
     plan_folds,
@@ -163,3 +164,29 @@ def test_a_fold_read_at_a_later_iteration_carries_its_change_since_iteration_0(t
     # iteration 0's table has no such column, and its files keep their names
     md0 = format_transfer(TransferReport(profile="tiny", folds=[fold_result(fold, first)]))  # type: ignore[arg-type]
     assert "since iteration 0" not in md0 and report_files(0) == ("transfer.json", "transfer.md")
+
+
+def test_a_table_counts_only_the_folds_read_on_the_current_corpus() -> None:
+    """Folds gathered from an output directory may have run before the corpus changed: the fold records the
+    corpus it was planned on, and a table over another corpus marks it and leaves it out of the counts."""
+    corpus = _corpus()
+    key = corpus_key(corpus)
+    assert key == corpus_key(list(reversed(corpus))) and len(key) == 16  # the order does not matter
+    rewritten = [corpus[0].model_copy(update={"proof": ["omega"]}), *corpus[1:]]
+    assert corpus_key(rewritten) != key and corpus_key(corpus[:-1]) != key  # a proof, a theorem
+    folds = plan_folds(load_profile("tiny"), corpus)
+    assert {f.corpus for f in folds} == {key}
+    tmul = next(f for f in folds if f.family == "tmul")
+    now = fold_result(tmul, _summary(prover=12, structural=2))  # type: ignore[arg-type]
+    assert now.corpus == key and now.above_structural
+    before = now.model_copy(update={"family": "tsort", "corpus": corpus_key(rewritten)})
+    unknown = now.model_copy(update={"family": "tocc", "corpus": None})  # written before the key was recorded
+    md = format_transfer(TransferReport(profile="tiny", folds=[now, before, unknown], corpus=key))
+    assert "| predicates | tmul | 12 (0) |" in md
+    assert "| predicates | tsort * | 12 (0) |" in md and "| predicates | tocc * | 12 (0) |" in md
+    assert "- predicates: above (c) on 1 of 1 held-out families (tmul)" in md
+    assert "- read on an earlier corpus (rows marked *, not counted above; run them again to count them): " \
+           "tocc, tsort" in md
+    # with no current corpus named (a report of one run), every fold counts
+    md_all = format_transfer(TransferReport(profile="tiny", folds=[now, before]))
+    assert "above (c) on 2 of 2" in md_all and " * |" not in md_all
