@@ -304,9 +304,14 @@ def format_transfer(report: TransferReport) -> str:
         lines.append(f"- since iteration 0 (judged folds, interval of the paired change): up on {len(up)} of "
                      f"{len(moved)}" + (f" ({', '.join(up)})" if up else "") + f", down on {len(down)}"
                      + (f" ({', '.join(down)})" if down else ""))
-    if other:
+    earlier = [f.family for f in other if f.corpus is not None]
+    unrecorded = [f.family for f in other if f.corpus is None]
+    if earlier:
         lines.append(f"- read on an earlier corpus (rows marked *, not counted above; run them again to count "
-                     f"them): {', '.join(f.family for f in other)}")
+                     f"them): {', '.join(earlier)}")
+    if unrecorded:
+        lines.append(f"- corpus not recorded (written before folds recorded it; rows marked *, not counted "
+                     f"above): {', '.join(unrecorded)}")
     if report.missing:
         lines.append(f"- no result (failed or not run): {', '.join(report.missing)}")
     return "\n".join(lines)

@@ -186,7 +186,8 @@ def test_a_table_counts_only_the_folds_read_on_the_current_corpus() -> None:
     assert "| predicates | tsort * | 12 (0) |" in md and "| predicates | tocc * | 12 (0) |" in md
     assert "- predicates: above (c) on 1 of 1 held-out families (tmul)" in md
     assert "- read on an earlier corpus (rows marked *, not counted above; run them again to count them): " \
-           "tocc, tsort" in md
+           "tsort\n" in md
+    assert "- corpus not recorded (written before folds recorded it; rows marked *, not counted above): tocc" in md
     # with no current corpus named (a report of one run), every fold counts
     md_all = format_transfer(TransferReport(profile="tiny", folds=[now, before]))
     assert "above (c) on 2 of 2" in md_all and " * |" not in md_all
