@@ -87,6 +87,13 @@ class PathsConfig(Section):
     work_dir: Path = Field(Path("runs/tiny"), description="outputs of the loop: data, models, trajectories")
     trace_cache: Path | None = Field(None, description="traced corpus theorems by theorem and Lean "
                                      "(`burnqed_core.lean.trace_cache`); default <home>/trace-cache")
+    baselines: Path | None = Field(None, description="measured baselines (a), (b), (c) by theorem set, settings "
+                                   "and Lean (`burnqed_core.eval.baselines`); default <home>/baselines. Another "
+                                   "directory measures afresh without deleting what other runs share")
+
+    def baselines_dir(self) -> Path:
+        """Where measured baselines are cached: ``baselines``, else ``<home>/baselines``."""
+        return self.baselines if self.baselines is not None else self.home / "baselines"
 
 
 class EmbeddedLeanConfig(Section):

@@ -86,7 +86,7 @@ async def eval_prepare(
     """Before any eval search: the twin check against the corpus (`check_no_corpus_twins`) and the held-out
     check of ``training_pairs`` by name (a benchmark theorem in them is an error: before Lean starts) and both
     automation baselines (`Baselines`: ``automation`` if it is one, used as given, else measured in the
-    environment ``env()`` gives, cached per benchmark under ``<paths.home>/baselines``) with baseline (c), the
+    environment ``env()`` gives, cached per benchmark under ``paths.baselines_dir()``) with baseline (c), the
     same search with no learned policy (`burnqed_core.eval.structural`; ``eval.structural_baseline``), measured
     or read the same way."""
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
@@ -103,7 +103,7 @@ async def eval_prepare(
         return automation
     # a baseline file shipped beside the benchmark (`write_shipped`) is used when its key matches these theorems
     lean = await env()
-    cache, shipped, version = profile.paths.home / "baselines", set_dir(profile.data.benchmark), lean_version(
+    cache, shipped, version = profile.paths.baselines_dir(), set_dir(profile.data.benchmark), lean_version(
         profile, lean)
     baselines = await measure_baselines(lean, benchmark, cache, lean_version=version, progress=progress,
                                         tactic_timeout_s=profile.lean.tactic_timeout_s, shipped=shipped)
@@ -302,7 +302,7 @@ async def evaluate(
 ) -> StageResult:
     """The eval in one go, as one shard (`burnqed eval`, the nightly eval; the pipeline runs the same steps over
     shards): both automation
-    baselines (measured by ``env``, cached per benchmark under ``<paths.home>/baselines``; ``automation`` may
+    baselines (measured by ``env``, cached per benchmark under ``paths.baselines_dir()``; ``automation`` may
     pass precomputed `Baselines`), one search per theorem and attempt at the largest node budget (resumable),
     with and without the EBM when ``ebm_dir`` is given (ablation rows), every proof re-checked, the held-out
     check against ``training_pairs`` (files or prepared-pairs directories: a benchmark theorem in them is an

@@ -163,7 +163,7 @@ async def run_exercise_ablation(profile: Profile, iteration: int, out_dir: Path,
         if pool is not None:
             await pool.start()
         lean: ProofEnv = pool if pool is not None else env  # type: ignore[assignment]
-        baselines = await measure_baselines(lean, theorems, prof.paths.home / "baselines",
+        baselines = await measure_baselines(lean, theorems, prof.paths.baselines_dir(),
                                             lean_version=lean_version(prof, lean), progress=progress,
                                             tactic_timeout_s=prof.lean.tactic_timeout_s)
         await steps.eval_search(prof, iteration, policy, lean, theorems, baselines, out_dir, it.merged,

@@ -86,6 +86,9 @@ def test_env_overrides(tmp_path: Path) -> None:
     assert p.paths.work_dir == tmp_path / "runs"
     assert p.policy.sglang.url == "http://gpu-box:30001"
     assert p.lean.embedded.install_dir == tmp_path / "home" / "lean-wasm"
+    assert p.paths.baselines_dir() == tmp_path / "home" / "baselines"  # the caches follow the home...
+    fresh = load_profile("tiny", environ={**env, "BURNQED__PATHS__BASELINES": str(tmp_path / "fresh")})
+    assert fresh.paths.baselines_dir() == tmp_path / "fresh"  # ...unless a measurement names a fresh one
     # explicit overrides win over the environment
     p = load_profile("tiny", overrides={"search.max_nodes": 7}, environ=env)
     assert p.search.max_nodes == 7
