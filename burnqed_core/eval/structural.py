@@ -142,15 +142,13 @@ async def measure_structural(
     `partial_dir` of ``cache_dir``, so that a killed measurement resumes, or a temporary directory without
     one) and cached in ``cache_dir`` unless Lean failures left theorems unmeasured. Holds `lock_file` of
     ``cache_dir`` while it measures: a second process that needs the same baseline waits, then reads it."""
-    policy = StructuralPolicy()
-    key = structural_key(theorems, profile, lean_version, limit=policy.limit)
+    key = structural_key(theorems, profile, lean_version)
     found = _read_measured(key, cache_dir, shipped)
     if found is not None:
-        await policy.close()
         return found
     if cache_dir is None:
         with tempfile.TemporaryDirectory(prefix="burnqed-structural-") as work:
-            return await _search(profile, policy, env, theorems, Path(work), key, None, progress)
+            return await _search(profile, env, theorems, Path(work), key, None, progress)
     # Two runs that need the same baseline (a nightly eval beside a backfill, two profiles' experiments) share
     # the cache: the second waits for the first, then reads what it cached (or resumes its partial search).
     async with file_lock(lock_file(cache_dir, key), "baseline (c)"):
@@ -158,11 +156,10 @@ async def measure_structural(
         if found is not None:
             log.info("baseline (c) structural search: measured by another process meanwhile (%s)",
                      cache_path(cache_dir, key))
-            await policy.close()
             return found
         # Searched in a directory of this key there: a killed measurement (hours for a large set at a large
         # budget) resumes from its flushed parts; removed once the result is cached.
-        return await _search(profile, policy, env, theorems, partial_dir(cache_dir, key), key, cache_dir, progress)
+        return await _search(profile, env, theorems, partial_dir(cache_dir, key), key, cache_dir, progress)
 
 
 def _read_measured(key: str, cache_dir: Path | None, shipped: Path | None) -> StructuralBaseline | None:
@@ -176,13 +173,13 @@ def _read_measured(key: str, cache_dir: Path | None, shipped: Path | None) -> St
     return None
 
 
-async def _search(profile: Profile, policy: StructuralPolicy, env: ProofEnv, theorems: Sequence[Theorem],
-                  work: Path, key: str, cache_dir: Path | None, progress: bool) -> StructuralBaseline:
+async def _search(profile: Profile, env: ProofEnv, theorems: Sequence[Theorem], work: Path, key: str,
+                  cache_dir: Path | None, progress: bool) -> StructuralBaseline:
     """Search ``theorems`` with the structural policy in ``work``; cache the result in ``cache_dir`` (and
     remove ``work``) unless Lean failures left theorems unmeasured."""
     from burnqed_core.eval.run import run_eval
 
-    budget = max(profile.eval.budgets)
+    policy, budget = StructuralPolicy(), max(profile.eval.budgets)
     log.info("baseline (c): searching %d theorems with the structural policy at %d nodes (automation %s)",
              len(theorems), budget, "on" if profile.search.automation.enabled else "off")
     try:

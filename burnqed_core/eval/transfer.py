@@ -77,7 +77,7 @@ class Fold(BaseModel):
     technique: Technique
     theorems: list[Theorem]
     twins: list[str] = Field(default_factory=list, description="held-out theorems with a twin left in the corpus")
-    corpus: str = Field("", description="the key of the corpus the fold was planned on (`corpus_key`)")
+    corpus: str | None = Field(None, description="the key of the corpus the fold was planned on (`corpus_key`)")
 
 
 class FoldResult(BaseModel):
@@ -250,7 +250,7 @@ def fold_result(fold: Fold, summary: EvalSummary, first: EvalSummary | None = No
         automation=summary.automation_baseline,
         iteration=summary.iteration,
         versus_iteration0=since,
-        corpus=fold.corpus or None,
+        corpus=fold.corpus,
     )
 
 

@@ -153,11 +153,11 @@ async def test_a_killed_measurement_resumes_from_its_directory_in_the_cache(tmp_
 
 
 HOLDER = """
-import fcntl, os, sys, time
+import fcntl, os, sys
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
 fcntl.flock(fd, fcntl.LOCK_EX)
 print("locked", flush=True)
-time.sleep(1.0)  # measuring
+sys.stdin.readline()  # measuring, until the test has seen the other process wait
 with open(sys.argv[2] + ".tmp", "w") as f:
     f.write(sys.argv[3])
 os.replace(sys.argv[2] + ".tmp", sys.argv[2])
@@ -181,10 +181,18 @@ async def test_a_second_process_waits_for_the_first_measurement_and_reads_it(tmp
     cache.mkdir()
     other = await asyncio.create_subprocess_exec(sys.executable, "-c", HOLDER, str(lock_file(cache, key)),
                                                  str(cache_path(cache, key)), theirs.model_dump_json(),
-                                                 stdout=asyncio.subprocess.PIPE)
-    assert other.stdout is not None and (await other.stdout.readline()).strip() == b"locked"
-    got = await measure_structural(prof, NoLean(), THMS, cache_dir=cache, shipped=None,  # type: ignore[arg-type]
-                                   lean_version="lean-x")
+                                                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    assert other.stdin is not None and other.stdout is not None
+    assert (await other.stdout.readline()).strip() == b"locked"
+    waiting = asyncio.create_task(measure_structural(prof, NoLean(), THMS, cache_dir=cache,  # type: ignore[arg-type]
+                                                     shipped=None, lean_version="lean-x"))
+    for _ in range(600):  # until it waits on the lock (however loaded the machine), then let the holder finish
+        if "another process holds" in caplog.text or waiting.done():
+            break
+        await asyncio.sleep(0.1)
+    other.stdin.write(b"done\n")
+    await other.stdin.drain()
+    got = await asyncio.wait_for(waiting, 60)
     assert await other.wait() == 0
     assert got == theirs
     assert "another process holds" in caplog.text and "measured by another process meanwhile" in caplog.text
