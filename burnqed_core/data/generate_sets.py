@@ -11,18 +11,21 @@ dropped as corpus twins and the dev/test split.
 
 Two steps follow the families:
 
-* **corpus twins leave the benchmark**: every benchmark theorem that
-  `burnqed_core.data.canonical.find_twins` pairs with a corpus theorem (the
-  same canonical statement, or the same skeleton of a known proof of two
-  steps or more) is dropped; it goes nowhere else (it is a corpus theorem
-  under other names).
 * **twins of the hand-written benchmark leave the corpus**: the hand-written
-  theorems (``bundled:handwritten``) are frozen, so a corpus theorem that
-  `find_twins` pairs with one of them is dropped from the corpus instead (a
-  mechanical filter: no family is written or chosen by looking at them).
+  theorems (``bundled:handwritten``) are frozen, so a corpus theorem that is
+  a twin or a strong near-twin of one of them
+  (`burnqed_core.data.near_twins.find_near_twins` without the partial
+  relations: the same canonical statement, the same skeleton of a known proof
+  of two steps or more, or the same near-twin form) is dropped from the
+  corpus instead (a mechanical filter: no family is written or chosen by
+  looking at them).
+* **corpus twins leave the benchmark**: every benchmark theorem that is a
+  twin or a strong near-twin of a corpus theorem (the same rule) is dropped;
+  it goes nowhere else (it is a corpus theorem under other names).
 * **dev and test by template cluster** (`assign_splits`): the remaining
   benchmark theorems are grouped by `burnqed_core.data.clusters.clusters`
-  (template instances and twins inside the benchmark together). Each cluster
+  (template instances, twins and strong near-twins inside the benchmark
+  together, so a twin pair never sits in both splits). Each cluster
   belongs to the family of its members (the smallest family name if they
   had several). Within each family, its ``n`` clusters are ordered by
   ``sha256(f"{seed}:{cluster}")`` (hex digest) and the first
@@ -44,10 +47,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from burnqed_core.data.canonical import Twin, find_twins
 from burnqed_core.data.catalogue import ALL_FAMILIES
 from burnqed_core.data.clusters import clusters
 from burnqed_core.data.families import Family, SetName
+from burnqed_core.data.near_twins import NearTwin, find_near_twins, forms_of
 from burnqed_core.data.renaming import rename_instance
 from burnqed_core.errors import DataError
 from burnqed_core.records import Split, Theorem
@@ -85,8 +88,8 @@ class Generated(NamedTuple):
     """Both sets (``benchmark`` with its twins dropped and dev/test assigned) and the dropped twins."""
 
     sets: dict[SetName, list[Theorem]]
-    dropped: list[Twin]  # every (benchmark theorem, corpus twin) pair of the dropped theorems
-    dropped_corpus: tuple[Twin, ...] = ()  # (hand-written theorem, corpus theorem dropped as its twin) pairs
+    dropped: list[NearTwin]  # every (benchmark theorem, its corpus twin or strong near-twin) pair of the dropped
+    dropped_corpus: tuple[NearTwin, ...] = ()  # (corpus theorem dropped, the hand-written theorem it mirrors) pairs
 
 
 def _family_sets(seed: int, rename: bool) -> dict[SetName, list[Theorem]]:
@@ -137,16 +140,16 @@ def build(seed: int = SEED, rename: bool = True) -> Generated:
     """Both sets, each sorted by theorem name, the benchmark without corpus twins and split into dev/test;
     raises `DataError` on duplicates."""
     sets = _family_sets(seed, rename)
-    frozen = find_twins(sets["train"], handwritten())
-    leaving = {tw.corpus for tw in frozen}
+    frozen = find_near_twins(handwritten(), sets["train"], partial=False)
+    leaving = {tw.theorem for tw in frozen}
     for tw in frozen:
-        logger.info("corpus theorem %s dropped: twin of hand-written %s (%s)", tw.corpus, tw.benchmark, tw.how)
+        logger.info("corpus theorem %s dropped: %s of hand-written %s", tw.theorem, tw.how, tw.other)
     sets["train"] = [t for t in sets["train"] if t.name not in leaving]
-    twins = find_twins(sets["train"], sets["benchmark"])
-    twin_names = {tw.benchmark for tw in twins}
+    twins = find_near_twins(forms_of(sets["train"]), sets["benchmark"], partial=False)
+    twin_names = {tw.theorem for tw in twins}
     for name in sorted(twin_names):
         logger.info("benchmark theorem %s dropped: twin of corpus %s", name,
-                    ", ".join(f"{tw.corpus} ({tw.how})" for tw in twins if tw.benchmark == name))
+                    ", ".join(f"{tw.other} ({tw.how})" for tw in twins if tw.theorem == name))
     kept = [t for t in sets["benchmark"] if t.name not in twin_names]
     split_of = assign_splits(kept, seed)
     sets["benchmark"] = [t.model_copy(update={"split": split_of[t.name]}) for t in kept]
@@ -176,8 +179,8 @@ def hard_families() -> set[str]:
     return {f.name for f in ALL_FAMILIES if f.hard}
 
 
-def summary(sets: dict[SetName, list[Theorem]], dropped: Sequence[Twin] = (),
-            dropped_corpus: Sequence[Twin] = ()) -> str:
+def summary(sets: dict[SetName, list[Theorem]], dropped: Sequence[NearTwin] = (),
+            dropped_corpus: Sequence[NearTwin] = ()) -> str:
     """Counts per family, hard fraction and proof-length distribution per set; the benchmark's dev/test
     counts (theorems and clusters per family) and the theorems dropped as corpus twins."""
     hard = hard_families()
@@ -205,12 +208,17 @@ def summary(sets: dict[SetName, list[Theorem]], dropped: Sequence[Twin] = (),
     if dropped:
         by_bench: dict[str, list[str]] = {}
         for tw in dropped:
-            by_bench.setdefault(tw.benchmark, []).append(f"{tw.corpus} ({tw.how})")
-        lines.append(f"dropped from the benchmark as corpus twins: {len(by_bench)}")
-        lines += [f"  {b}: {', '.join(cs)}" for b, cs in sorted(by_bench.items())]
+            by_bench.setdefault(tw.theorem, []).append(f"{tw.other} ({tw.how})")
+        lines.append(f"dropped from the benchmark as corpus twins or strong near-twins: {len(by_bench)}")
+        lines += [f"  {b}: {', '.join(cs[:4])}{f' (+{len(cs) - 4} more)' if len(cs) > 4 else ''}"
+                  for b, cs in sorted(by_bench.items())]
     if dropped_corpus:
-        lines.append(f"dropped from the corpus as twins of hand-written theorems: {len(dropped_corpus)}")
-        lines += [f"  {tw.corpus}: {tw.benchmark} ({tw.how})" for tw in sorted(dropped_corpus, key=lambda t: t.corpus)]
+        by_corpus: dict[str, list[str]] = {}
+        for tw in dropped_corpus:
+            by_corpus.setdefault(tw.theorem, []).append(f"{tw.other} ({tw.how})")
+        lines.append(f"dropped from the corpus as twins or strong near-twins of hand-written theorems: "
+                     f"{len(by_corpus)}")
+        lines += [f"  {c}: {', '.join(hs)}" for c, hs in sorted(by_corpus.items())]
     return "\n".join(lines)
 
 
