@@ -297,6 +297,11 @@ class TrainingConfig(Section):
     warm_start: Literal["adapter", "merged"] = "adapter"
     shard_size: str = "2GB"
     seed: int = 0
+    seeds: list[int] = machine(
+        default_factory=list, description="the training seeds a reported comparison (iteration N against 0) runs: "
+        "one loop per seed, each in <work_dir>/seed-<s> with training.seed set to it "
+        "(`burnqed_core.eval.seeds`), read together by `burnqed compare --seeds K`; empty: one run at "
+        "training.seed. A plan of runs, not a setting of one: no stage holds it")
     device: str = machine("auto", description="'auto' (cuda if available, else cpu), 'cpu', 'cuda', 'cuda:1', ...")
     max_grad_norm: float = 1.0
     keep_checkpoints: int = machine(1, ge=1, description="latest checkpoints kept besides the best-eval one")

@@ -127,6 +127,8 @@ class EvalResult(Record):
     automation: str | None = Field(None, description="the single automation tactic that closes it, if any")
     defaware: str | None = Field(None, description="the definition-aware automation that closes it, if any")
     error: str = Field("", description="'start' (statement did not elaborate) or 'infra' (Lean died), else ''")
+    message: str = Field("", description="with an error: Lean's message (a statement that did not start: why), "
+                                         "cut to 2000 characters; '' in files written before the column")
     model: str = ""
     ebm: str = Field("", description="the EBM directory that scored the search; '' without one (ablation rows)")
     search_automation: bool = Field(False, description="the search added automation tactics to the policy's "

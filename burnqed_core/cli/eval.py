@@ -151,14 +151,30 @@ def compare_cmd(
                     ] = None,
     fail_on_no_go: Annotated[bool, typer.Option("--fail-on-no-go", help=f"exit {EXIT_NO_GO} on a no-go verdict")
                              ] = False,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, help="runs per side, one per training seed: DIRS are "
+                                       "the first side's K eval outputs then the other side's K, in the same "
+                                       "seed order; decides on the seed-averaged change (burnqed_core.eval.seeds)")
+                     ] = 1,
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
 ) -> None:
-    """Delta table across eval outputs (per budget, hard split, pass@k), newly solved / lost, plot, go/no-go."""
+    """Delta table across eval outputs (per budget, hard split, pass@k), newly solved / lost, plot, go/no-go on
+    the primary statistic (pass@1 by cluster); with --seeds K, the seed-averaged change of two groups of runs."""
     from burnqed_core.cli.common import load
     from burnqed_core.eval.compare import COMPARE_PLOT, compare_dirs, format_compare, write_compare_plot
 
     prof = load(profile, verbose)
+    if seeds > 1:
+        from burnqed_core.eval.seeds import compare_seed_dirs, format_seed_verdict
+
+        if len(dirs) != 2 * seeds:
+            raise typer.BadParameter(f"--seeds {seeds} needs {2 * seeds} eval directories (got {len(dirs)})")
+        before, after = dirs[:seeds], dirs[seeds:]
+        v = compare_seed_dirs(before, after, regression_pp=prof.eval.regression_pp)
+        typer.echo(format_seed_verdict(v, before, after))
+        if fail_on_no_go and not v.go:
+            raise typer.Exit(EXIT_NO_GO)
+        return
     c = compare_dirs(dirs, regression_pp=prof.eval.regression_pp, ebm_min_gain_pp=prof.eval.ebm_min_gain_pp)
     typer.echo(format_compare(c))
     path = write_compare_plot(c, plot or Path(dirs[-1]) / COMPARE_PLOT)

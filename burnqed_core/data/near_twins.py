@@ -689,8 +689,23 @@ class Forms:
         return dice(self.grams(aspect), other.grams(aspect))
 
 
+_FORMS_CACHE: dict[tuple[object, ...], Forms] = {}
+_FORMS_CACHE_SIZE = 50_000
+
+
 def forms_of(theorems: Iterable[Theorem], *, min_skeleton_steps: int = MIN_SKELETON_STEPS) -> list[Forms]:
-    return [Forms(t, min_skeleton_steps) for t in theorems]
+    """The `Forms` of each theorem, kept in memory by the theorem's content: the eval's hygiene check and its
+    similarity report, and one check after another, compute a corpus's forms once per process."""
+    out = []
+    for t in theorems:
+        key = (t.name, t.statement, t.preamble, tuple(t.proof), min_skeleton_steps)
+        f = _FORMS_CACHE.get(key)
+        if f is None:
+            if len(_FORMS_CACHE) >= _FORMS_CACHE_SIZE:
+                _FORMS_CACHE.clear()
+            f = _FORMS_CACHE[key] = Forms(t, min_skeleton_steps)
+        out.append(f)
+    return out
 
 
 def similarity(a: Theorem, b: Theorem, aspect: Aspect = "definitions") -> float | None:
@@ -796,7 +811,7 @@ def find_near_twins(
 
 def _as_forms(items: Iterable[Theorem] | Sequence[Forms], min_skeleton_steps: int) -> list[Forms]:
     items = list(items)
-    return [x if isinstance(x, Forms) else Forms(x, min_skeleton_steps) for x in items]
+    return [x if isinstance(x, Forms) else forms_of([x], min_skeleton_steps=min_skeleton_steps)[0] for x in items]
 
 
 def near_twin_groups(theorems: Iterable[Theorem] | Sequence[Forms], *,

@@ -49,10 +49,11 @@ def has_results(out_dir: Path) -> bool:
 
 
 def check_no_corpus_twins(profile: Profile, spec: str, theorems: Sequence[Theorem]) -> None:
-    """A theorem of ``theorems`` (set ``spec``) that is a twin of a theorem of the corpus the loop trains on
-    (``data.corpus`` less ``data.exclude_families``; the same theorem up to renaming and numerals, or the same
-    proof skeleton: `burnqed_core.data.canonical.find_twins`) is a `HeldOutLeakError` naming both: an eval on
-    it would measure memory, not proving. An excluded family is never traced, trained on or searched, so its
+    """A theorem of ``theorems`` (set ``spec``) that is a twin or a strong near-twin of a theorem of the corpus
+    the loop trains on (``data.corpus`` less ``data.exclude_families``; the same theorem up to renaming and
+    numerals, the same proof skeleton, or the same up to binder style and order and isomorphic definitions:
+    `burnqed_core.data.near_twins.find_near_twins`) is a `HeldOutLeakError` naming both: an eval on it would
+    measure memory, not proving. An excluded family is never traced, trained on or searched, so its
     theorems may be evaluated (the folds of ``burnqed transfer``). A corpus traced from a repository
     (``data.trace_repo``) has no statements to compare: a warning."""
     from burnqed_core.data.hygiene import check_no_twins
@@ -192,12 +193,15 @@ def eval_finish(
                              where=f"training pairs of iteration {iteration}")
     rows = variant_rows(read_eval_results(out_dir), profile, ebm_dir)
     s = summarize_variants(rows, baselines, iteration=iteration, benchmark=profile.data.benchmark,
-                           budgets=profile.eval.budgets, earlier_solved=earlier_solved)
+                           budgets=profile.eval.budgets, earlier_solved=earlier_solved,
+                           similarity=corpus_similarity(profile, benchmark))
     write_report(s, out_dir)
     metrics: dict[str, Any] = {
         "cumulative_rate": s.cumulative.rate, "hard_rate": s.cumulative_hard.rate,
         "automation_baseline": s.automation_baseline.rate, "defaware_baseline": s.defaware_baseline.rate,
         "beyond_automation": s.beyond_count, "hard_by_automation_alone": len(s.automation_only),
+        "hard_by_both_steps": len(s.beyond_by_both), "start_errors": s.start_errors,
+        **_held_out_metrics(s),
         **_baseline_metrics(s),
         "timeouts": s.timeouts, "pass_k": s.pass_k,
         **{f"rate_at_{b.budget}": b.all.rate for b in s.budgets},
@@ -212,6 +216,34 @@ def eval_finish(
                     **{f"policy_only_rate_at_{b.budget}": b.all.rate for b in p.budgets}}
     return StageResult(stage="eval_report", iteration=iteration, path=str(out_dir), summary=format_table(s),
                        metrics=metrics)
+
+
+def corpus_similarity(profile: Profile, theorems: Sequence[Theorem]) -> Any:
+    """The set's nearest-neighbour similarity to the corpus the loop trains on and its near-twins
+    (`burnqed_core.data.near_twins.similarity_report`); None for a corpus traced from a repository."""
+    from burnqed_core.data.near_twins import similarity_report
+    from burnqed_core.data.theorems import corpus_theorems
+
+    if profile.data.trace_repo:
+        return None
+    return similarity_report(corpus_theorems(profile), theorems, reference_name=str(profile.data.corpus))
+
+
+def _held_out_metrics(s: Any) -> dict[str, Any]:
+    """The similarity block's medians and the unseen theorems' figures, for the UI."""
+    out: dict[str, Any] = {}
+    if s.similarity is not None:
+        for aspect in ("statement", "definitions", "proof"):
+            if (sp := getattr(s.similarity, aspect)) is not None:
+                out[f"similarity_{aspect}_median"] = sp.median
+        out["near_twins"] = len(s.similarity.with_near_twin())
+    if s.unseen is not None:
+        out["unseen_theorems"] = len(s.unseen.theorems)
+        if s.unseen.pass1_by_cluster is not None:
+            out["unseen_pass1_by_cluster"] = s.unseen.pass1_by_cluster.value
+    if s.primary is not None:
+        out |= {"primary": s.primary.value, "primary_low": s.primary.low, "primary_high": s.primary.high}
+    return out
 
 
 def _baseline_metrics(s: Any) -> dict[str, Any]:
