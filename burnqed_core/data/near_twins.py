@@ -629,10 +629,13 @@ def _grams(tokens: Sequence[str]) -> Counter[tuple[str, ...]]:
 
 def dice(a: Counter[tuple[str, ...]], b: Counter[tuple[str, ...]]) -> float:
     """The Dice coefficient of two multisets (1.0 for two empty ones)."""
-    total = sum(a.values()) + sum(b.values())
+    total = a.total() + b.total()
     if total == 0:
         return 1.0
-    return 2 * sum((a & b).values()) / total
+    if len(a) > len(b):
+        a, b = b, a
+    common = sum(min(v, w) for k, v in a.items() if (w := b.get(k)))
+    return 2 * common / total
 
 
 @dataclass
@@ -963,3 +966,57 @@ def similarity_report(reference: Iterable[Theorem] | Sequence[Forms], theorems: 
     twins = find_near_twins(ref, mine, partial_similarity=partial_similarity)
     return SimilarityReport(reference=reference_name, reference_theorems=len(ref), theorems=len(mine),
                             near_twins=twins, neighbours=nn, **spreads)
+
+
+# --- command line -------------------------------------------------------------------------------------------------
+
+
+def family_spread(theorems: Sequence[Theorem]) -> Spread | None:
+    """Nearest-neighbour similarity (statement with definitions) of each theorem to the theorems of *other*
+    families of the same set: how close a corpus's own families are to each other, the yardstick for how close
+    a held-out set is to the corpus."""
+    forms = forms_of(theorems)
+    by_family: dict[str, list[Forms]] = defaultdict(list)
+    for f in forms:
+        by_family[f.theorem.family or f.theorem.name].append(f)
+    values = []
+    for fam, mine in by_family.items():
+        others = [f for f in forms if (f.theorem.family or f.theorem.name) != fam]
+        for f in mine:
+            values.append(max((f.similarity(o, "definitions") or 0.0 for o in others), default=0.0))
+    return Spread.of(values)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m burnqed_core.data.near_twins SET... [--corpus SPEC] [--exclude FAMILY ...]``: each set's
+    similarity block against the corpus (and how close the corpus's families are to each other)."""
+    import argparse
+
+    from burnqed_core.data.theorems import load_theorems
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("sets", nargs="+", help="theorem sets (bundled:test, bundled:handwritten, a .lean file ...)")
+    parser.add_argument("--corpus", default="bundled:corpus")
+    parser.add_argument("--exclude", action="append", default=[], help="corpus families left out (a profile's "
+                        "data.exclude_families)")
+    parser.add_argument("--all", action="store_true", help="list every near-twin and every unseen theorem")
+    args = parser.parse_args(argv)
+    corpus = [t for t in load_theorems(args.corpus) if t.family not in set(args.exclude)]
+    ref = forms_of(corpus)
+    print(f"corpus {args.corpus}: {len(corpus)} theorems; its families to each other (statement with "
+          f"definitions): {family_spread(corpus)}")
+    for spec in args.sets:
+        theorems = load_theorems(spec)
+        report = similarity_report(ref, theorems, reference_name=args.corpus)
+        unseen = sorted({t.name for t in theorems} - report.with_near_twin())
+        print(f"\n{spec}: {len(theorems)} theorems")
+        print("\n".join(report.lines(limit=10 ** 6 if args.all else 12)))
+        print(f"  unseen (no near-twin of any kind): {len(unseen)} of {len(theorems)}"
+              + (": " + ", ".join(unseen) if args.all else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
