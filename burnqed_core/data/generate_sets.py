@@ -25,14 +25,19 @@ Two steps follow the families:
 * **dev and test by template cluster** (`assign_splits`): the remaining
   benchmark theorems are grouped by `burnqed_core.data.clusters.clusters`
   (template instances, twins and strong near-twins inside the benchmark
-  together, so a twin pair never sits in both splits). Each cluster
-  belongs to the family of its members (the smallest family name if they
-  had several). Within each family, its ``n`` clusters are ordered by
-  ``sha256(f"{seed}:{cluster}")`` (hex digest) and the first
-  ``round(0.4 * n)`` go to ``dev``, the rest to ``test``; a family with one
-  cluster goes to ``test``, one with ``n >= 2`` has at least one cluster in
-  each. Every theorem takes its cluster's split. The rule reads only names,
-  statements, proofs and the seed, never a search or eval result.
+  together, so a twin pair never sits in both splits). A split, once drawn,
+  is kept: a cluster holding a theorem that was in ``dev`` on 2026-11-26
+  (`FIRST_DEV`: read for diagnosis since) is ``dev``, else one holding a
+  theorem that was in ``test`` then (`FIRST_TEST`) is ``test``; so a theorem
+  never moves from ``dev`` to ``test``. The other clusters (of theorems
+  added since) are placed per family: each cluster belongs to the family of
+  its members (the smallest family name if they had several); within each
+  family, its ``n`` new clusters are ordered by ``sha256(f"{seed}:{cluster}")``
+  (hex digest) and the first ``round(0.4 * n)`` go to ``dev``, the rest to
+  ``test``; a family with one cluster goes to ``test``, one with ``n >= 2``
+  has at least one cluster in each. Every theorem takes its cluster's split.
+  The rule reads only names, statements, proofs and the seed, never a search
+  or eval result.
 """
 
 from __future__ import annotations
@@ -63,6 +68,21 @@ SETS_DIR = Path(__file__).resolve().parent / "sets"
 FILE_NAMES: dict[SetName, str] = {"train": "corpus.jsonl", "benchmark": "benchmark.jsonl"}
 DEV_FRACTION = 0.4
 HANDWRITTEN = "bundled:handwritten"
+# The split of 2026-11-26 (issue 45), kept: dev theorems were read for diagnosis, so none may move to test.
+FIRST_DEV = frozenset({
+    "barith_s1_1", "barith_s1_10", "barith_s1_4", "barith_s1_7", "bexp_beval_dropNegNeg", "bexp_depth_mirrorB",
+    "blist_s1_1", "blist_s1_6", "blist_s2_2", "blist_s2_7", "blogic_s0", "blogic_s1", "blogic_s5", "fork_weight_swap",
+    "suit_rank_lt", "suit_red_2", "suit_red_3", "suit_red_turn", "suit_turn_rank", "weave_weave_length",
+    "weave_weave_nil", "weave_weave_sum"})
+FIRST_TEST = frozenset({
+    "barith_s0_0", "barith_s0_3", "barith_s0_6", "barith_s2_11", "barith_s2_2", "barith_s2_5", "barith_s2_8",
+    "bexp_beval_mirrorB", "bexp_mirrorB_mirrorB", "bexp_neg_tower_2", "bexp_neg_tower_4", "bexp_neg_tower_6",
+    "bexp_neg_tower_8", "blist_s0_0", "blist_s0_5", "blist_s4_4", "blist_s4_9", "blogic_s2", "blogic_s3", "blogic_s4",
+    "blogic_s6", "blogic_s7", "fork_tips_swap", "suit_rank_inj", "suit_turn4", "two_even_0_5_4", "two_even_0_5_6",
+    "two_even_2_2_5", "two_even_5_2_2", "two_even_5_2_5", "two_odd_0_0_5", "two_odd_1_1_2", "two_odd_3_5_3",
+    "two_odd_3_5_6", "two_odd_5_4_1", "weave_dup_length", "weave_dup_map_5", "weave_dup_map_6", "weave_dup_map_9",
+    "weave_dup_sum", "weave_evens_dup", "wlst_len_sum_0", "wlst_len_sum_1", "wlst_len_sum_2", "wlst_len_sum_3",
+    "wlst_len_sum_4", "wlst_len_sum_5", "wlst_len_sum_6", "wlst_len_sum_7"})
 
 
 def family_theorems(family: Family, seed: int = SEED, rename: bool = True) -> list[Theorem]:
@@ -118,17 +138,27 @@ def dev_count(n: int) -> int:
     return min(max(round(DEV_FRACTION * n), 1), n - 1)
 
 
-def assign_splits(benchmark: Sequence[Theorem], seed: int = SEED) -> dict[str, Split]:
-    """Theorem name -> ``"dev"`` or ``"test"`` by template cluster (the rule of the module docstring)."""
+def assign_splits(benchmark: Sequence[Theorem], seed: int = SEED, *, first_dev: frozenset[str] = FIRST_DEV,
+                  first_test: frozenset[str] = FIRST_TEST) -> dict[str, Split]:
+    """Theorem name -> ``"dev"`` or ``"test"`` by template cluster (the rule of the module docstring): a cluster
+    with a theorem of ``first_dev`` is dev, else one with a theorem of ``first_test`` is test, the others by the
+    hash rule per family."""
     cluster = clusters(benchmark)
+    split_of: dict[str, Split] = {}
+    for t in sorted(benchmark, key=lambda t: t.name not in first_dev):
+        c = cluster[t.name]
+        if t.name in first_dev:
+            split_of[c] = "dev"
+        elif t.name in first_test:
+            split_of.setdefault(c, "test")
     family: dict[str, str] = {}
     for t in benchmark:
         c = cluster[t.name]
-        family[c] = min(family.get(c, t.family), t.family)
+        if c not in split_of:
+            family[c] = min(family.get(c, t.family), t.family)
     by_family: dict[str, list[str]] = {}
     for c, f in family.items():
         by_family.setdefault(f, []).append(c)
-    split_of: dict[str, Split] = {}
     for cs in by_family.values():
         ordered = sorted(cs, key=lambda c: (_rank(seed, c), c))
         k = dev_count(len(ordered))
