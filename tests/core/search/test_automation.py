@@ -201,8 +201,9 @@ def test_summary_report_and_verdict_show_both_variants(tmp_path: Path) -> None:
                               benchmark="b", budgets=[8, 24])
     comp = format_comparison([prev, s])
     assert "policy alone (max, hard)" in comp and "+0.0pp" in comp.splitlines()[-1]
-    v = go_no_go(s, prev)  # decided on policy + automation (2/4 vs 1/4: improved); the policy alone reported
-    assert v.go and any(r.code == "policy_only" and "+0.0pp" in r.message for r in v.reasons), v
+    v = go_no_go(s, prev)  # decided on policy + automation (four clusters: nothing decides); the policy alone reported
+    assert [r.code for r in v.reasons if r.blocking] == ["too_few_clusters"]
+    assert any(r.code == "policy_only" and "+0.0pp" in r.message for r in v.reasons), v
     # with an EBM: main = EBM + automation; ablation without the EBM; the policy alone with the EBM
     e_rows = rows + [row(n, n in "abc", True, "E") for n in names] + [row(n, n == "b", False, "E") for n in names]
     s2 = summarize_variants(e_rows, None, iteration=1, benchmark="b", budgets=[24])
