@@ -31,7 +31,7 @@ from burnqed_core.records import StageResult, TacticPair, Theorem, TrajectoryRec
 from burnqed_pipeline.definitions import defs
 from burnqed_pipeline.defs.partitions import add_iteration
 from tests.core.ebm_toy import separable_embeddings, toy_records
-from tests.core.eval.test_summary import BASE, results, row
+from tests.core.eval.test_summary import BASE, WIDE, WIDE_BASE, results, twelve
 from tests.pipeline.helpers import all_assets, resources
 from tests.pipeline.profiles import write_profile
 
@@ -232,25 +232,25 @@ def test_ebm_check_on_a_trained_head_and_on_bad_records(env: Env) -> None:
 
 
 def test_go_no_go_check_against_the_previous_iteration(env: Env) -> None:
-    base = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32])
-    write_report(base, env.layout.iteration(0).eval, plot=False)
+    """Decided on the primary statistic (pass@1 by cluster) with its paired interval; twelve clusters."""
+    def at(solved: list[str], iteration: int) -> object:
+        return summarize(twelve(dict.fromkeys(solved, 3), iteration), WIDE_BASE, iteration=iteration,
+                         benchmark="bench", budgets=[8, 32])
+
+    write_report(at(WIDE[:6], 0), env.layout.iteration(0).eval, plot=False)  # type: ignore[arg-type]
     passed, md = env.check("go_no_go", 0)
     assert passed and "no previous iteration" in md["verdict"]
 
-    better = summarize([*results()[:3], row("hard2", 6, iteration=1)], BASE, iteration=1, benchmark="bench",
-                       budgets=[8, 32])
-    write_report(better, env.layout.iteration(1).eval, plot=False)
+    write_report(at(WIDE, 1), env.layout.iteration(1).eval, plot=False)  # type: ignore[arg-type]
     passed, md = env.check("go_no_go", 1)
     assert passed, md["verdict"]
-    assert md["best_change"] == pytest.approx(0.5) and md["change_on_the_hard_split"] == pytest.approx(0.5)
-    assert md["change_at_budget_8"] == pytest.approx(0.25)
+    key = "upper_bound_of_pass_1_mean_per_attempt_by_cluster_budget_32"
+    assert md["best_lower_bound"] > 0 and md[key] >= 0.5  # +50 pp (six clusters of twelve more), its upper bound
 
-    worse = summarize([row("easy1", 2), row("easy2", None), row("hard1", None), row("hard2", 3)], BASE,
-                      iteration=1, benchmark="bench", budgets=[8, 32])
-    write_report(worse, env.layout.iteration(1).eval, plot=False)
+    write_report(at(WIDE[:1], 1), env.layout.iteration(1).eval, plot=False)  # type: ignore[arg-type]
     passed, md = env.check("go_no_go", 1)
     assert not passed and "regression beyond 2.0pp" in md["verdict"]
-    assert md["change_at_budget_32"] == pytest.approx(-0.25) and md["change_at_budget_32_threshold"] == -0.02
+    assert md[key] < -0.02 and md[f"{key}_threshold"] == -0.02
 
 
 def test_gonogo_verdict_agrees_with_go_no_go() -> None:
