@@ -254,8 +254,9 @@ class SubsetSummary(BaseModel):
     def lines(self) -> list[str]:
         if not self.theorems:
             return [f"{self.what}: none"]
-        out = [f"{self.what}: {len(self.theorems)} theorems, {self.clusters} clusters; solved (pass@k) {self.solved}"
-               + (f" {self.pass_k}" if self.pass_k is not None else "")
+        solved = f"{self.solved.solved}/{self.solved.total}, {self.pass_k}" if self.pass_k is not None \
+            else str(self.solved)
+        out = [f"{self.what}: {len(self.theorems)} theorems, {self.clusters} clusters; solved (pass@k) {solved}"
                + (f"; pass@1 by cluster {self.pass1_by_cluster}" if self.pass1_by_cluster is not None else "")]
         cells = ", ".join(f"({k}) {r}" for k, r in self.baselines.items())
         if cells:
