@@ -129,7 +129,7 @@ def interval_verdict(
     tol = regression_pp / 100
     deciding = [d for d in paired.deltas if d.decides]
     if not deciding:
-        shown = "; ".join(d.describe() for d in paired.deltas)
+        shown = "; ".join(d.describe() for d in paired.deltas if d.by_cluster and d.name.startswith("pass@1"))
         reason = Reason(code="too_few_clusters", blocking=True,
                         message=f"{paired.clusters} clusters in both evals (fewer than {min_clusters}): the set "
                                 f"decides nothing ({shown})")
