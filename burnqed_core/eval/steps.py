@@ -221,7 +221,7 @@ def eval_finish(
 def corpus_similarity(profile: Profile, theorems: Sequence[Theorem]) -> Any:
     """The set's nearest-neighbour similarity to the corpus the loop trains on and its near-twins
     (`burnqed_core.data.near_twins.similarity_report`); None for a corpus traced from a repository."""
-    from burnqed_core.data.near_twins import similarity_report
+    from burnqed_core.data.similarity import similarity_report
     from burnqed_core.data.theorems import corpus_theorems
 
     if profile.data.trace_repo:

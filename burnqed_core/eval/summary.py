@@ -84,7 +84,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.data.near_twins import SimilarityReport
+from burnqed_core.data.similarity import SimilarityReport
 from burnqed_core.eval.baselines import Baselines
 from burnqed_core.records import EvalResult
 

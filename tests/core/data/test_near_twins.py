@@ -17,10 +17,9 @@ from burnqed_core.data.near_twins import (
     forms_of,
     near_twin_form,
     near_twin_groups,
-    nearest_neighbours,
     similarity,
-    similarity_report,
 )
+from burnqed_core.data.similarity import nearest_neighbours, similarity_report
 from burnqed_core.records import Theorem
 
 
