@@ -79,6 +79,19 @@ async def test_baseline_c_proves_induction_then_automation_and_caches_it(lean_po
     assert Baselines.model_validate_json(carried.model_dump_json()).structural == b
 
 
+@pytest.mark.lean
+async def test_at_pass_k_the_real_search_runs_k_seeded_attempts(lean_pool: ProofEnv, tmp_path: Path) -> None:
+    """Equal compute on the real Lean: read at pass@2, (c) searches each theorem twice (its rows, per attempt),
+    proves the induction theorem in both and the false one in neither."""
+    prof = profile(**{"eval.pass_k": 2})
+    b = await measure_structural(prof, lean_pool, THMS, cache_dir=tmp_path / "cache", shipped=None,
+                                 lean_version="lean-x")
+    assert b.attempts == 2 and b.key == structural_key(THMS, prof, "lean-x") != structural_key(THMS, profile(),
+                                                                                                 "lean-x")
+    assert set(b.per_attempt) == {"twirl_eq", "succ_ne"} and all(len(v) == 2 for v in b.per_attempt.values())
+    assert b.attempt_rate("twirl_eq") == 1.0 and b.attempt_rate("succ_ne") == 0.0 and b.proved("twirl_eq")
+
+
 def test_the_key_covers_budget_timeout_theorems_and_settings() -> None:
     base = structural_key(THMS, profile(), "lean-x")
     assert structural_key(list(reversed(THMS)), profile(), "lean-x") == base  # order does not matter
