@@ -24,7 +24,7 @@ from burnqed_core.cli import main as core_main
 from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
 from burnqed_core.config import Profile
 from burnqed_core.errors import BurnqedError
-from burnqed_core.loop.specs import SPECS
+from burnqed_core.loop.stages import SPECS
 from burnqed_pipeline.deploy.cli import app as deploy_app
 from burnqed_pipeline.transfer import transfer
 

@@ -1,4 +1,4 @@
-"""The Dagster assets of the loop, made from its stage specs (`burnqed_core.loop.specs`).
+"""The Dagster assets of the loop, made from its stage specs (`burnqed_core.loop.stages`).
 
 A spec becomes one asset: partitioned by iteration or shared, its graph edges (`Input.edge`), the ``gpu``
 pool and op tags when it needs a GPU, eager automation when it asks for it. Its body resolves the spec's
@@ -23,7 +23,7 @@ from burnqed_core.loop.markers import run_stage, run_stage_async
 from burnqed_core.loop.shards import ShardResult, ShardSpec
 from burnqed_core.loop.spec import Resolved, StageContext, StageSpec, me, resolve
 from burnqed_core.loop.spec import context as make_context
-from burnqed_core.loop.specs import BY_NAME
+from burnqed_core.loop.stages import BY_NAME
 from burnqed_core.records import StageResult
 from burnqed_pipeline.defs.automation import EVAL_REPORT_CONDITION
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL, iterations, partition_iteration

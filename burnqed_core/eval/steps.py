@@ -1,7 +1,7 @@
 """The one evaluation path: prepare (held-out check by name, both baselines), search the theorems of a shard,
 finish (held-out check by root goal, summary, report, plot), and merge the shards of a sharded eval first.
 
-The ``eval_report`` stage runs these steps over shards (`burnqed_core.loop.specs`); `evaluate` runs them as one
+The ``eval_report`` stage runs these steps over shards (`burnqed_core.loop.stages.eval_report`); `evaluate` runs them as one
 shard in-process, for ``burnqed eval`` and the nightly eval.
 """
 

@@ -61,7 +61,7 @@ def fingerprint(profile: Profile, spec: str, inputs: Mapping[str, Any], extra: M
     from burnqed_core.eval.steps import on_benchmark
     from burnqed_core.loop.markers import fingerprint_payload
     from burnqed_core.loop.settings import section_payload
-    from burnqed_core.loop.specs import EVAL_REPORT
+    from burnqed_core.loop.stages.eval_report import EVAL_REPORT
 
     prof = on_benchmark(profile, spec)
     return fingerprint_payload("nightly_eval", section_payload(prof, EVAL_REPORT.declared(prof)), inputs, extra)
@@ -74,7 +74,7 @@ async def evaluate(profile: Profile, iteration: int, spec: str, policy: Any, env
     from burnqed_core.eval.steps import evaluate as run_eval
     from burnqed_core.eval.steps import on_benchmark
     from burnqed_core.loop.inputs import benchmark_theorems
-    from burnqed_core.loop.specs import EVAL_REPORT
+    from burnqed_core.loop.stages.eval_report import EVAL_REPORT
 
     settings = EVAL_REPORT.settings_view(on_benchmark(profile, spec))
     return await run_eval(settings, iteration, policy, env, benchmark_theorems(settings), None, out_dir,

@@ -60,7 +60,7 @@ class SettingsView:
             return SettingsView(value, self._declared, self._stage, path)
         raise UndeclaredSetting(
             f"stage {self._stage} reads {path}, which its spec does not declare: add it to the stage's settings "
-            "in burnqed_core/loop/specs.py (its fingerprint then covers it)")
+            "in its module under burnqed_core/loop/stages/ (its fingerprint then covers it)")
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError(f"settings are read-only (stage {self._stage}): make a copy with model_copy")

@@ -4,7 +4,7 @@ A spec holds what a stage is: its name and where it writes (`burnqed_core.loop.l
 the same iteration or the shared base, iteration N-1's output, the outputs of every iteration < N, files such
 as the corpus), the settings it receives (`burnqed_core.loop.settings`), its run function, whether it runs
 over theorem shards, and whether it needs a GPU. Everything else follows from the specs
-(`burnqed_core.loop.specs.SPECS`): the Dagster assets of `burnqed_pipeline` (deps, partitions, GPU pool and
+(`burnqed_core.loop.stages.SPECS`): the Dagster assets of `burnqed_pipeline` (deps, partitions, GPU pool and
 tags, split/shard/merge), `resolve` with its error naming the missing partition, the fingerprint (a hash of
 the declared settings and the digests of the resolved inputs: no list of keys kept anywhere else), the
 used-partitions metadata, and the order ``burnqed loop`` materialises.

@@ -16,7 +16,7 @@ from dagster._core.storage.tags import PRIORITY_TAG as DAGSTER_PRIORITY_TAG
 from dagster_celery.core_execution_loop import DAGSTER_CELERY_STEP_PRIORITY_TAG
 
 from burnqed_core.loop.inputs import LoopError
-from burnqed_core.loop.specs import BY_NAME
+from burnqed_core.loop.stages import BY_NAME
 from burnqed_pipeline.definitions import defs
 from burnqed_pipeline.defs.partitions import GPU_POOL, ITERATIONS, add_iteration, iteration_keys
 from burnqed_pipeline.factory import CELERY_PRIORITY_TAG, PRIORITY_TAG, op_tags

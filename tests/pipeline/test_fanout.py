@@ -22,9 +22,10 @@ import dagster as dg
 import pytest
 import pytest_asyncio
 
-from burnqed_core.loop import shards, stages
+from burnqed_core.loop import shards
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.loop.markers import run_stage
+from burnqed_core.loop.stages import trajectories as trajectories_stage
 from burnqed_core.record_io import write_jsonl
 from burnqed_core.records import StageResult, Theorem
 from burnqed_core.search.trajectories import read_run_record
@@ -144,7 +145,7 @@ async def test_a_failed_shard_is_re_executed_alone_with_the_merge(
     s = _setup(tmp_path, "fault", search_model)
     monkeypatch.setenv("BURNQED_PROFILE", str(s.profile))
     monkeypatch.setenv("DAGSTER_HOME", str(s.home))
-    real = stages.trajectories
+    real = trajectories_stage.trajectories
 
     async def faulty(profile: Any, iteration: int, policy: Any, env: Any, theorems: Any, out_dir: Path, *a: Any,
                      **kw: Any) -> Any:
@@ -154,7 +155,7 @@ async def test_a_failed_shard_is_re_executed_alone_with_the_merge(
 
     with dg.instance_for_test(temp_dir=str(s.home)) as inst:
         add_iteration(inst, 0)
-        monkeypatch.setattr(stages, "trajectories", faulty)
+        monkeypatch.setattr(trajectories_stage, "trajectories", faulty)
         first = await _in_thread(lean_pool, lambda: _execute(inst))
         assert not first.success
         assert step_keys(first, "STEP_FAILURE") == ["trajectories.trajectories_shard[shard_00001]"]
@@ -166,7 +167,7 @@ async def test_a_failed_shard_is_re_executed_alone_with_the_merge(
         kept = {p: p.stat().st_ino for i in (0, 2) for p in shards.shard_dir(root, i).rglob("part-*.parquet")}
         assert kept
 
-        monkeypatch.setattr(stages, "trajectories", real)
+        monkeypatch.setattr(trajectories_stage, "trajectories", real)
         again = await _in_thread(lean_pool, lambda: _execute(inst, first.run_id))
         assert again.success
         ran = step_keys(again)

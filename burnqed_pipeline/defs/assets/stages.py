@@ -1,6 +1,6 @@
-"""Every stage of the loop as an asset, made from its spec (`burnqed_core.loop.specs`, `burnqed_pipeline.factory`)."""
+"""Every stage of the loop as an asset, made from its spec (`burnqed_core.loop.stages`, `burnqed_pipeline.factory`)."""
 
-from burnqed_core.loop.specs import SPECS
+from burnqed_core.loop.stages import SPECS
 from burnqed_pipeline.factory import build
 
 for _spec in SPECS:

@@ -12,7 +12,7 @@ from burnqed_core.loop.inputs import LoopError, require
 from burnqed_core.loop.layout import DONE, STARTED, BaseLayout
 from burnqed_core.loop.markers import fingerprint_payload, input_digest, read_marker, run_stage
 from burnqed_core.loop.spec import resolve
-from burnqed_core.loop.specs import BY_NAME
+from burnqed_core.loop.stages import BY_NAME
 from burnqed_core.records import StageResult
 
 

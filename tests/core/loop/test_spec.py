@@ -18,7 +18,7 @@ from burnqed_core.loop.layout import DONE, BaseLayout
 from burnqed_core.loop.settings import UndeclaredSetting, leaves, resolve, view
 from burnqed_core.loop.spec import resolve as resolve_inputs
 from burnqed_core.loop.spec import settings_fingerprint, topological
-from burnqed_core.loop.specs import BY_NAME, SPECS
+from burnqed_core.loop.stages import BY_NAME, SPECS
 from burnqed_core.records import StageResult
 
 

@@ -74,7 +74,10 @@ def test_joint_through_the_stages(tiny_model_dir: Path, tmp_path: Path) -> None:
     """ebm.joint.enabled: the lora_adapter stage trains adapter + head, the ebm stage adopts the head as
     the EBM of the merged model (fingerprint filled in), and a scorer loads it."""
     from burnqed_core.ebm.train import has_ebm
-    from burnqed_core.loop import stages
+    from burnqed_core.loop.stages import ebm as ebm_stage
+    from burnqed_core.loop.stages import embeddings as embeddings_stage
+    from burnqed_core.loop.stages import lora_adapter as lora_adapter_stage
+    from burnqed_core.loop.stages import merged_model as merged_model_stage
     from burnqed_core.record_io import write_parquet
     from burnqed_core.records import TacticPair, TrajectoryRecord
     from burnqed_core.training.joint import REPORT_FILE
@@ -87,12 +90,13 @@ def test_joint_through_the_stages(tiny_model_dir: Path, tmp_path: Path) -> None:
     write_parquet(make_pairs(TRAIN_NAMES), pairs / "train.parquet", TacticPair)
     write_parquet(make_pairs(VAL_NAMES, "val"), pairs / "val.parquet", TacticPair)
     traj = write_parquet(toy_records(n_theorems=12), tmp_path / "traj.parquet", TrajectoryRecord)
-    res = stages.lora_adapter(profile, 1, pairs, tiny_model_dir, None, tmp_path / "adapter", trajectory_dirs=[traj])
+    res = lora_adapter_stage.lora_adapter(profile, 1, pairs, tiny_model_dir, None, tmp_path / "adapter",
+                                          trajectory_dirs=[traj])
     assert res.metrics["joint"] and (tmp_path / "adapter" / REPORT_FILE).exists()
-    stages.merged_model(profile, 1, tmp_path / "adapter", tmp_path / "merged")
+    merged_model_stage.merged_model(profile, 1, tmp_path / "adapter", tmp_path / "merged")
     policy = LocalPolicy(tmp_path / "merged")
-    asyncio.run(stages.embeddings(profile, 1, policy, [traj], tmp_path / "emb", progress=False))
-    res = stages.ebm(profile, 1, tmp_path / "emb", [traj], tmp_path / "ebm", progress=False,
+    asyncio.run(embeddings_stage.embeddings(profile, 1, policy, [traj], tmp_path / "emb", progress=False))
+    res = ebm_stage.ebm(profile, 1, tmp_path / "emb", [traj], tmp_path / "ebm", progress=False,
                      adapter_dir=tmp_path / "adapter", model_path=tmp_path / "merged")
     assert res.metrics["trained"] and res.metrics["joint"] and has_ebm(tmp_path / "ebm"), res.summary
     assert load_head(tmp_path / "ebm")[1].fingerprint != PENDING

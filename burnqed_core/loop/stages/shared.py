@@ -1,0 +1,64 @@
+"""What several stages share: the Lean settings name, the corpus file, the policy of a stage's model,
+the known proofs' states (``ebm.hindsight``), and how a training run is summarised."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from burnqed_core.config import Profile
+from burnqed_core.loop import corpus
+from burnqed_core.loop.spec import StageContext
+
+log = logging.getLogger(__name__)
+
+
+# Which Lean decides, and how: the backend, the trusted checker, the tactic timeout, the modules imported.
+LEAN = "lean"
+
+
+def corpus_file(profile: Profile) -> Mapping[str, Path | None]:
+    from burnqed_core.data.theorems import resolve_spec
+
+    d = profile.data
+    return {"corpus": None if d.trace_repo else resolve_spec(d.corpus)}
+
+
+async def policy_for(ctx: StageContext) -> object:
+    assert ctx.policy is not None, f"{ctx.spec.name} needs a policy"
+    pol, _served = await ctx.policy(ctx.input("merged_model"), ctx.iteration)
+    return pol
+
+
+def known_proof_states(ctx: StageContext) -> dict[str, list[str]] | None:
+    """With ``ebm.hindsight``: the known proofs' states of the training side of the base split (never an
+    exercise's or a validation theorem's)."""
+    if not ctx.settings.ebm.hindsight:
+        return None
+    from burnqed_core.ebm.hindsight import known_paths
+
+    split = corpus.read_base_split(ctx.input("base_model"))
+    return known_paths(corpus.base_pairs(ctx.input("base_tactic_pairs")), frozenset(split.train))
+
+
+def train_metrics(m: Any) -> dict[str, Any]:
+    d = m.model_dump(mode="json")
+    d.pop("loss_curve", None)
+    return d
+
+
+def train_summary(what: str, m: Any) -> str:
+    d = m.model_dump(mode="json")
+    curve = d.get("loss_curve") or []
+    first = curve[0]["loss"] if curve else None
+    last = curve[-1]["loss"] if curve else None
+    parts = [what]
+    if first is not None:
+        parts.append(f"loss {first:.3f} -> {last:.3f}")
+    if d.get("best_eval_loss") is not None:
+        parts.append(f"best eval loss {d['best_eval_loss']:.3f}")
+    parts.append(f"{d['steps']} steps, {d['tokens_per_s']:.0f} tokens/s, {d['trainable_params']:,} trainable "
+                 f"params, {d['wall_time_s']:.0f} s")
+    return ", ".join(parts)
