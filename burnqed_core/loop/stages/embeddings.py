@@ -1,4 +1,6 @@
-"""Iteration N's embeddings of the proof states of earlier trajectories."""
+"""``embeddings``: a resumable cache of iteration N's model's embeddings of the proof states of the trajectories
+of every iteration < N (and, with ``ebm.hindsight``, of the known proofs' states), with the encoder's
+separation of positive and negative states."""
 
 from __future__ import annotations
 
@@ -7,17 +9,25 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from burnqed_core.config import Profile
+from burnqed_core.config import EBMConfig, PolicyConfig
 from burnqed_core.loop.inputs import trajectory_dirs
 from burnqed_core.loop.spec import Input, StageContext, StageSpec
-from burnqed_core.loop.stages.shared import known_proof_states, policy_for
+from burnqed_core.loop.stages.shared import known_proof_states
+from burnqed_core.projection import StageSettings
 from burnqed_core.records import StageResult
 
 log = logging.getLogger(__name__)
 
 
+class Settings(StageSettings):
+    """The EBM section (encoding batch, cache parts, the separation's split) and the policy that encodes."""
+
+    ebm: EBMConfig
+    policy: PolicyConfig
+
+
 async def embeddings(
-    profile: Profile,
+    settings: Settings,
     iteration: int,
     policy: Any,
     trajectory_dirs: Sequence[Path],
@@ -43,7 +53,7 @@ async def embeddings(
                            summary="no trajectories of earlier iterations: nothing to encode",
                            metrics={"states": 0, "encoded": 0})
     cache_dir = cache_dir_for(out_dir)
-    rep = await encode_trajectories(policy, trajectory_dirs, cache_dir, profile.ebm, model_path=model_path,
+    rep = await encode_trajectories(policy, trajectory_dirs, cache_dir, settings.ebm, model_path=model_path,
                                     progress=progress, known=known)
     metrics: dict[str, Any] = rep.model_dump(mode="json") | {"states_per_s": round(rep.states_per_s, 2),
                                                               "trajectories": [str(p) for p in trajectory_dirs]}
@@ -51,8 +61,8 @@ async def embeddings(
                f"{rep.dim}-d {rep.pooling}, {rep.states_per_s:.1f} states/s")
     data = build_data(read_trajectory_dirs(trajectory_dirs), known)
     if data.keys:
-        sep = separation_metrics(EmbeddingCache.load(cache_dir).matrix(data.keys), data, profile.ebm.val_fraction,
-                                 profile.ebm.seed)
+        sep = separation_metrics(EmbeddingCache.load(cache_dir).matrix(data.keys), data, settings.ebm.val_fraction,
+                                 settings.ebm.seed)
         metrics["separation"] = sep.model_dump(mode="json")
         warnings = separation_warnings(sep)
         metrics["warnings"] = warnings
@@ -65,16 +75,16 @@ async def embeddings(
     return StageResult(stage="embeddings", iteration=iteration, path=str(out_dir), summary=summary, metrics=metrics)
 
 
-async def _embeddings(ctx: StageContext) -> StageResult:
-    return await embeddings(ctx.settings, ctx.iteration, await policy_for(ctx), trajectory_dirs(ctx.earlier),
-                                   ctx.out, known=known_proof_states(ctx))
+async def _run(ctx: StageContext[Settings]) -> StageResult:
+    policy, _served = await ctx.policy_for(ctx.input("merged_model"))
+    return await embeddings(ctx.settings, ctx.iteration, policy, trajectory_dirs(ctx.earlier_outputs()), ctx.out,
+                            known=known_proof_states(ctx, ctx.settings.ebm.hindsight))
 
 
 EMBEDDINGS = StageSpec(
-    name="embeddings", out="embeddings", gpu=True, kinds=frozenset({"parquet"}),
+    name="embeddings", gpu=True, settings=Settings, run=_run, earlier="trajectories",
+    inputs=(Input("merged_model"), Input("base_tactic_pairs", edge=False), Input("base_model", edge=False)),
     doc="A resumable Parquet cache of (state, goal, vector) for the states of the trajectories of iterations "
         "< N (with ``ebm.hindsight``, and the known proofs' states of their searched training theorems), encoded "
         "by merged_model[N].",
-    inputs=(Input("merged_model"), Input("base_tactic_pairs", edge=False), Input("base_model", edge=False)),
-    earlier="trajectories", settings=("ebm", "policy"), run=_embeddings,
 )

@@ -1,41 +1,22 @@
-"""What several stages share: the Lean settings name, the corpus file, the policy of a stage's model,
-the known proofs' states (``ebm.hindsight``), and how a training run is summarised."""
+"""What several stages share: the known proofs' states (``ebm.hindsight``: ``embeddings`` and ``ebm``), and how
+a training run is summarised (``base_model`` and ``lora_adapter``)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from burnqed_core.config import Profile
 from burnqed_core.loop import corpus
 from burnqed_core.loop.spec import StageContext
 
 log = logging.getLogger(__name__)
 
 
-# Which Lean decides, and how: the backend, the trusted checker, the tactic timeout, the modules imported.
-LEAN = "lean"
-
-
-def corpus_file(profile: Profile) -> Mapping[str, Path | None]:
-    from burnqed_core.data.theorems import resolve_spec
-
-    d = profile.data
-    return {"corpus": None if d.trace_repo else resolve_spec(d.corpus)}
-
-
-async def policy_for(ctx: StageContext) -> object:
-    assert ctx.policy is not None, f"{ctx.spec.name} needs a policy"
-    pol, _served = await ctx.policy(ctx.input("merged_model"), ctx.iteration)
-    return pol
-
-
-def known_proof_states(ctx: StageContext) -> dict[str, list[str]] | None:
-    """With ``ebm.hindsight``: the known proofs' states of the training side of the base split (never an
-    exercise's or a validation theorem's)."""
-    if not ctx.settings.ebm.hindsight:
+def known_proof_states(ctx: StageContext[Any], hindsight: bool) -> dict[str, list[str]] | None:
+    """With ``hindsight`` (``ebm.hindsight``): the known proofs' states of the training side of the base split
+    (never an exercise's or a validation theorem's), from the stage's ``base_tactic_pairs`` and ``base_model``
+    inputs."""
+    if not hindsight:
         return None
     from burnqed_core.ebm.hindsight import known_paths
 

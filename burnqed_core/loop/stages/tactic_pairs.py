@@ -1,4 +1,5 @@
-"""Iteration N's training pairs: the base pairs, mixed from N > 0 with earlier trajectories."""
+"""``tactic_pairs``: iteration N's training pairs, split by theorem as ``base_model`` drew it: the base pairs,
+mixed from N > 0 with the positive steps of the trajectories of every iteration < N."""
 
 from __future__ import annotations
 
@@ -8,13 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from burnqed_core.config import Profile
+from burnqed_core.config import AutomationSteps, DataConfig
 from burnqed_core.loop import corpus
-from burnqed_core.loop.corpus import (
-    base_split,
-)
 from burnqed_core.loop.inputs import trajectory_dirs
 from burnqed_core.loop.spec import Input, StageContext, StageSpec
+from burnqed_core.projection import Projection, StageSettings
 from burnqed_core.records import StageResult, TacticPair, TrajectoryRecord
 
 if TYPE_CHECKING:
@@ -23,27 +22,44 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+class Data(Projection):
+    """The pairs' preparation and the mix with earlier trajectories."""
+
+    SOURCE = DataConfig
+    val_fraction: float
+    max_tokens: int
+    base_subsample: int
+    trajectory_upsample: int
+    trajectory_max_share: float
+    seed: int
+    automation_steps: AutomationSteps
+    alpha_copies: int
+
+
+class Settings(StageSettings):
+    data: Data
+
+
 def tactic_pairs(
-    profile: Profile,
+    settings: Settings,
     iteration: int,
     base: Sequence[TacticPair],
     trajectory_dirs: Sequence[Path],
     out_dir: Path,
     tokenizer_dir: Path | None = None,
-    split: TheoremSplit | None = None,
+    *,
+    split: TheoremSplit,
 ) -> StageResult:
     """Iteration 0: the prepared base pairs. N > 0: base subsample + positive
     trajectory steps of earlier iterations, upsampled (seed 000) up to
     ``data.trajectory_max_share`` of the mix. Train and validation follow
-    ``split``, the split `base_model` drew before pre-training (default: the
-    same `base_split` drawn here)."""
+    ``split``, the split `base_model` drew before pre-training."""
     from burnqed_core.data.mixing import mix_iteration, positive_steps
     from burnqed_core.data.pairs import hf_token_counter, prepare_pairs, write_prepared
     from burnqed_core.trajectory_io import read_trajectories
 
-    d = profile.data
+    d = settings.data
     counter = hf_token_counter(tokenizer_dir) if tokenizer_dir else None
-    split = split or base_split(profile, base)
     prepared = prepare_pairs(split.trainable(base), d.val_fraction, d.seed, d.max_tokens, counter,
                              val_theorems=split.val, alpha_copies=d.alpha_copies)
     extra: dict[str, Any] = {"iteration": iteration, "trajectories": [str(p) for p in trajectory_dirs],
@@ -78,21 +94,18 @@ def tactic_pairs(
                        metrics={"train_pairs": prepared.train.height, "val_pairs": prepared.val.height})
 
 
-def _tactic_pairs(ctx: StageContext) -> StageResult:
+def _run(ctx: StageContext[Settings]) -> StageResult:
     model = ctx.input("base_model")
     return tactic_pairs(ctx.settings, ctx.iteration, corpus.base_pairs(ctx.input("base_tactic_pairs")),
-                               trajectory_dirs(ctx.earlier), ctx.out, Path(corpus.base_model_path(model)),
-                               split=corpus.read_base_split(model))
+                        trajectory_dirs(ctx.earlier_outputs()), ctx.out, Path(corpus.base_model_path(model)),
+                        split=corpus.read_base_split(model))
 
 
 TACTIC_PAIRS = StageSpec(
-    name="tactic_pairs", out="pairs", kinds=frozenset({"parquet"}),
+    name="tactic_pairs", settings=Settings, run=_run, inputs=(Input("base_tactic_pairs"), Input("base_model")),
+    earlier="trajectories",
     doc="Train/val pairs split by theorem (the split ``base_model`` drew before pre-training): the base pairs at "
         "iteration 0; from N > 0 a base subsample mixed with the upsampled positive steps of the trajectories of "
         "every iteration < N (read from the run directory), at most ``data.trajectory_max_share`` of the mix. "
         "Under a backfill it first waits for runs still materialising earlier iterations.",
-    inputs=(Input("base_tactic_pairs"), Input("base_model")), earlier="trajectories",
-    settings=("data.val_fraction", "data.max_tokens", "data.base_subsample", "data.trajectory_upsample",
-              "data.trajectory_max_share", "data.seed", "data.automation_steps", "data.alpha_copies"),
-    run=_tactic_pairs,
 )

@@ -1,37 +1,99 @@
-"""Iteration N's searches of corpus theorems, over shards."""
+"""``trajectories``: iteration N's searches of corpus theorems not searched by iterations < N, over shards; every
+node of every search is kept (Parquet, resumable), for the next iteration's pairs, embeddings and EBM."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from burnqed_core.config import Profile
+from burnqed_core.config import DataConfig, LeanConfig, PolicyConfig, SearchConfig
+from burnqed_core.data.selection import Selection
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.loop import corpus
-from burnqed_core.loop.inputs import search_selection, trajectory_dirs
+from burnqed_core.loop.inputs import trajectory_dirs
 from burnqed_core.loop.spec import Input, Sharded, StageContext, StageSpec
-from burnqed_core.loop.stages.shared import LEAN, corpus_file
+from burnqed_core.projection import Projection, StageSettings
 from burnqed_core.records import StageResult, Theorem
 
 log = logging.getLogger(__name__)
 
 
-def _collection_profile(profile: Profile) -> Profile:
-    """The profile the trajectories search with: baseline (b)'s tactics are not tried at the root
+class Data(Projection):
+    """Which corpus theorems are searched (`search_selection`), and the benchmark they never include."""
+
+    SOURCE = DataConfig
+    corpus: str
+    exclude_families: list[str]
+    benchmark: str
+    search_theorems: int
+    search_exercises: int | None
+    seed: int
+    search_failed_family_boost: float
+    search_retry_failed: bool
+    withhold_fraction: float
+    withhold_families: list[str]
+
+
+class Settings(StageSettings):
+    """The search, the policy and the Lean it runs with, the selection; the profile's ``name``, ``seed`` and
+    ``source`` (the machine's) go into the searches' run records."""
+
+    search: SearchConfig
+    policy: PolicyConfig
+    lean: LeanConfig
+    data: Data
+    name: str
+    seed: int
+    source: Path | None
+
+
+def search_selection(settings: Settings, n: int, earlier_trajectories: list[Path],
+                     withheld: Collection[str] = ()) -> Selection:
+    """The corpus theorems iteration ``n`` searches: a seeded sample that leaves out the benchmark, theorems
+    searched by earlier iterations and those automation closes alone (`select_theorems`), weighted towards the
+    families where earlier searches failed (``data.search_failed_family_boost``); theorems no earlier search
+    proved may be searched again when never-searched ones run out (``data.search_retry_failed``). ``withheld``:
+    the exercises of the base split (``data.withhold_fraction``), drawn before the other theorems, at most
+    ``data.search_exercises`` of them."""
+    from burnqed_core.data.selection import family_fail_rates, select_theorems
+    from burnqed_core.data.theorems import automation_map, corpus_theorems, load_theorems
+    from burnqed_core.trajectory_io import finished_theorems, read_results
+
+    d = settings.data
+    corpus = corpus_theorems(settings)
+    benchmark = load_theorems(d.benchmark)
+    easy = {k for k, v in (automation_map(d.corpus) or {}).items() if v is not None}
+    searched: set[str] = set()
+    verdicts: dict[str, bool] = {}  # theorem -> proved by any earlier search
+    for p in earlier_trajectories:
+        searched |= finished_theorems(p)  # (raises on a theorem saved twice)
+        for r in read_results(p):
+            if r.error != "start":  # a statement that does not elaborate says nothing about its family
+                verdicts[r.theorem] = verdicts.get(r.theorem, False) or r.proved
+    rates = family_fail_rates(verdicts, {t.name: t.family for t in corpus})
+    retry = [name for name, ok in verdicts.items() if not ok] if d.search_retry_failed else []
+    return select_theorems(corpus, d.search_theorems, d.seed + n, searched=searched,
+                           held_out={t.name for t in benchmark}, easy=easy, held_out_theorems=benchmark,
+                           retry=retry, family_fail_rate=rates, failed_family_boost=d.search_failed_family_boost,
+                           prefer=withheld, prefer_max=d.search_exercises)
+
+
+def _collection_settings(settings: Settings) -> Settings:
+    """The settings the trajectories search with: baseline (b)'s tactics are not tried at the root
     (``search.automation.baseline_at_root`` is for the eval), so that a corpus theorem that
     ``induction x <;> simp_all [f]`` closes is proved through the policy's own ``induction x``, a step the
     next iteration trains on, rather than by one automation call that the mix leaves out."""
-    auto = profile.search.automation
+    auto = settings.search.automation
     if not auto.baseline_at_root:
-        return profile
-    search = profile.search.model_copy(update={"automation": auto.model_copy(update={"baseline_at_root": False})})
-    return profile.model_copy(update={"search": search})
+        return settings
+    search = settings.search.model_copy(update={"automation": auto.model_copy(update={"baseline_at_root": False})})
+    return settings.model_copy(update={"search": search})
 
 
 async def trajectories(
-    profile: Profile,
+    settings: Settings,
     iteration: int,
     policy: Any,
     env: ProofEnv,
@@ -52,15 +114,15 @@ async def trajectories(
 
     scorer = load_scorer(ebm_dir, policy) if ebm_dir is not None and has_ebm(ebm_dir) else None
     runs = [("search", None)]
-    if iteration == 0 and profile.search.noisy_pass:
-        runs.append(("noisy", profile.search.noise_temperature))
+    if iteration == 0 and settings.search.noisy_pass:
+        runs.append(("noisy", settings.search.noise_temperature))
     lines, metrics = [], {}
     for name, temperature in runs:
-        sampling = resolve_sampling(profile.search, ebm=scorer is not None, temperature=temperature,
-                                    num_candidates=profile.search.collect_candidates,
-                                    max_new_tokens=profile.policy.max_new_tokens)
+        sampling = resolve_sampling(settings.search, ebm=scorer is not None, temperature=temperature,
+                                    num_candidates=settings.search.collect_candidates,
+                                    max_new_tokens=settings.policy.max_new_tokens)
         out = out_dir / f"{name}.traj"
-        report, _ = await search_theorems(_collection_profile(profile), policy, env, theorems, out,
+        report, _ = await search_theorems(_collection_settings(settings), policy, env, theorems, out,
                                           sampling=sampling, model_path=model_path, theorems_source="selection",
                                           iteration=iteration, scorer=scorer,
                                           ebm=ebm_dir if scorer is not None else None)
@@ -86,7 +148,7 @@ def trajectory_outputs(stage_dir: Path) -> list[Path]:
     return sorted(p for p in stage_dir.glob("*.traj") if p.is_dir())
 
 
-def merge_trajectories(profile: Profile, iteration: int, shard_dirs: Sequence[Path], out_dir: Path) -> StageResult:
+def merge_trajectories(iteration: int, shard_dirs: Sequence[Path], out_dir: Path) -> StageResult:
     """The iteration's trajectory outputs (``search.traj``, at iteration 0 ``noisy.traj``) from its finished
     shards (each the output of `trajectories` on its theorems): every shard's parts, in shard order, become
     the parts of one output (hard links: no copy), written aside and renamed; a theorem in two shards is an
@@ -109,39 +171,31 @@ def merge_trajectories(profile: Profile, iteration: int, shard_dirs: Sequence[Pa
                        summary="; ".join(lines) + f" ({len(shard_dirs)} shard(s))", metrics=metrics)
 
 
-def _select_trajectories(ctx: StageContext) -> Sequence[Theorem]:
+def _select(ctx: StageContext[Settings]) -> Sequence[Theorem]:
     withheld = corpus.search_withheld(ctx.settings, ctx.input("base_model"))
-    sel = search_selection(ctx.settings, ctx.iteration, trajectory_dirs(ctx.earlier), withheld)
+    sel = search_selection(ctx.settings, ctx.iteration, trajectory_dirs(ctx.earlier_outputs()), withheld)
     log.info("trajectories[%d]: selected %d theorems (%s)", ctx.iteration, len(sel.theorems),
              sel.stats.model_dump())
     return sel.theorems
 
 
-async def _search_shard(ctx: StageContext, theorems: Sequence[Theorem], work: Path) -> StageResult:
-    assert ctx.policy is not None
+async def _shard(ctx: StageContext[Settings], theorems: Sequence[Theorem], work: Path) -> StageResult:
     merged = ctx.input("merged_model")
-    pol, served = await ctx.policy(merged, ctx.iteration)
+    pol, served = await ctx.policy_for(merged)
     res = await trajectories(ctx.settings, ctx.iteration, pol, await ctx.env(), theorems, work, merged,
-                                    ebm_dir=ctx.inputs.get("ebm"))
+                             ebm_dir=ctx.inputs.get("ebm"))
     return res.model_copy(update={"metrics": {**res.metrics, "served": served}})
 
 
-def _merge_trajectories(ctx: StageContext, shard_dirs: Sequence[Path]) -> StageResult:
-    return merge_trajectories(ctx.settings, ctx.iteration, shard_dirs, ctx.out)
+def _merge(ctx: StageContext[Settings], shard_dirs: Sequence[Path]) -> StageResult:
+    return merge_trajectories(ctx.iteration, shard_dirs, ctx.out)
 
 
 TRAJECTORIES = StageSpec(
-    name="trajectories", out="trajectories", gpu=True, kinds=frozenset({"parquet"}),
+    name="trajectories", gpu=True, settings=Settings, earlier="trajectories",
+    inputs=(Input("merged_model"), Input("ebm", from_iteration=1), Input("base_model", edge=False)),
+    shards=Sharded(select=_select, shard=_shard, merge=_merge, size=lambda p: p.pipeline.shard_size),
     doc="Every node of the searches (Parquet, resumable), on theorems not searched by iterations < N; iteration 0 "
         "searches a second time at the noise temperature. One step per shard of ``pipeline.shard_size`` "
         "theorems.",
-    inputs=(Input("merged_model"), Input("ebm", from_iteration=1), Input("base_model", edge=False)),
-    earlier="trajectories", files=corpus_file,
-    settings=("search", "policy", LEAN, "data.corpus", "data.exclude_families", "data.benchmark",
-              "data.search_theorems", "data.search_exercises", "data.seed", "data.search_failed_family_boost",
-              "data.search_retry_failed",
-              "data.withhold_fraction", "data.withhold_families"),
-    shards=Sharded(select=_select_trajectories, shard=_search_shard, merge=_merge_trajectories,
-                   size=lambda p: p.pipeline.shard_size),
-    extras=("served",),
 )

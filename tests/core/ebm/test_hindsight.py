@@ -18,7 +18,6 @@ from burnqed_core.ebm.train import train_ebm
 from burnqed_core.errors import DataError
 from burnqed_core.loop import corpus
 from burnqed_core.loop.layout import BaseLayout
-from burnqed_core.loop.settings import view
 from burnqed_core.loop.spec import StageContext
 from burnqed_core.loop.stages.ebm import EBM
 from burnqed_core.loop.stages.shared import known_proof_states
@@ -131,14 +130,13 @@ def test_the_stage_reads_known_proofs_of_the_training_side_only(tmp_path: Path) 
     profile = load_profile("ebm")
 
     def ctx(p: Profile) -> StageContext:
-        settings = view(p, EBM.declared(p), EBM.name)  # type: ignore[arg-type]
-        return StageContext(spec=EBM, settings=settings, n=1, layout=BaseLayout(root=tmp_path / "work"),
+        return StageContext(spec=EBM, settings=EBM.settings.of(p), n=1, layout=BaseLayout(root=tmp_path / "work"),
                             inputs={"base_tactic_pairs": traced, "base_model": model}, previous=None, earlier=[],
                             out=tmp_path / "out")
 
-    assert profile.ebm.hindsight is False and known_proof_states(ctx(profile)) is None
+    assert profile.ebm.hindsight is False and known_proof_states(ctx(profile), profile.ebm.hindsight) is None
     on = profile.model_copy(update={"ebm": profile.ebm.model_copy(update={"hindsight": True})})
-    assert known_proof_states(ctx(on)) == {"train_a": ["⊢ A", "⊢ A1"]}
+    assert known_proof_states(ctx(on), on.ebm.hindsight) == {"train_a": ["⊢ A", "⊢ A1"]}
 
 
 def test_stages_and_cli_encode_and_train_on_known_proofs(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ def test_withheld_exercises_are_never_trained_on(tmp_path: Path) -> None:
     select (automation-resistant by the corpus's map, two steps or more): pre-training and every iteration's SFT
     pairs leave them out, and the search selection draws them first."""
     from burnqed_core.data.theorems import AUTOMATION_FILE
-    from burnqed_core.loop.inputs import search_selection
+    from burnqed_core.loop.stages.trajectories import search_selection
     from burnqed_core.record_io import write_jsonl
     from burnqed_core.records import Theorem
 
@@ -171,7 +171,7 @@ def test_excluded_families_are_never_traced_trained_on_or_searched(tmp_path: Pat
     """``data.exclude_families`` takes whole families out of the corpus for every stage that reads it (the
     trace, the split, the search selection, the checks); a family the corpus lacks is logged."""
     from burnqed_core.loop.checks import _source_theorems
-    from burnqed_core.loop.inputs import search_selection
+    from burnqed_core.loop.stages.trajectories import search_selection
     from burnqed_core.record_io import write_jsonl
     from burnqed_core.records import Theorem
 

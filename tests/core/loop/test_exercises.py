@@ -71,19 +71,20 @@ async def test_exercises_are_searched_with_and_without_the_ebm(lean_pool: object
     policy = LocalPolicy(search_model, batch_size=64, max_new_tokens=12, seed=0)
     try:
         # iteration 0 searched one exercise
-        await trajectories_stage.trajectories(prof, 0, policy, lean_pool, [CORPUS[0]], it0.trajectories,  # type: ignore[arg-type]
+        await trajectories_stage.trajectories(prof, 0, policy, lean_pool, [CORPUS[0]], it0.stage("trajectories"),  # type: ignore[arg-type]
                                   search_model)
         with pytest.raises(DataError, match="no merged_model"):
             plan_exercises(prof, 1)  # iteration 1 not materialised yet
         it1.dir.mkdir(parents=True)
-        it1.merged.symlink_to(search_model)
+        it1.stage("merged_model").symlink_to(search_model)
         with pytest.raises(DataError, match="no trained EBM"):
             plan_exercises(prof, 1)
         # iteration 1's EBM: the loop's stages on iteration 0's trees plus toy ones (held-out positives)
-        dirs = trajectories_stage.trajectory_outputs(it0.trajectories)
+        dirs = trajectories_stage.trajectory_outputs(it0.stage("trajectories"))
         toy = write_parquet(toy_records(n_theorems=9), tmp_path / "toy.parquet", TrajectoryRecord)
-        await embeddings_stage.embeddings(prof, 1, policy, [*dirs, toy], it1.embeddings, progress=False)
-        assert ebm_stage.ebm(prof, 1, it1.embeddings, [*dirs, toy], it1.ebm, progress=False).metrics["trained"]
+        await embeddings_stage.embeddings(prof, 1, policy, [*dirs, toy], it1.stage("embeddings"), progress=False)
+        trained = ebm_stage.ebm(prof, 1, it1.stage("embeddings"), [*dirs, toy], it1.stage("ebm"), progress=False)
+        assert trained.metrics["trained"]
     finally:
         await policy.close()
 
