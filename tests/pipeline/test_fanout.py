@@ -31,10 +31,9 @@ from burnqed_core.records import StageResult, Theorem
 from burnqed_core.search.trajectories import read_run_record
 from burnqed_core.trajectory_io import finished_theorems, list_parts, read_trajectories
 from burnqed_pipeline.defs.partitions import add_iteration
-from burnqed_pipeline.runtime import attach
 from tests.core.eval.test_run_faults import kill_tree
 from tests.core.eval.test_run_lean import by_theorem
-from tests.pipeline.helpers import iteration_job, materialize, metadata, resources, step_keys
+from tests.pipeline.helpers import iteration_job, lend, lent, materialize, metadata, resources, step_keys
 from tests.pipeline.profiles import write_profile
 
 pytestmark = [pytest.mark.lean, pytest.mark.slow]
@@ -76,7 +75,7 @@ def _place_model(work: Path, model: Path) -> None:
     a finished base_model (the search reads its split for withheld exercises; this profile withholds none)."""
     base = BaseLayout(root=work).model
     run_stage(base, "test-base-model", lambda: StageResult(stage="base_model", path=str(base)))
-    out = BaseLayout(root=work).iteration(0).merged
+    out = BaseLayout(root=work).iteration(0).stage("merged_model")
     run_stage(out, "test-merged-model", lambda: (shutil.copytree(model, out, dirs_exist_ok=True),
                                                  StageResult(stage="merged_model", iteration=0, path=str(out)))[1])
 
@@ -100,7 +99,7 @@ def _setup(tmp: Path, name: str, model: Path) -> Setup:
 
 def _trajectories(work: Path) -> dict[str, dict[str, list[dict[str, object]]]]:
     """Each output's rows by theorem (wall-clock fields left out); finished_theorems raises on a duplicate."""
-    root = BaseLayout(root=work).iteration(0).trajectories
+    root = BaseLayout(root=work).iteration(0).stage("trajectories")
     out = {}
     for name in OUTPUTS:
         recs = read_trajectories(root / name)
@@ -113,7 +112,7 @@ def _trajectories(work: Path) -> dict[str, dict[str, list[dict[str, object]]]]:
 
 
 async def _in_thread(lean_pool: object, fn: Callable[[], Any]) -> Any:
-    with attach(asyncio.get_running_loop(), lean_pool):  # type: ignore[arg-type]
+    with lent(lend(lean_pool)):
         return await asyncio.to_thread(fn)
 
 
@@ -162,7 +161,7 @@ async def test_a_failed_shard_is_re_executed_alone_with_the_merge(
         assert sorted(step_keys(first, "STEP_SUCCESS")) == [
             "trajectories.split_trajectories", "trajectories.trajectories_shard[shard_00000]",
             "trajectories.trajectories_shard[shard_00002]"]
-        root = BaseLayout(root=s.work).iteration(0).trajectories
+        root = BaseLayout(root=s.work).iteration(0).stage("trajectories")
         assert not shards.shard_dir(root, 1).exists() and not (root / "_done.json").exists()
         kept = {p: p.stat().st_ino for i in (0, 2) for p in shards.shard_dir(root, i).rglob("part-*.parquet")}
         assert kept
@@ -210,7 +209,7 @@ async def test_sigkilled_materialisation_resumes_from_saved_shards_and_parts(
     monkeypatch.setenv("DAGSTER_HOME", str(s.home))
     with dg.instance_for_test(temp_dir=str(s.home)) as inst:
         add_iteration(inst, 0)
-    root = BaseLayout(root=s.work).iteration(0).trajectories
+    root = BaseLayout(root=s.work).iteration(0).stage("trajectories")
     log = tmp_path / "materialise.log"
     proc = _subprocess(s, log)
     try:
