@@ -1,19 +1,26 @@
 """End to end: `burnqed loop` materialises the base assets and iterations 0 and 1 of the tiny profile (cheap
 settings, small slices of the bundled sets) through Dagster with the real embedded Lean and real tiny models,
 against a persistent instance (the last iteration first stopped at its eval report, ``--last-until``); the eval
-metadata is checked in the instance; a re-run skips every stage."""
+metadata is checked in the instance; a re-run skips every stage; then each of ``search.concurrency``, a
+hand-written set's file, the corpus's ``automation.json``, the benchmark file and a stage's code is changed in
+turn, and iteration 0 is run again: exactly the stages that read what changed run again (issue 57)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import re
+import shutil
 import time
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
+from burnqed_core.data.theorems import resolve_spec
 from burnqed_core.eval.report import read_summary
 from burnqed_core.eval.steps import set_slug
+from burnqed_core.loop import spec as spec_module
 from burnqed_core.loop.inputs import LoopError
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.loop.markers import is_done
@@ -37,13 +44,14 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     corpus = slice_set("bundled:corpus", 2, tmp_path / "corpus" / "corpus.jsonl")
     bench = slice_set("bundled:benchmark", 1, tmp_path / "bench" / "benchmark.jsonl")
-    # a second set reported apart (eval.also), as the hand-written one is: its theorems share the eval's shards
-    also = slice_set("bundled:handwritten", 1, tmp_path / "also" / "hand.jsonl")
-    prof = write_profile(tmp_path / "profile.yaml", {"paths.work_dir": str(tmp_path / "work"),
-                                                     "data.corpus": str(corpus), "data.benchmark": str(bench),
-                                                     "eval.also": [str(also)],
-                                                     "data.search_theorems": 6, "pipeline.shard_size": 4,
-                                                     "pipeline.eval_shard_size": 4})  # 2 and 3 shards
+    # a second set reported apart (eval.also): a hand-written file, its theorems share the eval's shards
+    also = tmp_path / "also" / "bits.lean"
+    also.parent.mkdir()
+    shutil.copyfile(resolve_spec("bundled:handwritten") / "bits.lean", also)
+    settings = {"paths.work_dir": str(tmp_path / "work"), "data.corpus": str(corpus), "data.benchmark": str(bench),
+                "eval.also": [str(also)], "data.search_theorems": 6, "pipeline.shard_size": 4,
+                "pipeline.eval_shard_size": 4}  # 2 and 3 shards
+    prof = write_profile(tmp_path / "profile.yaml", settings)
     home = tmp_path / "dagster_home"
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     rt = lend(lean_pool)  # the session's loop and Lean serve every run (the command would start its own)
@@ -120,3 +128,40 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
         recs = read_trajectories(layout.iteration(n).stage("trajectories") / "search.traj")
         assert recs and all(r.iteration == n for r in recs)
     assert not (layout.iteration(0).stage("trajectories") / "noisy.traj").exists()  # tiny: search.noisy_pass off
+
+    # what a change re-runs (issue 57): exactly the stages that read what changed, however it reaches them
+    def ran(out: str) -> set[str]:
+        """The stages of the base and of iteration 0 that a run computed (not skipped)."""
+        found = (re.match(r"\[(?:iter 0 )?(\w+)\] \(", ln) for ln in out.splitlines() if "skipped)" not in ln)
+        return {m.group(1) for m in found if m}
+
+    async def rerun() -> set[str]:
+        err, out, _ = await asyncio.to_thread(loop, "0")
+        assert err is None, f"{out}\n{err!r}"
+        return ran(out)
+
+    assert await rerun() == set()
+    # a setting that changes results, read by the searches (nodes per theorem per batch)
+    settings["search.concurrency"] = 3
+    write_profile(tmp_path / "profile.yaml", settings)
+    assert await rerun() == {"trajectories", "eval_report"}
+    # a hand-written set's file, read by the eval alone
+    also.write_text(also.read_text(encoding="utf-8") + "\n-- edited after the eval\n", encoding="utf-8")
+    assert await rerun() == {"eval_report"}
+    # the corpus's automation.json, read by the search's theorem selection (and by the split, which withholds
+    # nothing here and does not read it)
+    auto = corpus.parent / "automation.json"
+    auto.write_text(json.dumps(json.loads(auto.read_text(encoding="utf-8")), indent=2), encoding="utf-8")
+    assert await rerun() == {"trajectories"}
+    # the benchmark file, read by its automation baselines, the search (never a benchmark theorem) and the eval
+    lines = bench.read_text(encoding="utf-8").splitlines()
+    bench.write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
+    assert await rerun() == {"automation_baselines", "trajectories", "eval_report"}
+    # a stage's code
+    real = spec_module.code_version
+    monkeypatch.setattr(spec_module, "code_version",
+                        lambda m: "changed" if m.endswith(".eval_report") else real(m))
+    assert await rerun() == {"eval_report"}
+    monkeypatch.setattr(spec_module, "code_version", real)
+    assert await rerun() == {"eval_report"}  # the code as it was: its own version again
+    assert await rerun() == set()
