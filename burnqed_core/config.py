@@ -68,7 +68,8 @@ class Section(BaseModel):
 
 def machine(default: Any = ..., **kwargs: Any) -> Any:
     """A field of the machine, not of the results: where files go, how many workers, which server, how often to
-    checkpoint. No stage's fingerprint holds it, and every stage may read it (`burnqed_core.projection`)."""
+    checkpoint. No stage's fingerprint holds it; a stage that reads it declares it in its settings model like any
+    other field (`burnqed_core.projection`)."""
     extra = dict(kwargs.pop("json_schema_extra", None) or {})
     return Field(default, json_schema_extra={**extra, MACHINE: True}, **kwargs)
 

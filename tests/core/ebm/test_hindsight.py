@@ -1,6 +1,6 @@
 """Hindsight positives (``ebm.hindsight``): the known proof of a searched theorem the search did not prove.
 
-Real `TacticPair`s and `TrajectoryRecord`s, real Parquet and split files for the stage's view, a real head
+Real `TacticPair`s and `TrajectoryRecord`s, real Parquet and split files for the stage's inputs, a real head
 trained on them."""
 
 from __future__ import annotations
