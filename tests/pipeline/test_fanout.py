@@ -73,7 +73,7 @@ def _profile(tmp: Path, name: str) -> Path:
 def _place_model(work: Path, model: Path) -> None:
     """Iteration 0's merged model: the session's tiny search model, marked done like the merged_model stage; and
     a finished base_model (the search reads its split for withheld exercises; this profile withholds none)."""
-    base = BaseLayout(root=work).model
+    base = BaseLayout(root=work).stage("base_model")
     run_stage(base, "test-base-model", lambda: StageResult(stage="base_model", path=str(base)))
     out = BaseLayout(root=work).iteration(0).stage("merged_model")
     run_stage(out, "test-merged-model", lambda: (shutil.copytree(model, out, dirs_exist_ok=True),

@@ -53,7 +53,7 @@ def profile_for(tmp_path: Path, **over: object) -> Profile:
 
 
 def base_split(profile: Profile, withheld: list[str]) -> None:
-    model = BaseLayout(root=profile.paths.work_dir).model
+    model = BaseLayout(root=profile.paths.work_dir).stage("base_model")
     model.mkdir(parents=True, exist_ok=True)
     train = [t.name for t in CORPUS if t.name not in withheld]
     write_split(TheoremSplit(seed=0, val_fraction=0.0, train=train, val=[], withheld=withheld), model / SPLIT_FILE)
