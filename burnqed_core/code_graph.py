@@ -47,14 +47,35 @@ def modules(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str
     return out
 
 
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a body, nested ones included (imports are statements: no expression is visited)."""
+    for stmt in body:
+        yield stmt
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _statements(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from _statements(case.body)
+
+
+@cache
+def _parsed(path: Path) -> tuple[str, ast.Module]:
+    """A module's source and its AST less docstrings, read once per process (imports and digests use it)."""
+    source = path.read_text(encoding="utf-8")
+    return source, _strip_docstrings(ast.parse(source, filename=str(path)))
+
+
 def imports(module: str, root: Path = ROOT, packages: tuple[str, ...] = PACKAGES
             ) -> Iterator[tuple[int, str, list[str]]]:
     """(line, imported module, imported names) of every import statement of ``module``, anywhere in it
     (relative imports resolved; ``import a.b`` has no names)."""
     path = modules(root, packages)[module]
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    _, tree = _parsed(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name, []
@@ -104,8 +125,9 @@ def closure(start: Iterable[str], root: Path = ROOT, packages: tuple[str, ...] =
     return seen
 
 
-def _strip_docstrings(tree: ast.AST) -> ast.AST:
-    for node in ast.walk(tree):
+def _strip_docstrings(tree: ast.Module) -> ast.Module:
+    """``tree`` without docstrings (a module's, a class's, a function's first string), in place."""
+    for node in [tree, *_statements(tree.body)]:
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
@@ -118,7 +140,7 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
 def source_digest(module: str, root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> str:
     """sha256 of the module's normalised source (its AST less docstrings) and of its `RESOURCES`."""
     path = modules(root, packages)[module]
-    tree = _strip_docstrings(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    _, tree = _parsed(path)
     h = hashlib.sha256(ast.dump(tree, annotate_fields=False, include_attributes=False).encode())
     for rel in RESOURCES.get(module, ()):
         h.update((path.parent / rel).read_bytes())
