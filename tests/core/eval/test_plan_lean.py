@@ -16,6 +16,7 @@ from burnqed_core.eval import plan as eval_plan
 from burnqed_core.eval.report import REPORT_FILE, SUMMARY_FILE
 from burnqed_core.eval.run import RESULTS_FILE, read_eval_results
 from burnqed_core.eval.settings import EvalSettings
+from burnqed_core.eval.steps import set_slug
 from burnqed_core.policy.fixed import FixedTacticsPolicy
 from burnqed_core.record_io import write_jsonl
 
@@ -60,7 +61,7 @@ async def test_one_plan_in_one_process_and_over_shards_gives_one_report(tmp_path
     await eval_plan.prepare(settings, sharded, env, progress=False)
     theorems = sharded.theorems()
     works = []
-    for i in range(0, len(theorems), 2):  # three shards; the middle one holds a theorem of each set
+    for i in range(0, len(theorems), 2):  # three shards of two: the benchmark's in two, the other set's in one
         work = tmp_path / f"shard-{i}"
         await eval_plan.search(settings, sharded, policy, lean_pool, theorems[i:i + 2], work, progress=False)
         works.append(work)
@@ -73,4 +74,4 @@ async def test_one_plan_in_one_process_and_over_shards_gives_one_report(tmp_path
     combined = (whole.out / REPORT_FILE).read_text(encoding="utf-8")
     assert combined == (sharded.out / REPORT_FILE).read_text(encoding="utf-8")
     assert f"# {bench}" in combined and f"# {other}" in combined
-    assert res.metrics["shards"] == 3
+    assert res.metrics["shards"] == 2 and res.metrics[f"{set_slug(str(other))}_shards"] == 1
