@@ -77,7 +77,7 @@ class StageRuntime:
             return self._lent_env
         key = settings.model_dump_json()
         if self._pool is not None and self._pool_key == key:
-            log.info("Lean pool of this process reused (started by an earlier step)")
+            log.debug("Lean pool of this process reused (started by an earlier step)")
             return self._pool
         from burnqed_core.lean.pool import LeanPool
 
