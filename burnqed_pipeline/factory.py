@@ -123,6 +123,8 @@ def extras(spec: StageSpec[Any], ctx: StageContext[Any], res: StageResult) -> di
             from burnqed_core.eval.plan import PLAN_FILE, EvalPlan
             from burnqed_core.eval.report import read_summary
 
+            if not (ctx.out / PLAN_FILE).is_file():  # an eval finished by older code: no tables to show
+                continue
             plan = EvalPlan.model_validate_json((ctx.out / PLAN_FILE).read_text(encoding="utf-8"))
             first, *others = plan.sets
             md |= eval_metadata([read_summary(e) for e in first.earlier] + [read_summary(first.out)])
