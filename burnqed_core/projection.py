@@ -5,7 +5,7 @@ mirror the profile's: a field named like a profile section holds either that who
 SearchConfig``) or a `Projection` of it, a model of its own that names the fields the stage reads
 (``data: Data`` with ``corpus: str``, ``seed: int``), typed as in the section. `StageSettings.of` builds it
 from a profile; the stage receives only that object, so a read of anything else is an ``AttributeError`` at
-run time and a wrong attribute for the type checker, and `tests/core/loop/test_stage_reads.py` checks
+run time and a wrong attribute for the type checker, and `tests/core/loop/test_stages_reads.py` checks
 statically that each stage module reads only what its model declares.
 
 The fingerprint of the stage (`burnqed_core.loop.spec`) hashes `Projection.payload`: the model's values less

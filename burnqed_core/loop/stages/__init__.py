@@ -3,7 +3,7 @@ its run function and its spec. `SPECS`: the stages of the loop, in the order the
 nightly schedule runs; `BY_NAME`: all of them.
 
 To add a setting: add the field to `burnqed_core.config`, the field to the ``Settings`` model of each stage
-that reads it (`tests/core/loop/test_stage_reads.py` fails on a read of an undeclared setting), and read it;
+that reads it (`tests/core/loop/test_stages_reads.py` fails on a read of an undeclared setting), and read it;
 from then on changing it re-runs exactly the stages that hold it. To add a stage: write its module here and
 add its spec to `SPECS`; the Dagster asset, its fingerprint, inputs checks, metadata and its place in
 ``burnqed loop`` follow (what the UI calls it: `burnqed_pipeline.vocabulary`).
