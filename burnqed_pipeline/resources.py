@@ -10,7 +10,6 @@ that materialises many runs in one process passes its own `StageRuntime` as the 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,7 +24,6 @@ from burnqed_pipeline.services import StageRuntime
 
 T = TypeVar("T")
 
-log = logging.getLogger(__name__)
 
 #: the attribute of a Celery worker's app that holds the worker process's `StageRuntime`
 WORKER_RUNTIME_ATTR = "burnqed_runtime"

@@ -14,7 +14,6 @@ records name.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,6 @@ from burnqed_core.eval.steps import set_slug
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.record_io import atomic_write_text
 from burnqed_core.records import StageResult, Theorem
-
-log = logging.getLogger(__name__)
 
 PLAN_FILE = "_eval_plan.json"
 SETS_DIR = "sets"

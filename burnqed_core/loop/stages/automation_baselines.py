@@ -3,7 +3,6 @@ resistant, "hard"), read from the ``automation.json`` beside the benchmark where
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -15,8 +14,6 @@ from burnqed_core.loop.corpus import (
 from burnqed_core.loop.spec import StageContext, StageSpec
 from burnqed_core.projection import Projection, StageSettings
 from burnqed_core.records import StageResult
-
-log = logging.getLogger(__name__)
 
 
 class Data(Projection):

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,8 +24,6 @@ from burnqed_core.records import StageResult, TacticPair
 
 if TYPE_CHECKING:
     from burnqed_core.data.pairs import TheoremSplit
-
-log = logging.getLogger(__name__)
 
 
 class Training(Projection):

@@ -3,7 +3,6 @@ from iteration N-1's adapter (or merged model: ``training.warm_start``)."""
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from burnqed_core.config import TrainingConfig
@@ -12,8 +11,6 @@ from burnqed_core.loop.spec import Input, StageContext, StageSpec
 from burnqed_core.loop.stages.shared import train_metrics, train_summary
 from burnqed_core.projection import StageSettings
 from burnqed_core.records import StageResult
-
-log = logging.getLogger(__name__)
 
 
 class Settings(StageSettings):

@@ -3,13 +3,10 @@ a training run is summarised (``base_model`` and ``lora_adapter``)."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from burnqed_core.loop import corpus
 from burnqed_core.loop.spec import StageContext
-
-log = logging.getLogger(__name__)
 
 
 def known_proof_states(ctx: StageContext[Any], hindsight: bool) -> dict[str, list[str]] | None:

@@ -4,7 +4,6 @@ mixed from N > 0 with the positive steps of the trajectories of every iteration 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,8 +17,6 @@ from burnqed_core.records import StageResult, TacticPair, TrajectoryRecord
 
 if TYPE_CHECKING:
     from burnqed_core.data.pairs import TheoremSplit
-
-log = logging.getLogger(__name__)
 
 
 class Data(Projection):
