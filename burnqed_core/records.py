@@ -188,4 +188,6 @@ class StageResult(BaseModel):
     summary: str = ""
     metrics: dict[str, Any] = Field(default_factory=dict)
     skipped: bool = Field(False, description="already done by an earlier run: loaded, not recomputed")
-    fingerprint: str = Field("", description="of the inputs and settings it was computed for (loop.markers)")
+    fingerprint: str = Field("", description="of the inputs, settings and code it was computed for (loop.markers)")
+    reads: dict[str, str] = Field(default_factory=dict, description="the files it read, by path: their digests "
+                                  "when read (burnqed_core.reads)")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -204,11 +204,6 @@ async def measure_baselines(env: ProofEnv, theorems: Sequence[Theorem], cache_di
         log.warning("%d theorems saw Lean failures while measuring the baselines (left unmeasured, not cached): %s",
                     len(infra), ", ".join(infra[:5]))
     return b
-
-
-def from_maps(single: Mapping[str, str | None], defaware: Mapping[str, str | None] | None = None) -> Baselines:
-    """Baselines from known maps (tests, precomputed files)."""
-    return Baselines(single=dict(single), defaware=dict(defaware if defaware is not None else dict.fromkeys(single)))
 
 
 def write_shipped(baselines: Baselines, set_dir: Path) -> Path:

@@ -15,7 +15,7 @@ more iterations move transfer. Results and tables of iteration N > 0 are kept in
 
 This module plans folds and writes their inputs (the held-out theorems as a JSONL theorem set and a profile
 file extending the base profile), and reads a fold's eval summary into a `FoldResult`; ``burnqed transfer``
-(`burnqed_pipeline.transfer`) runs each fold's stages through the pipeline, up to the read iteration's eval
+(`burnqed_pipeline.commands.transfer`) runs each fold's stages through the pipeline, up to the read iteration's eval
 report.
 
 A held-out theorem that is a twin or a strong near-twin (`burnqed_core.data.near_twins.find_near_twins`, the

@@ -284,12 +284,13 @@ def test_tiny_ships_baseline_c_for_every_set_it_evaluates() -> None:
     --profile tiny [--sample N]`), else every fresh machine searches them again."""
     from burnqed_core.config import load_profile
     from burnqed_core.data.theorems import set_dir
+    from burnqed_core.eval.plan import set_theorems
+    from burnqed_core.eval.settings import EvalSettings
     from burnqed_core.eval.structural import read_cached, structural_key
     from burnqed_core.lean.install import expected_stamp
-    from burnqed_core.loop.inputs import eval_theorems
 
     prof = load_profile("tiny", environ={})
-    for spec, theorems in eval_theorems(prof).items():
+    for spec, theorems in set_theorems(EvalSettings.of(prof)).items():
         found = read_cached(set_dir(spec), structural_key(theorems, prof, expected_stamp()))
         assert found is not None, f"{spec}: no shipped baseline (c) for tiny's settings"
         assert set(found.nodes) == {t.name for t in theorems} and not found.infra

@@ -12,7 +12,9 @@ reported and the others go on; a rerun continues (finished stages are skipped by
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -20,9 +22,12 @@ import typer
 
 from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
 from burnqed_core.errors import BurnqedError
+from burnqed_pipeline.services import StageRuntime
+
+SGLANG_LAUNCH_ENV = "BURNQED_SGLANG_LAUNCH"
 
 
-def transfer(
+def transfer_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="folds, their work dirs and the transfer table")] = Path(
         "runs/transfer"),
     profile: ProfileOpt = "transfer",
@@ -42,11 +47,20 @@ def transfer(
     """Leave-one-family-out transfer: for each held-out corpus family, train iteration 0 (or iterations 0..N)
     without it and evaluate on its theorems against baseline (c) (no learned policy). Writes <out>/transfer.md
     and transfer.json (transfer-iterN.* when read at iteration N)."""
+    run_transfer(out=out, profile=profile, family=family, technique=technique, plan=plan, table=table,
+                 iteration=iteration, verbose=verbose)
+
+
+def run_transfer(
+    out: Path, profile: str, family: list[str] | None, technique: list[str] | None, plan: bool, table: bool,
+    iteration: int, verbose: bool, runtime: StageRuntime | None = None, echo: Callable[[str], None] = typer.echo,
+) -> None:
+    """`transfer_cmd` (its options), with ``runtime`` serving every fold (default: one of its own, closed at the
+    end: one Lean start for the whole command)."""
     from dagster import DagsterInstance
 
     from burnqed_core.config import load_profile
     from burnqed_core.eval.report import read_summary
-    from burnqed_core.eval.steps import set_out
     from burnqed_core.eval.transfer import (
         Fold,
         FoldResult,
@@ -60,9 +74,8 @@ def transfer(
     )
     from burnqed_core.loop.corpus import corpus_theorems
     from burnqed_core.loop.layout import BaseLayout
-    from burnqed_pipeline.cli import RunInterrupted, dagster_home, materialize_stages
-    from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource, close_kept
     from burnqed_pipeline.recovery import recover_dead_runs
+    from burnqed_pipeline.runner import RunInterrupted, command_resources, dagster_home, materialize_stages
 
     def all_twins(f: Fold) -> str:
         return f"all {len(f.twins)} theorems are twins of the rest of the corpus"
@@ -72,11 +85,11 @@ def transfer(
     if not folds:
         raise BurnqedError("transfer: no fold to run")
     result_name = result_file(iteration)
-    typer.echo(f"burnqed transfer: profile {prof.name}, {len(folds)} folds read at iteration {iteration}, "
+    echo(f"burnqed transfer: profile {prof.name}, {len(folds)} folds read at iteration {iteration}, "
                f"outputs in {out}")
     for f in folds:
         twins = f" ({len(f.twins)} left out as twins of the corpus)" if f.twins else ""
-        typer.echo(f"  {f.technique:12s} {f.family:8s} {len(f.theorems):3d} theorems{twins}")
+        echo(f"  {f.technique:12s} {f.family:8s} {len(f.theorems):3d} theorems{twins}")
     if plan:
         return
     if table:
@@ -88,60 +101,58 @@ def transfer(
             missing=[f"{f.family} (not run)" if f.theorems else f"{f.family} ({all_twins(f)})"
                      for f in folds if f not in done])
         j, m = write_transfer(report, out)
-        typer.echo("\n" + format_transfer(report))
-        typer.echo(f"\nwrote {m} and {j} from {len(done)} finished folds")
+        echo("\n" + format_transfer(report))
+        echo(f"\nwrote {m} and {j} from {len(done)} finished folds")
         return
     home = dagster_home(out)
     results: list[FoldResult] = []
     missing: list[str] = []
-    with DagsterInstance.get() as instance:
+    # one runtime for every fold: one Lean start for the whole command
+    own = runtime is None
+    rt = runtime or StageRuntime(launch_sglang=os.environ.get(SGLANG_LAUNCH_ENV) == "1")
+    with DagsterInstance.get() as instance, contextlib.ExitStack() as stack:
+        if own:
+            stack.callback(rt.close)
         for line in recover_dead_runs(instance):
-            typer.echo(line)
-        try:
-            for f in folds:
-                if not f.theorems:
-                    typer.echo(f"\n== fold {f.family}: skipped, every theorem is a twin of the rest of the corpus")
-                    missing.append(f"{f.family} ({all_twins(f)})")
-                    continue
-                fold_dir = out / f.family
-                path = write_fold(prof, f, fold_dir)
-                typer.echo(f"\n== fold {f.family} ({f.technique}): {len(f.theorems)} theorems, profile {path}")
-                res_profile = ProfileResource(profile=str(path))
-                resources = {"profile": res_profile, "lean": LeanResource(profile=res_profile, keep=True),
-                             "policy": PolicyResource(profile=res_profile,
-                                                      launch=os.environ.get("BURNQED_SGLANG_LAUNCH") == "1")}
-                try:
-                    materialize_stages(instance, resources, list(range(iteration + 1)), echo=typer.echo,
-                                       log_level="DEBUG" if verbose else "INFO", until="eval_report")
-                except RunInterrupted:
-                    # Ctrl-C / SIGTERM stops the command, not just this fold: the table keeps the finished folds
-                    write_transfer(TransferReport(profile=prof.name, iteration=iteration, folds=results,
-                                                  missing=[*missing, f"{f.family} (interrupted)"],
-                                                  corpus=f.corpus), out)
-                    raise
-                except BurnqedError as e:
-                    typer.echo(f"fold {f.family} failed: {e}", err=True)
-                    missing.append(f"{f.family} (failed: {str(e)[:200]})")
-                    continue
-                fold_prof = load_profile(path)
-                layout = BaseLayout(root=Path(fold_prof.paths.work_dir))
-                evals = [read_summary(set_out(layout.iteration(n).eval, fold_prof, fold_prof.data.benchmark))
-                         for n in sorted({0, iteration})]
-                at0 = fold_result(f, evals[0])
-                r = fold_result(f, evals[-1], evals[0]) if iteration else at0
-                (fold_dir / result_name).write_text(r.model_dump_json(indent=1) + "\n", encoding="utf-8")
-                if iteration:  # iteration 0's result as this run left it (its eval is a stage of the run too)
-                    (fold_dir / result_file(0)).write_text(at0.model_dump_json(indent=1) + "\n", encoding="utf-8")
-                results.append(r)
-                # the table so far: an interrupted run keeps what its finished folds measured
+            echo(line)
+        for f in folds:
+            if not f.theorems:
+                echo(f"\n== fold {f.family}: skipped, every theorem is a twin of the rest of the corpus")
+                missing.append(f"{f.family} ({all_twins(f)})")
+                continue
+            fold_dir = out / f.family
+            path = write_fold(prof, f, fold_dir)
+            echo(f"\n== fold {f.family} ({f.technique}): {len(f.theorems)} theorems, profile {path}")
+            resources = command_resources(str(path), rt)
+            try:
+                materialize_stages(instance, resources, list(range(iteration + 1)), echo=echo,
+                                   log_level="DEBUG" if verbose else "INFO", until="eval_report")
+            except RunInterrupted:
+                # Ctrl-C / SIGTERM stops the command, not just this fold: the table keeps the finished folds
                 write_transfer(TransferReport(profile=prof.name, iteration=iteration, folds=results,
-                                              missing=missing, corpus=f.corpus), out)
-        finally:
-            close_kept()
+                                              missing=[*missing, f"{f.family} (interrupted)"],
+                                              corpus=f.corpus), out)
+                raise
+            except BurnqedError as e:
+                echo(f"fold {f.family} failed: {e}")
+                missing.append(f"{f.family} (failed: {str(e)[:200]})")
+                continue
+            fold_prof = load_profile(path)
+            layout = BaseLayout(root=Path(fold_prof.paths.work_dir))
+            evals = [read_summary(layout.iteration(n).stage("eval_report")) for n in sorted({0, iteration})]
+            at0 = fold_result(f, evals[0])
+            r = fold_result(f, evals[-1], evals[0]) if iteration else at0
+            (fold_dir / result_name).write_text(r.model_dump_json(indent=1) + "\n", encoding="utf-8")
+            if iteration:  # iteration 0's result as this run left it (its eval is a stage of the run too)
+                (fold_dir / result_file(0)).write_text(at0.model_dump_json(indent=1) + "\n", encoding="utf-8")
+            results.append(r)
+            # the table so far: an interrupted run keeps what its finished folds measured
+            write_transfer(TransferReport(profile=prof.name, iteration=iteration, folds=results,
+                                          missing=missing, corpus=f.corpus), out)
     report = TransferReport(profile=prof.name, iteration=iteration, folds=results, missing=missing,
                             corpus=folds[0].corpus)
     j, m = write_transfer(report, out)
-    typer.echo("\n" + format_transfer(report))
-    typer.echo(f"\nwrote {m} and {j}; the runs are in the Dagster instance {home}")
+    echo("\n" + format_transfer(report))
+    echo(f"\nwrote {m} and {j}; the runs are in the Dagster instance {home}")
     if any("(failed" in m for m in missing):
         raise typer.Exit(1)

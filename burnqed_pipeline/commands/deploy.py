@@ -44,8 +44,8 @@ def up_cmd(
     verbose: VerboseOpt = False,
 ) -> None:
     """Start the broker and the workers; print the environment a run needs to use them."""
-    from burnqed_pipeline.cli import dagster_home as default_home
     from burnqed_pipeline.deploy import local_celery
+    from burnqed_pipeline.runner import dagster_home as default_home
 
     d, prof, work = _dir(dir, profile, verbose)
     home = dagster_home or default_home(work)
