@@ -456,7 +456,7 @@ TECHNIQUE_FAMILIES: list[Family] = [
 ]
 
 RETIRED_FAMILIES: list[Family] = [_TMUL, _TSORT, _TREACH, _TELEM]
-"""Families no bundled set is generated from any more (issue 55, 2026-11-29): their four predicates are, in
+"""Families no bundled set is generated from any more (issue 55, 2026-11-28): their four predicates are, in
 words, the four predicates of the hand-written benchmark's ``relations.lean`` (an evenness-like predicate on
 ``Nat``, "every element satisfies a property", sortedness, a reflexive-transitive closure), six of their theorems
 were strong near-twins of hand-written theorems (`burnqed_core.data.near_twins`) and four more hand-written
