@@ -29,7 +29,7 @@ from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG
 from burnqed_pipeline.defs.partitions import add_iteration, iteration_keys
 from burnqed_pipeline.defs.schedules import nightly_schedule, nightly_settings
 from burnqed_pipeline.resources import ProfileResource
-from tests.core.eval.test_summary import BASE, results
+from tests.core.eval.test_summary import BASE, WIDE, WIDE_BASE, results, twelve
 from tests.pipeline.profiles import write_profile
 
 EVAL = dg.AssetKey("eval_report")
@@ -163,9 +163,13 @@ def test_next_iteration_is_added_only_on_a_passing_report(inst: dg.DagsterInstan
     assert [r.partition_key for r in res.run_requests or []] == ["1"]
     inst.add_dynamic_partitions("iteration", ["1"])  # what the daemon does with the request
 
-    same = summarize([r.model_copy(update={"iteration": 1}) for r in results()], BASE, iteration=1,
-                     benchmark="bench", budgets=[8, 32])
-    write_report(same, layout.iteration(1).stage("eval_report"), plot=False)
+    # twelve clusters (enough to decide: a set of fewer decides nothing), the same theorems solved at 0 and 1
+    def wide(iteration: int) -> object:
+        return summarize(twelve(dict.fromkeys(WIDE[:6], 3), iteration), WIDE_BASE, iteration=iteration,
+                         benchmark="bench", budgets=[8, 32])
+
+    write_report(wide(0), layout.iteration(0).stage("eval_report"), plot=False)  # type: ignore[arg-type]
+    write_report(wide(1), layout.iteration(1).stage("eval_report"), plot=False)  # type: ignore[arg-type]
     landed(inst, "eval_report", "1")
     skip = sense(inst, profile)  # no improvement over iteration 0: the loop stops here
     assert isinstance(skip, dg.SkipReason) and "does not pass the go/no-go" in str(skip.skip_message)
