@@ -72,7 +72,10 @@ async def test_one_renamed_theorem_per_family_is_proved(lean_pool: LeanPool) -> 
     firsts = {}
     for t in load_theorems("bundled:corpus") + load_theorems("bundled:benchmark"):
         firsts.setdefault(t.family, t)
-    assert len(firsts) == len(ALL_FAMILIES)
+    # every corpus family has theorems; a benchmark family may have none left: each of its theorems was a twin or
+    # a strong near-twin of the corpus and was dropped (`fork`, issue 55; the sets README)
+    absent = {f.name for f in ALL_FAMILIES} - set(firsts)
+    assert not [f.name for f in ALL_FAMILIES if f.name in absent and f.split == "train"]
     results = await asyncio.gather(*(lean_pool.check_proof(t, t.proof) for t in firsts.values()))
     failed = {t.name: r.errors[:1] for t, r in zip(firsts.values(), results, strict=True) if not r.ok}
     assert failed == {}
