@@ -466,8 +466,9 @@ class EmbeddedBackend:
                                                        message=f"the trusted checker gave no usable answer: {e}")])
         return elaboration_of(report, None if declared else axioms_of, goals_at)
 
-    async def check_proof(self, theorem: Theorem, tactics: Sequence[str], states: bool = False) -> CheckResult:
-        return await checker.check_proof(self, theorem, tactics, states=states)
+    async def check_proof(self, theorem: Theorem, tactics: Sequence[str], states: bool = False,
+                          meaning: str = "refuse") -> CheckResult:
+        return await checker.check_proof(self, theorem, tactics, states=states, meaning=meaning)
 
     async def free(self, states: Sequence[GoalState]) -> None:
         """Nothing to free: a state is its text."""

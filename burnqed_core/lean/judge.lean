@@ -540,7 +540,9 @@ meta def replayAll (envU : Environment) : List Name → Kernel.Environment → E
 
 /-- The leaves of the constants reachable from `todo` in `k`: axioms (L: not
 from the library, I: from the library's modules), unsafe constants (U) and
-names the kernel lacks (N); "F" when the walk ran out of fuel. -/
+names the kernel lacks (N); "F" when the walk ran out of fuel. The walk does
+not enter the library's own definitions (the library is trusted: nothing of
+it depends on `sorryAx` or native evaluation), only what the text added. -/
 meta def leaves (lib : Environment) (k : Kernel.Environment) :
     Nat → List Name → NameSet → List String → List String
   | 0, _, _, acc => "F:fuel" :: acc
@@ -549,14 +551,16 @@ meta def leaves (lib : Environment) (k : Kernel.Environment) :
     if seen.contains n then leaves lib k fuel rest seen acc
     else
       let seen' := seen.insert n
-      let loc := if (lib.getModuleIdxFor? n).isSome then "I" else "L"
+      let imported := (lib.getModuleIdxFor? n).isSome
+      let loc := if imported then "I" else "L"
       match k.find? n with
       | none => leaves lib k fuel rest seen' (("N:" ++ nm n) :: acc)
       | some ci =>
         if ci.isUnsafe then leaves lib k fuel rest seen' (("U:" ++ nm n) :: acc)
         else match ci with
           | .axiomInfo _ => leaves lib k fuel rest seen' ((loc ++ ":" ++ nm n) :: acc)
-          | _ => leaves lib k fuel (app (usedBy ci) rest) seen' acc
+          | _ => if imported then leaves lib k fuel rest seen' acc
+                 else leaves lib k fuel (app (usedBy ci) rest) seen' acc
 
 /-! ## The premise rule of a theorem posed in a library module (`Theorem.module`) -/
 

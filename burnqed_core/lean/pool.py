@@ -554,9 +554,7 @@ class LeanPool:
         an infrastructure failure (timeout, crash, protocol error) is retried once on a fresh process with a
         doubled limit, then raised as `InfraFailure` (never a verdict)."""
         def go(b: LeanBackend) -> Awaitable[Elaboration]:
-            if declared:
-                return b.elaborate(text, axioms_of, declared=True)  # type: ignore[call-arg]
-            return b.elaborate(text, axioms_of)
+            return b.elaborate(text, axioms_of, declared=True) if declared else b.elaborate(text, axioms_of)
         for attempt in range(2):
             try:
                 return await self._call(None, go, timeout_s or max(60.0, self._timeout(1, retry=attempt > 0)))

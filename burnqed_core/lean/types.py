@@ -239,11 +239,12 @@ class LeanBackend(ProofEnv, Protocol):
         """Elaborate a whole Lean source text; all its messages."""
         ...
 
-    async def elaborate(self, text: str, axioms_of: Sequence[str] = ()) -> Elaboration:
+    async def elaborate(self, text: str, axioms_of: Sequence[str] = (), declared: bool = False) -> Elaboration:
         """Elaborate a whole Lean source text in a fresh, clean document /
         environment (nothing from earlier requests visible) and report what
         Lean says it contains (`Elaboration`), with the axioms of the named
-        declarations."""
+        declarations (``declared``: of every theorem-like declaration of the
+        text, listed as Lean elaborated it, `Elaboration.theorems`)."""
         ...
 
 

@@ -456,3 +456,38 @@ def test_batch_parse_problem_from_lean_symbols() -> None:
     assert parse_problem(blocks, ok) is None
     extra = [*ok, Symbol("cheat", 12, blocks[0].end_line, blocks[0].end_line, 5)]
     assert parse_problem(blocks, extra) is not None
+
+
+def test_lean_check_lines_come_from_lean_and_refuse_a_disagreeing_parser() -> None:
+    """`burnqed lean check` prints the theorems Lean listed, with Lean's statement; errors are attributed
+    to a theorem by its command's lines; a file where the file parser and Lean disagree (names or keyword
+    lines) gets a FAIL <file> line; an unreadable file for the parser is a FAIL line, not a crash."""
+    from burnqed_core.cli.lean import check_report, parser_disagreement
+    from burnqed_core.lean.types import DeclaredTheorem, Diagnostic, Elaboration
+
+    text = "theorem a : True := trivial\ntheorem «one eq two» : 1 = 2 := by decide\n"
+    thms = [DeclaredTheorem(name="a", kind="theorem", found=True, line=0, column=0, start_line=0, end_line=0,
+                            statement="True"),
+            DeclaredTheorem(name="one eq two", kind="theorem", found=True, line=1, column=0, start_line=1,
+                            end_line=1, statement="1 = 2")]
+    elab = Elaboration(diagnostics=[Diagnostic(severity=1, line=1, end_line=1, message="decide failed")],
+                       axioms={"a": [], "one eq two": ["sorryAx"]}, complete=True, theorems=thms)
+    lines, ok, total = check_report(text, elab)
+    assert lines == ["ok a : True", "FAIL one eq two: decide failed"] and (ok, total) == (1, 2)
+    # Lean lists a theorem the parser does not see (a command after a term), or the other way round
+    assert parser_disagreement("theorem a : True := trivial theorem b : True := trivial\n",
+                               [thms[0], DeclaredTheorem(name="b", kind="theorem", found=True, line=0, column=28,
+                                                         start_line=0, end_line=0, statement="True")])
+    assert parser_disagreement(text, thms[:1]) is not None
+    assert parser_disagreement(text, thms) is None
+    # a letter-like start the parser cannot read: a disagreement, not a crash
+    weird = "theorem ℘foo : True := trivial\n"
+    why = parser_disagreement(weird, [DeclaredTheorem(name="℘foo", kind="theorem", found=True, line=0, column=0,
+                                                      start_line=0, end_line=0, statement="True")])
+    assert why is not None
+    lines, _, _ = check_report(weird, Elaboration(complete=True, axioms={"℘foo": []}, theorems=[
+        DeclaredTheorem(name="℘foo", kind="theorem", found=True, line=0, column=0, start_line=0, end_line=0,
+                        statement="True")]))
+    assert lines[0].startswith("FAIL <file>: ") and "ok ℘foo : True" in lines
+    # no list from the checker: one FAIL line
+    assert check_report(text, Elaboration())[0][0].startswith("FAIL <file>")
