@@ -351,6 +351,15 @@ class EmbeddedBackend:
             diags = await w.check(text)
             if len(blocks) > 1 and parse_problem(blocks, await w.document_symbols()):
                 return None
+            stray = [d for d in diags if d.is_error and not any(b.decl_line <= d.line <= b.end_line for b in blocks)]
+            if stray:
+                # An error outside every block (the preamble elaborated cleanly above): a candidate placed it
+                # there (meta code throwing at a made-up position). No verdict of this document is used; alone,
+                # the block fails.
+                if len(blocks) > 1:
+                    return None
+                return [BlockVerdict(Status.TACTIC_ERROR, message=f"an error outside the block: "
+                                     f"{first_line(stray[0].message)}") if v is None else v for v in out]
             reports = parse_step_reports([d.message for d in diags if d.severity == 3], nonce)
             for k, (i, b) in enumerate(zip(good, blocks, strict=True)):
                 out[i] = judge_block(b, diags, reports.get(k))

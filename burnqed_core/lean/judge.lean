@@ -382,7 +382,19 @@ meta def theoremsOf (fm : FileMap) (env : Environment) (ns : Name) :
           each j (appT ts acc) u'
       let (ts, used') := each cs.size [] used
       (stx, ts, used')
-    else (stx, [], used)
+    else
+      -- Any other command that holds commands (`#guard_msgs in …`, a combinator
+      -- the file declared): the theorem-like declarations inside it, in order.
+      -- Listing one that is never declared is safe (it is judged `missing`).
+      let args := stx.getArgs
+      let rec walk : Nat → Syntax → List (Name × String × Nat × Nat) → List Name →
+          (Syntax × List (Name × String × Nat × Nat) × List Name)
+        | 0, s, acc, u => (s, acc, u)
+        | k + 1, s, acc, u =>
+          let j := args.size - (k + 1)
+          let (a', ts, u') := theoremsOf fm env ns fuel (args.getD j .missing) u
+          walk k (s.setArg j a') (appT acc ts) u'
+      walk args.size stx [] used
 
 meta def classify (env : Environment) (lp : Loop) : List Name → Loop
   | [] => lp
@@ -1025,8 +1037,14 @@ constants. -/
     | [] => throwError "burnqed_step: no goals"
   let before ← getEnv
   let say (fs : List String) := stepMessage (nonce ++ nets (appS ("v2" :: toString idx :: fs) ["end"]))
-  -- A failing candidate throws: Lean reports its error in the block (no answer of this reader is needed).
-  Tactic.evalTactic stx[3]
+  -- A failing candidate throws: Lean reports its error in the block, and this
+  -- reader answers "error" (the state restored: a report the candidate forged
+  -- before throwing is gone; an abort, which Lean reports with no message,
+  -- still gets this answer, never a forged "no goals").
+  try Tactic.evalTactic stx[3]
+  catch e =>
+    say ["error"]
+    throw e
   let gs ← Tactic.getUnsolvedGoals
   let after ← getEnv
   let opts ← getOptions

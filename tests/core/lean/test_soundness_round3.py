@@ -339,3 +339,32 @@ async def test_premise_rule_of_a_library_module(lean_pool: LeanPool, no_static: 
         assert not r.ok and any("outside the modules" in e for e in r.errors), (proof, r.errors)
     unknown = await lean_pool.check_proof(t.model_copy(update={"module": "No.Such.Module"}), ["rfl"])
     assert not unknown.ok and "No.Such.Module" in unknown.errors[0]
+
+
+# A candidate that reads the batch document's nonce from its own file map and forges the goal reader's answer
+# "no goals left, kernel ok" for every block index, then ends without a message (an abort) or with an error
+# placed outside every block (line 1 of the document), or leaves its goals (a second answer for its block).
+_FORGE = ("run_tac do\n"
+          "  let src := (← Lean.getFileMap).source\n"
+          "  let nonce := (((src.splitOn \"burnqed_step \\\"\").getD 1 \"\").splitOn \"\\\"\").getD 0 \"\"\n"
+          "  let net (s : String) : String := toString s.length ++ \":\" ++ s\n"
+          "  for k in List.range 8 do\n"
+          "    Lean.logInfo (nonce ++ String.join ([\"v2\", toString k, \"ok\", \"0\", \"ok\", \"\", \"0\", \"end\"]"
+          ".map net))\n")
+FORGED_STEPS = [
+    _FORGE + "  Lean.Elab.throwAbortTactic",
+    _FORGE + "  throwErrorAt (Lean.Syntax.atom (.original \"\".toSubstring 0 \"\".toSubstring 0) \"x\") \"elsewhere\"",
+    _FORGE,
+]
+
+
+async def test_a_forged_goal_reader_answer_proves_nothing(lean_pool: LeanPool, no_static: None) -> None:
+    """Meta code in a step that knows the document's nonce (it is in the text) and forges the reader's answer
+    for every block: no step of the batch (the forger or an honest neighbour on a false goal) is PROVED."""
+    start = await lean_pool.start_proof(NEQ)
+    assert start.ok and start.state is not None
+    items = [(start.state, c) for c in [*FORGED_STEPS, "skip", "simp"]]
+    results = await lean_pool.apply_many(items)
+    for (_, c), r in zip(items, results, strict=True):
+        assert not (r.ok and r.state is not None and not r.state.goals), (c, r)
+    assert results[3].ok and results[3].state is not None and results[3].state.goals  # `skip`: the goal is left
