@@ -150,6 +150,8 @@ class EvalResult(Record):
     automation: str | None = Field(None, description="the single automation tactic that closes it, if any")
     defaware: str | None = Field(None, description="the definition-aware automation that closes it, if any")
     error: str = Field("", description="'start' (statement did not elaborate) or 'infra' (Lean died), else ''")
+    message: str = Field("", description="with an error: Lean's message (a statement that did not start: why), "
+                                         "cut to 2000 characters; '' in files written before the column")
     model: str = ""
     ebm: str = Field("", description="the EBM directory that scored the search; '' without one (ablation rows)")
     search_automation: bool = Field(False, description="the search added automation tactics to the policy's "
@@ -209,4 +211,6 @@ class StageResult(BaseModel):
     summary: str = ""
     metrics: dict[str, Any] = Field(default_factory=dict)
     skipped: bool = Field(False, description="already done by an earlier run: loaded, not recomputed")
-    fingerprint: str = Field("", description="of the inputs and settings it was computed for (loop.markers)")
+    fingerprint: str = Field("", description="of the inputs, settings and code it was computed for (loop.markers)")
+    reads: dict[str, str] = Field(default_factory=dict, description="the files it read, by path: their digests "
+                                  "when read (burnqed_core.reads)")
