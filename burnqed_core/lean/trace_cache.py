@@ -67,7 +67,10 @@ class TraceCache:
 
     def key(self, t: Theorem) -> str:
         h = hashlib.sha256(self._lean.encode())
-        h.update(json.dumps([t.name, t.preamble, t.statement, list(t.proof or [])], ensure_ascii=False).encode())
+        fields: list[Any] = [t.name, t.preamble, t.statement, list(t.proof or [])]
+        if t.module:  # the premise rule of a library module decides the verdict too
+            fields.append(t.module)
+        h.update(json.dumps(fields, ensure_ascii=False).encode())
         return h.hexdigest()
 
     def _path(self, t: Theorem) -> Path:
