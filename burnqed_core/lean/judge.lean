@@ -1037,14 +1037,10 @@ constants. -/
     | [] => throwError "burnqed_step: no goals"
   let before ← getEnv
   let say (fs : List String) := stepMessage (nonce ++ nets (appS ("v2" :: toString idx :: fs) ["end"]))
-  -- A failing candidate throws: Lean reports its error in the block, and this
-  -- reader answers "error" (the state restored: a report the candidate forged
-  -- before throwing is gone; an abort, which Lean reports with no message,
-  -- still gets this answer, never a forged "no goals").
-  try Tactic.evalTactic stx[3]
-  catch e =>
-    say ["error"]
-    throw e
+  -- A failing candidate throws: Lean reports its error in the block (no answer
+  -- of this reader is needed). (No `try … catch` here: `Tactic.tryCatch` needs
+  -- a helper the exported-level library lacks, `saveState._redArg`.)
+  Tactic.evalTactic stx[3]
   let gs ← Tactic.getUnsolvedGoals
   let after ← getEnv
   let opts ← getOptions
