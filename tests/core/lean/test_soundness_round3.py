@@ -15,6 +15,7 @@ suite's Lean time small."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -281,15 +282,11 @@ CODE_FILE = """\
 open Lean Elab Command in
 elab "#leak" : command => do
   let fm ← getFileMap
-  let txt := "LEAK " ++ (← read).fileName ++ " " ++ fm.source
-  modify fun st => { st with messages := st.messages.add
-    { fileName := "", pos := ⟨1, 0⟩, severity := .information, data := .ofFormat (.text txt) } }
+  logInfo m!"LEAK {(← read).fileName} {fm.source}"
 #leak
 open Lean Elab Command in
 elab "#forge" : command => do
-  let txt := "burnqed-00000000000000000000000000000000" ++ "2:v21:X1:1" ++ "3:end"
-  modify fun st => { st with messages := st.messages.add
-    { fileName := "", pos := ⟨1, 0⟩, severity := .information, data := .ofFormat (.text txt) } }
+  logInfo m!"burnqed-00000000000000000000000000000000{"2:v21:X1:1"}{"3:end"}"
 #forge
 open Lean Elab Command in
 elab "#steal" : command => do
@@ -309,7 +306,8 @@ async def test_code_a_file_runs_never_reaches_the_nonce(lean_pool: LeanPool, no_
     elab = await lean_pool.elaborate(CODE_FILE, declared=True)
     texts = [d.message for d in elab.diagnostics]
     assert any(t.startswith("LEAK ") for t in texts), texts
-    assert not any("burnqed-" in t and not t.startswith("burnqed-0000") for t in texts)
+    seen = {m for t in texts for m in re.findall(r"burnqed-[0-9a-f]{32}", t)}
+    assert seen <= {"burnqed-" + "0" * 32}, seen  # the file's own forged one only, never the call's nonce
     assert elab.ran_code and "after" in elab.rejected
     r = await lean_pool.check_proof(Theorem(name="f", statement=ONE_TWO), ["decide"])
     assert not r.ok
