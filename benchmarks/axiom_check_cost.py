@@ -7,13 +7,18 @@ profile, ``Elab.async`` off as in `burnqed lean trace`), per proof:
   theorem as one document and read the diagnostics
   (`EmbeddedBackend.check_source`, what ``lsp_repl.py check`` does);
 * ``full check``: `checker.check_proof`: the trusted checker (`judge.lean`:
-  the proof elaborated as a string after the trusted preamble, kernel replay,
-  type comparison, axiom walk).
+  the preamble and the proof elaborated as strings, every declaration the
+  proof needs that is not the library's replayed through the kernel, the
+  preamble's included; type comparison, premise rule, axiom walk);
+* ``fast path``: the same with the replay stopping at a preamble of the
+  package's own sets (`checker.REPLAY_TRUSTED_PREAMBLES` off), to show what
+  the preamble's replay costs.
 
 Then a ``lean check`` of one file holding the first 60 of those theorems,
 each with its preamble in a namespace of its own: the reference driver's
-whole-file check against `EmbeddedBackend.elaborate` with every theorem's
-axioms asked (the route of `burnqed lean check`), and their ratio, in one run.
+whole-file check against `EmbeddedBackend.elaborate` with the declarations
+listed and judged by Lean (``declared=True``, the route of `burnqed lean
+check`), and their ratio, in one run.
 
 Prints median / p90 / total seconds of each and the difference per proof.
 
@@ -30,6 +35,7 @@ import time
 
 from burnqed_core.config import load_profile
 from burnqed_core.data.theorems import load_theorems
+from burnqed_core.lean import checker
 from burnqed_core.lean.checker import check_proof, proof_source
 from burnqed_core.lean.embedded import EmbeddedBackend
 
@@ -47,6 +53,7 @@ async def main(theorem_set: str, limit: int) -> None:
     try:
         old: list[float] = []
         new: list[float] = []
+        fast: list[float] = []
         accepted = 0
         for t in thms:
             t0 = time.monotonic()
@@ -56,7 +63,14 @@ async def main(theorem_set: str, limit: int) -> None:
             r = await check_proof(backend, t, t.proof)
             new.append(time.monotonic() - t0)
             accepted += r.ok
-        for name, xs in (("errors only", old), ("full check", new)):
+            checker.REPLAY_TRUSTED_PREAMBLES = False
+            try:
+                t0 = time.monotonic()
+                await check_proof(backend, t, t.proof)
+                fast.append(time.monotonic() - t0)
+            finally:
+                checker.REPLAY_TRUSTED_PREAMBLES = True
+        for name, xs in (("errors only", old), ("full check", new), ("fast path", fast)):
             print(f"{name:12s} median {statistics.median(xs):.3f}s  p90 {_q(xs, 0.9):.3f}s  total {sum(xs):.1f}s")
         diff = [b - a for a, b in zip(old, new, strict=True)]
         print(f"trusted check over errors only: median +{statistics.median(diff):.3f}s per proof, "
@@ -72,9 +86,10 @@ async def main(theorem_set: str, limit: int) -> None:
         await backend.check_source(text)
         plain = time.monotonic() - t0
         t0 = time.monotonic()
-        elab = await backend.elaborate(text, axioms_of=names)
+        elab = await backend.elaborate(text, declared=True)
         trusted = time.monotonic() - t0
-        ok = sum(1 for n in names if n in elab.axioms and n not in elab.rejected)
+        listed = [d.name for d in elab.theorems or []]
+        ok = sum(1 for n in names if n in listed and n in elab.axioms and n not in elab.rejected)
         print(f"lean check of a {len(file_thms)}-theorem file: reference driver {plain:.2f}s, trusted {trusted:.2f}s, "
               f"ratio {trusted / plain:.2f} ({ok}/{len(names)} accepted by the kernel replay)")
     finally:

@@ -70,7 +70,9 @@ async def steps(pool: LeanPool) -> list[tuple[GoalState, str]]:
 
 
 async def main(profile: str, rounds: int, out: str | None) -> None:
-    cfg = load_profile(profile, overrides={"lean.num_workers": 1, "lean.self_test": False}).lean
+    # The verdict cache off: every pass must ask Lean (with it, every pass after the first is a hit).
+    cfg = load_profile(profile, overrides={"lean.num_workers": 1, "lean.self_test": False,
+                                           "lean.verdict_cache": 0}).lean
     res: dict[str, object] = {"date": time.strftime("%Y-%m-%d %H:%M"), "loadavg_start": os.getloadavg()[0]}
     pool = LeanPool(cfg)
     t0 = time.monotonic()

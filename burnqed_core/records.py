@@ -14,7 +14,14 @@ from functools import cache
 from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 Split = Literal["train", "valid", "dev", "test", "benchmark"]
 Label = Literal["positive", "negative", "unknown"]
@@ -36,6 +43,10 @@ class Theorem(Record):
     needs before it: ``import`` / ``open`` / ``set_option`` lines and any
     definitions or inductive types. ``proof`` is a known tactic proof (one
     tactic per entry; a multi-line tactic keeps its newlines), empty if unknown.
+    ``module`` is the library module this theorem is posed in; when set, a
+    proof may use only constants of the modules that module (transitively)
+    imports -- never the module itself or anything after it; enforced by the
+    trusted checker (`burnqed_core.lean.judge`, status ``premise``).
     """
 
     kind: ClassVar[str] = "theorem"
@@ -46,6 +57,18 @@ class Theorem(Record):
     source: str = ""
     family: str = ""
     proof: list[str] = Field(default_factory=list)
+    module: str = ""
+
+    @model_serializer(mode="wrap")
+    def _json_without_empty_module(self, handler: SerializerFunctionWrapHandler,
+                                   info: SerializationInfo) -> Any:
+        """In JSON an empty ``module`` is left out (it reads back as the default): the theorem files written
+        before the field existed, and the bundled sets regenerated from their families, stay byte for byte
+        what they were."""
+        data = handler(self)
+        if info.mode_is_json() and isinstance(data, dict) and not data.get("module"):
+            data.pop("module", None)
+        return data
 
     def declaration(self, name: str | None = None) -> str:
         """``theorem <name> <statement>`` (without ``:=``)."""

@@ -52,8 +52,9 @@ the tags named):
   does not depend on any axioms`` (Lean Elab/Print.lean), ``unknown constant``
   for a name not declared; ``#exit`` ends the units.
 * goal.start answers only ``stateId``/``root``; its goal is Lean's
-  pretty-printed form (``∀ n : Nat, P`` prints as ``∀ (n : Nat), P``), seen
-  through a tactic (``skip``).
+  pretty-printed form (``∀ n : Nat, P`` prints as ``∀ (n : Nat), P``), read with
+  ``goal.print {"stateId", "goals": true}`` (v0.2.23+: ``{"goals", "extraMVars", ...}``;
+  proto 0.2 answers as v0.2.19, without ``goals``, and is read through ``skip``).
 
 Fault behaviours for tests: tactic ``crash`` exits mid-request, ``hang``
 never answers, ``garbage`` answers non-JSON, ``spawn-and-hang`` starts a
@@ -249,6 +250,21 @@ class Fake:
         NODES[node] = [(None, [], re.sub(r"∀ (\w+) : (\w+),", r"∀ (\1 : \2),", expr))]
         return {"stateId": self.new_state(node), "root": self.fresh()}
 
+    def goal_print(self, p: dict[str, Any]) -> dict[str, Any]:
+        """``goal.print``: before v0.2.23 (proto 0.2: v0.2.19 Library.lean ``goalPrint``) only ``root?`` /
+        ``parent?``, both absent for a fresh state; from v0.2.23 (Protocol.lean ``GoalPrint``: ``rootExpr?``,
+        ``parentExpr(s)?``, ``goals?``, ``extraMVars?``, all optional) ``goals`` (empty unless ``goals: true``),
+        ``extraMVars``, and from v0.3.1 ``rootHasSorry``/``rootHasUnsafe``/``rootHasMVar``."""
+        sid = p.get("stateId")
+        if sid not in self.states:
+            return {"error": "index", "desc": f"Invalid state index {sid}"}
+        if self.v02:
+            return {}
+        node = self.states[sid]
+        goals = [self.goal(g) for g in NODES.get(node, [])] if p.get("goals") else []
+        return {"goals": goals, "extraMVars": [], "rootHasSorry": False, "rootHasUnsafe": False,
+                "rootHasMVar": bool(goals)}
+
     def goal_tactic(self, p: dict[str, Any]) -> dict[str, Any]:
         sid = p.get("stateId")
         if sid not in self.states:
@@ -443,6 +459,8 @@ class Fake:
             return self.goal_start(p)
         if cmd == "goal.tactic":
             return self.goal_tactic(p)
+        if cmd == "goal.print":
+            return self.goal_print(p)
         if cmd == "goal.delete":
             for sid in p.get("stateIds", []):
                 self.states.pop(sid, None)

@@ -4,7 +4,6 @@ trace known proofs into tactic pairs, and the automation-only baseline."""
 from __future__ import annotations
 
 import asyncio
-import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -12,7 +11,7 @@ import typer
 
 from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
 from burnqed_core.config import LeanConfig, Profile
-from burnqed_core.lean.types import Elaboration
+from burnqed_core.lean.types import DeclaredTheorem, Elaboration
 
 app = typer.Typer(help="Lean: install the embedded backend, check files, trace proofs, automation baseline.",
                   no_args_is_help=True)
@@ -71,99 +70,111 @@ def check(
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
 ) -> None:
-    """Check every theorem of a Lean file: one line per theorem, `ok NAME` or `FAIL NAME: first error`;
-    exit code 1 if any fails. A theorem is ok only if Lean elaborated it without error and its axioms
-    are within propext, Classical.choice and Quot.sound (a silenced `sorry`, `native_decide` or an axiom
-    of the file all fail); the file is elaborated in the sandboxed worker (it cannot write outside scratch).
-    A `  note NAME: ...` line under a theorem says that what Lean elaborated means more than its text
-    shows: `variable`s were in scope, or its statement uses an instance the file declared for a library
-    class (`n + 1 = n` can be true that way); the verdict is Lean's either way."""
+    """Check every theorem of a Lean file: one line per theorem that Lean itself says the file declares,
+    `ok NAME : STATEMENT` (the statement as Lean elaborated it) or `FAIL NAME: first error`; exit code 1 if
+    any fails. A theorem is ok only if Lean elaborated it without error, the kernel accepts the replay of it
+    and of every declaration of the file it needs, and its axioms are within propext, Classical.choice and
+    Quot.sound (a silenced `sorry`, `native_decide` or an axiom of the file all fail). The file is elaborated
+    once, by the trusted checker, in the sandboxed worker (it cannot write outside scratch). A file where
+    the file parser and Lean disagree on the declarations gets a `FAIL <file>` line. A `  note NAME: ...`
+    line under a theorem says that what Lean elaborated means more than its text shows: `variable`s in
+    scope, `open ... renaming`, syntax, notation or macros the file declared, a name that shadows the
+    library's, or an instance the file declared for a library class (`n + 1 = n` can be true that way)."""
     from burnqed_core.lean.pool import LeanPool
+    from burnqed_core.lean.sandbox import normalize_source
 
     _, cfg = _lean_config(profile, verbose, backend, workers=1, self_test=False)
-    text = file.read_text(encoding="utf-8")
+    text = normalize_source(file.read_text(encoding="utf-8"))
 
-    async def run() -> tuple[list[tuple[str, str | None]], dict[str, list[str]]]:
-        source, names = checkable_source(text, str(file))
+    async def run() -> Elaboration:
         async with LeanPool(cfg) as pool:
-            elab = await pool.elaborate(source, axioms_of=names, timeout_s=max(300.0, cfg.tactic_timeout_s))
-        return file_verdicts(text, elab, str(file)), elab.notes
+            return await pool.elaborate(text, declared=True, timeout_s=max(300.0, cfg.tactic_timeout_s))
 
-    verdicts, notes = asyncio.run(run())
-    for line in check_lines(verdicts, notes):
+    lines, ok, total = check_report(text, asyncio.run(run()), str(file))
+    for line in lines:
         typer.echo(line)
-    bad = sum(err is not None for _, err in verdicts)
-    typer.echo(f"{len(verdicts) - bad}/{len(verdicts)} ok", err=True)
-    if bad or not verdicts:
+    typer.echo(f"{ok}/{total} ok", err=True)
+    if ok < total or not total or any(line.startswith("FAIL") for line in lines):
         raise typer.Exit(1)
 
 
-def check_lines(verdicts: list[tuple[str, str | None]], notes: dict[str, list[str]]) -> list[str]:
-    """What `burnqed lean check` prints: ``ok NAME`` / ``FAIL NAME: why`` per
+def check_lines(verdicts: list[tuple[str, str | None]], notes: dict[str, list[str]],
+                statements: dict[str, str] | None = None) -> list[str]:
+    """What `burnqed lean check` prints: ``ok NAME : STATEMENT`` / ``FAIL NAME: why`` per
     theorem, each followed by its notes (``  note NAME: ...``)."""
     out = []
     for name, err in verdicts:
-        out.append(f"ok {name}" if err is None else f"FAIL {name}: {err}")
+        stmt = (statements or {}).get(name, "")
+        stmt = f" : {' '.join(stmt.split())}" if stmt else ""
+        out.append(f"ok {name}{stmt}" if err is None else f"FAIL {name}: {err}")
         out += [f"  note {name}: {note}" for note in notes.get(name, [])]
     return out
 
 
-def checkable_source(text: str, source: str = "") -> tuple[str, list[str]]:
-    """The file as Lean will check it, and the names whose axioms to ask:
-    CRLF normalised, each ``example`` turned into ``theorem example_<line>``
-    (the name `parse_lean_file` gives it) so that its axioms can be asked."""
+def parser_disagreement(text: str, theorems: list[DeclaredTheorem], source: str = "") -> str | None:
+    """Where the file parser (`parse_lean_file`, which cuts a file for display and tracing) and Lean
+    disagree on the theorem-like declarations of a file (name and line of the keyword), or None."""
     from burnqed_core.data.lean_file import parse_lean_file
-    from burnqed_core.lean.sandbox import normalize_source
+    from burnqed_core.errors import DataError
+    from burnqed_core.lean.judge import plain_name
 
-    text = normalize_source(text)
-    parsed = parse_lean_file(text, source=source)
-    lines = text.split("\n")
-    for e in parsed.entries:
-        if e.theorem.name.startswith("example_") and 0 < e.line <= len(lines):
-            lines[e.line - 1] = re.sub(r"\bexample\b", f"theorem {e.theorem.name}", lines[e.line - 1], count=1)
-    return "\n".join(lines), [e.theorem.name for e in parsed.entries]
+    try:
+        parsed = parse_lean_file(text, source=source)
+    except DataError as e:
+        return f"the file parser cannot read the file ({e})"
+    mine = [(plain_name(e.theorem.name), e.line - 1) for e in parsed.entries]
+    lean = [(t.name, t.line) for t in theorems]
+    if sorted(mine) == sorted(lean):
+        return None
+    only_lean = [f"`{n}` (line {line + 1})" for n, line in lean if (n, line) not in mine]
+    only_mine = [f"`{n}` (line {line + 1})" for n, line in mine if (n, line) not in lean]
+    parts = ([f"Lean declares {', '.join(only_lean)}"] if only_lean else []) + (
+        [f"the file parser finds {', '.join(only_mine)}"] if only_mine else [])
+    return "the file parser and Lean disagree on the declarations: " + "; ".join(parts or ["repeated names"])
 
 
-def file_verdicts(text: str, elab: Elaboration, source: str = "") -> list[tuple[str, str | None]]:
-    """(theorem name, first problem or None) for every theorem of a file from
-    what Lean reported (`Elaboration`) plus the static rules: an error in
-    the theorem, a theorem Lean never elaborated (after ``#exit``, swallowed
-    by a comment), a disallowed axiom (``sorryAx`` also when its warning is
-    silenced or captured by ``#guard_msgs``), a forbidden word anywhere in
-    the declaration. Problems outside any theorem (a broken definition) are
-    reported under the name ``<file>``."""
-    from burnqed_core.data.lean_file import parse_lean_file
+def check_report(text: str, elab: Elaboration, source: str = "") -> tuple[list[str], int, int]:
+    """`burnqed lean check`'s lines for a file Lean elaborated with its declarations listed
+    (`Elaboration.theorems`, from the trusted checker's run): each theorem's verdict from that one run
+    (its errors, the kernel's replay, its axioms, the static rules on its text) with its statement as Lean
+    elaborated it, and `FAIL <file>` lines for problems outside any theorem, an early end, or a file where
+    the file parser and Lean disagree. Returns (lines, theorems ok, theorems)."""
     from burnqed_core.lean.checker import axiom_problems
     from burnqed_core.lean.lsp import failures
-    from burnqed_core.lean.sandbox import normalize_source, source_problems
+    from burnqed_core.lean.sandbox import source_problems
 
-    text = normalize_source(text)
-    parsed = parse_lean_file(text, source=source)
-    lines = text.split("\n")
+    lines_of = text.split("\n")
+    theorems = elab.theorems
+    if theorems is None:
+        first = next((d.message for d in elab.diagnostics if d.is_error), "no list of declarations")
+        return [f"FAIL <file>: the trusted checker did not list the file's declarations: {_one_line(first)}"], 0, 0
     bad = failures(elab.diagnostics)
-    declared = set(elab.declarations or [])
-    out: list[tuple[str, str | None]] = []
     covered: set[int] = set()
-    for e in parsed.entries:
-        lo, hi = e.line - 1, e.end_line - 1
-        mine = [d for d in bad if lo <= d.line <= hi]
+    verdicts: list[tuple[str, str | None]] = []
+    for t in theorems:
+        mine = [d for d in bad if t.start_line <= d.line <= t.end_line]
         covered.update(id(d) for d in mine)
-        thm = e.theorem
         problems = [_one_line(d.message) for d in mine]
-        # Elaborated = Lean's environment has the constant (its axioms were
-        # answered) or Lean's parse shows the declaration.
-        if thm.name not in elab.axioms and not any(
-                d == thm.name or d.endswith("." + thm.name) or thm.name.endswith("." + d) for d in declared):
-            problems.append("Lean did not elaborate this theorem (after `#exit`, inside a comment or string?)")
-        problems += axiom_problems(thm.name, elab)
-        problems += source_problems("\n".join(lines[lo:hi + 1]))
-        out.append((thm.name, problems[0] if problems else None))
+        if not t.found:
+            problems.append("Lean added no such declaration (its elaboration failed)")
+        problems += axiom_problems(t.name, elab)
+        problems += source_problems("\n".join(lines_of[t.start_line:t.end_line + 1]))
+        verdicts.append((t.name, problems[0] if problems else None))
+    out = check_lines(verdicts, elab.notes, {t.name: t.statement for t in theorems})
+    head: list[str] = []
     rest = [d for d in bad if id(d) not in covered]
     if rest:
-        out.insert(0, ("<file>", f"line {rest[0].line + 1}: {_one_line(rest[0].message)}"))
+        head.append(f"FAIL <file>: line {rest[0].line + 1}: {_one_line(rest[0].message)}")
     elif not elab.complete:
-        out.insert(0, ("<file>", "Lean did not process the whole file (`#exit` or an early end)"))
-    return out
+        head.append("FAIL <file>: Lean did not process the whole file (`#exit` or an early end)")
+    disagree = parser_disagreement(text, theorems, source)
+    if disagree:
+        head.append(f"FAIL <file>: {disagree}")
+    if elab.ran_code:
+        head.append(f"  note <file>: the file ran code of its own ({'; '.join(elab.ran_code)[:200]}); the "
+                    "checker's process was retired after it")
+    ok = sum(err is None for _, err in verdicts)
+    return head + out, ok, len(verdicts)
 
 
 def _one_line(message: str) -> str:
@@ -176,14 +187,14 @@ def trace(
                                                 help="theorem set: bundled:NAME, file or dir (repeatable)")],
     out: Annotated[Path, typer.Option("--out", "-o", help="tactic pairs Parquet to write")],
     report: Annotated[Path | None, typer.Option("--report", help="also write the report as JSON")] = None,
-    recheck: Annotated[bool, typer.Option("--recheck/--no-recheck", help="re-check whole proofs")] = True,
     backend: BackendOpt = None,
     workers: WorkersOpt = None,
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
 ) -> None:
-    """Replay the known proofs of a theorem set into tactic pairs; exit code 1 if any theorem does not replay
-    or re-check."""
+    """Trace the known proofs of a theorem set into tactic pairs, each theorem's states read from the very run
+    in which the trusted checker accepted its proof (its preamble replayed through the kernel unless it is one
+    of the package's own); exit code 1 if any theorem is refused (no pair of it is written)."""
     from burnqed_core.data.theorems import load_many
     from burnqed_core.lean.pool import LeanPool
     from burnqed_core.lean.tracing import trace_theorems
@@ -196,7 +207,7 @@ def trace(
 
     async def run():  # type: ignore[no-untyped-def]
         async with LeanPool(cfg) as pool:
-            return await trace_theorems(pool, thms, recheck=recheck, progress=True)
+            return await trace_theorems(pool, thms, progress=True)
 
     pairs, rep = asyncio.run(run())
     write_parquet(pairs, out, TacticPair)

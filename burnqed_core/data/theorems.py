@@ -41,6 +41,7 @@ from burnqed_core.data.external import (
 )
 from burnqed_core.data.lean_file import parse_lean_file
 from burnqed_core.errors import DataError
+from burnqed_core.lean.trust import register_bundled
 from burnqed_core.record_io import read_jsonl, read_parquet
 from burnqed_core.records import Split, Theorem
 
@@ -144,6 +145,9 @@ def load_theorems(spec: str | Path) -> list[Theorem]:
     if not thms:
         raise DataError(f"{spec}: no theorems found")
     out = dedup_theorems(thms, where=str(spec))
+    if path.resolve().is_relative_to(BUNDLED_DIR):
+        # the package's own preambles: trusted by the checker by content hash (`burnqed_core.lean.trust`)
+        register_bundled(t.preamble for t in out)
     if len(out) < len(thms):
         log.info("%s: dropped %d repeated theorems", spec, len(thms) - len(out))
     return out

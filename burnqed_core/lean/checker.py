@@ -1,22 +1,29 @@
 """Whole-proof re-check: the last word on whether a proof counts.
 
 A found proof, `burnqed lean check`, tracing and evaluation all end here.
-On a backend with the trusted checker (`burnqed_core.lean.judge`, the
-embedded backend), the verdict is computed by Lean code of ours elaborated
-before any untrusted text existed: the proof text, handed over as a string,
-is elaborated after the theorem's trusted preamble; the checked theorem and
-what it needs are replayed through the kernel onto the preamble's
-environment; its type must equal the type of the trusted statement; and its
+On a backend with the trusted checker (`burnqed_core.lean.judge`), the
+verdict is computed by Lean code of ours elaborated before any untrusted text
+existed: the preamble and the proof text, handed over as strings, are
+elaborated by that code; the checked theorem and every declaration it needs
+that is not the library's (the preamble's included: a preamble is trusted
+only when it is, to the byte, one of the package's own, `trust.is_trusted`)
+are replayed through the kernel onto the library's environment; its type
+must equal the type of the trusted statement; a theorem posed in a library
+module may use only what that module imports (`Theorem.module`); and its
 axioms, collected by that code, must be within `ALLOWED_AXIOMS` (an imported
-leaf counts when the library's sources declare it an axiom; every local
-axiom and unsafe constant fails). Lean must also have processed the text to
-its end, with no error and no `sorry` warning. Nothing the proof's own
-elaboration prints is read as a verdict (see ``docs/trusted-checker.md``).
+leaf counts when the library's sources declare it an axiom; every other axiom
+and unsafe constant fails). Lean must also have processed the text to its
+end, with no error and no `sorry` warning, in that same run (its states, for
+tracing, too). A preamble that is not the package's own and makes the
+statement mean more than its text (a macro, a notation, an instance of a
+library class for library types, `open ... renaming`, a shadowing name, code
+it runs) is refused. Nothing the proof's own elaboration prints is read as a
+verdict (see ``docs/trusted-checker.md``).
 
-Backends without it (Pantograph) keep the earlier route: the theorem with its
-preamble and proof elaborated as ONE source in a fresh document, Lean's
-errors, its parse (exactly the preamble's declarations and then the checked
-theorem), completeness and the axioms it reports.
+Backends without it (Pantograph with the checker off) keep the earlier route:
+the theorem with its preamble and proof elaborated as ONE source in a fresh
+document, Lean's errors, its parse (exactly the preamble's declarations and
+then the checked theorem), completeness and the axioms it reports.
 
 Static rules (`burnqed_core.lean.sandbox`) run first, as a cheap filter and
 so that model text never reaches Lean when it holds commands, IO or
@@ -30,8 +37,15 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
 
-from burnqed_core.lean import sandbox
-from burnqed_core.lean.judge import JudgeReport, ReportError, verdict_problems
+from burnqed_core.lean import sandbox, trust
+from burnqed_core.lean.judge import (
+    JudgeReport,
+    ReportError,
+    meaning_problems,
+    statement_notes,
+    unsafe_problem,
+    verdict_problems,
+)
 from burnqed_core.lean.lsp import failures
 from burnqed_core.lean.source import INDENT, indent_tactic, preamble_text, proof_text, strict_line
 from burnqed_core.lean.types import ALLOWED_AXIOMS, CheckResult, Diagnostic, Elaboration
@@ -171,7 +185,7 @@ def tactic_positions(theorem: Theorem, tactics: Sequence[str]) -> list[tuple[int
 
 
 async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[str],
-                      states: bool = False) -> CheckResult:
+                      states: bool = False, meaning: str = "refuse") -> CheckResult:
     """Elaborate the theorem with the proof as one source in a fresh
     document; accepted only if the static filter and Lean (errors, parse,
     completeness, axioms) find nothing. ``states``: also read, in the same
@@ -186,7 +200,7 @@ async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[s
     if problems:
         return CheckResult(ok=False, errors=problems, elapsed_s=time.monotonic() - t0)
     if has_trusted_checker(backend):
-        return await _trusted_check(backend, theorem, tactics, explicit and states, t0)
+        return await _trusted_check(backend, theorem, tactics, explicit and states, t0, meaning)
     source = proof_source(theorem, tactics)
     start = (preamble_text(theorem.preamble) + strict_line(theorem.preamble)).count("\n")
     end = len(source.rstrip().split("\n")) - 1
@@ -219,7 +233,10 @@ def trusted_problems(report: JudgeReport, name: str = CHECK_NAME) -> list[str]:
         return [f"the preamble does not elaborate: {first}"]
     if report.expected_error:
         return ["the statement does not elaborate after its preamble"]
-    errors = [m.text for m in report.messages if m.severity == "error"]
+    if report.unknown_module is not None:
+        return [f"the premise rule's module `{report.unknown_module}` is not a module of Lean's environment"]
+    errors = unsafe_problem(report)
+    errors += [m.text for m in report.messages if m.severity == "error"]
     errors += [m.text for m in report.messages if m.severity == "warning" and m.text.startswith("declaration uses")
                and "sorry" in m.text]
     if not report.complete:
@@ -228,29 +245,83 @@ def trusted_problems(report: JudgeReport, name: str = CHECK_NAME) -> list[str]:
     return list(dict.fromkeys(errors))
 
 
+def candidate_positions(theorem: Theorem, tactics: Sequence[str]) -> list[tuple[int, int]]:
+    """Where each tactic of the checked candidate (`proof_text` of `CHECK_NAME`)
+    starts: (0-based line, column) of its first character in that text."""
+    line = proof_text(CHECK_NAME, theorem.statement, [], strict=False).count("\n")
+    out = []
+    for t in tactics:
+        out.append((line, len(INDENT)))
+        line += indent_tactic(t, INDENT).count("\n")
+    return out
+
+
+# Replay a trusted preamble's declarations with every proof too (True), or stop the kernel's replay at them
+# (False: the fast path a preamble of the package's own sets may take, `trust.is_trusted`).
+REPLAY_TRUSTED_PREAMBLES = True
+
+
 async def _trusted_check(backend: object, theorem: Theorem, tactics: Sequence[str], states: bool,
-                         t0: float) -> CheckResult:
+                         t0: float, meaning: str = "refuse") -> CheckResult:
     """The verdict of the trusted checker (`burnqed_core.lean.judge`): the
-    preamble and the statement are ours, only the proof text is the
-    candidate's. ``states``: the goals before each tactic, read from a
-    separate elaboration of the same source (data, not a verdict), for an
-    accepted proof."""
+    statement is ours; the proof text and, unless it is one of the package's
+    own (`trust.is_trusted`), the preamble are candidates: every declaration
+    of theirs that the proof needs is replayed through the kernel. A preamble
+    that is not the package's and makes the statement mean more than its text
+    is refused (``meaning="refuse"``: search, evaluation, tracing) or noted
+    (``"note"``). ``states``: the goals before each tactic, read from the same
+    run, for an accepted proof."""
     candidate = proof_text(CHECK_NAME, theorem.statement, tactics, strict=False)
     preamble = preamble_text(theorem.preamble) + strict_line(theorem.preamble)
+    trusted = trust.is_trusted(theorem.preamble)
+    positions = candidate_positions(theorem, tactics) if states and reads_goals(backend) else []
     try:
-        report = await backend.judge(preamble, expected_text(theorem), candidate, [CHECK_NAME])  # type: ignore[attr-defined]
+        report = await backend.judge(  # type: ignore[attr-defined]
+            preamble, expected_text(theorem), candidate, [CHECK_NAME], module=theorem.module,
+            trusted=trusted and not REPLAY_TRUSTED_PREAMBLES, positions=positions)
     except ReportError as e:
         return CheckResult(ok=False, errors=[f"the trusted checker gave no usable answer: {e}"],
                            elapsed_s=time.monotonic() - t0)
     errors = trusted_problems(report)
+    flags = report.flags.get(CHECK_NAME, [])
+    if flags and not trusted and meaning == "refuse":
+        errors += meaning_problems(flags)
     read = None
-    if states and not errors and reads_goals(backend):
-        positions = tactic_positions(theorem, tactics)
-        elab = await backend.elaborate(proof_source(theorem, tactics), goals_at=positions,  # type: ignore[attr-defined]
-                                        trusted=False)
-        if elab.goals is not None and len(elab.goals) == len(positions) and all(g for g in elab.goals):
-            read = [tuple(g) for g in elab.goals if g is not None]
-    return CheckResult(ok=not errors, errors=errors, elapsed_s=time.monotonic() - t0, states=read)
+    if positions and not errors:
+        got = [report.states.get(i) for i in range(len(positions))]
+        if all(got):  # every tactic has goals before it (None: no tactic starts there)
+            read = [tuple(g) for g in got if g]
+    return CheckResult(ok=not errors, errors=errors, elapsed_s=time.monotonic() - t0, states=read,
+                       notes=statement_notes(flags))
+
+
+async def audit_theorem(backend: object, theorem: Theorem) -> list[str]:
+    """Why the trusted checker refuses ``theorem``'s preamble before a search
+    starts on it ([] when it does not): the preamble or the statement does not
+    elaborate, the kernel refuses the replay of one of its declarations, it
+    declares code that could read the checker's process, or (a preamble that
+    is not the package's own) it makes the statement mean more than its text.
+    [] on a backend without the trusted checker (its final check decides)."""
+    if not has_trusted_checker(backend):
+        return []
+    preamble = preamble_text(theorem.preamble) + strict_line(theorem.preamble)
+    try:
+        report = await backend.judge(preamble, expected_text(theorem), "", [CHECK_NAME],  # type: ignore[attr-defined]
+                                     module=theorem.module, mode="audit")
+    except ReportError as e:
+        return [f"the trusted checker gave no usable answer: {e}"]
+    if report.preamble_error is not None or report.expected_error or report.unknown_module is not None:
+        return trusted_problems(report)
+    problems = unsafe_problem(report)
+    # The compiler's unsafe auxiliary of a recursive definition (`f._unsafe_rec`) is no proof's dependency (the
+    # kernel lets no safe declaration use an unsafe one); the judge replays what a proof needs, whatever the audit.
+    problems += [f"the kernel refuses the replay of the preamble: {a}" for a in report.audit
+                 if not a.rstrip().endswith("._unsafe_rec")]
+    if not report.complete:
+        problems.append("Lean did not process the whole preamble (`#exit` ...)")
+    if not trust.is_trusted(theorem.preamble):
+        problems += meaning_problems(report.flags.get(CHECK_NAME, []))
+    return problems
 
 
 def has_trusted_checker(backend: object) -> bool:

@@ -1,20 +1,32 @@
 """The embedded backend: Lean 4 compiled to WebAssembly, driven over LSP.
 
 A proof state is not stored in Lean: it is the document text
-``preamble + theorem <fresh name> <statement> := by`` + the tactic path,
-followed by a ``skip`` line. The goals of the state are what
-``$/lean/plainGoal`` returns at the end of that ``skip``: ``skip`` leaves the
-goals unchanged, so the position reads the state after the whole path at the
-top level of the proof (not inside the last bullet or ``induction`` arm), and
-an empty path needs no special case (an empty ``by`` block would be a parse
-error).
+``preamble + example <statement> := by`` + the tactic path. The path sits in
+a block of its own, nested under the goal reader of the checker's header::
 
-Many (state, tactic) pairs are checked in ONE document as consecutive theorem
-blocks (one edit, then one plainGoal per block): measured 46-64 tactics/s at
-32 blocks per edit against 9-27/s one at a time. Diagnostics are attributed
-to blocks by line range. "unsolved goals" reported on the theorem header is
-the normal state of a proof prefix, not a failure; reported inside the
-tactics (a bullet that did not close its goal) it is a tactic error.
+    example (n : Nat) : n + 0 = n := by
+      burnqed_step "<nonce>" 3
+        <the tactic path, indented under it>
+
+``burnqed_step`` (`judge.lean`) runs the path as one tactic sequence and then
+reports, from its own code, the goals left (as Lean prints them) in one
+message made of the document's nonce and netstrings. Nothing follows the path
+in the block, so no focusing tactic (``focus``, ``next =>``, ``case _ =>``,
+``·`` ...) can capture the reader, whatever the layout. A step that leaves no
+goal counts only when the kernel accepts the replay of its proof term (with
+the auxiliary declarations the candidate made); the leaves of the axioms of
+every step's (partial) proof term are reported, so that native evaluation or
+a `sorry` never closes a goal.
+
+Many (state, tactic) pairs are checked in ONE document as consecutive blocks
+(one edit, one answer per block). Diagnostics are attributed to blocks by
+line range. "unsolved goals" reported on the ``example`` header is the normal
+state of a proof prefix, not a failure; reported inside the tactics (a bullet
+that did not close its goal) it is a tactic error.
+
+Whole-proof checks, `elaborate` (``burnqed lean check``) and the states of a
+traced proof come from the trusted checker's ``burnqed_judge`` alone
+(`judge`): one elaboration decides.
 """
 
 from __future__ import annotations
@@ -35,18 +47,23 @@ from burnqed_core.lean.install import LeanInstall, require_installed
 from burnqed_core.lean.judge import (
     JudgeReport,
     ReportError,
+    StepReport,
+    elaboration_of,
     judge_command,
+    leaf_axioms,
     new_nonce,
     parse_report,
     parse_seq_report,
-    report_verdicts,
+    parse_step_reports,
+    step_command,
     tactics_command,
     worker_header,
 )
 from burnqed_core.lean.lsp import LspWorker, Symbol, is_sorry_warning, process_rss_mb
 from burnqed_core.lean.scratch import make as make_scratch
-from burnqed_core.lean.source import indent_tactic, preamble_text, proof_text, strict_line
+from burnqed_core.lean.source import indent_tactic, preamble_text, strict_line
 from burnqed_core.lean.types import (
+    ALLOWED_AXIOMS,
     BackendDied,
     CheckResult,
     Diagnostic,
@@ -75,10 +92,8 @@ _PARSE_ERROR = re.compile(r"^(unexpected |expected |unknown tactic|unterminated 
 class Block:
     """Where one proof block sits in a document (0-based lines)."""
 
-    decl_line: int          # the ``theorem`` line
-    first_tactic_line: int  # first line after the header (``:= by``)
-    goal_line: int          # the trailing ``skip`` line
-    goal_col: int           # end of that line
+    decl_line: int          # the ``example`` line
+    first_tactic_line: int  # first line after the header (``:= by``): the goal reader's
     end_line: int           # last line of the block
 
 
@@ -90,6 +105,7 @@ class Block:
 HEADER = worker_header()
 HEADER_LINES = HEADER.count("\n")
 WARMUP = HEADER + "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
+STEP_INDENT = "    "  # of the candidate's lines under the goal reader
 
 
 def document_head(preamble: str) -> str:
@@ -101,21 +117,22 @@ def block_tactics(tactics: Sequence[str]) -> str:
     return "".join(indent_tactic(t) for t in tactics) or "  skip\n"
 
 
-def build_document(preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> tuple[str, list[Block]]:
+def build_document(preamble: str, items: Sequence[tuple[str, Sequence[str]]],
+                   nonce: str = "") -> tuple[str, list[Block]]:
     """One document: `HEADER`, the preamble, then one anonymous ``example``
-    block per (statement, tactic path), each ending in ``skip``. Blocks are
-    anonymous so that no candidate can cite another (by name or through
-    ``exact?``). Also where each block is."""
+    block per (statement, tactic path), the path nested under the goal
+    reader ``burnqed_step "<nonce>" <index>``. Blocks are anonymous so that no
+    candidate can cite another (by name or through ``exact?``). Also where
+    each block is."""
     parts = [document_head(preamble)]
     line = parts[0].count("\n")
     blocks = []
-    for statement, tactics in items:
-        text = proof_text(None, statement, tactics, strict=False)
-        header_lines = f"example {statement.strip()} := by\n".count("\n")
-        text += "  skip\n\n"
+    for k, (statement, tactics) in enumerate(items):
+        head = f"example {statement.strip()} := by\n"
+        body = "".join(indent_tactic(t, STEP_INDENT) for t in tactics) or f"{STEP_INDENT}skip\n"
+        text = head + f"  {step_command(nonce, k)}\n" + body + "\n"
         n = text.count("\n")
-        blocks.append(Block(decl_line=line, first_tactic_line=line + header_lines, goal_line=line + n - 2,
-                            goal_col=len("  skip"), end_line=line + n - 1))
+        blocks.append(Block(decl_line=line, first_tactic_line=line + head.count("\n"), end_line=line + n - 1))
         parts.append(text)
         line += n
     return "".join(parts), blocks
@@ -159,8 +176,8 @@ class BlockVerdict:
     message: str = ""
 
 
-def judge_block(block: Block, diags: Sequence[Diagnostic], goals: list[str] | None) -> BlockVerdict:
-    """The result of one block from its diagnostics and its plainGoal."""
+def judge_block(block: Block, diags: Sequence[Diagnostic], report: StepReport | None) -> BlockVerdict:
+    """The result of one block from its diagnostics and its goal reader's report."""
     mine = [d for d in diags if block.decl_line <= d.line <= block.end_line]
     header_errors = [d for d in mine if d.is_error and d.line < block.first_tactic_line
                      and not d.message.startswith("unsolved goals")]
@@ -174,10 +191,18 @@ def judge_block(block: Block, diags: Sequence[Diagnostic], goals: list[str] | No
         return BlockVerdict(Status.TACTIC_ERROR, message=errors[0].message)
     if any(is_sorry_warning(d) for d in mine):
         return BlockVerdict(Status.TACTIC_ERROR, message="the tactic uses `sorry`")
-    if goals is None:
-        # No proof state at the position: never read as "no goals left".
+    if report is None:
+        # No answer of the reader: never read as "no goals left".
         return BlockVerdict(Status.PARSE_ERROR, message="no proof state after the tactic (not parsed as a tactic)")
-    return BlockVerdict(Status.OK, goals=tuple(goals))
+    if report.status != "ok":
+        return BlockVerdict(Status.TACTIC_ERROR, message="the tactic failed")
+    bad = sorted({a for a in leaf_axioms(report.leaves) if a not in ALLOWED_AXIOMS})
+    if bad:
+        return BlockVerdict(Status.TACTIC_ERROR, message=f"the step's proof uses disallowed axioms: {', '.join(bad)}")
+    if not report.goals and report.verdict != "ok":
+        why = f" ({report.detail})" if report.detail else ""
+        return BlockVerdict(Status.TACTIC_ERROR, message=f"the kernel rejects the step's proof{why}")
+    return BlockVerdict(Status.OK, goals=tuple(report.goals))
 
 
 def parse_problem(blocks: Sequence[Block], symbols: Sequence[Symbol]) -> str | None:
@@ -223,9 +248,12 @@ class EmbeddedBackend:
         self.last_preamble: str | None = None
         self.started_at = 0.0
         self.startup_s = 0.0
-        # One document operation (edit + its plainGoal reads) at a time, so
-        # that concurrent callers never read goals of another's document.
+        # One document operation (an edit and its answers) at a time, so
+        # that concurrent callers never read answers of another's document.
         self._doc_lock = asyncio.Lock()
+        # Set when a judged text ran code of its own (`JudgeReport.ran_code`): a task it spawned could read
+        # the next request (and its nonce) or write to stdout, so the process takes no further request.
+        self.tainted = ""
 
     # -- process ------------------------------------------------------------------------------------------------
     @property
@@ -279,6 +307,9 @@ class EmbeddedBackend:
     def _w(self) -> LspWorker:
         if self.worker is None or not self.worker.alive():
             raise BackendDied(self.worker._death_message() if self.worker else "worker not started")
+        if self.tainted:
+            # A text ran code of its own in this process: no request (and no nonce) goes to it any more.
+            raise BackendDied(f"the worker is retired: a text ran code of its own in it ({self.tainted})")
         return self.worker
 
     # -- documents ----------------------------------------------------------------------------------------------
@@ -316,13 +347,22 @@ class EmbeddedBackend:
                                           for ok in seqs]
         good = [i for i, ok in enumerate(seqs) if ok]
         if good:
-            text, blocks = build_document(preamble, [items[i] for i in good])
+            text, blocks = build_document(preamble, [items[i] for i in good], nonce)
             diags = await w.check(text)
             if len(blocks) > 1 and parse_problem(blocks, await w.document_symbols()):
                 return None
-            goals = await w.goals_many([(b.goal_line, b.goal_col) for b in blocks])
-            for i, b, g in zip(good, blocks, goals, strict=True):
-                out[i] = judge_block(b, diags, g)
+            stray = [d for d in diags if d.is_error and not any(b.decl_line <= d.line <= b.end_line for b in blocks)]
+            if stray:
+                # An error outside every block (the preamble elaborated cleanly above): a candidate placed it
+                # there (meta code throwing at a made-up position). No verdict of this document is used; alone,
+                # the block fails.
+                if len(blocks) > 1:
+                    return None
+                return [BlockVerdict(Status.TACTIC_ERROR, message=f"an error outside the block: "
+                                     f"{first_line(stray[0].message)}") if v is None else v for v in out]
+            reports = parse_step_reports([d.message for d in diags if d.severity == 3], nonce)
+            for k, (i, b) in enumerate(zip(good, blocks, strict=True)):
+                out[i] = judge_block(b, diags, reports.get(k))
         return [v for v in out if v is not None]
 
     async def _run_batch(self, preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict]:
@@ -386,54 +426,58 @@ class EmbeddedBackend:
         self.last_preamble = None
         return [_shift(d, -HEADER_LINES) for d in diags if d.line >= HEADER_LINES]
 
-    reads_goals = True  # `elaborate` answers ``goals_at`` (Lean's plainGoal in the same document)
+    reads_goals = True  # `judge`/`elaborate` read the goals at positions from the checked run itself
     trusted_checker = True  # `judge`: the header's checker decides
 
-    async def judge(self, preamble: str, expected: str, candidate: str, names: Sequence[str]) -> JudgeReport:
+    async def judge(self, preamble: str, expected: str, candidate: str, names: Sequence[str],
+                    module: str = "", mode: str = "names", trusted: bool = False,
+                    positions: Sequence[tuple[int, int]] = ()) -> JudgeReport:
         """The trusted checker's verdict (`judge.lean`): ``candidate`` elaborated
-        after ``preamble`` as a string by the checker's own code, the
-        declarations of ``names`` replayed through the kernel, their types
-        compared with what ``expected`` declares, their axioms collected. Read
-        only from the one message that starts with this call's nonce; anything
-        else (no such message, a malformed one) is an error."""
+        after ``preamble`` as strings by the checker's own code, the judged
+        declarations (``names``, or in mode ``list`` every theorem of the
+        candidate) replayed through the kernel with everything they need that is
+        not the library's, their types compared with what ``expected``
+        declares, their axioms collected; the goals at ``positions`` of the
+        candidate from the same run. Read only from the one message that starts
+        with this call's nonce; anything else (no such message, a malformed one)
+        is an error. A text that ran code of its own retires the process
+        (`tainted`)."""
         nonce = new_nonce()
-        doc = HEADER + judge_command(nonce, preamble, expected, candidate, names)
+        doc = HEADER + judge_command(nonce, preamble, expected, candidate, names, module, mode, trusted, positions)
         async with self._doc_lock:
             diags = await self._w().check(doc)
         self.last_preamble = None
         answers = [d.message for d in diags if d.severity == 3 and d.message.startswith(nonce)]
         if len(answers) != 1:
             raise ReportError(f"the checker answered {len(answers)} times (expected once)")
-        return parse_report(answers[0], nonce, list(names))
+        report = parse_report(answers[0], nonce, None if mode == "list" else list(names))
+        if report.ran_code or report.unsafe_code:
+            self.tainted = "; ".join([*report.ran_code, *report.unsafe_code])
+            log.info("embedded Lean worker pid %s retired: the text ran code of its own (%s)", self.pid,
+                     self.tainted[:200])
+        return report
 
     async def elaborate(self, text: str, axioms_of: Sequence[str] = (),
-                        goals_at: Sequence[tuple[int, int]] = (), trusted: bool = True) -> Elaboration:
-        """`LeanBackend.elaborate`: ``text`` after `HEADER` as the whole
-        document (diagnostics, Lean's parse as document symbols, and the
-        goals at ``goals_at``: untrusted data), then the trusted checker on
-        the same text as a string (`judge`): whether Lean processed it to the
-        end and, for ``axioms_of``, the kernel's verdict and the axioms
-        (skipped with ``trusted`` off: then ``complete`` is False)."""
-        async with self._doc_lock:
-            w = self._w()
-            diags = await w.check(HEADER + text + ("" if text.endswith("\n") else "\n"))
-            symbols = await w.document_symbols()
-            goals = await w.goals_many([(line + HEADER_LINES, col) for line, col in goals_at]) if goals_at else None
+                        goals_at: Sequence[tuple[int, int]] = (), declared: bool = False) -> Elaboration:
+        """`LeanBackend.elaborate` by the trusted checker alone (`judge`): one
+        elaboration of ``text`` decides its diagnostics, whether Lean processed
+        it to the end, the kernel's verdict and the axioms of ``axioms_of`` (or,
+        with ``declared``, of every theorem-like declaration of the text, listed
+        as Lean elaborated it), the notes on their statements and the goals at
+        ``goals_at``."""
+        body = text + ("" if text.endswith("\n") else "\n")
         try:
-            report = await self.judge("", "", text, axioms_of) if trusted else JudgeReport()
+            report = await self.judge("", "", body, [] if declared else axioms_of,
+                                      mode="list" if declared else "names", positions=goals_at)
         except ReportError as e:
             log.warning("the trusted checker's answer is unusable: %s", e)
-            report = JudgeReport()
-        axioms, rejected, notes = report_verdicts(report, axioms_of)
-        text_diags = [_shift(d, -HEADER_LINES) for d in diags if d.line >= HEADER_LINES]
-        decls = [s for s in symbols if s.line >= HEADER_LINES and s.kind != NAMESPACE_KIND]
-        return Elaboration(
-            diagnostics=text_diags, declarations=[s.name for s in decls], axioms=axioms, rejected=rejected,
-            complete=report.complete, notes=notes,
-            declaration_lines=[(s.line - HEADER_LINES, s.end_line - HEADER_LINES) for s in decls], goals=goals)
+            return Elaboration(diagnostics=[Diagnostic(severity=1, line=0, end_line=0,
+                                                       message=f"the trusted checker gave no usable answer: {e}")])
+        return elaboration_of(report, None if declared else axioms_of, goals_at)
 
-    async def check_proof(self, theorem: Theorem, tactics: Sequence[str], states: bool = False) -> CheckResult:
-        return await checker.check_proof(self, theorem, tactics, states=states)
+    async def check_proof(self, theorem: Theorem, tactics: Sequence[str], states: bool = False,
+                          meaning: str = "refuse") -> CheckResult:
+        return await checker.check_proof(self, theorem, tactics, states=states, meaning=meaning)
 
     async def free(self, states: Sequence[GoalState]) -> None:
         """Nothing to free: a state is its text."""

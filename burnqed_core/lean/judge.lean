@@ -2,25 +2,33 @@ module
 /-
 The trusted checker of burnqed (`burnqed_core/lean/judge.py`): the header of
 every document of the embedded Lean worker, elaborated when the worker starts,
-before any untrusted text exists.
+before any untrusted text exists (docs/trusted-checker.md).
 
-`burnqed_judge "nonce" "preamble" "expected" "candidate" name*` elaborates the
-candidate text (a string literal: the outer parser never reads it as Lean) with
-Lean's own parser and command elaborator after the trusted preamble, on a copy
-of this environment, and computes the verdict from the resulting environment as
-a value: each name's declaration and the ones it needs that the candidate added
-are replayed through the kernel onto the preamble's environment (whatever
-options the candidate set), its type must equal the type the trusted `expected`
-text gives the name, and the leaves of its axioms are collected by this code.
-The answer is one message: the nonce, then netstrings (`<length>:<text>`).
+`burnqed_judge "nonce" "mode" "trust" "module" "preamble" "expected"
+"candidate" (line col)* name*` elaborates the preamble and the candidate
+(string literals: the outer parser never reads them as Lean) with Lean's own
+parser and command elaborator on a copy of this environment, and computes the
+verdict from the resulting environment as a value: each judged declaration
+and every constant it needs that is not the library's (the preamble's
+included, unless the preamble is one of the package's own, by hash) are
+replayed through the kernel onto this environment (the library's modules),
+whatever options the text set; its type must equal the one the trusted
+`expected` text gives the name; the premise rule of a library module; the
+leaves of its axioms; what makes its statement mean more than its text; the
+goals at the given positions, from the same run. The answer is one message:
+the nonce, then netstrings (`<length>:<text>`).
+
+`burnqed_step "nonce" k <tactics>` is the goal reader of a batch block: the
+candidate as a nested tactic sequence, its end state reported by this code.
 
 Written for the WebAssembly build's exported-level library: no library function
 that the compiler would specialise (their private helpers are missing), no
-`partial def` walks, no character-level string code (it traps in this build),
-hence the hand-written list functions.
--/
-public meta import Lean.Elab.Frontend
+`partial def` walks over characters, no character-level string code (it traps
+in this build), hence the hand-written list functions.
+-/public meta import Lean.Elab.Frontend
 public meta import Lean.Replay
+public meta import Lean.Compiler.ExternAttr
+public meta import Lean.Compiler.ImplementedByAttr
 
 namespace BurnqedJudge
 open Lean Elab Command
@@ -30,38 +38,28 @@ meta def nm : Name → String
   | .str p s => let q := nm p; if q.isEmpty then s else q ++ "." ++ s
   | .num p k => nm p ++ "." ++ toString k
 
-/-- The names of `ns` that `env` does not have. -/
-meta def absent (env : Environment) : List Name → List Name
-  | [] => []
-  | n :: ns => if env.contains n then absent env ns else n :: absent env ns
-
-/-- The names of `ns` that `env` has, before `acc`. -/
-meta def present (env : Environment) : List Name → List Name → List Name
-  | [], acc => acc
-  | n :: ns, acc => if env.contains n then present env ns (n :: acc) else present env ns acc
+meta def appMsgs : List Message → List Message → List Message
+  | [], ys => ys
+  | x :: xs, ys => x :: appMsgs xs ys
 
 /-- Parse and elaborate the commands of `inputCtx` one by one, with Lean's
-own parser and command elaborator; true when the parse reached the end of the
-text (false after `#exit`), and the names of `watch` that were declared by a
-command elaborated with `variable`s in scope (added to `vars`). -/
+own parser and command elaborator, keeping every message (Lean resets a
+command's messages when the next one starts: the frontend reports them in
+between). -/
 meta partial def elabAll (inputCtx : Parser.InputContext) (ps : Parser.ModuleParserState)
-    (watch vars : List Name) : CommandElabM (Bool × List Name) := do
+    (msgs : List Message) : CommandElabM (List Message) := do
   let st ← get
   let sc : Scope := match st.scopes with
     | s :: _ => s
     | [] => { header := "" }
   let pmctx : Parser.ParserModuleContext :=
     { env := st.env, options := sc.opts, currNamespace := sc.currNamespace, openDecls := sc.openDecls }
-  let (cmd, ps', msgs') := Parser.parseCommand inputCtx pmctx ps st.messages
-  set { st with messages := msgs' }
-  if Parser.isTerminalCommand cmd then return (cmd.getKind == ``Lean.Parser.Command.eoi, vars)
-  let before := if sc.varDecls.size == 0 then [] else absent st.env watch
+  let (cmd, ps', msgs') := Parser.parseCommand inputCtx pmctx ps {}
+  let msgs := appMsgs msgs msgs'.toList
+  if Parser.isTerminalCommand cmd then return msgs
   elabCommandTopLevel cmd
-  let envAfter ← getEnv
-  let vars' := match before with
-    | [] => vars
-    | ns => present envAfter ns vars
-  elabAll inputCtx ps' watch vars'
+  let msgs := appMsgs msgs (← get).messages.toList
+  elabAll inputCtx ps' msgs
 
 syntax (name := loadCmd) "burnqed_load " str : command
 
@@ -75,42 +73,404 @@ costs an edit 0.043 s instead of 0.131 s (median, one tactic). -/
   let inputCtx : Parser.InputContext := Parser.InputContext.mk text "<burnqed-judge>"
   let inner (ctx : Context) : Context :=
     { ctx with fileName := "<burnqed-judge>", fileMap := inputCtx.fileMap, snap? := none, cancelTk? := none }
-  discard <| withReader inner (withEnableInfoTree false (elabAll inputCtx {} [] []))
+  let saved := (← get).messages
+  let msgs ← withReader inner (withEnableInfoTree false (elabAll inputCtx {} []))
+  -- What the checker's own text says (an error in it) is the header's: a worker never starts without it.
+  let rec add : MessageLog → List Message → MessageLog
+    | log, [] => log
+    | log, m :: ms => add (log.add m) ms
+  modify fun st => { st with messages := add saved msgs }
 
 -- burnqed: the header loads what follows with `burnqed_load` (judge.py).
 
-/-- Elaborate `text` as commands after the state `st` (its messages dropped),
-with this command's own elaborator; the outer state is restored after. -/
-meta def runC (st : Command.State) (text : String) (watch : List Name) :
-    CommandElabM (Command.State × Bool × List Name) := do
-  let saved ← get
-  set { st with messages := {} }
-  let inputCtx : Parser.InputContext := Parser.InputContext.mk text "<burnqed>"
-  let inner (ctx : Context) : Context :=
-    { ctx with fileName := "<burnqed>", fileMap := inputCtx.fileMap, snap? := none, cancelTk? := none }
-  let (complete, vars) ← withReader inner (elabAll inputCtx {} watch [])
-  let out ← get
-  set saved
-  return (out, complete, vars)
-
-meta def run (st : Command.State) (text : String) : CommandElabM Command.State := do
-  return (← runC st text []).1
-
-meta def anyError : List Message → Bool
-  | [] => false
-  | m :: ms => m.severity == .error || anyError ms
-
-meta def mem (n : Name) : List Name → Bool
-  | [] => false
-  | m :: ms => n == m || mem n ms
+/-! ## Lists, names, netstrings (hand-written: see the file's header) -/
 
 meta def app : List Name → List Name → List Name
   | [], ys => ys
   | x :: xs, ys => x :: app xs ys
 
+meta def appS : List String → List String → List String
+  | [], ys => ys
+  | x :: xs, ys => x :: appS xs ys
+
+meta def mem (n : Name) : List Name → Bool
+  | [] => false
+  | m :: ms => n == m || mem n ms
+
+meta def memS (x : String) : List String → Bool
+  | [] => false
+  | y :: ys => x == y || memS x ys
+
+meta def lenS : List String → Nat
+  | [] => 0
+  | _ :: xs => lenS xs + 1
+
+meta def lenN : List Name → Nat
+  | [] => 0
+  | _ :: xs => lenN xs + 1
+
+meta def revN : List Name → List Name → List Name
+  | [], acc => acc
+  | x :: xs, acc => revN xs (x :: acc)
+
+meta def dedupS : List String → List String → List String
+  | [], acc => acc
+  | x :: xs, acc => if memS x acc then dedupS xs acc else dedupS xs (x :: acc)
+
 meta def arrList (a : Array Name) : Nat → List Name → List Name
   | 0, acc => acc
   | k + 1, acc => arrList a k (a.getD k .anonymous :: acc)
+
+meta def joinNames : List Name → String
+  | [] => ""
+  | [x] => nm x
+  | x :: xs => nm x ++ ", " ++ joinNames xs
+
+meta def joinS : List String → String
+  | [] => ""
+  | [x] => x
+  | x :: xs => x ++ ", " ++ joinS xs
+
+/-- Netstrings: `<length>:<text>` per field, so that no text (a message, a
+name of the document's) can pass for another field. -/
+meta def nets : List String → String
+  | [] => ""
+  | x :: xs => toString x.length ++ ":" ++ x ++ nets xs
+
+/-- The parts of a name, last first, each as an atomic name. -/
+meta def partsRev : Name → List Name
+  | .anonymous => []
+  | .str p s => .str .anonymous s :: partsRev p
+  | .num p k => .num .anonymous k :: partsRev p
+
+meta def ofParts : List Name → Name → Name
+  | [], acc => acc
+  | .str _ s :: ps, acc => ofParts ps (.str acc s)
+  | .num _ k :: ps, acc => ofParts ps (.num acc k)
+  | _ :: ps, acc => ofParts ps acc
+
+meta def dropToNum : List Name → List Name
+  | [] => []
+  | .num _ _ :: ps => ps
+  | _ :: ps => dropToNum ps
+
+/-- The name a user wrote for `n` (a private name without its `_private.<module>.0` prefix). -/
+meta def userName (n : Name) : Name :=
+  match revN (partsRev n) [] with
+  | .str _ "_private" :: rest => ofParts (dropToNum rest) .anonymous
+  | _ => n
+
+meta def prefixParts : List Name → List Name → Bool
+  | [], _ => true
+  | _ :: _, [] => false
+  | x :: xs, y :: ys => x == y && prefixParts xs ys
+
+/-- Whether `c`'s user name ends with the parts of `w` (a name as written in a declaration). -/
+meta def endsWith (c w : Name) : Bool :=
+  let ws := match revN (partsRev w) [] with
+    | .str _ "_root_" :: rest => revN rest []
+    | _ => partsRev w
+  prefixParts ws (partsRev (userName c))
+
+/-- The proper suffixes of `n`'s user name (`A.B.c`: `B.c`, `c`). -/
+meta def suffixes (n : Name) : List Name :=
+  let rec go : List Name → List Name
+    | [] => []
+    | _ :: rest => match rest with
+      | [] => []
+      | _ => ofParts rest .anonymous :: go rest
+  go (revN (partsRev (userName n)) [])
+
+meta def lastPart : Name → String
+  | .str _ s => s
+  | .num _ k => toString k
+  | .anonymous => ""
+
+meta def rootPart (n : Name) : String :=
+  match revN (partsRev n) [] with
+  | p :: _ => lastPart p
+  | [] => ""
+
+/-! ## The constants a file declared -/
+
+abbrev CEntries := Array (PersistentHashMap.Entry Name ConstantInfo (PersistentHashMap.Node Name ConstantInfo))
+
+meta def entryNames (es : CEntries) (sub : PersistentHashMap.Node Name ConstantInfo → List Name → List Name) :
+    Nat → List Name → List Name
+  | 0, acc => acc
+  | k + 1, acc => match es.getD k .null with
+    | .entry n _ => entryNames es sub k (n :: acc)
+    | .ref node => entryNames es sub k (sub node acc)
+    | .null => entryNames es sub k acc
+
+meta def nodeNames : Nat → PersistentHashMap.Node Name ConstantInfo → List Name → List Name
+  | 0, _, acc => acc
+  | fuel + 1, .entries es, acc => entryNames es (nodeNames fuel) es.size acc
+  | _ + 1, .collision ks _ _, acc => arrList ks ks.size acc
+
+/-- The constants of `env` that are not imported (this document's). -/
+meta def localNames (env : Environment) : List Name :=
+  nodeNames 64 env.constants.map₂.root []
+
+/-- The constants of `after` that `before` lacks. -/
+meta def newNames (before after : Environment) : List Name :=
+  let rec keep : List Name → List Name
+    | [] => []
+    | n :: ns => if before.contains n then keep ns else n :: keep ns
+  keep (localNames after)
+
+/-- Meta-level code: a constant whose type ends in one of Lean's own types
+(`Lean.Macro`, an elaborator, a parser, a delaborator...) or in `IO`. -/
+meta def isMetaType (ci : ConstantInfo) : Bool :=
+  match ci.type.getForallBody.getAppFn.constName? with
+  | some h => memS (rootPart h) ["Lean", "IO", "EIO", "BaseIO", "ST"]
+  | none => false
+
+/-- Meta-level code that can only compute syntax (a macro, a parser
+description, an unexpander): it changes how a text reads, but runs no effect
+(it cannot read the process's input or write its output without `unsafe`
+code, which gets no verdict). -/
+meta def isPureSyntax (ci : ConstantInfo) : Bool :=
+  match ci.type.getForallBody.getAppFn.constName? with
+  | some h => h == `Lean.Macro || h == `Lean.ParserDescr || h == `Lean.TrailingParserDescr ||
+      h == `Lean.PrettyPrinter.Unexpander
+  | none => false
+
+/-- Code that could read the process's memory: an `unsafe` declaration (not
+the compiler's own `_unsafe_rec` copy of a recursive definition), an
+`implemented_by` other than that copy, or an `extern`. -/
+meta def unsafeCode (env : Environment) (n : Name) (ci : ConstantInfo) : Bool :=
+  if lastPart n == "_unsafe_rec" then false
+  else if ci.isUnsafe then true
+  else if isExtern env n then true
+  else match Compiler.getImplementedBy? env n with
+    | some impl => lastPart impl != "_unsafe_rec"
+    | none => false
+
+/-- Commands that run no code of the file and change no syntax (a policy of
+this checker: anything else is reported as code the file ran). -/
+meta def plainCommands : List String :=
+  ["declaration", "namespace", "section", "end", "open", "variable", "universe", "set_option",
+   "attribute", "export", "in", "mutual", "noncomputableSection", "check", "print", "printAxioms",
+   "reduce", "synth", "include", "omit", "moduleDoc", "deriving", "eoi", "checkFailure", "printEqnsDecl"]
+
+meta def isPlain (k : Name) : Bool :=
+  match k with
+  | .str p s => p == `Lean.Parser.Command && memS s plainCommands
+  | _ => false
+
+/-- Commands that declare syntax and macros only (pure: see `isPureSyntax`). -/
+meta def isSyntaxCommand (k : Name) : Bool :=
+  match k with
+  | .str p s => p == `Lean.Parser.Command &&
+      memS s ["macro", "macro_rules", "syntax", "notation", "mixfix", "syntaxAbbrev", "syntaxCat"]
+  | _ => false
+
+/-- `open … renaming a → b` (and `open X (a)` when it renames) in scope, as `a → X.b`. -/
+meta def renamings : List OpenDecl → List String
+  | [] => []
+  | .explicit id decl :: rest =>
+    if lastPart decl == lastPart id && partsRev id == [.str .anonymous (lastPart id)] then renamings rest
+    else (nm id ++ " → " ++ nm decl) :: renamings rest
+  | _ :: rest => renamings rest
+
+/-! ## Elaborating a text with Lean's parser and command elaborator -/
+
+meta def paList {α : Type} (fuel : Nat) : PersistentArrayNode α → List α → List α
+  | .leaf vs, acc => arr vs vs.size acc
+  | .node cs, acc => match fuel with
+    | 0 => acc
+    | f + 1 => nodes f cs cs.size acc
+where
+  arr (vs : Array α) : Nat → List α → List α
+    | 0, acc => acc
+    | k + 1, acc => match vs[k]? with
+      | some v => arr vs k (v :: acc)
+      | none => arr vs k acc
+  nodes (f : Nat) (cs : Array (PersistentArrayNode α)) : Nat → List α → List α
+    | 0, acc => acc
+    | k + 1, acc => match cs[k]? with
+      | some c => nodes f cs k (paList f c acc)
+      | none => nodes f cs k acc
+
+meta def paToList {α : Type} (a : PersistentArray α) : List α :=
+  paList 64 a.root (paList.arr a.tail a.tail.size [])
+
+meta def appTrees : List InfoTree → List InfoTree → List InfoTree
+  | [], ys => ys
+  | x :: xs, ys => x :: appTrees xs ys
+
+/-- What a command of the elaborated text did, as this checker saw it. -/
+structure CmdRec where
+  news : List Name
+  vars : Bool
+  renames : List String
+  metasBefore : List Name
+  ranBefore : List String
+  line : Nat
+  endLine : Nat
+  /-- theorem-like declarations: (written name, keyword, 0-based line, column of the keyword) -/
+  thms : List (Name × String × Nat × Nat)
+
+structure Loop where
+  cmds : List CmdRec := []
+  metas : List Name := []
+  /-- meta-level constants whose code can run effects (elaborators, `IO`) -/
+  effects : List Name := []
+  ran : List String := []
+  unsafeDecls : List Name := []
+  exNames : List Name := []
+  complete : Bool := false
+  /-- every message of the text, in order (parse errors included) -/
+  msgs : List Message := []
+  /-- the info trees of its commands (when kept) -/
+  trees : List InfoTree := []
+
+meta def pos0 (fm : FileMap) (p : Option String.Pos.Raw) : Nat × Nat :=
+  match p with
+  | some q => let r := fm.toPosition q; (r.line - 1, r.column)
+  | none => (0, 0)
+
+/-- `example … := v` as `theorem <name> … := v` (Lean adds no constant for an
+example: to be judged it needs a name); none for an example without a type. -/
+meta def exampleAsTheorem (name : Name) (ex : Syntax) : Option Syntax :=
+  let kw := ex[0]
+  let sig := ex[1]
+  let optType := sig[1]
+  if optType.getNumArgs == 0 then none
+  else
+    let declId := Syntax.node .none ``Lean.Parser.Command.declId #[mkIdentFrom kw name, Syntax.node .none nullKind #[]]
+    let declSig := Syntax.node .none ``Lean.Parser.Command.declSig #[sig[0], optType[0]]
+    some (Syntax.node .none ``Lean.Parser.Command.theorem #[Syntax.atom kw.getHeadInfo "theorem", declId, declSig, ex[2]])
+
+meta def appT : List (Name × String × Nat × Nat) → List (Name × String × Nat × Nat) → List (Name × String × Nat × Nat)
+  | [], ys => ys
+  | x :: xs, ys => x :: appT xs ys
+
+/-- The theorem-like declarations of a command (`theorem`, `example` renamed
+`example_<line>`, inside `… in` and `mutual`), and the command with its
+examples renamed. `used`: example names taken so far. -/
+meta def theoremsOf (fm : FileMap) (env : Environment) (ns : Name) :
+    Nat → Syntax → List Name → (Syntax × List (Name × String × Nat × Nat) × List Name)
+  | 0, stx, used => (stx, [], used)
+  | fuel + 1, stx, used =>
+    let k := stx.getKind
+    if k == ``Lean.Parser.Command.declaration then
+      let inner := stx[1]
+      let ik := inner.getKind
+      if ik == ``Lean.Parser.Command.theorem then
+        let (l, c) := pos0 fm inner.getPos?
+        (stx, [(inner[1][0].getId, "theorem", l, c)], used)
+      else if ik == ``Lean.Parser.Command.example then
+        let (l, c) := pos0 fm inner.getPos?
+        let base := Name.mkSimple ("example_" ++ toString (l + 1))
+        let nm0 := if env.contains (ns ++ base) || mem base used then
+          Name.mkSimple ("example_" ++ toString (l + 1) ++ "_" ++ toString c) else base
+        match exampleAsTheorem nm0 inner with
+        | some thm => (stx.setArg 1 thm, [(nm0, "example", l, c)], nm0 :: used)
+        | none => (stx, [(nm0, "example", l, c)], used)
+      else (stx, [], used)
+    else if k == ``Lean.Parser.Command.in then
+      let (inner, ts, used') := theoremsOf fm env ns fuel stx[2] used
+      (stx.setArg 2 inner, ts, used')
+    else if k == ``Lean.Parser.Command.mutual then
+      let cs := stx[1].getArgs
+      let rec each : Nat → List (Name × String × Nat × Nat) → List Name → List (Name × String × Nat × Nat) × List Name
+        | 0, acc, u => (acc, u)
+        | j + 1, acc, u =>
+          let (_, ts, u') := theoremsOf fm env ns fuel (cs.getD j .missing) u
+          each j (appT ts acc) u'
+      let (ts, used') := each cs.size [] used
+      (stx, ts, used')
+    else
+      -- Any other command that holds commands (`#guard_msgs in …`, a combinator
+      -- the file declared): the theorem-like declarations inside it, in order.
+      -- Listing one that is never declared is safe (it is judged `missing`).
+      let args := stx.getArgs
+      let rec walk : Nat → Syntax → List (Name × String × Nat × Nat) → List Name →
+          (Syntax × List (Name × String × Nat × Nat) × List Name)
+        | 0, s, acc, u => (s, acc, u)
+        | k + 1, s, acc, u =>
+          let j := args.size - (k + 1)
+          let (a', ts, u') := theoremsOf fm env ns fuel (args.getD j .missing) u
+          walk k (s.setArg j a') (appT acc ts) u'
+      walk args.size stx [] used
+
+meta def classify (env : Environment) (lp : Loop) : List Name → Loop
+  | [] => lp
+  | n :: ns =>
+    match env.find? n with
+    | none => classify env lp ns
+    | some ci =>
+      let lp := if isMetaType ci then { lp with metas := n :: lp.metas } else lp
+      let lp := if isMetaType ci && !isPureSyntax ci then { lp with effects := n :: lp.effects } else lp
+      let lp := if unsafeCode env n ci then { lp with unsafeDecls := n :: lp.unsafeDecls } else lp
+      classify env lp ns
+
+meta def commandKinds : Nat → Syntax → List String
+  | 0, _ => []
+  | fuel + 1, stx =>
+    let k := stx.getKind
+    if k == ``Lean.Parser.Command.in then appS (commandKinds fuel stx[0]) (commandKinds fuel stx[2])
+    else if k == ``Lean.Parser.Command.mutual then
+      let cs := stx[1].getArgs
+      let rec each : Nat → List String → List String
+        | 0, acc => acc
+        | j + 1, acc => each j (appS (commandKinds fuel (cs.getD j .missing)) acc)
+      each cs.size []
+    else if isPlain k || isSyntaxCommand k then [] else [nm k]
+
+/-- Parse and elaborate the commands of `inputCtx` one by one, with Lean's
+own parser and command elaborator, recording what each did (`CmdRec`). -/
+meta partial def elabLoop (inputCtx : Parser.InputContext) (ps : Parser.ModuleParserState) (lp : Loop) :
+    CommandElabM Loop := do
+  let st ← get
+  let sc : Scope := match st.scopes with
+    | s :: _ => s
+    | [] => { header := "" }
+  let pmctx : Parser.ParserModuleContext :=
+    { env := st.env, options := sc.opts, currNamespace := sc.currNamespace, openDecls := sc.openDecls }
+  let (cmd, ps', msgs') := Parser.parseCommand inputCtx pmctx ps {}
+  let lp := { lp with msgs := appMsgs lp.msgs msgs'.toList }
+  if Parser.isTerminalCommand cmd then
+    return { lp with complete := cmd.getKind == ``Lean.Parser.Command.eoi }
+  let (cmd', thms, exNames) := theoremsOf inputCtx.fileMap st.env sc.currNamespace 64 cmd lp.exNames
+  let (l, _) := pos0 inputCtx.fileMap cmd.getPos?
+  let (el, _) := pos0 inputCtx.fileMap cmd.getTailPos?
+  let before := st.env
+  elabCommandTopLevel cmd'
+  let stA ← get
+  let after := stA.env
+  let lp := { lp with msgs := appMsgs lp.msgs stA.messages.toList,
+                      trees := appTrees (paToList stA.infoState.trees) lp.trees }
+  let news := newNames before after
+  let rec_ : CmdRec := { news, vars := sc.varDecls.size != 0, renames := renamings sc.openDecls,
+                         metasBefore := lp.metas, ranBefore := lp.ran, line := l, endLine := el, thms }
+  let lp := classify after { lp with cmds := rec_ :: lp.cmds, exNames } news
+  let lp := { lp with ran := appS (commandKinds 64 cmd) lp.ran }
+  elabLoop inputCtx ps' lp
+
+/-- Elaborate `text` as commands after the state `st` (its messages dropped),
+with this command's own elaborator, as a file named `fileName` would be; the
+outer state is restored after. `infoTrees`: keep Lean's info trees (for the
+goals at positions). -/
+meta def runC (st : Command.State) (fileName text : String) (lp : Loop) (infoTrees : Bool := false) :
+    CommandElabM (Command.State × Loop) := do
+  let saved ← get
+  set { st with messages := {}, infoState := { st.infoState with enabled := infoTrees, trees := {} } }
+  let inputCtx : Parser.InputContext := Parser.InputContext.mk text fileName
+  let inner (ctx : Context) : Context :=
+    { ctx with fileName, fileMap := inputCtx.fileMap, snap? := none, cancelTk? := none, ref := .missing,
+               macroStack := [], cmdPos := 0 }
+  let lp' ← withReader inner (elabLoop inputCtx {} { lp with cmds := [], complete := false, msgs := [], trees := [] })
+  let out ← get
+  set saved
+  let rec add : MessageLog → List Message → MessageLog
+    | log, [] => log
+    | log, m :: ms => add (log.add m) ms
+  return ({ out with messages := add {} lp'.msgs }, lp')
+
+/-! ## The kernel replay -/
 
 meta def usedBy (ci : ConstantInfo) : List Name :=
   let a := ci.type.getUsedConstants
@@ -119,24 +479,25 @@ meta def usedBy (ci : ConstantInfo) : List Name :=
     | none => #[]
   app (arrList a a.size []) (arrList b b.size [])
 
-meta def keepNew (envP : Environment) (acc : List Name) (self : Name) : List Name → List Name
+/-- Where the replay stops: the constants of `base` (the library, and with a
+trusted preamble the preamble's environment too). -/
+meta def keepNew (base : Environment) (acc : List Name) (self : Name) : List Name → List Name
   | [] => []
-  | d :: ds => if envP.contains d || mem d acc || d == self then keepNew envP acc self ds
-    else d :: keepNew envP acc self ds
+  | d :: ds => if base.contains d || mem d acc || d == self then keepNew base acc self ds
+    else d :: keepNew base acc self ds
 
-/-- Constants of `envU` reachable from `todo` that `envP` lacks, dependencies first. -/
-meta def closure (envU envP : Environment) : Nat → List Name → List Name → Except String (List Name)
+/-- Constants of `envU` reachable from `todo` that `base` lacks, dependencies first. -/
+meta def closure (envU base : Environment) : Nat → List Name → List Name → Except String (List Name)
   | 0, _, _ => .error "declaration graph too large"
   | _, [], acc => .ok acc
   | fuel + 1, n :: rest, acc =>
-    if envP.contains n || mem n acc then closure envU envP fuel rest acc
+    if base.contains n || mem n acc then closure envU base fuel rest acc
     else match envU.find? n with
       | none => .error s!"unknown constant {nm n}"
       | some ci =>
-        match keepNew envP acc n (usedBy ci) with
-        | [] => closure envU envP fuel rest (app acc [n])
-        | deps => closure envU envP fuel (app deps (n :: rest)) acc
-
+        match keepNew base acc n (usedBy ci) with
+        | [] => closure envU base fuel rest (app acc [n])
+        | deps => closure envU base fuel (app deps (n :: rest)) acc
 
 meta def ctorsOf (envU : Environment) : List Name → Except String (List Constructor)
   | [] => .ok []
@@ -189,32 +550,155 @@ meta def replayAll (envU : Environment) : List Name → Kernel.Environment → E
     | some (.quotInfo _) => .error "a quotient declaration"
     | none => .error s!"unknown constant {nm n}"
 
-
-/-- The leaves of the constants reachable from `todo` in `k`: axioms (L: local,
-I: imported), unsafe constants (U) and names the kernel lacks (N); "F" when
-the walk ran out of fuel. -/
-meta def leaves (envP : Environment) (k : Kernel.Environment) :
+/-- The leaves of the constants reachable from `todo` in `k`: axioms (L: not
+from the library, I: from the library's modules), unsafe constants (U) and
+names the kernel lacks (N); "F" when the walk ran out of fuel. The walk does
+not enter the library's own definitions (the library is trusted: nothing of
+it depends on `sorryAx` or native evaluation), only what the text added. -/
+meta def leaves (lib : Environment) (k : Kernel.Environment) :
     Nat → List Name → NameSet → List String → List String
   | 0, _, _, acc => "F:fuel" :: acc
   | _, [], _, acc => acc
   | fuel + 1, n :: rest, seen, acc =>
-    if seen.contains n then leaves envP k fuel rest seen acc
+    if seen.contains n then leaves lib k fuel rest seen acc
     else
       let seen' := seen.insert n
-      let loc := if (envP.getModuleIdxFor? n).isSome then "I" else "L"
+      let imported := (lib.getModuleIdxFor? n).isSome
+      let loc := if imported then "I" else "L"
       match k.find? n with
-      | none => leaves envP k fuel rest seen' (("N:" ++ nm n) :: acc)
+      | none => leaves lib k fuel rest seen' (("N:" ++ nm n) :: acc)
       | some ci =>
-        if ci.isUnsafe then leaves envP k fuel rest seen' (("U:" ++ nm n) :: acc)
+        if ci.isUnsafe then leaves lib k fuel rest seen' (("U:" ++ nm n) :: acc)
         else match ci with
-          | .axiomInfo _ => leaves envP k fuel rest seen' ((loc ++ ":" ++ nm n) :: acc)
-          | _ => leaves envP k fuel (app (usedBy ci) rest) seen' acc
+          | .axiomInfo _ => leaves lib k fuel rest seen' ((loc ++ ":" ++ nm n) :: acc)
+          | _ => if imported then leaves lib k fuel rest seen' acc
+                 else leaves lib k fuel (app (usedBy ci) rest) seen' acc
 
-/-- Netstrings: `<length>:<text>` per field, so that no text (a message, a
-name of the document's) can pass for another field. -/
-meta def nets : List String → String
-  | [] => ""
-  | x :: xs => toString x.length ++ ":" ++ x ++ nets xs
+/-! ## The premise rule of a theorem posed in a library module (`Theorem.module`) -/
+
+/-- The direct imports of module `m` in `env`'s header (Lean's own data). -/
+meta def importsOf (env : Environment) (m : Name) : List Name :=
+  match env.getModuleIdx? m with
+  | some i =>
+    let ds := env.header.moduleData
+    if h : i.toNat < ds.size then
+      let imps := ds[i.toNat].imports
+      let rec go : Nat → List Name → List Name
+        | 0, acc => acc
+        | k + 1, acc => go k ((imps.getD k { module := .anonymous }).module :: acc)
+      go imps.size []
+    else []
+  | none => []
+
+/-- The modules reachable from `todo` by imports, added to `s`. -/
+meta def closeImports (env : Environment) : Nat → List Name → NameSet → NameSet
+  | 0, _, s => s
+  | _, [], s => s
+  | fuel + 1, m :: rest, s =>
+    if s.contains m then closeImports env fuel rest s
+    else closeImports env fuel (app (importsOf env m) rest) (s.insert m)
+
+/-- The modules a theorem posed in library module `m` may use: those `m`
+imports, transitively (never `m` itself nor anything after it); none when `m`
+is not a module of the environment. -/
+meta def allowedModules (env : Environment) (m : Name) : Option NameSet :=
+  match env.getModuleIdx? m with
+  | some _ => some (closeImports env 1000000 (importsOf env m) {})
+  | none => none
+
+meta def moduleOf (env : Environment) (c : Name) : Name :=
+  match env.getModuleIdxFor? c with
+  | some i => env.header.moduleNames.getD i.toNat .anonymous
+  | none => .anonymous
+
+/-- Library constants that the declarations `ns` of `envU` use directly and
+that live outside the modules `allowed`, as `name (module)`. -/
+meta def outside (envU lib : Environment) (allowed : NameSet) : List Name → List String
+  | [] => []
+  | c :: cs =>
+    let rest := outside envU lib allowed cs
+    match envU.find? c with
+    | none => rest
+    | some ci =>
+      let rec bad : List Name → List String
+        | [] => rest
+        | d :: ds =>
+          if (lib.getModuleIdxFor? d).isSome && !allowed.contains (moduleOf lib d) then
+            (nm d ++ " (" ++ nm (moduleOf lib d) ++ ")") :: bad ds
+          else bad ds
+      bad (usedBy ci)
+
+/-! ## What a statement means beyond its text -/
+
+/-- Whether every constant of `e` is one of `env0`'s (the library and this checker). -/
+meta def onlyIn (env0 : Environment) (e : Expr) : Bool :=
+  let a := e.getUsedConstants
+  let rec all : List Name → Bool
+    | [] => true
+    | c :: cs => env0.contains c && all cs
+  all (arrList a a.size [])
+
+/-- Flags on the constants reachable from `todo` through the file's own
+declarations (types, and values of definitions): an instance the file
+declared of a library class for library types (`OfNat Nat 2`, `Add Nat`),
+and a file constant whose name ends in a library name (`Foo.Nat` read as
+`Nat` inside `namespace Foo`). -/
+meta def meaningWalk (env0 envU : Environment) : Nat → List Name → NameSet → List String → List String
+  | 0, _, _, acc => "walk: out of fuel" :: acc
+  | _, [], _, acc => acc
+  | fuel + 1, c :: rest, seen, acc =>
+    if seen.contains c || env0.contains c then meaningWalk env0 envU fuel rest seen acc
+    else
+      let seen := seen.insert c
+      match envU.find? c with
+      | none => meaningWalk env0 envU fuel rest seen acc
+      | some ci =>
+        let acc := if Meta.isInstanceCore envU c then
+            match ci.type.getForallBody.getAppFn.constName? with
+            | some cls => if env0.contains cls && onlyIn env0 ci.type then
+                ("instance " ++ nm (userName c) ++ " of " ++ nm cls) :: acc else acc
+            | none => acc
+          else acc
+        let rec sh : List Name → List String → List String
+          | [], a => a
+          | s :: ss, a => if env0.contains s then ("shadow " ++ nm (userName c) ++ " " ++ nm s) :: a else sh ss a
+        let acc := sh (suffixes c) acc
+        let more := match ci with
+          | .thmInfo _ => let t := ci.type.getUsedConstants; arrList t t.size []
+          | _ => usedBy ci
+        meaningWalk env0 envU fuel (app more rest) seen acc
+
+meta def prefixAll (p : String) : List String → List String
+  | [] => []
+  | x :: xs => (p ++ x) :: prefixAll p xs
+
+meta def findRec (n : Name) : List CmdRec → Option CmdRec
+  | [] => none
+  | r :: rs => if mem n r.news then some r else findRec n rs
+
+/-- Everything that makes `n`'s statement mean more than its text, as the
+checker's flags: the scope its command was elaborated in (`variable`s,
+`open … renaming`), meta code the file declared or commands that ran code
+before it, and what its elaborated type reaches (`meaningWalk`). -/
+meta def flagsOf (env0 envU : Environment) (recs : List CmdRec) (n : Name) : List String :=
+  let scope := match findRec n recs with
+    | some r =>
+      let v := if r.vars then ["variables"] else []
+      let rn := prefixAll "renaming " r.renames
+      let ms := match r.metasBefore with
+        | [] => []
+        | ms => ["meta " ++ joinNames (revN ms [])]
+      let cs := match r.ranBefore with
+        | [] => []
+        | cs => ["code " ++ joinS (dedupS cs [])]
+      appS v (appS rn (appS ms cs))
+    | none => []
+  let walk := match envU.find? n with
+    | some ci => let t := ci.type.getUsedConstants; meaningWalk env0 envU 100000 (arrList t t.size []) {} []
+    | none => []
+  appS scope (dedupS walk [])
+
+/-! ## The judge -/
 
 meta def msgFields : List Message → IO (List String)
   | [] => pure []
@@ -222,64 +706,57 @@ meta def msgFields : List Message → IO (List String)
     let sev := match m.severity with | .error => "error" | .warning => "warning" | .information => "info"
     let txt ← m.data.toString
     let rest ← msgFields ms
-    return "M" :: sev :: toString m.pos.line :: toString m.pos.column :: txt :: rest
+    let e := match m.endPos with | some p => p | none => m.pos
+    return "M" :: sev :: toString (m.pos.line - 1) :: toString m.pos.column :: toString (e.line - 1) ::
+      toString e.column :: txt :: rest
 
-meta def lenS : List String → Nat
-  | [] => 0
-  | _ :: xs => lenS xs + 1
+meta def anyError : List Message → Bool
+  | [] => false
+  | m :: ms => m.severity == .error || anyError ms
 
-meta def appS : List String → List String → List String
-  | [], ys => ys
-  | x :: xs, ys => x :: appS xs ys
+structure Ctx where
+  env0 : Environment
+  envU : Environment
+  base : Environment
+  k0 : Kernel.Environment
+  envT? : Option Environment
+  allowed? : Option NameSet
 
-meta def judgeOne (envU envP : Environment) (envT? : Option Environment) (k0 : Kernel.Environment)
-    (idx : Nat) (n : Name) : List String :=
+/-- The verdict on the declaration `n` of `envU`: replayed through the kernel
+with every constant it needs that `base` lacks (preamble included, unless the
+preamble is trusted), its type compared with the trusted `expected`
+declaration's, the premise rule, and the leaves of its axioms. -/
+meta def judgeOne (c : Ctx) (idx : Nat) (n : Name) : List String :=
   let out (status : String) (ls : List String) := "D" :: toString idx :: status :: toString (lenS ls) :: ls
-  match envU.find? n with
+  match c.envU.find? n with
   | none => out "missing" []
   | some _ =>
-    match closure envU envP 100000 [n] [] with
+    match closure c.envU c.base 100000 [n] [] with
     | .error e => out "closure" [e]
-    | .ok ns => match replayAll envU ns k0 with
+    | .ok ns => match replayAll c.envU ns c.k0 with
       | .error e => out "kernel" [e]
       | .ok k => match k.find? n with
         | some (.thmInfo v) =>
-          let typeOk := match envT? with
+          let typeOk := match c.envT? with
             | none => true
             | some envT => match envT.find? n with
               | some ci => ci.type == v.type && ci.levelParams == v.levelParams
               | none => false
           if !typeOk then out "type_differs" []
-          else out "ok" (leaves envP k 1000000 [n] {} [])
+          else match c.allowed? with
+            | some allowed => match dedupS (outside c.envU c.env0 allowed ns) [] with
+              | [] => out "ok" (leaves c.env0 k 1000000 [n] {} [])
+              | bad => out "premise" bad
+            | none => out "ok" (leaves c.env0 k 1000000 [n] {} [])
         | _ => out "not_theorem" []
 
-/-- Instances among `cs` that the candidate declared (not in `envP`) for a
-class it did not declare: the statement's meaning changed by the file. -/
-meta def instFlags (envU envP : Environment) : List Name → List String
+meta def flagFields (idx : Nat) : List String → List String
   | [] => []
-  | c :: cs =>
-    let rest := instFlags envU envP cs
-    if envP.contains c || !(Meta.isInstanceCore envU c) then rest
-    else match envU.find? c with
-      | some ci => match ci.type.getForallBody.getAppFn.constName? with
-        | some cls => if envP.contains cls then ("instance " ++ nm c ++ " of " ++ nm cls) :: rest else rest
-        | none => rest
-      | none => rest
+  | t :: ts => "W" :: toString idx :: t :: flagFields idx ts
 
-/-- Warnings on the meaning of `n`'s statement (what Lean elaborated, not what
-its text says): declared while `variable`s were in scope (they may add
-hypotheses), or using an instance the file declared for a class it did not. -/
-meta def flagsOne (envU envP : Environment) (vars : List Name) (idx : Nat) (n : Name) : List String :=
-  match envU.find? n with
-  | none => []
-  | some ci =>
-    let w (t : String) : List String := ["W", toString idx, t]
-    let v := if mem n vars then w "variables" else []
-    let a := ci.type.getUsedConstants
-    let rec each : List String → List String
-      | [] => []
-      | t :: ts => appS (w t) (each ts)
-    appS v (each (instFlags envU envP (arrList a a.size [])))
+meta def judgeAll (c : Ctx) (recs : List CmdRec) : Nat → List Name → List String
+  | _, [] => []
+  | i, n :: ns => appS (judgeOne c i n) (appS (flagFields i (flagsOf c.env0 c.envU recs n)) (judgeAll c recs (i + 1) ns))
 
 /-- `n` inside the namespace `ns`. -/
 meta def qualify (ns : Name) : Name → Name
@@ -291,59 +768,201 @@ meta def qualifyAll (ns : Name) : List Name → List Name
   | [] => []
   | n :: rest => qualify ns n :: qualifyAll ns rest
 
-meta def judgeAll (envU envP : Environment) (envT? : Option Environment) (k0 : Kernel.Environment)
-    (vars : List Name) : Nat → List Name → List String
-  | _, [] => []
-  | i, n :: ns => appS (judgeOne envU envP envT? k0 i n)
-      (appS (flagsOne envU envP vars i n) (judgeAll envU envP envT? k0 vars (i + 1) ns))
-
-/-- The namespace a state leaves open: asked names are relative to it. -/
 meta def spaceOf (st : Command.State) : Name :=
   match st.scopes with
   | sc :: _ => sc.currNamespace
   | [] => .anonymous
 
-/-- The verdict on `candidate`, elaborated after the trusted `preamble`: for
-each of `names`, whether the kernel accepts its declaration replayed (with its
-dependencies the candidate added) onto the preamble's environment, whether its
-type is the one `expected` (trusted text, elaborated after the same preamble)
-gives that name, and the leaves of its axioms. -/
-meta def judge (env0 : Environment) (nonce preamble expected candidate : String) (names : List Name) :
-    CommandElabM String := do
-  let opts : Options := (({} : Options).setBool `Elab.async false).setNat `maxHeartbeats 200000
+/-- The constant a theorem-like declaration added: the new constant of its
+command whose user name ends with the written name. -/
+meta def resolve (w : Name) : List Name → Option Name
+  | [] => none
+  | c :: cs => if w != .anonymous && endsWith c w then some c else resolve w cs
+
+/-- The theorem-like declarations of the text, in order: (constant or the
+written name, `T` fields). -/
+meta def listed (envU : Environment) (ns : Name) : List CmdRec → List (Name × List String)
+  | [] => []
+  | r :: rs =>
+    let rec each : List (Name × String × Nat × Nat) → List (Name × List String)
+      | [] => listed envU ns rs
+      | (w, kind, l, c) :: more =>
+        let (n, found) := match resolve w r.news with
+          | some n => (n, "1")
+          | none => (qualify ns w, "0")
+        (n, [nm (userName n), kind, found, toString l, toString c, toString r.line, toString r.endLine]) :: each more
+    each r.thms
+
+/-- `m` printed as Lean prints messages, in the environment `env` with the
+metavariables of `mctx` (no `MetaM` run: the exported-level library lacks the
+helpers that lifting needs here). -/
+meta def ppIn (env : Environment) (opts : Options) (mctx : MetavarContext) (m : MessageData) : IO String :=
+  (MessageData.withContext { env, mctx, lctx := {}, opts } m).toString
+
+/-- The type of `n` (a constant of `env`) as Lean prints it in `printEnv`:
+the file's environment, or the library's alone when the file declared meta
+code (its notations and unexpanders could print a statement as another). -/
+meta def ppType (env printEnv : Environment) (opts : Options) (n : Name) : CommandElabM String := do
+  match env.find? n with
+  | none => return ""
+  | some ci => liftIO <| ppIn printEnv opts {} (.ofExpr ci.type)
+
+meta def typeFields (env printEnv : Environment) (opts : Options) : Nat → List (Name × List String) →
+    CommandElabM (List String)
+  | _, [] => pure []
+  | i, (n, fs) :: rest => do
+    let t ← ppType env printEnv opts n
+    let more ← typeFields env printEnv opts (i + 1) rest
+    return appS ("T" :: toString i :: appS fs [t]) more
+
+/-! ## Goals at positions (the states of a checked proof, from its own run) -/
+
+/-- The outermost tactic whose syntax starts at `pos`, with its context. -/
+meta def findTac (pos : String.Pos.Raw) : Nat → Option ContextInfo → List InfoTree →
+    Option (ContextInfo × TacticInfo)
+  | 0, _, _ => none
+  | _, _, [] => none
+  | fuel + 1, ctx?, t :: ts =>
+    let here : Option (ContextInfo × TacticInfo) := match t with
+      | .context pci t' => findTac pos fuel (pci.mergeIntoOuter? ctx?) [t']
+      | .node (.ofTacticInfo ti) cs =>
+        if ti.stx.getPos? == some pos then
+          match ctx? with
+          | some c => some (c, ti)
+          | none => none
+        else findTac pos fuel ctx? (paToList cs)
+      | .node _ cs => findTac pos fuel ctx? (paToList cs)
+      | .hole _ => none
+    match here with
+    | some r => some r
+    | none => findTac pos fuel ctx? ts
+
+meta def ppGoals (env : Environment) (opts : Options) (mctx : MetavarContext) : List MVarId → IO (List String)
+  | [] => pure []
+  | g :: gs => do
+    let s ← ppIn env opts mctx (.ofGoal g)
+    let rest ← ppGoals env opts mctx gs
+    return s :: rest
+
+meta def stateFields (fm : FileMap) (opts : Options) (trees : List InfoTree) : Nat → List (Nat × Nat) →
+    IO (List String)
+  | _, [] => pure []
+  | i, (l, c) :: rest => do
+    let pos := fm.ofPosition ⟨l + 1, c⟩
+    let here ← match findTac pos 1000000 none trees with
+      | some (ci, ti) => do
+        let gs ← ppGoals ci.env opts ti.mctxBefore ti.goalsBefore
+        pure ("S" :: toString i :: toString (lenS gs) :: gs)
+      | none => pure ["S", toString i, "none"]
+    let more ← stateFields fm opts trees (i + 1) rest
+    return appS here more
+
+/-- The verdict on `candidate`, elaborated after `preamble` (both untrusted
+unless `trust` is "trusted": a preamble of the package's own sets, by hash),
+as one message: the nonce, then netstrings. `mode`: "names" judges `names`
+(qualified by the preamble's namespace); "list" judges every theorem-like
+declaration of the candidate, listed with its range and elaborated type
+(`T`); "audit" replays every declaration of the preamble and reports what
+makes `expected`'s statement mean more than its text. -/
+meta def judge (env0 : Environment) (fileName : String) (opts0 : Options)
+    (nonce mode trust module preamble expected candidate : String)
+    (positions : List (Nat × Nat)) (names : List Name) : CommandElabM String := do
+  let opts : Options := opts0.setBool `Elab.async false
   let st0 := Command.mkState env0 {} opts
   -- The worker's document is a `module` (for `meta import`): public and
   -- exposed by default, so that names and unfolding are those of a plain file.
-  let sS ← run st0 "@[expose] public section\n"
-  let sP ← run sS preamble
+  let (sS, _) ← runC st0 fileName "@[expose] public section\n" {}
+  let (sP, lpP) ← runC sS fileName preamble {}
   let pMsgs ← liftIO <| msgFields sP.messages.toList
   if anyError sP.messages.toList then
-    return nonce ++ nets (appS ("v1" :: "P" :: pMsgs) ["end"])
-  let envT? ← if expected.isEmpty then pure none else do
-    let sT ← run sP expected
-    if anyError sT.messages.toList then pure none else pure (some sT.env)
+    return nonce ++ nets (appS ("v2" :: "P" :: pMsgs) ["end"])
+  let allowed? := if module.isEmpty then none else allowedModules env0 module.toName
+  if !module.isEmpty && allowed?.isNone then
+    return nonce ++ nets ["v2", "U", module, "end"]
+  let (envT?, lpT) ← if expected.isEmpty then pure (none, lpP) else do
+    let (sT, lpT) ← runC sP fileName expected lpP
+    pure (if anyError sT.messages.toList then none else some sT.env, lpT)
   if !expected.isEmpty && envT?.isNone then
-    return nonce ++ nets ["v1", "E", "end"]
-  let (sU, complete, vars) ← runC sP candidate (qualifyAll (spaceOf sP) names)
-  let ds := judgeAll sU.env sP.env envT? sP.env.toKernelEnv vars 0 (qualifyAll (spaceOf sP) names)
+    return nonce ++ nets ["v2", "E", "end"]
+  let trusted := trust == "trusted"
+  let base := if trusted then sP.env else env0
+  let k0 := base.toKernelEnv
+  let codeFlags (lp : Loop) : List String :=
+    appS (match lp.ran with | [] => [] | cs => ["R", "commands " ++ joinS (dedupS cs [])])
+      (appS (match lp.effects with | [] => [] | ms => ["R", "meta " ++ joinNames ms])
+        (match lp.unsafeDecls with | [] => [] | us => ["Z", joinNames us]))
+  if mode == "audit" then
+    let decls := newNames env0 sP.env
+    let replay := match closure sP.env base 1000000 decls [] with
+      | .error e => ["A", e]
+      | .ok ns => match replayAll sP.env ns k0 with
+        | .error e => ["A", e]
+        | .ok _ => []
+    let flags := match envT? with
+      | some envT => flagFields 0 (flagsOf env0 envT lpT.cmds `burnqed_checked)
+      | none => []
+    return nonce ++ nets (appS ("v2" :: "X" :: (if lpP.complete then "1" else "0") :: replay)
+      (appS flags (appS (codeFlags lpP) ["end"])))
+  let (sU, lpU) ← runC sP fileName candidate { lpP with cmds := [] } (infoTrees := match positions with
+    | [] => false
+    | _ => true)
+  let c : Ctx := { env0, envU := sU.env, base, k0, envT?, allowed? }
+  let recs := appCmd lpU.cmds lpP.cmds
+  let (ds, ts) ← if mode == "list" then do
+      let ls := listed sU.env (spaceOf sP) (revCmd lpU.cmds [])
+      let printEnv := match lpU.metas with
+        | [] => sU.env
+        | _ => env0
+      let ts ← typeFields sU.env printEnv opts 0 ls
+      pure (judgeAll c recs 0 (firsts ls), ts)
+    else pure (judgeAll c recs 0 (qualifyAll (spaceOf sP) names), [])
+  let fm := (Parser.InputContext.mk candidate fileName).fileMap
+  let ss ← match positions with
+    | [] => pure []
+    | _ => liftIO (stateFields fm opts lpU.trees 0 positions)
   let ms ← liftIO <| msgFields sU.messages.toList
-  return nonce ++ nets (appS ("v1" :: "X" :: (if complete then "1" else "0") :: ds) (appS ms ["end"]))
+  return nonce ++ nets (appS ("v2" :: "X" :: (if lpU.complete then "1" else "0") :: ts)
+    (appS ds (appS ss (appS (codeFlags lpU) (appS ms ["end"])))))
+where
+  firsts : List (Name × List String) → List Name
+    | [] => []
+    | (n, _) :: rest => n :: firsts rest
+  appCmd : List CmdRec → List CmdRec → List CmdRec
+    | [], ys => ys
+    | x :: xs, ys => x :: appCmd xs ys
+  revCmd : List CmdRec → List CmdRec → List CmdRec
+    | [], acc => acc
+    | x :: xs, acc => revCmd xs (x :: acc)
 
-syntax (name := judgeCmd) "burnqed_judge " str str str str ident* : command
+syntax (name := judgeCmd) "burnqed_judge " str str str str str str str num* ident* : command
 
 meta def idents (a : Array Syntax) : Nat → List Name → List Name
   | 0, acc => acc
   | k + 1, acc => idents a k ((a.getD k Syntax.missing).getId :: acc)
 
+meta def pairs (a : Array Syntax) : Nat → List (Nat × Nat) → List (Nat × Nat)
+  | 0, acc => acc
+  | 1, acc => acc
+  | k + 2, acc => pairs a k (((a.getD k .missing).isNatLit?.getD 0, (a.getD (k + 1) .missing).isNatLit?.getD 0) :: acc)
+
+meta def addInfo (text : String) : CommandElabM Unit := do
+  let ctx ← read
+  let msg : Message := { fileName := ctx.fileName, pos := ⟨1, 0⟩, severity := .information, data := .ofFormat (.text text) }
+  modify fun st => { st with messages := st.messages.add msg }
+
+/-- `burnqed_judge "nonce" "mode" "trust" "module" "preamble" "expected" "candidate" (line col)* name*` -/
 @[command_elab judgeCmd] public meta def elabJudge : CommandElab := fun stx => do
   let arg (i : Nat) := (stx[i].isStrLit?).getD ""
   let env ← getEnv
-  let ids := stx[5].getArgs
-  let out ← (judge env (arg 1) (arg 2) (arg 3) (arg 4) (idents ids ids.size []))
   let ctx ← read
-  let msg : Message := { fileName := ctx.fileName, pos := ⟨1, 0⟩, severity := .information, data := .ofFormat (.text out) }
-  modify fun st => { st with messages := st.messages.add msg }
-
+  let opts := match (← get).scopes with
+    | sc :: _ => sc.opts
+    | [] => {}
+  let ps := stx[8].getArgs
+  let ids := stx[9].getArgs
+  let out ← judge env ctx.fileName opts (arg 1) (arg 2) (arg 3) (arg 4) (arg 5) (arg 6) (arg 7)
+    (pairs ps (ps.size - ps.size % 2) []) (idents ids ids.size [])
+  addInfo out
 
 /-- "1" when `text` (a candidate as it sits in a proof block) parses, with
 Lean's parser in this environment, as `by` and exactly one tactic sequence
@@ -364,9 +983,84 @@ tactic sequence by Lean's own parser (`oneSeq`), answered like `burnqed_judge`. 
 @[command_elab tacticsCmd] public meta def elabTactics : CommandElab := fun stx => do
   let nonce := (stx[1].isStrLit?).getD ""
   let cs := stx[2].getArgs
-  let out := nonce ++ nets (appS ("v1" :: seqAll (← getEnv) cs cs.size []) ["end"])
-  let ctx ← read
-  let msg : Message := { fileName := ctx.fileName, pos := ⟨1, 0⟩, severity := .information, data := .ofFormat (.text out) }
-  modify fun st => { st with messages := st.messages.add msg }
+  addInfo (nonce ++ nets (appS ("v2" :: seqAll (← getEnv) cs cs.size []) ["end"]))
+
+/-! ## The goal reader of a batch block -/
+
+open Tactic in
+meta def stepMessage (text : String) : TacticM Unit := do
+  let ref ← getRef
+  let msg : Message := { fileName := (← getFileName), pos := (← getFileMap).toPosition (ref.getPos?.getD 0),
+                         severity := .information, data := .ofFormat (.text text) }
+  modifyThe Core.State fun st => { st with messages := st.messages.add msg }
+
+meta def keepHyps (lctx : LocalContext) (a : Array Expr) : Nat → List Expr → List Expr
+  | 0, acc => acc
+  | k + 1, acc =>
+    let e := a.getD k (.bvar 0)
+    match lctx.find? e.fvarId! with
+    | some d => if d.isImplementationDetail then keepHyps lctx a k acc else keepHyps lctx a k (e :: acc)
+    | none => keepHyps lctx a k acc
+
+/-- The verdict on a step's proof term `V : T` (closed: the statement's
+binders abstracted), with the candidate's auxiliary declarations (those
+`before` lacks) replayed through the kernel onto `before`'s: ok or why not,
+and the leaves of its axioms. -/
+meta def stepVerdict (before after : Environment) (lps : List Name) (T V : Expr) : List String :=
+  let us := V.getUsedConstants
+  let ts := T.getUsedConstants
+  match closure after before 100000 (app (arrList us us.size []) (arrList ts ts.size [])) [] with
+  | .error e => ["closure", e, "0"]
+  | .ok ns => match replayAll after ns before.toKernelEnv with
+    | .error e => ["kernel", e, "0"]
+    | .ok k =>
+      let d : Declaration := .thmDecl { name := `BurnqedJudge.stepCheck, levelParams := lps, type := T, value := V }
+      match kadd k d `BurnqedJudge.stepCheck with
+      | .error e => ["kernel", e, "0"]
+      | .ok k' => let ls := leaves before k' 1000000 [`BurnqedJudge.stepCheck] {} []; "ok" :: "" :: toString (lenS ls) :: ls
+
+syntax (name := stepTac) "burnqed_step " str num ppLine tacticSeq : tactic
+
+/-- `burnqed_step "nonce" k <tactics>`: the block's candidate as a nested
+tactic sequence of its own. After it, this code reports the goals left (as
+Lean prints them) in one message (the nonce, then netstrings), whatever
+layout the candidate has: nothing follows the candidate in the block for a
+focusing tactic to capture. When no goal is left, the proof term is replayed
+through the kernel (with the auxiliary declarations the candidate made) and
+the leaves of its axioms are reported; else the leaves of the partial term's
+constants. -/
+@[tactic stepTac] public meta def evalStep : Tactic.Tactic := fun stx => do
+  let nonce := (stx[1].isStrLit?).getD ""
+  let idx := (stx[2].isNatLit?).getD 0
+  let root ← match (← get).goals with
+    | g :: _ => pure g
+    | [] => throwError "burnqed_step: no goals"
+  let before ← getEnv
+  let say (fs : List String) := stepMessage (nonce ++ nets (appS ("v2" :: toString idx :: fs) ["end"]))
+  -- A failing candidate throws: Lean reports its error in the block (no answer
+  -- of this reader is needed). (No `try … catch` here: `Tactic.tryCatch` needs
+  -- a helper the exported-level library lacks, `saveState._redArg`.)
+  Tactic.evalTactic stx[3]
+  let gs ← Tactic.getUnsolvedGoals
+  let after ← getEnv
+  let opts ← getOptions
+  let strs ← ppGoals after opts (← getMCtx) gs
+  let pf ← instantiateMVars (mkMVar root)
+  let ty ← instantiateMVars (← root.getType)
+  let lctx := (← root.getDecl).lctx
+  let xs := (keepHyps lctx lctx.getFVars lctx.getFVars.size []).toArray
+  let T := lctx.mkForall xs ty
+  let V := lctx.mkLambda xs pf
+  let closed := match gs with
+    | [] => true
+    | _ => false
+  let verdict := if closed then
+      let lps := (collectLevelParams (collectLevelParams {} T) V).params
+      stepVerdict before after (arrList lps lps.size []) T V
+    else
+      let us := V.getUsedConstants
+      let ls := leaves before after.toKernelEnv 1000000 (arrList us us.size []) {} []
+      "open" :: "" :: toString (lenS ls) :: ls
+  say (appS ["ok", toString (lenS strs)] (appS strs verdict))
 
 end BurnqedJudge

@@ -1,14 +1,18 @@
-"""The trusted checker's Python side: the command that asks it, and its answer.
+"""The trusted checker's Python side: the commands that ask it, and its answers.
 
 The checker itself is Lean code (`judge.lean`, the header of every document of
 the embedded worker, elaborated before any untrusted text exists). It
-elaborates the candidate text, given as a string literal, with Lean's own
-parser and command elaborator on a copy of its environment, replays what the
-candidate declared through the kernel onto the trusted preamble's environment,
-compares the checked theorem's type with the trusted statement's and collects
-the leaves of its axioms. Nothing the candidate prints or declares is read as
-a verdict: the answer is one message that starts with a fresh nonce (which no
-text of the candidate contains) and is made of netstrings.
+elaborates the preamble and the candidate text, given as string literals, with
+Lean's own parser and command elaborator on a copy of its environment; replays
+every declaration the judged theorem needs that is not the library's (the
+preamble's included) through the kernel onto the library's environment;
+compares the checked theorem's type with the trusted statement's; applies the
+premise rule of a library module; collects the leaves of its axioms; says what
+makes a statement mean more than its text; lists what a file declares (names,
+ranges, elaborated types); and reads the goals before each tactic from the
+same run. Nothing the candidate prints or declares is read as a verdict: the
+answer is one message that starts with a fresh nonce (which no text of the
+candidate contains) and is made of netstrings.
 
 Why this design and not two processes (an untrusted one handing an ``.olean``
 to a clean one): the embedded worker is 5-6.5 GB and ~20 s to start, a file
@@ -19,45 +23,87 @@ check is out of reach on the CPU machines; see ``docs/trusted-checker.md``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from burnqed_core.lean.types import ALLOWED_AXIOMS, LIBRARY_AXIOMS
+from burnqed_core.lean.types import ALLOWED_AXIOMS, LIBRARY_AXIOMS, DeclaredTheorem, Diagnostic, Elaboration
 
-JUDGE_SOURCE = (Path(__file__).with_name("judge.lean")).read_text()
+JUDGE_PATH = Path(__file__).with_name("judge.lean")
+JUDGE_SOURCE = JUDGE_PATH.read_text()
+# The trusted Lean sources of the worker's header after `judge.lean`, loaded in
+# this order (e.g. a library enumeration module): each may start with its
+# `import` lines (hoisted into the header's imports) and must close every
+# namespace it opens.
+EXTRA_SOURCES: list[Path] = []
 # Every document of the worker: the checker, then a public, exposed section so
 # that what follows behaves as in a plain (non-`module`) file.
 SECTION = "\n@[expose] public section\n\n"
 LOAD_MARKER = "-- burnqed: the header loads what follows"
 NAMESPACE_END = "end BurnqedJudge"
+_IMPORT_LINE = re.compile(r"^(public\s+)?(meta\s+)?import\s+\S+\s*$")
 
 
-def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = ()) -> str:
+def _split_imports(text: str) -> tuple[list[str], str]:
+    """The leading ``module``/import lines of a Lean source, and the rest."""
+    lines = text.split("\n")
+    k, imports = 0, []
+    while k < len(lines) and (not lines[k].strip() or lines[k].strip() == "module"
+                              or _IMPORT_LINE.match(lines[k].strip())):
+        if _IMPORT_LINE.match(lines[k].strip()):
+            imports.append(lines[k].strip())
+        k += 1
+    return imports, "\n".join(lines[k:])
+
+
+def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
+                  extra: Sequence[str] | None = None) -> str:
     """The header of every document of the embedded worker: ``judge.lean`` up
     to its load marker as it is, the rest as the string of one
     ``burnqed_load`` command (elaborated without info trees: the same
     declarations, but edits of the document stay as cheap as without the
-    checker), then `SECTION`. ``imports``: more modules the document imports
-    (publicly), after the checker's own (Pantograph's modules, e.g. Mathlib)."""
+    checker), then each extra trusted source (``extra``, default
+    `EXTRA_SOURCES`) as one more ``burnqed_load`` (its import lines hoisted
+    into the header's), then `SECTION`. ``imports``: more modules the document
+    imports (publicly), after the checker's own (Pantograph's modules, e.g.
+    Mathlib)."""
     head, marker, rest = source.partition(LOAD_MARKER)
-    if imports:
-        last = head.rindex("public meta import")
-        eol = head.index("\n", last) + 1
-        more = "".join(f"public import {m}\n" for m in imports if m != "Init")
-        head = head[:eol] + more + head[eol:]
     if not marker:
         raise ValueError("judge.lean has no load marker")
+    extras = [p.read_text() for p in EXTRA_SOURCES] if extra is None else list(extra)
+    hoisted: list[str] = []
+    bodies: list[str] = []
+    for text in extras:
+        imps, rest_text = _split_imports(text)
+        hoisted += [i for i in imps if i not in hoisted and i not in head]
+        bodies.append(rest_text.strip())
+    more = "".join(f"{line}\n" for line in hoisted)
+    more += "".join(f"public import {m}\n" for m in imports if m != "Init")
+    if more:
+        last = head.rindex("public meta import")
+        eol = head.index("\n", last) + 1
+        head = head[:eol] + more + head[eol:]
     body = rest.split("\n", 1)[1].rstrip()
     # The scope a command leaves is not carried to the next one by the
     # frontend: the namespace is closed outside the string.
     body, end, _ = body.rpartition(NAMESPACE_END)
     if not end:
         raise ValueError("judge.lean does not end with its namespace's end")
-    return f"{head}burnqed_load {lean_string(body)}\n{NAMESPACE_END}\n{SECTION}"
-VERSION = "v1"
+    loads = "".join(f"burnqed_load {lean_string(b)}\n" for b in bodies if b)
+    return f"{head}burnqed_load {lean_string(body)}\n{NAMESPACE_END}\n{loads}{SECTION}"
+
+
+def checker_fingerprint() -> str:
+    """A hash of the checker's Lean sources (the worker's header): caches of
+    verdicts and traces are keyed by it, so that a change of the checker never
+    serves an answer of the old one."""
+    return hashlib.sha256(worker_header().encode("utf-8")).hexdigest()[:24]
+
+
+VERSION = "v2"
 
 _IDENT_PART = re.compile(r"^[A-Za-z_\u00c0-\u1fff\u2100-\uffff][A-Za-z0-9_'!?\u00c0-\u1fff\u2100-\uffff]*$")
 
@@ -86,21 +132,62 @@ def lean_string(text: str) -> str:
     return "".join(out)
 
 
+def name_parts(name: str) -> list[str]:
+    """The parts of a dotted name as Lean reads it: ``«one eq two».x`` is
+    ``["one eq two", "x"]`` (a dot inside guillemets belongs to its part)."""
+    parts, cur, quoted = [], [], False
+    for ch in name:
+        if ch == "«" and not quoted:
+            quoted = True
+        elif ch == "»" and quoted:
+            quoted = False
+        elif ch == "." and not quoted:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def plain_name(name: str) -> str:
+    """A name as the checker prints it (parts joined by dots, no guillemets)."""
+    return ".".join(name_parts(name))
+
+
 def lean_ident(name: str) -> str:
-    """A dotted name as a Lean identifier (parts outside plain identifier
-    characters in guillemets); a name that cannot be written is refused."""
-    parts = []
-    for part in name.split("."):
+    """A dotted name (parts possibly in guillemets) as a Lean identifier:
+    parts outside plain identifier characters in guillemets. A name that
+    cannot be written (an empty part, a guillemet or line break inside a
+    part) raises `ValueError`."""
+    out = []
+    for part in name_parts(name):
         if not part or "«" in part or "»" in part or "\n" in part:
             raise ValueError(f"cannot write {name!r} as a Lean identifier")
-        parts.append(part if _IDENT_PART.match(part) else f"«{part}»")
-    return ".".join(parts)
+        out.append(part if _IDENT_PART.match(part) else f"«{part}»")
+    return ".".join(out)
 
 
-def judge_command(nonce: str, preamble: str, expected: str, candidate: str, names: Sequence[str]) -> str:
+def judge_command(nonce: str, preamble: str, expected: str, candidate: str, names: Sequence[str],
+                  module: str = "", mode: str = "names", trusted: bool = False,
+                  positions: Sequence[tuple[int, int]] = ()) -> str:
+    """``burnqed_judge``. ``mode``: ``names`` judges ``names``; ``list`` judges
+    every theorem-like declaration of the candidate (listed with its range and
+    elaborated type); ``audit`` replays every declaration of the preamble and
+    reports what makes ``expected``'s statement mean more than its text.
+    ``module``: the library module a theorem is posed in (`Theorem.module`):
+    the checker then refuses (status ``premise``) a proof that uses a library
+    constant outside the modules it imports. ``trusted``: the preamble is one
+    of the package's own (`burnqed_core.lean.trust`): the replay stops at its
+    declarations. ``positions``: 0-based (line, column) in ``candidate`` where
+    to read the goals (before the tactic that starts there), from the same run."""
+    if mode not in ("names", "list", "audit"):
+        raise ValueError(f"unknown judge mode {mode!r}")
     idents = " ".join(lean_ident(n) for n in names)
-    return (f"burnqed_judge {lean_string(nonce)} {lean_string(preamble)} {lean_string(expected)} "
-            f"{lean_string(candidate)} {idents}\n")
+    nums = " ".join(f"{line} {col}" for line, col in positions)
+    return (f"burnqed_judge {lean_string(nonce)} {lean_string(mode)} {lean_string('trusted' if trusted else 'replay')} "
+            f"{lean_string(module)} {lean_string(preamble)} {lean_string(expected)} {lean_string(candidate)} "
+            f"{nums} {idents}\n")
 
 
 def tactics_command(nonce: str, texts: Sequence[str]) -> str:
@@ -125,12 +212,14 @@ def new_nonce() -> str:
 
 @dataclass
 class NameVerdict:
-    """What the checker found for one asked name: ``status`` is ``ok`` (the
+    """What the checker found for one judged name: ``status`` is ``ok`` (the
     kernel accepted it and its type is the expected one) or why not
-    (``missing``, ``kernel``, ``type_differs``, ``not_theorem``, ``closure``);
-    ``leaves`` the leaves of its axioms as the checker tags them (``I:`` an
-    imported axiom-looking constant, ``L:`` a local axiom, ``U:`` an unsafe
-    constant, ``N:`` a name the kernel lacks, ``F:fuel`` an unfinished walk)."""
+    (``missing``, ``kernel``, ``type_differs``, ``not_theorem``, ``closure``,
+    ``premise``: a premise rule's module does not import what it uses, ``detail``
+    lists ``name (module)``); ``leaves`` the leaves of its axioms as the
+    checker tags them (``I:`` an imported axiom-looking constant, ``L:`` an
+    axiom not from the library, ``U:`` an unsafe constant, ``N:`` a name the
+    kernel lacks, ``F:fuel`` an unfinished walk)."""
 
     status: str
     detail: list[str] = field(default_factory=list)
@@ -143,9 +232,11 @@ class NameVerdict:
 @dataclass
 class JudgeMessage:
     severity: str
-    line: int
+    line: int  # 0-based, in the candidate text
     column: int
     text: str
+    end_line: int = -1
+    end_column: int = 0
 
 
 @dataclass
@@ -153,11 +244,23 @@ class JudgeReport:
     complete: bool = False
     preamble_error: list[JudgeMessage] | None = None
     expected_error: bool = False
+    # The module of a premise rule (`Theorem.module`) that the environment does not have.
+    unknown_module: str | None = None
     verdicts: dict[str, NameVerdict] = field(default_factory=dict)
     messages: list[JudgeMessage] = field(default_factory=list)
-    # Per name: what its elaborated statement depends on beyond its text
-    # ("variables"; "instance <inst> of <class>"), see `statement_notes`.
+    # Per name: what its elaborated statement depends on beyond its text, see `statement_notes`.
     flags: dict[str, list[str]] = field(default_factory=dict)
+    # mode "list": the candidate's theorem-like declarations, in order (their names are the verdicts' keys)
+    declared: list[DeclaredTheorem] = field(default_factory=list)
+    # goals at each asked position (None: no tactic starts there)
+    states: dict[int, list[str] | None] = field(default_factory=dict)
+    # the text ran code of its own (a command that runs code, meta-level declarations): the process
+    # that elaborated it is recycled before the next request
+    ran_code: list[str] = field(default_factory=list)
+    # declarations that could read the process's memory (unsafe, implemented_by, extern): no verdict
+    unsafe_code: list[str] = field(default_factory=list)
+    # mode "audit": declarations of the preamble that the kernel's replay refuses
+    audit: list[str] = field(default_factory=list)
 
     def errors(self) -> list[JudgeMessage]:
         return [m for m in self.messages if m.severity == "error"]
@@ -181,14 +284,17 @@ def netstrings(text: str) -> list[str]:
     return out
 
 
-def parse_report(message: str, nonce: str, names: Sequence[str]) -> JudgeReport:
-    """The report in ``message`` (the whole text of the checker's message)."""
+def parse_report(message: str, nonce: str, names: Sequence[str] | None) -> JudgeReport:
+    """The report in ``message`` (the whole text of the checker's message).
+    ``names``: the judged names (mode ``names``); None in mode ``list``, where
+    the names are the listed declarations'."""
     if not message.startswith(nonce):
         raise ReportError("not this call's answer")
     f = netstrings(message[len(nonce):])
     if not f or f[0] != VERSION or f[-1] != "end":
         raise ReportError("not a complete report")
     rep = JudgeReport()
+    judged: list[str] = list(names) if names is not None else []
     i = 1
 
     def take() -> str:
@@ -198,9 +304,20 @@ def parse_report(message: str, nonce: str, names: Sequence[str]) -> JudgeReport:
         i += 1
         return f[i - 1]
 
+    def num() -> int:
+        x = take()
+        if not x.isdigit():
+            raise ReportError(f"not a number: {x[:20]!r}")
+        return int(x)
+
     def message() -> JudgeMessage:
-        sev, line, col, text = take(), take(), take(), take()
-        return JudgeMessage(severity=sev, line=int(line), column=int(col), text=text)
+        sev, line, col, eline, ecol, text = take(), num(), num(), num(), num(), take()
+        return JudgeMessage(severity=sev, line=line, column=col, text=text, end_line=eline, end_column=ecol)
+
+    def name_at(idx: int) -> str:
+        if not 0 <= idx < len(judged):
+            raise ReportError(f"a field for an unknown name #{idx}")
+        return judged[idx]
 
     while i < len(f) - 1:
         tag = take()
@@ -212,23 +329,95 @@ def parse_report(message: str, nonce: str, names: Sequence[str]) -> JudgeReport:
                 rep.preamble_error.append(message())
         elif tag == "E":
             rep.expected_error = True
+        elif tag == "U":
+            rep.unknown_module = take()
         elif tag == "X":
             rep.complete = take() == "1"
+        elif tag == "T":
+            if names is not None:
+                raise ReportError("a listed declaration in a report of named ones")
+            idx = num()
+            name, kind, found, line, col, start, end, stmt = (take(), take(), take(), num(), num(), num(), num(),
+                                                                take())
+            if idx != len(judged) or name in judged:
+                raise ReportError(f"listed declaration #{idx} out of order or twice: {name!r}")
+            judged.append(name)
+            rep.declared.append(DeclaredTheorem(name=name, kind=kind, found=found == "1", line=line, column=col,
+                                                start_line=start, end_line=end, statement=stmt))
         elif tag == "D":
-            idx, status, count = int(take()), take(), int(take())
-            if not 0 <= idx < len(names) or names[idx] in rep.verdicts:
-                raise ReportError(f"verdict for an unknown name #{idx}")
-            rep.verdicts[names[idx]] = NameVerdict(status=status, detail=[take() for _ in range(count)])
+            idx, status, count = num(), take(), num()
+            name = name_at(idx)
+            if name in rep.verdicts:
+                raise ReportError(f"two verdicts for `{name}`")
+            rep.verdicts[name] = NameVerdict(status=status, detail=[take() for _ in range(count)])
         elif tag == "W":
-            idx, text = int(take()), take()
-            if not 0 <= idx < len(names):
-                raise ReportError(f"flag for an unknown name #{idx}")
-            rep.flags.setdefault(names[idx], []).append(text)
+            idx, text = num(), take()
+            rep.flags.setdefault(name_at(idx), []).append(text)
+        elif tag == "S":
+            idx, count = num(), take()
+            if idx in rep.states:
+                raise ReportError(f"two states at position #{idx}")
+            rep.states[idx] = None if count == "none" else [take() for _ in range(int(count))]
+        elif tag == "R":
+            rep.ran_code.append(take())
+        elif tag == "Z":
+            rep.unsafe_code.append(take())
+        elif tag == "A":
+            rep.audit.append(take())
         elif tag == "M":
             rep.messages.append(message())
         else:
             raise ReportError(f"unknown field {tag!r}")
     return rep
+
+
+@dataclass
+class StepReport:
+    """What the goal reader (``burnqed_step``) of one batch block reported:
+    ``status`` ``ok`` (the candidate ran; ``goals`` are what it left) or
+    ``error``; for a step that left no goal, ``verdict`` is the kernel's replay
+    of its proof term (``ok``, ``kernel``, ``closure``) with ``detail``, else
+    ``open``; ``leaves`` the leaves of the axioms of its (partial) proof term."""
+
+    status: str
+    goals: list[str] = field(default_factory=list)
+    verdict: str = ""
+    detail: str = ""
+    leaves: list[str] = field(default_factory=list)
+
+
+def step_command(nonce: str, index: int) -> str:
+    """The line that wraps a block's candidate (indented under it by `STEP_INDENT`)."""
+    return f"burnqed_step {lean_string(nonce)} {index}"
+
+
+def parse_step_reports(messages: Sequence[str], nonce: str) -> dict[int, StepReport | None]:
+    """The goal readers' answers of one document by block index (None: a
+    block answered more than once, or not well-formed: no verdict)."""
+    out: dict[int, StepReport | None] = {}
+    for m in messages:
+        if not m.startswith(nonce):
+            continue
+        try:
+            f = netstrings(m[len(nonce):])
+            if len(f) < 4 or f[0] != VERSION or f[-1] != "end" or not f[1].isdigit():
+                raise ReportError("malformed")
+            idx, body = int(f[1]), f[2:-1]
+            rep: StepReport | None
+            if body == ["error"]:
+                rep = StepReport(status="error")
+            else:
+                if body[0] != "ok" or not body[1].isdigit():
+                    raise ReportError("malformed")
+                n = int(body[1])
+                goals, rest = body[2:2 + n], body[2 + n:]
+                if len(goals) != n or len(rest) < 3 or not rest[2].isdigit() or len(rest) != 3 + int(rest[2]):
+                    raise ReportError("malformed")
+                rep = StepReport(status="ok", goals=goals, verdict=rest[0], detail=rest[1], leaves=rest[3:])
+        except (ReportError, IndexError):
+            continue
+        out[idx] = None if idx in out else rep
+    return out
 
 
 def leaf_axioms(leaves: Sequence[str]) -> list[str]:
@@ -258,15 +447,44 @@ def statement_notes(flags: Sequence[str]) -> list[str]:
     """The checker's flags on a theorem's statement, as sentences."""
     out = []
     for f in flags:
+        head, _, rest = f.partition(" ")
         if f == "variables":
             out.append("declared with `variable`s in scope: its statement may carry hypotheses its text "
                        "does not show")
-        elif f.startswith("instance "):
-            inst, _, cls = f.removeprefix("instance ").partition(" of ")
+        elif head == "instance":
+            inst, _, cls = rest.partition(" of ")
             out.append(f"its statement uses `{inst}`, an instance of `{cls}` declared in the file")
+        elif head == "renaming":
+            out.append(f"declared with `open ... renaming {rest}` in scope: a name in its statement may stand "
+                       "for another constant")
+        elif head == "shadow":
+            own, _, lib = rest.partition(" ")
+            out.append(f"its statement uses `{own}`, a constant of the file whose name shadows the library's "
+                       f"`{lib}`")
+        elif head == "meta":
+            out.append(f"the file declares syntax, notation, macros or other meta code before it ({rest}): "
+                       "its statement may not mean what its text reads as")
+        elif head == "code":
+            out.append(f"the file runs commands that execute code before it ({rest})")
         else:
             out.append(f)
     return out
+
+
+def meaning_problems(flags: Sequence[str]) -> list[str]:
+    """The flags as reasons to refuse a theorem whose preamble is not one of
+    the package's own (search, evaluation and tracing of a set: a preamble
+    may not change what the statement means)."""
+    return [f"the preamble changes what the statement means: {n}" for n in statement_notes(flags)]
+
+
+def unsafe_problem(report: JudgeReport) -> list[str]:
+    """A text that declares code able to read the checker's own process (its
+    memory: the nonce) gets no verdict."""
+    if not report.unsafe_code:
+        return []
+    return ["the text declares code that could read the checker's process (unsafe, implemented_by or "
+            f"extern: {'; '.join(report.unsafe_code)[:200]}): no verdict is given"]
 
 
 def report_verdicts(report: JudgeReport, names: Sequence[str]
@@ -275,14 +493,39 @@ def report_verdicts(report: JudgeReport, names: Sequence[str]
     why each other name is rejected, and the notes on statements."""
     axioms: dict[str, list[str]] = {}
     rejected: dict[str, str] = {}
+    unsafe = unsafe_problem(report)
     for name in names:
         v = report.verdicts.get(name)
-        if v is not None and v.status == "ok":
+        if unsafe:
+            rejected[name] = unsafe[0]
+        elif v is not None and v.status == "ok":
             axioms[name] = leaf_axioms(v.leaves)
         else:
             rejected[name] = verdict_problems(name, v)[0]
     notes = {n: statement_notes(f) for n, f in report.flags.items() if f}
     return axioms, rejected, notes
+
+
+_SEVERITY = {"error": 1, "warning": 2, "info": 3}
+
+
+def elaboration_of(report: JudgeReport, names: Sequence[str] | None,
+                   positions: Sequence[tuple[int, int]] = ()) -> Elaboration:
+    """An `Elaboration` from the trusted checker's report alone (one run
+    decides everything): ``names`` judged by name, or None for a report of
+    mode ``list`` (every theorem-like declaration, `Elaboration.theorems`)."""
+    listed = names is None
+    judged = [d.name for d in report.declared] if names is None else list(names)
+    axioms, rejected, notes = report_verdicts(report, judged)
+    diags = [Diagnostic(severity=_SEVERITY.get(m.severity, 3), line=m.line, end_line=max(m.line, m.end_line),
+                        message=m.text) for m in report.messages]
+    found = [d for d in report.declared if d.found]
+    return Elaboration(
+        diagnostics=diags, axioms=axioms, rejected=rejected, notes=notes, complete=report.complete,
+        declarations=[d.name for d in found] if listed else None,
+        declaration_lines=[(d.start_line, d.end_line) for d in found] if listed else None,
+        goals=[report.states.get(i) for i in range(len(positions))] if positions else None,
+        theorems=list(report.declared) if listed else None, ran_code=[*report.ran_code, *report.unsafe_code])
 
 
 def verdict_problems(name: str, v: NameVerdict | None) -> list[str]:
@@ -294,7 +537,8 @@ def verdict_problems(name: str, v: NameVerdict | None) -> list[str]:
                "kernel": "the kernel rejects its replay",
                "type_differs": "its type is not the trusted statement's",
                "not_theorem": "it is not a theorem",
-               "closure": "its dependencies cannot be replayed"}.get(v.status, v.status)
+               "closure": "its dependencies cannot be replayed",
+               "premise": "it uses library constants outside the modules its module imports"}.get(v.status, v.status)
         extra = f" ({'; '.join(v.detail)})" if v.detail else ""
         return [f"`{name}`: {why}{extra}"]
     bad = sorted(a for a in leaf_axioms(v.leaves) if a not in ALLOWED_AXIOMS)

@@ -90,10 +90,10 @@ from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean.judge import (
     JudgeReport,
     ReportError,
+    elaboration_of,
     judge_command,
     new_nonce,
     parse_report,
-    report_verdicts,
     worker_header,
 )
 from burnqed_core.lean.types import (
@@ -662,9 +662,12 @@ class PantographBackend:
 
     async def start_expr(self, expr: str) -> TacticResult:
         """A proof of a closed type via ``goal.start`` (no preamble, no binders
-        introduced: ``∀ (n : Nat), n + 0 = n`` stays one goal). Its goal is
-        Lean's pretty-printed one (``goal.start`` answers only a state id: a
-        ``skip`` on it returns the goals as every tactic does)."""
+        introduced: ``∀ (n : Nat), n + 0 = n`` stays one goal). ``goal.start``
+        answers only a state id; its goals are Lean's pretty-printed ones from
+        ``goal.print {"stateId", "goals": true}`` (Protocol.lean ``GoalPrint``,
+        v0.2.23 and later: ``{"goals": [...], ...}``). A Pantograph before
+        v0.2.23 answers ``goal.print`` without ``goals`` (only ``root``/``parent``):
+        there the goals are read through ``skip``, as every tactic returns them."""
         t0 = time.monotonic()
         try:
             res = await self._call("goal.start", {"expr": expr})
@@ -674,11 +677,25 @@ class PantographBackend:
             return TacticResult(status=Status.START_ERROR, message=e.desc, elapsed_s=time.monotonic() - t0)
         root = int(res["stateId"])
         th = Theorem(name="expr", statement=f": {expr}")
-        status, goals, msg, sid = await self._tactic(root, "skip")
-        await self._call("goal.delete", {"stateIds": [root]})
-        if status is not Status.OK or sid is None:
-            return TacticResult(status=status if status.is_infra else Status.START_ERROR,
-                                message=f"no goal for {expr!r}: {msg}", elapsed_s=time.monotonic() - t0)
+        try:
+            printed = await self._call("goal.print", {"stateId": root, "goals": True})
+        except ReplError as e:
+            raise PantographProtocolError(f"Pantograph refused goal.print ({e.kind}): {e.desc}") from None
+        sid: int | None = root
+        if isinstance(printed.get("goals"), list):
+            goals = render_goals(printed["goals"])
+            if not goals:
+                await self._call("goal.delete", {"stateIds": [root]})
+                return TacticResult(status=Status.START_ERROR, message=f"no goal for {expr!r}",
+                                    elapsed_s=time.monotonic() - t0)
+        else:  # before v0.2.23: no goals in goal.print
+            log.info("Pantograph %s: goal.print has no goals; start_expr reads them through `skip`",
+                     self.version or "?")
+            status, goals, msg, sid = await self._tactic(root, "skip")
+            await self._call("goal.delete", {"stateIds": [root]})
+            if status is not Status.OK or sid is None:
+                return TacticResult(status=status if status.is_infra else Status.START_ERROR,
+                                    message=f"no goal for {expr!r}: {msg}", elapsed_s=time.monotonic() - t0)
         self._states[sid] = ("", th.statement, ())
         state = GoalState(theorem=th, goals=goals, handle=sid)
         return TacticResult(status=Status.OK, state=state, elapsed_s=time.monotonic() - t0)
@@ -865,19 +882,29 @@ class PantographBackend:
             raise BackendDied(f"Pantograph frontend.process failed ({e.kind}): {e.desc}") from None
         return [parse_message(m, unprefixed=3) for u in units for m in u.get("messages") or []]
 
-    async def elaborate(self, text: str, axioms_of: Sequence[str] = ()) -> Elaboration:
+    async def elaborate(self, text: str, axioms_of: Sequence[str] = (), declared: bool = False) -> Elaboration:
         """Elaborate ``text`` in a fresh environment (``inheritEnv: false``)
         and report what Lean says it holds (see the module docstring):
         diagnostics of the text, its declarations (``newConstants`` without
         auxiliary constants; None if this Pantograph does not report them),
         the axioms of each name in ``axioms_of`` by ``#print axioms``, and
         whether Lean reached the end of the text."""
-        for name in axioms_of:
-            if not _DECL_NAME.match(name):
-                raise ValueError(f"not a declaration name: {name!r}")
         body = strip_imports(text)
         if not body.endswith("\n"):
             body += "\n"
+        if self.trusted_checker and (axioms_of or declared):
+            # One elaboration decides: the trusted checker's run (diagnostics, verdicts, declarations).
+            try:
+                report = await self.judge("", "", body, [] if declared else axioms_of,
+                                          mode="list" if declared else "names")
+            except ReportError as e:
+                log.warning("the trusted checker's answer is unusable: %s", e)
+                return Elaboration(diagnostics=[Diagnostic(severity=1, line=0, end_line=0, message=(
+                    f"the trusted checker gave no usable answer: {e}"))])
+            return elaboration_of(report, None if declared else axioms_of)
+        for name in axioms_of:
+            if not _DECL_NAME.match(name):
+                raise ValueError(f"not a declaration name: {name!r}")
         parts = [body]
         offsets: list[int] = []
         pos = len(body.encode("utf-8"))
@@ -926,26 +953,9 @@ class PantographBackend:
                 if got is not None and got[0] == _plain_name(name):
                     axioms[name] = got[1]
         complete = offsets[-1] in by_start
-        rejected: dict[str, str] = {}
-        notes: dict[str, list[str]] = {}
-        if self.trusted_checker and axioms_of:
-            # The verdicts come from the trusted checker, not from the queries above.
-            axioms, rejected, notes, complete = await self._judged(body, axioms_of)
         return Elaboration(diagnostics=diags, declarations=constants if reported else None,
                            declaration_lines=decl_lines if reported else None, command_lines=commands,
-                           axioms=axioms, rejected=rejected, notes=notes, complete=complete)
-
-    async def _judged(self, body: str, names: Sequence[str]
-                      ) -> tuple[dict[str, list[str]], dict[str, str], dict[str, list[str]], bool]:
-        """The trusted checker on a whole text (no preamble, no expected
-        statement): axioms of the accepted names, why the others are
-        rejected, notes on statements, and whether Lean reached the end."""
-        try:
-            report = await self.judge("", "", body, names)
-        except ReportError as e:
-            log.warning("the trusted checker's answer is unusable: %s", e)
-            report = JudgeReport()
-        return (*report_verdicts(report, names), report.complete)
+                           axioms=axioms, complete=complete)
 
     @property
     def trusted_checker(self) -> bool:
@@ -961,7 +971,9 @@ class PantographBackend:
             raise LeanSetupError(f"lean.pantograph.modules: not a module name: {bad[0]!r}")
         return worker_header(imports=mods)
 
-    async def judge(self, preamble: str, expected: str, candidate: str, names: Sequence[str]) -> JudgeReport:
+    async def judge(self, preamble: str, expected: str, candidate: str, names: Sequence[str],
+                    module: str = "", mode: str = "names", trusted: bool = False,
+                    positions: Sequence[tuple[int, int]] = ()) -> JudgeReport:
         """The trusted checker's verdict (`burnqed_core.lean.judge`), as on the
         embedded backend: one ``frontend.process`` of a fresh document that
         is the checker's header (with this process's modules) and one
@@ -970,7 +982,8 @@ class PantographBackend:
         that cannot run the checker (no module system) gives no such message,
         and the error says what Lean answered."""
         nonce = new_nonce()
-        doc = self.judge_header() + judge_command(nonce, preamble, expected, candidate, names)
+        doc = self.judge_header() + judge_command(nonce, preamble, expected, candidate, names, module, mode, trusted,
+                                                  positions)
         try:
             units = await self.process_file(doc, read_header=True)
         except ReplError as e:
@@ -983,9 +996,15 @@ class PantographBackend:
             lean_said = "; ".join(d.message.splitlines()[0] for d in diags if d.is_error)[:300]
             raise ReportError(f"the checker answered {len(answers)} times (expected once)"
                               + (f"; Lean: {lean_said}" if lean_said else ""))
-        return parse_report(answers[0], nonce, list(names))
+        return parse_report(answers[0], nonce, None if mode == "list" else list(names))
 
-    async def check_proof(self, theorem: Theorem, tactics: Sequence[str]) -> CheckResult:
+    @property
+    def reads_goals(self) -> bool:
+        """`check_proof(states=True)` reads the states from the checked run (the trusted checker's)."""
+        return self.trusted_checker
+
+    async def check_proof(self, theorem: Theorem, tactics: Sequence[str], states: bool = False,
+                          meaning: str = "refuse") -> CheckResult:
         from burnqed_core.lean.checker import check_proof
 
-        return await check_proof(self, theorem, tactics)
+        return await check_proof(self, theorem, tactics, states=states, meaning=meaning)

@@ -48,6 +48,7 @@ from pydantic import BaseModel, Field
 
 from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
+from burnqed_core.lean import trust
 from burnqed_core.lean.checker import sandbox_module, static_problems
 from burnqed_core.lean.judge import JudgeReport
 from burnqed_core.lean.lsp import LspError, kill_group
@@ -231,6 +232,8 @@ class LeanPool:
         self._started = False
         # Only where a state is its text can an answer be reused (Pantograph states are handles in a process).
         self.verdicts = VerdictCache(config.verdict_cache if config.backend == "embedded" else 0)
+        # (preamble, statement, module) -> why the trusted checker refuses the preamble ([]: it does not)
+        self._audits: dict[tuple[str, str, str], list[str]] = {}
 
     # -- life cycle ---------------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -303,6 +306,8 @@ class LeanPool:
         b = slot.backend
         if b is None:
             return "not running"
+        if getattr(b, "tainted", ""):
+            return "retired: a text ran code of its own in it"
         if not b.alive():
             return "process died"
         if slot.requests >= self.config.max_requests_per_worker:
@@ -373,6 +378,14 @@ class LeanPool:
                 raise InfraFailure(Status.CRASHED, f"the Lean worker answered an LSP error: {e}") from None
             self._latencies.append(time.monotonic() - t0)
             slot.preamble = getattr(backend, "last_preamble", preamble)
+            if getattr(backend, "tainted", ""):
+                # The text ran code of its own: the process takes no further request (nor nonce); the next
+                # call on this slot starts a fresh one.
+                self._stats.recycles += 1
+                slot.history.append(f"retired: {backend.tainted[:100]}")  # type: ignore[attr-defined]
+                slot.backend = None
+                with contextlib.suppress(Exception):
+                    await backend.close()
             return result
 
     async def _replace_quietly(self, slot: _Slot, why: str) -> None:
@@ -396,11 +409,41 @@ class LeanPool:
             self._status[r.status.value] += 1
 
     # -- ProofEnv -----------------------------------------------------------------------------------------------
+    async def _audit(self, theorem: Theorem) -> TacticResult | None:
+        """The trusted checker's audit of a theorem's preamble (`checker.audit_theorem`), once per preamble and
+        statement: a START_ERROR when the preamble is refused, None when it is fine (or the backend has no
+        trusted checker, or the preamble is the package's own)."""
+        from burnqed_core.lean.checker import audit_theorem
+
+        if not theorem.preamble.strip() or trust.is_trusted(theorem.preamble):
+            return None
+        key = (theorem.preamble, theorem.statement, theorem.module)
+        if key not in self._audits:
+            for attempt in range(2):
+                try:
+                    self._audits[key] = await self._call(theorem.preamble, lambda b: audit_theorem(b, theorem),
+                                                         self._timeout(1, retry=attempt > 0))
+                    break
+                except InfraFailure as e:
+                    if attempt:
+                        return TacticResult(status=e.status, message=e.message, retried=True)
+                    self._stats.retries += 1
+        problems = self._audits[key]
+        if not problems:
+            return None
+        return TacticResult(status=Status.START_ERROR, message=problems[0])
+
     async def start_proof(self, theorem: Theorem) -> TacticResult:
         kept = self.verdicts.get(theorem, ())
         if kept is not None:
             self._count([kept])
             return kept
+        refused = await self._audit(theorem)
+        if refused is not None:
+            if refused.status is Status.START_ERROR:
+                self.verdicts.put(theorem, (), refused)
+            self._count([refused])
+            return refused
         last: InfraFailure | None = None
         for attempt in range(2):
             try:
@@ -471,10 +514,12 @@ class LeanPool:
 
     @property
     def reads_goals(self) -> bool:
-        """Whether `check_proof` can return the proof's states (``states=True``): the embedded backend."""
-        return self.config.backend == "embedded"
+        """Whether `check_proof` can return the proof's states (``states=True``): a backend whose trusted
+        checker reads them from the checked run (the embedded one; Pantograph with its checker on)."""
+        return self.config.backend == "embedded" or self.config.pantograph.trusted_checker
 
-    async def check_proof(self, theorem: Theorem, tactics: Sequence[str], states: bool = False) -> CheckResult:
+    async def check_proof(self, theorem: Theorem, tactics: Sequence[str], states: bool = False,
+                          meaning: str = "refuse") -> CheckResult:
         """Whole-proof re-check (see `checker`); infra failures are retried once
         and then reported with ``infra=True``, never as a rejection. ``states``:
         with the goals before each tactic (`CheckResult.states`) where the
@@ -488,7 +533,8 @@ class LeanPool:
         last: InfraFailure | None = None
         for attempt in range(2):
             try:
-                return await self._call(theorem.preamble, lambda b: check_proof(b, theorem, tactics, states=states),
+                return await self._call(theorem.preamble,
+                                        lambda b: check_proof(b, theorem, tactics, states=states, meaning=meaning),
                                         self._timeout(len(tactics) + 1, retry=attempt > 0))
             except InfraFailure as e:
                 last = e
@@ -502,15 +548,16 @@ class LeanPool:
         `InfraFailure` on timeout or crash)."""
         return await self._call(None, lambda b: b.check_source(text), timeout_s or max(60.0, self._timeout(1)))
 
-    async def elaborate(self, text: str, axioms_of: Sequence[str] = (),
-                        timeout_s: float | None = None) -> Elaboration:
-        """`LeanBackend.elaborate` on some worker; an infrastructure failure
-        (timeout, crash, protocol error) is retried once on a fresh process
-        with a doubled limit, then raised as `InfraFailure` (never a verdict)."""
+    async def elaborate(self, text: str, axioms_of: Sequence[str] = (), timeout_s: float | None = None,
+                        declared: bool = False) -> Elaboration:
+        """`LeanBackend.elaborate` on some worker (``declared``: every theorem of the text, listed and judged);
+        an infrastructure failure (timeout, crash, protocol error) is retried once on a fresh process with a
+        doubled limit, then raised as `InfraFailure` (never a verdict)."""
+        def go(b: LeanBackend) -> Awaitable[Elaboration]:
+            return b.elaborate(text, axioms_of, declared=True) if declared else b.elaborate(text, axioms_of)
         for attempt in range(2):
             try:
-                return await self._call(None, lambda b: b.elaborate(text, axioms_of),
-                                        timeout_s or max(60.0, self._timeout(1, retry=attempt > 0)))
+                return await self._call(None, go, timeout_s or max(60.0, self._timeout(1, retry=attempt > 0)))
             except InfraFailure:
                 if attempt:
                     raise
@@ -518,14 +565,15 @@ class LeanPool:
         raise AssertionError("unreachable")
 
     async def judge(self, preamble: str, expected: str, candidate: str, names: Sequence[str],
-                    timeout_s: float | None = None) -> JudgeReport:
+                    timeout_s: float | None = None, **options: Any) -> JudgeReport:
         """The trusted checker's report (`burnqed_core.lean.judge`) from some
-        worker whose backend has one (the embedded backend); no retry."""
+        worker whose backend has one; ``options``: ``module``, ``mode``,
+        ``trusted``, ``positions`` (`judge.judge_command`); no retry."""
         async def go(b: LeanBackend) -> JudgeReport:
             fn = getattr(b, "judge", None)
             if fn is None:
                 raise LeanSetupError(f"{type(b).__name__} has no trusted checker")
-            return await fn(preamble, expected, candidate, names)  # type: ignore[no-any-return]
+            return await fn(preamble, expected, candidate, names, **options)  # type: ignore[no-any-return]
         return await self._call(None, go, timeout_s or max(60.0, self._timeout(1)))
 
     async def free(self, states: Sequence[GoalState]) -> None:

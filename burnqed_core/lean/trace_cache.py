@@ -4,8 +4,9 @@ Tracing the corpus (`burnqed_core.lean.tracing.trace_theorems`) checks every kno
 checker and reads the state before each tactic: minutes on the embedded Lean, and the same for every run that
 traces the same theorems (a new work dir, a transfer fold that leaves one family out). The cache keeps, per
 theorem, the pairs of a theorem that was traced completely (accepted by the checker), under a key of the
-theorem's text (name, preamble, statement, proof), the Lean version and the Lean settings that can change a
-verdict (the `machine` fields left out), and `TRACE_CACHE_VERSION`. A theorem is read from it only under the same
+theorem's text (name, preamble, statement, proof), the Lean version, the checker's sources (`checker_fingerprint`:
+a change of the checker never serves an old trace) and the Lean settings that can change a verdict (the
+`machine` fields left out), and `TRACE_CACHE_VERSION`. A theorem is read from it only under the same
 key, so a change of Lean, of its settings or of the theorem traces again; a failed trace is never stored. The
 files are the project's own output under ``paths.home`` (like the baseline caches), not user input.
 
@@ -24,12 +25,15 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from burnqed_core.config import is_machine
+from burnqed_core.lean.judge import checker_fingerprint
 from burnqed_core.record_io import atomic_write_bytes
 from burnqed_core.records import TacticPair, Theorem
 
 log = logging.getLogger(__name__)
 
-TRACE_CACHE_VERSION = 2  # 2: `case` steps are traced by the step replay (their states were the focused goal)
+# 2: `case` steps are traced by the step replay (their states were the focused goal); 3: states from the checked
+# run alone (soundness round 3); the key also holds the checker's fingerprint (`judge.checker_fingerprint`)
+TRACE_CACHE_VERSION = 3
 CACHE_DIR = "trace-cache"
 _PAIRS = TypeAdapter(list[TacticPair])
 
@@ -58,11 +62,15 @@ class TraceCache:
 
         self.directory = directory
         self._lean = json.dumps({"version": TRACE_CACHE_VERSION, "lean": lean_version,
+                                 "checker": checker_fingerprint(),
                                  "settings": decisive(LeanConfig, lean_settings)}, sort_keys=True)
 
     def key(self, t: Theorem) -> str:
         h = hashlib.sha256(self._lean.encode())
-        h.update(json.dumps([t.name, t.preamble, t.statement, list(t.proof or [])], ensure_ascii=False).encode())
+        fields: list[Any] = [t.name, t.preamble, t.statement, list(t.proof or [])]
+        if t.module:  # the premise rule of a library module decides the verdict too
+            fields.append(t.module)
+        h.update(json.dumps(fields, ensure_ascii=False).encode())
         return h.hexdigest()
 
     def _path(self, t: Theorem) -> Path:

@@ -1,27 +1,22 @@
-"""Replay known proofs through Lean into tactic pairs.
+"""Trace known proofs through Lean into tactic pairs.
 
-For every theorem with a known proof (`Theorem.proof`), the proof is applied
-tactic by tactic, recording (state before, tactic, state after, depth) as a
-`TacticPair`, and then the whole proof is re-checked as one source. This is
-how the tiny profile gets its base pairs, and how a user validates a traced
-corpus (e.g. LeanDojo's) against their own Lean: a theorem that does not
-replay, or replays but fails the re-check, is a failure in the report, and
-`burnqed lean trace` exits non-zero on any.
+For every theorem with a known proof (`Theorem.proof`), the whole proof is
+checked once by the trusted checker (`checker.check_proof` with
+``states=True``), and the goals before each tactic are read from that very
+run (Lean's info trees of the elaboration that the kernel's replay checked:
+the outermost tactic that starts where each step starts, so a ``case tag =>``
+step sees every goal with its case tag, as the search does). The pairs are
+(state before, tactic, state after, depth); the state after the last tactic
+is "no goals". One elaboration decides: nothing a separate elaboration of the
+same text shows is ever written, so a preamble that behaves differently when
+judged cannot poison the data.
 
-On a backend that reads goals at positions (the embedded one: `ProofEnv`
-``reads_goals``), the states come from the re-check itself: the whole proof
-is elaborated once, as `checker.check_proof` judges it, and Lean's goals at
-the first character of each tactic are the states before it (the state after
-the last tactic is "no goals"). Measured on the 355 bundled corpus theorems:
-the same 866 pairs, character for character, as the step-by-step replay, in
-one elaboration per theorem instead of a start, one step per tactic and the
-re-check. A theorem this fast path does not accept (a failing proof, a state
-Lean does not report) is replayed step by step, so that its failure names
-the step; so is a proof with a ``case tag =>`` step (`focuses_by_tag`), where
-Lean's goals at the step's first character are the focused goal alone.
-
-Steps are batched across theorems: step k of every theorem still replaying
-goes to Lean in one `apply_many` call.
+A theorem whose check does not accept the proof, or whose run reports no
+state before one of its tactics, is refused (no pair written); its proof is
+then replayed step by step only to name the failing step in the report.
+`burnqed lean trace` exits non-zero on any refusal. This is how the tiny
+profile gets its base pairs, and how a user validates a traced corpus (e.g.
+LeanDojo's) against their own Lean.
 """
 
 from __future__ import annotations
@@ -61,7 +56,7 @@ class TraceReport(BaseModel):
     without_proof: int = 0
     replayed: int = 0
     rechecked: int = 0
-    one_pass: int = Field(0, description="theorems traced from their accepting re-check alone (no step replay)")
+    one_pass: int = Field(0, description="theorems traced from their accepting check (all traced ones)")
     pairs: int = 0
     failures: list[TraceFailure] = Field(default_factory=list)
     elapsed_s: float = 0.0
@@ -69,14 +64,6 @@ class TraceReport(BaseModel):
     @property
     def ok(self) -> bool:
         return not self.failures
-
-
-def focuses_by_tag(tactic: str) -> bool:
-    """``case tag ... =>`` (or ``case'``, ``next``): Lean reports the goals at its first character as the
-    focused goal alone, not the goals before it (which the step replay, and the search, see: every goal with
-    its case tag). A proof with such a step is replayed step by step."""
-    head = tactic.split(maxsplit=1)[0] if tactic.strip() else ""
-    return head in ("case", "case'", "next")
 
 
 async def _start_all(env: ProofEnv, theorems: Sequence[Theorem]) -> list[GoalState | TraceFailure]:
@@ -90,37 +77,49 @@ async def _start_all(env: ProofEnv, theorems: Sequence[Theorem]) -> list[GoalSta
     return out
 
 
-async def trace_theorems(env: ProofEnv, theorems: Sequence[Theorem], recheck: bool = True,
-                         progress: bool = False, source: str = "trace") -> tuple[list[TacticPair], TraceReport]:
-    """Replay the known proofs of ``theorems``; (pairs of fully replayed and
-    re-checked theorems, report). Theorems without a proof are counted and
-    skipped."""
+async def trace_theorems(env: ProofEnv, theorems: Sequence[Theorem], progress: bool = False,
+                         source: str = "trace") -> tuple[list[TacticPair], TraceReport]:
+    """Trace the known proofs of ``theorems``; (pairs of the accepted
+    theorems, report). Theorems without a proof are counted and skipped."""
     t0 = time.monotonic()
     with_proof = [t for t in theorems if t.proof]
     report = TraceReport(theorems=len(theorems), without_proof=len(theorems) - len(with_proof))
     fast: dict[str, list[TacticPair]] = {}
-    if recheck and with_proof and reads_goals(env):
-        fast = await _trace_from_checks(env, with_proof, source, progress)
-        report.replayed = report.rechecked = report.one_pass = len(fast)
+    refused: dict[str, TraceFailure] = {}
+    if with_proof and reads_goals(env):
+        fast, refused = await _trace_from_checks(env, with_proof, source, progress)
+    else:
+        refused = {t.name: TraceFailure(theorem=t.name, step=len(t.proof), status="infra", message=(
+            "this Lean backend cannot read the states of its checked run")) for t in with_proof}
+    report.replayed = report.rechecked = report.one_pass = len(fast)
     rest = [t for t in with_proof if t.name not in fast]
-    if rest and fast:
-        log.info("%d theorems not accepted by the one-pass trace: replayed step by step", len(rest))
-    pairs, report = await _replay(env, rest, recheck, progress, source, report)
-    out = [p for t in with_proof for p in (fast.get(t.name) or pairs.get(t.name, []))]
+    if rest:
+        # Only to name the failing step: no pair of this replay is ever written.
+        log.info("%d theorems refused by the checked trace: replayed step by step to name the failing step",
+                 len(rest))
+        _, steps = await _replay(env, rest, False, progress, source,
+                                 TraceReport(theorems=len(rest)))
+        by_name = {f.theorem: f for f in steps.failures}
+        for t in rest:
+            f = refused[t.name]
+            step = by_name.get(t.name)
+            if step is not None and f.status != "infra":
+                f = step.model_copy(update={"message": f"{step.message} (the check: {f.message})"[:2000]})
+            report.failures.append(f)
+    out = [p for t in with_proof for p in fast.get(t.name, [])]
     report.pairs = len(out)
     report.elapsed_s = round(time.monotonic() - t0, 2)
-    log.info("traced %d/%d theorems into %d pairs in %.1fs (%d failures)", report.replayed - len(
-        [f for f in report.failures if f.status in ("recheck_failed", "infra")]), len(with_proof), len(out),
-        report.elapsed_s, len(report.failures))
+    log.info("traced %d/%d theorems into %d pairs in %.1fs (%d failures)", len(fast), len(with_proof), len(out),
+             report.elapsed_s, len(report.failures))
     return out, report
 
 
-async def _trace_from_checks(env: ProofEnv, theorems: Sequence[Theorem], source: str,
-                             progress: bool) -> dict[str, list[TacticPair]]:
-    """Theorem name -> its pairs, for the theorems whose whole-proof check
-    accepted the proof and reported the state before every tactic."""
-    theorems = [t for t in theorems if not any(focuses_by_tag(tac) for tac in t.proof)]
-    bar = tqdm(total=len(theorems), desc="trace (one pass)", unit="thm", disable=not progress)
+async def _trace_from_checks(env: ProofEnv, theorems: Sequence[Theorem], source: str, progress: bool
+                             ) -> tuple[dict[str, list[TacticPair]], dict[str, TraceFailure]]:
+    """(theorem name -> its pairs, for the theorems whose check accepted the
+    proof and reported the state before every tactic; theorem name -> why
+    each other one is refused)."""
+    bar = tqdm(total=len(theorems), desc="trace", unit="thm", disable=not progress)
 
     async def one(t: Theorem) -> tuple[Theorem, CheckResult]:
         c = await env.check_proof(t, t.proof, states=True)  # type: ignore[call-arg]
@@ -128,14 +127,21 @@ async def _trace_from_checks(env: ProofEnv, theorems: Sequence[Theorem], source:
         return t, c
 
     out: dict[str, list[TacticPair]] = {}
+    refused: dict[str, TraceFailure] = {}
     for t, c in await asyncio.gather(*(one(t) for t in theorems)):
-        if not c.ok or c.states is None or len(c.states) != len(t.proof):
+        if not c.ok:
+            refused[t.name] = TraceFailure(theorem=t.name, step=len(t.proof), status="infra" if c.infra
+                                           else "recheck_failed", message=c.errors[0] if c.errors else "rejected")
+            continue
+        if c.states is None or len(c.states) != len(t.proof):
+            refused[t.name] = TraceFailure(theorem=t.name, step=len(t.proof), status="no_states", message=(
+                "the checked run reports no state before some tactic: no pair is written from another run"))
             continue
         texts = [GoalState(theorem=t, goals=g).text for g in c.states] + [""]  # as the search renders a state
         out[t.name] = [TacticPair(theorem=t.name, state_before=texts[k], tactic=tac, state_after=texts[k + 1],
                                   depth=k, source=t.source or source) for k, tac in enumerate(t.proof)]
     bar.close()
-    return out
+    return out, refused
 
 
 async def _replay(env: ProofEnv, with_proof: Sequence[Theorem], recheck: bool, progress: bool, source: str,

@@ -74,7 +74,10 @@ class CheckResult(BaseModel):
     infra: bool = Field(False, description="the check could not run (timeout, crash): not a verdict")
     states: list[tuple[str, ...]] | None = Field(
         None, description="when asked (``states=True``) of a backend that reads goals at positions: the goals "
-                          "before each tactic of the accepted proof, as Lean printed them at its first character")
+                          "before each tactic of the accepted proof, as Lean printed them, from the very run "
+                          "that the kernel's replay checked")
+    notes: list[str] = Field(default_factory=list, description="what makes the statement mean more than its "
+                                                               "text (a trusted preamble's, or when only noted)")
 
 
 class Diagnostic(BaseModel):
@@ -90,6 +93,24 @@ class Diagnostic(BaseModel):
     @property
     def is_error(self) -> bool:
         return self.severity == 1
+
+
+class DeclaredTheorem(BaseModel):
+    """A theorem-like declaration of a text as Lean elaborated it (the trusted
+    checker's list): its name (``example_<line>`` for an ``example``), the
+    keyword, whether Lean added its constant, where its keyword is (0-based
+    line and column of the text), the first and last line of its command, and
+    its type as Lean prints it."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    kind: str
+    found: bool
+    line: int
+    column: int
+    start_line: int
+    end_line: int
+    statement: str
 
 
 class Elaboration(BaseModel):
@@ -138,6 +159,10 @@ class Elaboration(BaseModel):
     goals: list[list[str] | None] | None = Field(
         None, description="the goals Lean reports at each position of ``goals_at`` (None at a position "
                           "with no proof state); None when not asked or the backend cannot read them")
+    theorems: list[DeclaredTheorem] | None = Field(
+        None, description="with ``declared``: every theorem-like declaration of the text as Lean elaborated it "
+                          "(the names of ``axioms``/``rejected``/``notes``); None when not asked")
+    ran_code: list[str] = Field(default_factory=list, description="code the text ran (the checker's flags)")
 
 
 ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
@@ -214,11 +239,12 @@ class LeanBackend(ProofEnv, Protocol):
         """Elaborate a whole Lean source text; all its messages."""
         ...
 
-    async def elaborate(self, text: str, axioms_of: Sequence[str] = ()) -> Elaboration:
+    async def elaborate(self, text: str, axioms_of: Sequence[str] = (), declared: bool = False) -> Elaboration:
         """Elaborate a whole Lean source text in a fresh, clean document /
         environment (nothing from earlier requests visible) and report what
         Lean says it contains (`Elaboration`), with the axioms of the named
-        declarations."""
+        declarations (``declared``: of every theorem-like declaration of the
+        text, listed as Lean elaborated it, `Elaboration.theorems`)."""
         ...
 
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from burnqed_core.lean.judge import checker_fingerprint
 from burnqed_core.lean.types import GoalState, Status, TacticResult
 from burnqed_core.records import Theorem
 
-Key = tuple[str, str, tuple[str, ...]]
+Key = tuple[str, str, str, tuple[str, ...]]
 
 # Verdicts that belong to the text: Lean's answer, whatever process gave it.
 KEPT = frozenset({Status.OK, Status.TACTIC_ERROR, Status.PARSE_ERROR, Status.START_ERROR})
@@ -41,10 +42,12 @@ class _Answer:
 
 
 class VerdictCache:
-    """Least-recently-used map from (preamble, statement, tactic path) to Lean's answer."""
+    """Least-recently-used map from (checker, preamble, statement, tactic path) to Lean's answer: keyed by the
+    checker's sources too (`judge.checker_fingerprint`), so that an answer of another checker is never served."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
+        self.checker = checker_fingerprint()
         self._answers: OrderedDict[Key, _Answer] = OrderedDict()
         self.hits = 0
         self.misses = 0
@@ -52,9 +55,8 @@ class VerdictCache:
     def __len__(self) -> int:
         return len(self._answers)
 
-    @staticmethod
-    def key(theorem: Theorem, path: tuple[str, ...]) -> Key:
-        return (theorem.preamble, theorem.statement, path)
+    def key(self, theorem: Theorem, path: tuple[str, ...]) -> Key:
+        return (self.checker, theorem.preamble, theorem.statement, path)
 
     def get(self, theorem: Theorem, path: tuple[str, ...]) -> TacticResult | None:
         """The kept answer for ``path`` on ``theorem`` (its state built for this theorem), or None."""

@@ -6,16 +6,15 @@ candidate's alone, and code run by Lean never touches the host."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from burnqed_core.cli.lean import checkable_source, file_verdicts
+from burnqed_core.cli.lean import check_report
 from burnqed_core.config import LeanConfig
 from burnqed_core.lean import checker
 from burnqed_core.lean.pool import LeanPool
-from burnqed_core.lean.types import ALLOWED_AXIOMS, Elaboration, GoalState
+from burnqed_core.lean.types import ALLOWED_AXIOMS, GoalState
 from burnqed_core.records import Theorem
 
 pytestmark = pytest.mark.lean
@@ -59,22 +58,12 @@ ADVERSARIAL: list[tuple[str, Theorem, list[str]]] = [
 ]
 
 
-class PoolElaborator:
-    """`checker.check_proof`'s view of the shared pool."""
-
-    def __init__(self, pool: LeanPool) -> None:
-        self.pool = pool
-
-    async def elaborate(self, text: str, axioms_of: Sequence[str] = ()) -> Elaboration:
-        return await self.pool.elaborate(text, axioms_of)
-
-
 @pytest.mark.parametrize(("why", "thm", "tactics"), ADVERSARIAL, ids=[a[0] for a in ADVERSARIAL])
 async def test_adversarial_proofs_are_rejected_by_lean_alone(
         lean_pool: LeanPool, monkeypatch: pytest.MonkeyPatch, why: str, thm: Theorem, tactics: list[str]) -> None:
     assert not (await lean_pool.check_proof(thm, tactics)).ok, why
     monkeypatch.setattr(checker, "static_problems", lambda *_: [])
-    result = await checker.check_proof(PoolElaborator(lean_pool), thm, tactics)
+    result = await lean_pool.check_proof(thm, tactics)
     assert not result.ok, why
     assert result.errors
 
@@ -113,7 +102,8 @@ async def test_axioms_are_the_authority(lean_pool: LeanPool) -> None:
     # files (what `Classical.em` uses is not visible: trusted library); an
     # allowed axiom used directly is reported.
     assert elab.axioms["pick_eq"] == ["Classical.choice"]
-    assert elab.declarations is not None and "nat" in elab.declarations and "plain" in elab.declarations
+    listed = await lean_pool.elaborate(src, declared=True)
+    assert listed.declarations is not None and "nat" in listed.declarations and "plain" in listed.declarations
 
 
 async def test_early_end_and_unknown_names_fail_closed(lean_pool: LeanPool) -> None:
@@ -212,11 +202,11 @@ theorem after_exit : False := sorry
 
 
 async def test_lean_check_file_verdicts(lean_pool: LeanPool) -> None:
-    source, names = checkable_source(LEAN_FILE)
-    assert "hidden" not in names and "example_24" in names
-    elab = await lean_pool.elaborate(source, axioms_of=names)
-    verdicts = dict(file_verdicts(LEAN_FILE, elab))
-    for bad in ("via_axiom", "term_native", "quiet", "caught", "lc_proof", "after_exit"):
-        assert verdicts[bad] is not None, bad
-    assert "elaborate" in (verdicts["after_exit"] or "")
-    assert "<file>" in verdicts  # `#exit`: Lean did not process the whole file
+    elab = await lean_pool.elaborate(LEAN_FILE, declared=True)
+    lines, _, _ = check_report(LEAN_FILE, elab)
+    verdicts = {line.split()[1].rstrip(":"): line for line in lines if line.startswith(("ok ", "FAIL "))}
+    assert "hidden" not in verdicts and verdicts["example_24"].startswith("ok ")
+    for bad in ("via_axiom", "term_native", "quiet", "caught", "lc_proof"):
+        assert verdicts[bad].startswith("FAIL"), bad
+    assert "after_exit" not in verdicts  # Lean never elaborated it: it is not a declaration of the file
+    assert verdicts["<file>"].startswith("FAIL")  # `#exit`: Lean did not process the whole file

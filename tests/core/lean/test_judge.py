@@ -77,14 +77,21 @@ async def test_true_proofs_pass_the_trusted_checker(lean_pool: LeanPool, monkeyp
         (DBL, ["induction n with\n| zero => rfl\n| succ k ih =>\n  simp [dbl, ih]\n  omega"]),
         (Theorem(name="em", statement="(p : Prop) : p ∨ ¬p"), ["exact Classical.em p"]),
         (Theorem(name="ind", preamble="inductive Col where\n  | red | green\n  deriving DecidableEq\n"
-                                      "def Col.flip : Col → Col\n  | .red => .green\n  | .green => .red",
-                 statement="(c : Col) : c.flip.flip = c"), ["cases c <;> rfl"]),
+                                      "def Col.toggle : Col → Col\n  | .red => .green\n  | .green => .red",
+                 statement="(c : Col) : c.toggle.toggle = c"), ["cases c <;> rfl"]),
         (Theorem(name="ns", preamble="namespace Foo\ndef dbl (n : Nat) : Nat := n + n",
                  statement="(n : Nat) : dbl n = 2 * n"), ["unfold dbl", "omega"]),
     ]
     for thm, tactics in good:
         r = await lean_pool.check_proof(thm, tactics)
         assert r.ok, (thm.name, r.errors)
+    # Conservative: a file constant whose last name part is a library name (`Col.flip`, `flip`) counts as a
+    # shadowing name in a preamble that is not the package's own (refused for search; noted when only noted).
+    flip = Theorem(name="flip", preamble=good[3][0].preamble.replace("toggle", "flip"),
+                   statement="(c : Col) : c.flip.flip = c")
+    assert not (await lean_pool.check_proof(flip, ["cases c <;> rfl"])).ok
+    noted = await lean_pool.check_proof(flip, ["cases c <;> rfl"], meaning="note")
+    assert noted.ok and any("flip" in n for n in noted.notes), noted
 
 
 async def _judge(lean_pool: LeanPool, preamble: str, expected: str, candidate: str, names: list[str]) -> JudgeReport:

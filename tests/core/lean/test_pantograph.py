@@ -216,6 +216,22 @@ async def test_goal_start_and_error_objects(make: Factory) -> None:
     assert b.alive()  # an error object is an answer: the process stays
 
 
+@pytest.mark.parametrize("proto", PROTOS)
+async def test_goal_start_reads_its_goals_with_goal_print(make: Factory, proto: str) -> None:
+    """`start_expr` reads the goals of a fresh `goal.start` state with `goal.print {"goals": true}`
+    (v0.2.23+), no tactic run on it; a Pantograph whose `goal.print` has no goals (before v0.2.23) is read
+    through `skip`. Either way the state is Lean's goal, and the only state the REPL keeps."""
+    b = await make(proto=proto)
+    before = b.requests
+    r = await b.start_expr("∀ n : Nat, n + 0 = n")
+    assert r.ok and r.state is not None and r.state.goals == ("⊢ ∀ (n : Nat), n + 0 = n",)
+    # goal.start + goal.print; before v0.2.23 also a `skip` and the goal.delete of the root
+    assert b.requests - before == (4 if proto == "0.2" else 2)
+    assert await b.stat() == 1
+    nxt = (await b.apply_many([(r.state, "intro n")]))[0]
+    assert nxt.status is not Status.CRASHED
+
+
 async def test_stat_free_reset_and_replay(make: Factory) -> None:
     b = await make()
     root = (await b.start_proof(OR)).state

@@ -328,36 +328,95 @@ def test_checker_report_is_read_only_from_this_calls_nonce() -> None:
         return "".join(f"{len(f)}:{f}" for f in fields)
 
     nonce = "burnqed-abc"
-    good = nonce + nets("v1", "X", "1", "D", "0", "ok", "2", "I:propext", "L:x", "M", "warning", "3", "2",
-                        "has 4:D0:ok inside", "end")
+    good = nonce + nets("v2", "X", "1", "D", "0", "ok", "2", "I:propext", "L:x", "M", "warning", "3", "2", "4", "0",
+                        "has 4:D0:ok inside", "S", "0", "1", "⊢ True", "S", "1", "none", "R", "commands x", "end")
     rep = parse_report(good, nonce, ["t"])
     assert rep.complete and rep.verdicts["t"].leaves == ["I:propext", "L:x"]
     assert rep.messages[0].text == "has 4:D0:ok inside" and rep.messages[0].line == 3
-    for bad in (good.replace(nonce, "burnqed-xyz"), good[:-6], nonce + nets("v1", "D", "1", "ok", "0", "end"),
-                nonce + nets("v1", "D", "0", "ok", "0", "D", "0", "ok", "0", "end"), nonce + "3:v1x",
-                nonce + nets("v9", "end")):
+    assert rep.messages[0].end_line == 4 and rep.states == {0: ["⊢ True"], 1: None}
+    assert rep.ran_code == ["commands x"] and not rep.unsafe_code
+    for bad in (good.replace(nonce, "burnqed-xyz"), good[:-6], nonce + nets("v2", "D", "1", "ok", "0", "end"),
+                nonce + nets("v2", "D", "0", "ok", "0", "D", "0", "ok", "0", "end"), nonce + "3:v2x",
+                nonce + nets("v1", "end"), nonce + nets("v2", "S", "0", "none", "S", "0", "none", "end"),
+                nonce + nets("v2", "M", "error", "x", "0", "0", "0", "t", "end")):
         with pytest.raises(ReportError):
             parse_report(bad, "burnqed-abc" if bad.startswith("burnqed-abc") else nonce, ["t"])
     # Notes on a statement's meaning travel as W fields, for asked names only.
-    flagged = parse_report(nonce + nets("v1", "X", "1", "D", "0", "ok", "0", "W", "0", "variables",
-                                        "W", "0", "instance evil of Add", "end"), nonce, ["t"])
-    assert flagged.flags == {"t": ["variables", "instance evil of Add"]}
+    flagged = parse_report(nonce + nets("v2", "X", "1", "D", "0", "ok", "0", "W", "0", "variables",
+                                        "W", "0", "instance evil of Add", "W", "0", "renaming add → Nat.mul",
+                                        "W", "0", "shadow Foo.Nat Nat", "W", "0", "meta m", "end"), nonce, ["t"])
+    assert flagged.flags["t"][:2] == ["variables", "instance evil of Add"]
     notes = statement_notes(flagged.flags["t"])
     assert "`variable`" in notes[0] and "`evil`" in notes[1] and "`Add`" in notes[1]
+    assert "renaming add → Nat.mul" in notes[2] and "`Foo.Nat`" in notes[3] and "`Nat`" in notes[3]
+    assert "macros" in notes[4]
     with pytest.raises(ReportError):
-        parse_report(nonce + nets("v1", "W", "3", "variables", "end"), nonce, ["t"])
+        parse_report(nonce + nets("v2", "W", "3", "variables", "end"), nonce, ["t"])
+    # Mode "list": the names are the listed declarations', in order, once each.
+    listed = parse_report(nonce + nets("v2", "X", "1", "T", "0", "a", "theorem", "1", "0", "0", "0", "0", "True",
+                                       "T", "1", "example_2", "example", "1", "1", "0", "1", "1", "1 = 1",
+                                       "D", "1", "ok", "0", "end"), nonce, None)
+    assert [d.name for d in listed.declared] == ["a", "example_2"] and listed.declared[1].statement == "1 = 1"
+    assert listed.verdicts["example_2"].status == "ok" and "a" not in listed.verdicts
+    for bad in (nets("v2", "T", "1", "a", "theorem", "1", "0", "0", "0", "0", "True", "end"),
+                nets("v2", "T", "0", "a", "theorem", "1", "0", "0", "0", "0", "True",
+                     "T", "1", "a", "theorem", "1", "0", "0", "0", "0", "True", "end")):
+        with pytest.raises(ReportError):
+            parse_report(nonce + bad, nonce, None)
+    with pytest.raises(ReportError):  # a listed declaration in a report of named ones
+        parse_report(nonce + nets("v2", "T", "0", "a", "theorem", "1", "0", "0", "0", "0", "True", "end"), nonce,
+                     ["t"])
     # Untrusted text travels as one string literal, whatever it holds.
     lit = lean_string('a"b\\c\n\u2028\x00«»')
     assert lit.startswith('"') and lit.endswith('"') and "\n" not in lit[1:-1].replace("\\n", "")
     assert "\\u2028" in lit and "\\x00" in lit and '\\"' in lit and "\u2028" not in lit
-    cmd = judge_command(nonce, "def d := 1", "", "theorem t : True := trivial\n#exit", ["t", "A.b c"])
-    assert cmd.count("\n") == 1 and cmd.endswith("t A.«b c»\n")
+    cmd = judge_command(nonce, "def d := 1", "", "theorem t : True := trivial\n#exit", ["t", "A.b c", "«one eq two»"],
+                        positions=[(1, 2)])
+    assert cmd.count("\n") == 1 and cmd.endswith(" 1 2 t A.«b c» «one eq two»\n")
+
+
+def test_step_reports_of_a_batch_document() -> None:
+    """The goal readers' answers: one per block, netstrings after the document's nonce; a block that
+    answers twice (or badly) has none."""
+    from burnqed_core.lean.judge import parse_step_reports
+
+    def nets(*fields: str) -> str:
+        return "".join(f"{len(f)}:{f}" for f in fields)
+
+    n = "burnqed-n"
+    msgs = [n + nets("v2", "0", "ok", "1", "⊢ False", "open", "", "0", "end"),
+            n + nets("v2", "1", "ok", "0", "ok", "", "1", "I:propext", "end"),
+            n + nets("v2", "2", "ok", "0", "kernel", "the kernel rejects x", "0", "end"),
+            n + nets("v2", "3", "ok", "0", "ok", "", "0", "end"), n + nets("v2", "3", "ok", "0", "ok", "", "0", "end"),
+            n + nets("v2", "4", "ok", "2", "⊢ a", "end"), "burnqed-other" + nets("v2", "5", "ok", "0", "ok", "", "0",
+                                                                                  "end"), "no nonce"]
+    reps = parse_step_reports(msgs, n)
+    assert reps[0] is not None and reps[0].goals == ["⊢ False"] and reps[0].verdict == "open"
+    assert reps[1] is not None and reps[1].leaves == ["I:propext"] and reps[1].goals == []
+    assert reps[2] is not None and reps[2].verdict == "kernel"
+    assert reps[3] is None and 4 not in reps and 5 not in reps
+
+
+def test_lean_identifiers_keep_guillemet_names() -> None:
+    """A name written with guillemets (`«one eq two»`) is one part: it is written back as such, compared
+    without its guillemets, and a name that cannot be written is a ValueError (a FAIL line, not a crash)."""
+    import pytest
+
+    from burnqed_core.lean.judge import lean_ident, name_parts, plain_name
+
+    assert name_parts("«one eq two»") == ["one eq two"] and lean_ident("«one eq two»") == "«one eq two»"
+    assert name_parts("A.«b.c».d") == ["A", "b.c", "d"] and plain_name("A.«b c»") == "A.b c"
+    assert lean_ident("Foo.one eq two") == "Foo.«one eq two»" and lean_ident("℘x") == "℘x"
+    for bad in ("a..b", "«a«b»»", "x\ny"):
+        with pytest.raises(ValueError):
+            lean_ident(bad)
 
 
 def test_worker_header_loads_the_checker_from_one_string() -> None:
     """The header: judge.lean up to its load marker as it is, the rest as the
     literal of one `burnqed_load` command (decoding it gives the source back),
-    the namespace closed outside it, then the public section."""
+    the namespace closed outside it, then each extra trusted source as one more
+    `burnqed_load` (its imports hoisted), then the public section."""
     import ast
 
     import pytest
@@ -374,18 +433,61 @@ def test_worker_header_loads_the_checker_from_one_string() -> None:
     for broken in (JUDGE_SOURCE.replace(LOAD_MARKER, "-- no marker"), JUDGE_SOURCE.replace(NAMESPACE_END, "end")):
         with pytest.raises(ValueError):
             worker_header(broken)
+    extra = "module\npublic meta import Lean.Elab.Command\n\nnamespace Lib\ndef x := 1\nend Lib\n"
+    with_extra = worker_header(extra=[extra])
+    assert "public meta import Lean.Elab.Command\n" in with_extra.split("burnqed_load")[0]
+    tail = with_extra.split(f"\n{NAMESPACE_END}\n", 1)[1]
+    assert tail.startswith("burnqed_load ") and tail.endswith(SECTION)
+    assert ast.literal_eval(tail.split("\n")[0][len("burnqed_load "):]) == "namespace Lib\ndef x := 1\nend Lib"
 
 
 def test_batch_parse_problem_from_lean_symbols() -> None:
     from burnqed_core.lean.embedded import HEADER, build_document, parse_problem
     from burnqed_core.lean.lsp import Symbol
 
-    text, blocks = build_document("def d := 1", [(": True", ["trivial"]), (": 1 = 1", ["rfl"])])
+    text, blocks = build_document("def d := 1", [(": True", ["trivial"]), (": 1 = 1", ["rfl"])], "burnqed-n")
     assert text.startswith(HEADER)
     text = text[len(HEADER):]
     assert text.count("example ") == 2 and "theorem" not in text
+    # each candidate nested under the goal reader, nothing after it in its block
+    assert '  burnqed_step "burnqed-n" 0\n    trivial\n\n' in text and '  burnqed_step "burnqed-n" 1\n    rfl\n' in text
     ok = [Symbol("d", 12, blocks[0].decl_line - 2, blocks[0].decl_line - 2, 10)]
-    ok += [Symbol("example", 12, b.decl_line, b.goal_line, 6) for b in blocks]
+    ok += [Symbol("example", 12, b.decl_line, b.end_line, 6) for b in blocks]
     assert parse_problem(blocks, ok) is None
-    extra = [*ok, Symbol("cheat", 12, blocks[0].goal_line, blocks[0].goal_line, 5)]
+    extra = [*ok, Symbol("cheat", 12, blocks[0].end_line, blocks[0].end_line, 5)]
     assert parse_problem(blocks, extra) is not None
+
+
+def test_lean_check_lines_come_from_lean_and_refuse_a_disagreeing_parser() -> None:
+    """`burnqed lean check` prints the theorems Lean listed, with Lean's statement; errors are attributed
+    to a theorem by its command's lines; a file where the file parser and Lean disagree (names or keyword
+    lines) gets a FAIL <file> line; an unreadable file for the parser is a FAIL line, not a crash."""
+    from burnqed_core.cli.lean import check_report, parser_disagreement
+    from burnqed_core.lean.types import DeclaredTheorem, Diagnostic, Elaboration
+
+    text = "theorem a : True := trivial\ntheorem «one eq two» : 1 = 2 := by decide\n"
+    thms = [DeclaredTheorem(name="a", kind="theorem", found=True, line=0, column=0, start_line=0, end_line=0,
+                            statement="True"),
+            DeclaredTheorem(name="one eq two", kind="theorem", found=True, line=1, column=0, start_line=1,
+                            end_line=1, statement="1 = 2")]
+    elab = Elaboration(diagnostics=[Diagnostic(severity=1, line=1, end_line=1, message="decide failed")],
+                       axioms={"a": [], "one eq two": ["sorryAx"]}, complete=True, theorems=thms)
+    lines, ok, total = check_report(text, elab)
+    assert lines == ["ok a : True", "FAIL one eq two: decide failed"] and (ok, total) == (1, 2)
+    # Lean lists a theorem the parser does not see (a command after a term), or the other way round
+    assert parser_disagreement("theorem a : True := trivial theorem b : True := trivial\n",
+                               [thms[0], DeclaredTheorem(name="b", kind="theorem", found=True, line=0, column=28,
+                                                         start_line=0, end_line=0, statement="True")])
+    assert parser_disagreement(text, thms[:1]) is not None
+    assert parser_disagreement(text, thms) is None
+    # a letter-like start the parser cannot read: a disagreement, not a crash
+    weird = "theorem ℘foo : True := trivial\n"
+    why = parser_disagreement(weird, [DeclaredTheorem(name="℘foo", kind="theorem", found=True, line=0, column=0,
+                                                      start_line=0, end_line=0, statement="True")])
+    assert why is not None
+    lines, _, _ = check_report(weird, Elaboration(complete=True, axioms={"℘foo": []}, theorems=[
+        DeclaredTheorem(name="℘foo", kind="theorem", found=True, line=0, column=0, start_line=0, end_line=0,
+                        statement="True")]))
+    assert lines[0].startswith("FAIL <file>: ") and "ok ℘foo : True" in lines
+    # no list from the checker: one FAIL line
+    assert check_report(text, Elaboration())[0][0].startswith("FAIL <file>")

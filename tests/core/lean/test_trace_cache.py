@@ -103,3 +103,19 @@ def test_runs_that_store_the_same_theorem_at_once_neither_fail_nor_leave_half_a_
     assert [out.get(timeout=5) for _ in procs] == ["ok"] * 4
     assert _cache(tmp_path).get(T) == _pairs("t1")
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and ".tmp" in p.name]
+
+
+def test_the_key_holds_the_checker_and_the_premise_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A change of the trusted checker's sources never serves an old trace (nor an old step verdict), and a
+    theorem posed in a library module (premise rule) is another question than the same text without it."""
+    from burnqed_core.lean import trace_cache, verdict_cache
+    from burnqed_core.lean.judge import checker_fingerprint
+
+    base = _cache(tmp_path).key(T)
+    assert _cache(tmp_path).key(T.model_copy(update={"module": "Init.Data.Nat.Basic"})) != base
+    vc = verdict_cache.VerdictCache(10)
+    assert vc.key(T, ("simp",))[0] == checker_fingerprint()
+    monkeypatch.setattr(trace_cache, "checker_fingerprint", lambda: "another checker")
+    monkeypatch.setattr(verdict_cache, "checker_fingerprint", lambda: "another checker")
+    assert _cache(tmp_path).key(T) != base
+    assert verdict_cache.VerdictCache(10).key(T, ("simp",)) != vc.key(T, ("simp",))

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from burnqed_core.cli import app
-from burnqed_core.cli.lean import checkable_source, file_verdicts
+from burnqed_core.cli.lean import check_lines, check_report
 from burnqed_core.data.theorems import load_theorems
 from burnqed_core.lean.baseline import automation_baseline, write_automation
 from burnqed_core.lean.pool import LeanPool
@@ -75,6 +75,8 @@ async def test_one_pass_trace_equals_the_step_replay(lean_pool: LeanPool) -> Non
     thms = [*THEOREMS, *ODD_LAYOUTS, *firsts.values()]
     assert lean_pool.reads_goals
     pairs, report = await trace_theorems(lean_pool, thms)
+    # the states come from the checked run (the checker's info trees), the step replay's from the batch goal
+    # reader: the same text, character for character
     assert report.ok and report.one_pass == report.replayed == len([t for t in thms if t.proof])
     old, rep = await _replay(lean_pool, [t for t in thms if t.proof], True, False, "trace",
                              TraceReport(theorems=len(thms)))
@@ -153,14 +155,16 @@ theorem native (n : Nat) : n + 0 = n := by
 
 @pytest.mark.lean
 async def test_file_verdicts(lean_pool: LeanPool) -> None:
-    source, names = checkable_source(LEAN_FILE)
-    elab = await lean_pool.elaborate(source, axioms_of=names)
-    verdicts = dict(file_verdicts(LEAN_FILE, elab))
-    assert verdicts["double_two"] is None and verdicts["good"] is None
-    assert verdicts["wrong"] is not None and "omega" in verdicts["wrong"]
-    assert verdicts["cheat"] is not None and "sorry" in verdicts["cheat"]
-    assert verdicts["native"] is not None
-    assert list(verdicts) == ["double_two", "good", "wrong", "cheat", "native"]
+    elab = await lean_pool.elaborate(LEAN_FILE, declared=True)
+    lines, ok, total = check_report(LEAN_FILE, elab)
+    verdicts = {line.split()[1].rstrip(":"): line for line in lines if line.startswith(("ok ", "FAIL "))}
+    assert verdicts["double_two"] == "ok double_two : double 2 = 4"
+    assert verdicts["good"] == "ok good : ∀ (a b : Nat), a + b = b + a"
+    assert verdicts["wrong"].startswith("FAIL") and "omega" in verdicts["wrong"]
+    assert verdicts["cheat"].startswith("FAIL") and "sorry" in verdicts["cheat"]
+    assert verdicts["native"].startswith("FAIL")
+    assert [line.split()[1].rstrip(":") for line in lines] == ["double_two", "good", "wrong", "cheat", "native"]
+    assert (ok, total) == (2, 5)
 
 
 def test_cli_help_lists_commands() -> None:
@@ -184,31 +188,21 @@ def test_missing_install_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_check_lines_put_notes_under_their_theorem() -> None:
-    from burnqed_core.cli.lean import check_lines
-
     lines = check_lines([("a", None), ("b", "an error"), ("c", None)],
-                        {"a": ["declared with `variable`s in scope"], "c": ["x", "y"]})
-    assert lines == ["ok a", "  note a: declared with `variable`s in scope", "FAIL b: an error", "ok c",
-                     "  note c: x", "  note c: y"]
+                        {"a": ["declared with `variable`s in scope"], "c": ["x", "y"]},
+                        {"a": "∀ (n : Nat),\n  n = n", "c": "True"})
+    assert lines == ["ok a : ∀ (n : Nat), n = n", "  note a: declared with `variable`s in scope", "FAIL b: an error",
+                     "ok c : True", "  note c: x", "  note c: y"]
 
 
 @pytest.mark.lean
 async def test_one_pass_trace_equals_the_step_replay_on_rule_induction(lean_pool: LeanPool) -> None:
-    """After `induction hn` on a user predicate, `case one ... => ...` steps: Lean's goals at a `case` step's
-    first character are the focused goal alone; the trace must record every goal with its case tag, as the
-    step replay (and the search) see them (a bug until 2026-11-26: the one-pass trace recorded the first goal)."""
+    """After `induction hn` on a user predicate, `case one ... => ...` steps: the goals before a `case` step are
+    every goal with its case tag, as the step replay (and the search) see them, read from the checked run
+    (the outermost tactic that starts there: plainGoal at that character showed the focused goal alone)."""
     t = next(t for t in load_theorems("bundled:corpus") if t.name == "tocc_bump_1")
     pairs, report = await trace_theorems(lean_pool, [t])
     old, rep = await _replay(lean_pool, [t], True, False, "trace", TraceReport(theorems=1))
-    assert report.ok and rep.ok and report.one_pass == 0
+    assert report.ok and rep.ok and report.one_pass == 1
     assert pairs == old.get(t.name, []) and len(pairs) == 4
     assert pairs[1].tactic.startswith("case one") and pairs[1].state_before.count("case ") >= 2
-
-
-def test_case_steps_are_recognised() -> None:
-    from burnqed_core.lean.tracing import focuses_by_tag
-
-    assert focuses_by_tag("case fog => exact Label.fog") and focuses_by_tag("case pop x y =>\n  simp")
-    assert focuses_by_tag("next => simp") and focuses_by_tag("case' succ => skip")
-    assert not focuses_by_tag("cases h") and not focuses_by_tag("· simp") and not focuses_by_tag("")
-    assert not focuses_by_tag("induction n with\n  | zero => rfl\n  | succ k ih => simp")
