@@ -36,6 +36,13 @@ class Theorem(Record):
     needs before it: ``import`` / ``open`` / ``set_option`` lines and any
     definitions or inductive types. ``proof`` is a known tactic proof (one
     tactic per entry; a multi-line tactic keeps its newlines), empty if unknown.
+    ``module`` is the library module this theorem is posed in; when set, a
+    proof may use only constants of the modules that module (transitively)
+    imports -- never the module itself or anything after it; enforced by the
+    trusted checker (`burnqed_core.lean.judge`, status ``premise``).
+    ``cluster``: the cluster the eval counts it in when its set fixes one (Lean's
+    library: its module, near-twins merged, `burnqed_core.data.core_pool`); ""
+    for the rule of `burnqed_core.data.clusters.cluster_of`.
     """
 
     kind: ClassVar[str] = "theorem"
@@ -46,6 +53,8 @@ class Theorem(Record):
     source: str = ""
     family: str = ""
     proof: list[str] = Field(default_factory=list)
+    module: str = ""
+    cluster: str = ""
 
     def declaration(self, name: str | None = None) -> str:
         """``theorem <name> <statement>`` (without ``:=``)."""

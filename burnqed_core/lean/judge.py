@@ -28,6 +28,9 @@ from pathlib import Path
 from burnqed_core.lean.types import ALLOWED_AXIOMS, LIBRARY_AXIOMS
 
 JUDGE_SOURCE = (Path(__file__).with_name("judge.lean")).read_text()
+# Trusted sources loaded after the checker, in every header: Lean's library as
+# a theorem pool (`burnqed_core.lean.library`: enumeration, `burnqed_type%`).
+LIBRARY_SOURCE = (Path(__file__).with_name("library.lean")).read_text()
 # Every document of the worker: the checker, then a public, exposed section so
 # that what follows behaves as in a plain (non-`module`) file.
 SECTION = "\n@[expose] public section\n\n"
@@ -35,13 +38,15 @@ LOAD_MARKER = "-- burnqed: the header loads what follows"
 NAMESPACE_END = "end BurnqedJudge"
 
 
-def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = ()) -> str:
+def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
+                  extra: Sequence[str] = (LIBRARY_SOURCE,)) -> str:
     """The header of every document of the embedded worker: ``judge.lean`` up
     to its load marker as it is, the rest as the string of one
     ``burnqed_load`` command (elaborated without info trees: the same
     declarations, but edits of the document stay as cheap as without the
-    checker), then `SECTION`. ``imports``: more modules the document imports
-    (publicly), after the checker's own (Pantograph's modules, e.g. Mathlib)."""
+    checker), then each of the ``extra`` trusted sources the same way
+    (`trusted_load`), then `SECTION`. ``imports``: more modules the document
+    imports (publicly), after the checker's own (Pantograph's modules, e.g. Mathlib)."""
     head, marker, rest = source.partition(LOAD_MARKER)
     if imports:
         last = head.rindex("public meta import")
@@ -56,7 +61,28 @@ def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = ()) -> st
     body, end, _ = body.rpartition(NAMESPACE_END)
     if not end:
         raise ValueError("judge.lean does not end with its namespace's end")
-    return f"{head}burnqed_load {lean_string(body)}\n{NAMESPACE_END}\n{SECTION}"
+    loaded = "".join(trusted_load(s) for s in extra)
+    return f"{head}burnqed_load {lean_string(body)}\n{NAMESPACE_END}\n{loaded}{SECTION}"
+
+
+def trusted_load(source: str) -> str:
+    """A trusted source for the header after the checker: its text after the
+    load marker, which opens a namespace on its first line and closes it on
+    its last, as ``namespace N`` / ``burnqed_load "<the rest>"`` / ``end N``
+    (the namespace is opened and closed outside the string, as the checker's)."""
+    _, marker, rest = source.partition(LOAD_MARKER)
+    if not marker:
+        raise ValueError("a trusted source has no load marker")
+    opening, _, body = rest.split("\n", 1)[1].partition("\n")
+    if not opening.startswith("namespace "):
+        raise ValueError("a trusted source must open a namespace after its load marker")
+    ns = opening.removeprefix("namespace ").strip()
+    body, end, _ = body.rstrip().rpartition(f"end {ns}")
+    if not end:
+        raise ValueError(f"a trusted source must end with `end {ns}`")
+    return f"namespace {ns}\nburnqed_load {lean_string(body)}\nend {ns}\n"
+
+
 VERSION = "v1"
 
 _IDENT_PART = re.compile(r"^[A-Za-z_\u00c0-\u1fff\u2100-\uffff][A-Za-z0-9_'!?\u00c0-\u1fff\u2100-\uffff]*$")

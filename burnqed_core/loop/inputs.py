@@ -100,6 +100,8 @@ def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path],
     from burnqed_core.trajectory_io import finished_theorems, read_results
 
     d = profile.data
+    if d.search_pool is not None:
+        return _pool_selection(profile, n, earlier_trajectories)
     corpus = corpus_theorems(profile)
     benchmark = load_theorems(d.benchmark)
     easy = {k for k, v in (automation_map(d.corpus) or {}).items() if v is not None}
@@ -116,6 +118,35 @@ def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path],
                            held_out={t.name for t in benchmark}, easy=easy, held_out_theorems=benchmark,
                            retry=retry, family_fail_rate=rates, failed_family_boost=d.search_failed_family_boost,
                            prefer=withheld, prefer_max=d.search_exercises)
+
+
+def _pool_selection(profile: Profile, n: int, earlier_trajectories: list[Path]) -> Selection:
+    """`search_selection` on ``data.search_pool``: a seeded draw of theorems never searched, spread over the
+    pool's families (weighted towards failing ones), with up to ``data.search_retry_max`` theorems that earlier
+    searches failed on drawn first. Every theorem of an eval set (``data.benchmark``, ``eval.also``) and of a
+    held-out split is left out, by name and by split."""
+    from burnqed_core.data.selection import family_fail_rates, select_theorems
+    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.eval.steps import eval_set_specs
+    from burnqed_core.trajectory_io import finished_theorems, read_results
+
+    d = profile.data
+    assert d.search_pool is not None
+    pool = load_theorems(d.search_pool)
+    held = [t for spec in eval_set_specs(profile) for t in load_theorems(spec)]
+    searched: set[str] = set()
+    verdicts: dict[str, bool] = {}
+    for p in earlier_trajectories:
+        searched |= finished_theorems(p)
+        for r in read_results(p):
+            if r.error != "start":
+                verdicts[r.theorem] = verdicts.get(r.theorem, False) or r.proved
+    rates = family_fail_rates(verdicts, {t.name: t.family for t in pool})
+    failed = sorted(name for name, ok in verdicts.items() if not ok) if d.search_retry_failed else []
+    return select_theorems(pool, d.search_theorems, d.seed + n, searched=searched, held_out_theorems=held,
+                           retry=failed, family_fail_rate=rates, failed_family_boost=d.search_failed_family_boost,
+                           prefer=failed if d.search_retry_max is not None else (),
+                           prefer_max=d.search_retry_max)
 
 
 def earlier_solved(eval_dirs: list[Path]) -> set[str] | None:

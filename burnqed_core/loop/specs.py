@@ -32,6 +32,14 @@ def _corpus_file(profile: Profile) -> Mapping[str, Path | None]:
     return {"corpus": None if d.trace_repo else resolve_spec(d.corpus)}
 
 
+def _searched_files(profile: Profile) -> Mapping[str, Path | None]:
+    """The corpus, and the theorem set searched instead of it (``data.search_pool``) when set."""
+    from burnqed_core.data.theorems import resolve_spec
+
+    pool = profile.data.search_pool
+    return {**_corpus_file(profile), "search_pool": resolve_spec(pool) if pool else None}
+
+
 def _benchmark_files(profile: Profile) -> Mapping[str, Path | None]:
     from burnqed_core.data.theorems import AUTOMATION_FILE, resolve_spec
 
@@ -219,10 +227,10 @@ TRAJECTORIES = StageSpec(
         "searches a second time at the noise temperature. One step per shard of ``pipeline.shard_size`` "
         "theorems.",
     inputs=(Input("merged_model"), Input("ebm", from_iteration=1), Input("base_model", edge=False)),
-    earlier="trajectories", files=_corpus_file,
+    earlier="trajectories", files=_searched_files,
     settings=("search", "policy", LEAN, "data.corpus", "data.exclude_families", "data.benchmark",
               "data.search_theorems", "data.search_exercises", "data.seed", "data.search_failed_family_boost",
-              "data.search_retry_failed",
+              "data.search_retry_failed", "data.search_pool", "data.search_retry_max", "eval.also",
               "data.withhold_fraction", "data.withhold_families"),
     shards=Sharded(select=_select_trajectories, shard=_search_shard, merge=_merge_trajectories,
                    size=lambda p: p.pipeline.shard_size),
