@@ -413,6 +413,9 @@ class EvalConfig(Section):
     structural_baseline: bool = Field(True, description="measure baseline (c), the same search with no learned "
                                       "policy (structural steps + automation), once per set and settings (cached; "
                                       "shipped for the bundled sets under tiny)")
+    sample: int | None = Field(None, ge=1, description="evaluate a fixed sample of this many theorems of "
+                               "data.benchmark, spread over its families (seed 0; "
+                               "`burnqed_core.data.selection.stratified_sample`); None: all")
     also_sample: int | None = Field(None, ge=1, description="evaluate a fixed sample of this many theorems of "
                                     "each set of eval.also, spread over its families (seed 0; "
                                     "`burnqed_core.data.selection.stratified_sample`); None: all")

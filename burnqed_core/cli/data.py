@@ -162,7 +162,11 @@ def core_pool(
     prof = load(profile, verbose)
     rules = PoolRules() if max_size is None else PoolRules(max_size=max_size)
     split_rules = SplitRules(seed=seed)
-    cfg = prof.lean.model_copy(update={"num_workers": 1})
+    from burnqed_core.lean.library import SCAN_TIMEOUT_S
+
+    # one worker; a document that reads a large module takes minutes, far above a tactic's request timeout
+    cfg = prof.lean.model_copy(update={"num_workers": 1, "embedded": prof.lean.embedded.model_copy(
+        update={"request_timeout_s": SCAN_TIMEOUT_S})})
 
     async def run():  # type: ignore[no-untyped-def]
         async with LeanPool(cfg) as pool:
@@ -175,6 +179,9 @@ def core_pool(
     build = build_pool(scans, graph, rules, split_rules)
     typer.echo(f"{build.modules_scanned} modules scanned; left out: "
                + ", ".join(f"{k} {v}" for k, v in build.excluded.items()))
+    if build.modules_unread:
+        typer.echo(f"warning: {len(build.modules_unread)} modules could not be read (no answer from Lean): "
+                   + ", ".join(build.modules_unread), err=True)
     typer.echo(f"{'family':32} {'split':5} {'modules':>7} {'theorems':>8} {'kept':>6} {'clusters':>8}")
     for f in build.families:
         if f.kept:

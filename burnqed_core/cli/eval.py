@@ -37,6 +37,7 @@ async def _eval_main(
     profile_name: str, model: Path | None, ebm: Path | None, theorems_spec: str, budgets: str | None,
     pass_k: int | None, out: Path, resume: bool, iteration: int, limit: int | None,
     training_pairs: list[Path], progress: bool, verbose: bool, automation: bool | None = None,
+    sample: int | None = None,
 ) -> int:
     from burnqed_core.config import load_profile
     from burnqed_core.data.theorems import load_theorems
@@ -61,6 +62,12 @@ async def _eval_main(
     profile = steps.on_benchmark(load_profile(profile_name, overrides=overrides), theorems_spec)
     check_out(out, resume)
     theorems = load_theorems(theorems_spec)
+    if sample is not None:
+        from burnqed_core.data.selection import stratified_sample
+
+        if sample < 1:
+            raise BurnqedError("--sample must be >= 1")
+        theorems = stratified_sample(theorems, sample)
     if limit is not None:
         if limit < 1:
             raise BurnqedError("--limit must be >= 1")
@@ -123,6 +130,9 @@ def eval_cmd(
     resume: Annotated[bool, typer.Option("--resume", help="continue a partial eval output")] = False,
     iteration: Annotated[int, typer.Option("--iteration", help="iteration number written in the rows")] = 0,
     limit: Annotated[int | None, typer.Option("--limit", help="only the first N theorems (by name)")] = None,
+    sample: Annotated[int | None, typer.Option(
+        "--sample", help="a fixed sample of N theorems of the set, spread over its families (seed 0; the same "
+        "set gives the same sample)")] = None,
     training_pairs: Annotated[list[Path] | None, typer.Option(
         "--training-pairs", help="tactic-pair files/dirs the model was trained on: fail if a benchmark "
         "theorem occurs in them (repeatable)")] = None,
@@ -140,7 +150,7 @@ def eval_cmd(
     A theorem that is a twin of a theorem of the profile's corpus (the same up to renaming and numerals) is
     an error before anything starts."""
     code = asyncio.run(_eval_main(profile, model, ebm, theorems, budgets, pass_k, out, resume, iteration, limit,
-                                  training_pairs or [], not no_progress, verbose, automation))
+                                  training_pairs or [], not no_progress, verbose, automation, sample))
     if code:
         raise typer.Exit(code)
 

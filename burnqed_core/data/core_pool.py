@@ -145,6 +145,8 @@ class PoolBuild(BaseModel):
     excluded: dict[str, int] = Field(default_factory=dict, description="reason -> theorems left out")
     families: list[FamilyCount] = Field(default_factory=list)
     modules_scanned: int = 0
+    modules_unread: list[str] = Field(default_factory=list, description="modules Lean gave no answer for (their "
+                                      "theorems are missing from every split)")
 
     def split(self, name: str) -> list[PoolTheorem]:
         return [t for t in self.theorems if t.split == name]
@@ -263,6 +265,7 @@ def build_pool(scans: Sequence[ModuleScan], graph: Mapping[str, Sequence[str]],
     for s in scans:
         for reason, n in s.skipped.items():
             excluded[f"header: {reason}"] += n
+    unread = sorted(s.module for s in scans if s.error)
     enumerated: Counter[str] = Counter()
     kept: list[LibraryConstant] = []
     for s in scans:
@@ -303,7 +306,7 @@ def build_pool(scans: Sequence[ModuleScan], graph: Mapping[str, Sequence[str]],
                                     enumerated=enumerated[fam], kept=len(mine),
                                     clusters=len({t.cluster for t in mine})))
     return PoolBuild(rules=rules, split_rules=split_rules, theorems=theorems, excluded=dict(sorted(excluded.items())),
-                     families=families, modules_scanned=len(scans))
+                     families=families, modules_scanned=len(scans), modules_unread=unread)
 
 
 def _clusters(theorems: Sequence[LibraryConstant], split: Mapping[str, str]) -> dict[str, str]:

@@ -149,17 +149,19 @@ meta def asTheorem : ConstantInfo → Option (Name × Expr × List Name)
 
 /-- The fields of one constant: `T name universes size type skeleton modules`
 for a theorem kept, `S name reason` for one skipped by a rule that needs the
-environment (internal, private or numbered name, instance, size), nothing for
-a constant that is not a theorem. -/
+environment (internal, private or numbered name, size, instance), nothing for
+a constant that is not a theorem (a name or size rule is applied before the
+proposition test, so its count may include an axiom that is not a theorem). -/
 meta def theoremFields (env : Environment) (maxSize : Nat) (ci : ConstantInfo) : IO (List String) := do
   match asTheorem ci with
   | none => return []
   | some (n, ty, lps) =>
-    if !(← isPropType env ty) then return []
+    -- the cheap rules first: a proposition test and the printer cost a MetaM run each
     if n.isInternal || isPrivateName n || hasNum n then return ["S", nm n, "name"]
-    if isInstanceCore env n then return ["S", nm n, "instance"]
     let sz := size 10000 ty
     if sz > maxSize then return ["S", nm n, "size"]
+    if !(← isPropType env ty) then return []
+    if isInstanceCore env n then return ["S", nm n, "instance"]
     let ctx : MessageDataContext := { env := env, mctx := {}, lctx := {}, opts := {} }
     let pp ← (MessageData.withContext ctx (.ofExpr ty)).toString
     let used := ty.getUsedConstants

@@ -40,10 +40,9 @@ TYPE_TERM = "burnqed_type%"
 
 
 class SourceChecker(Protocol):
-    """What the commands need: a Lean that elaborates a source after the worker's header (`LeanPool`,
-    `EmbeddedBackend`)."""
+    """What the commands need: a Lean that elaborates a source after the worker's header (`LeanPool`)."""
 
-    async def check_source(self, text: str) -> list[Diagnostic]: ...
+    async def check_source(self, text: str, timeout_s: float | None = None) -> list[Diagnostic]: ...
 
 
 class LibraryConstant(BaseModel):
@@ -69,6 +68,7 @@ class ModuleScan(BaseModel):
     theorems: list[LibraryConstant] = Field(default_factory=list)
     skipped: dict[str, int] = Field(default_factory=dict, description="reason -> theorems left out by the header "
                                     "(name: internal, private or numbered; instance; size)")
+    error: str = Field("", description="why the module could not be read (then it has no theorems)")
 
 
 class LibraryError(RuntimeError):
@@ -161,26 +161,64 @@ def parse_library(diags: Sequence[Diagnostic], nonce: str) -> tuple[list[ModuleS
     return scans, missing
 
 
+# One module per document takes up to minutes (Init.Data.Array.Lemmas: thousands of theorems, each printed) on a
+# loaded 2-core machine: far above a tactic's timeout.
+SCAN_TIMEOUT_S = 900.0
+
+
 async def module_graph(lean: SourceChecker) -> dict[str, list[str]]:
     """Every module the worker imported -> its direct imports."""
     nonce = new_nonce()
-    return parse_modules(await lean.check_source(modules_command(nonce)), nonce)
+    return parse_modules(await lean.check_source(modules_command(nonce), timeout_s=SCAN_TIMEOUT_S), nonce)
 
 
-async def scan_modules(lean: SourceChecker, modules: Sequence[str], max_size: int, *, chunk: int = 16,
+class MissingModules(LibraryError):
+    """The worker does not import a module asked for."""
+
+
+async def _scan(lean: SourceChecker, part: Sequence[str], max_size: int) -> list[ModuleScan]:
+    nonce = new_nonce()
+    diags = await lean.check_source(library_command(nonce, part, max_size), timeout_s=SCAN_TIMEOUT_S)
+    scans, missing = parse_library(diags, nonce)
+    if missing:
+        raise MissingModules(f"the Lean worker does not import {', '.join(missing)}")
+    return [s.model_copy(update={"theorems": [t for t in s.theorems if t.name not in LIBRARY_AXIOMS]})
+            for s in scans]
+
+
+async def scan_modules(lean: SourceChecker, modules: Sequence[str], max_size: int, *, chunk: int = 4,
                        progress: Callable[[int], None] | None = None) -> list[ModuleScan]:
     """The theorems of ``modules`` (``chunk`` modules per document), in the order asked; the library's true
-    axioms left out. A module the worker lacks is an error naming it."""
+    axioms left out. A module the worker lacks is an error naming it. A chunk that gets no usable answer (a
+    timeout or a crash: the pool restarts the worker) is read again one module per document, and a module that
+    still gets none is returned with its `ModuleScan.error` (counted, never silently dropped)."""
+    from burnqed_core.lean.pool import InfraFailure
+
+    failures = (InfraFailure, ReportError, LibraryError)
+
+    def failed(m: str, e: BaseException) -> ModuleScan:
+        log.warning("module %s could not be read: %s", m, e)
+        return ModuleScan(module=m, constants=0, error=str(e)[:300] or type(e).__name__)
+
     out: list[ModuleScan] = []
     for k in range(0, len(modules), chunk):
         part = list(modules[k:k + chunk])
-        nonce = new_nonce()
-        scans, missing = parse_library(await lean.check_source(library_command(nonce, part, max_size)), nonce)
-        if missing:
-            raise LibraryError(f"the Lean worker does not import {', '.join(missing)}")
-        for s in scans:
-            kept = [t for t in s.theorems if t.name not in LIBRARY_AXIOMS]
-            out.append(s.model_copy(update={"theorems": kept}))
+        try:
+            out.extend(await _scan(lean, part, max_size))
+        except MissingModules:
+            raise
+        except failures as e:
+            if len(part) == 1:
+                out.append(failed(part[0], e))
+            else:
+                log.warning("no answer for modules %s (%s): read one by one", ", ".join(part), e)
+                for m in part:
+                    try:
+                        out.extend(await _scan(lean, [m], max_size))
+                    except MissingModules:
+                        raise
+                    except failures as e1:
+                        out.append(failed(m, e1))
         if progress is not None:
             progress(len(part))
     return out

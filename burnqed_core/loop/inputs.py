@@ -47,10 +47,15 @@ def trajectory_dirs(earlier: list[IterationLayout]) -> list[Path]:
 
 
 def benchmark_theorems(profile: Profile) -> list[Theorem]:
-    """The held-out benchmark, cut to ``eval.max_theorems`` (first by name) when set."""
+    """The held-out benchmark (its fixed sample of ``eval.sample`` when set), cut to ``eval.max_theorems`` (first
+    by name) when set."""
+    from burnqed_core.data.selection import stratified_sample
     from burnqed_core.data.theorems import load_theorems
 
-    return _cut(profile, load_theorems(profile.data.benchmark))
+    theorems = load_theorems(profile.data.benchmark)
+    if profile.eval.sample is not None:
+        theorems = stratified_sample(theorems, profile.eval.sample)
+    return _cut(profile, theorems)
 
 
 def _cut(profile: Profile, theorems: list[Theorem]) -> list[Theorem]:
@@ -60,8 +65,9 @@ def _cut(profile: Profile, theorems: list[Theorem]) -> list[Theorem]:
 
 
 def eval_theorems(profile: Profile) -> dict[str, list[Theorem]]:
-    """Every set the eval reports (`burnqed_core.eval.steps.eval_set_specs`: ``data.benchmark``, then
-    ``eval.also``, each of those its ``eval.also_sample`` when set), each cut to ``eval.max_theorems``. A
+    """Every set the eval reports (`burnqed_core.eval.steps.eval_set_specs`: ``data.benchmark``, its
+    ``eval.sample`` when set, then ``eval.also``, each of those its ``eval.also_sample`` when set), each cut to
+    ``eval.max_theorems``. A
     theorem name in two sets is an error naming both (the eval's rows are keyed by theorem)."""
     from burnqed_core.data.selection import stratified_sample
     from burnqed_core.data.theorems import load_theorems
@@ -74,6 +80,8 @@ def eval_theorems(profile: Profile) -> dict[str, list[Theorem]]:
         theorems = load_theorems(spec)
         if spec != profile.data.benchmark and profile.eval.also_sample is not None:
             theorems = stratified_sample(theorems, profile.eval.also_sample)
+        if spec == profile.data.benchmark and profile.eval.sample is not None:
+            theorems = stratified_sample(theorems, profile.eval.sample)
         theorems = _cut(profile, theorems)
         if not theorems:
             raise DataError(f"eval set {spec}: no theorems")
