@@ -146,6 +146,11 @@ def core_pool(
     pool_sample: Annotated[int, typer.Option("--pool-sample", min=1, help="the pool's baselines are read on a "
                                              "fixed sample of this many theorems (`burnqed lean baseline "
                                              "core:pool --sample N`)")] = 300,
+    scans: Annotated[Path | None, typer.Option("--scans", help="build from the scans saved by --save-scans "
+                                               "instead of reading the library with Lean (the same Lean)")] = None,
+    save_scans: Annotated[Path | None, typer.Option("--save-scans", help="save what Lean read (every module's "
+                                                    "theorems up to --max-size, and the import graph) as JSON")
+                          ] = None,
     profile: ProfileOpt = "core",
     verbose: VerboseOpt = False,
 ) -> None:
@@ -156,7 +161,15 @@ def core_pool(
 
     from tqdm import tqdm
 
-    from burnqed_core.data.core_pool import PoolRules, SplitRules, build_pool, scan_library, write_pool
+    from burnqed_core.data.core_pool import (
+        PoolRules,
+        SplitRules,
+        build_pool,
+        read_scans,
+        save_scans_file,
+        scan_library,
+        write_pool,
+    )
     from burnqed_core.lean.pool import LeanPool
 
     prof = load(profile, verbose)
@@ -169,14 +182,19 @@ def core_pool(
         update={"request_timeout_s": SCAN_TIMEOUT_S})})
 
     async def run():  # type: ignore[no-untyped-def]
+        if scans is not None:  # no Lean: what an earlier run read
+            read, graph = read_scans(scans)
+            return read, graph, await _baseline_lookup(prof, None)
         async with LeanPool(cfg) as pool:
             typer.echo("reading the library's modules with the embedded Lean ...")
             with tqdm(desc="modules", unit="module") as bar:
-                scans, graph = await scan_library(pool, rules, progress=bar)
-            return scans, graph, await _baseline_lookup(prof, pool)
+                read, graph = await scan_library(pool, rules, progress=bar)
+            return read, graph, await _baseline_lookup(prof, pool)
 
-    scans, graph, lookup = asyncio.run(run())
-    build = build_pool(scans, graph, rules, split_rules)
+    read, graph, lookup = asyncio.run(run())
+    if save_scans is not None:
+        typer.echo(f"wrote {save_scans_file(read, graph, save_scans)}")
+    build = build_pool(read, graph, rules, split_rules)
     typer.echo(f"{build.modules_scanned} modules scanned; left out: "
                + ", ".join(f"{k} {v}" for k, v in build.excluded.items()))
     if build.modules_unread:

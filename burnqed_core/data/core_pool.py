@@ -4,7 +4,8 @@ The theorems are read from the installed library by the worker's trusted header 
 every theorem of the ``Init`` and ``Std`` modules the worker imports, less
 
 * meta-level and tactic-internal modules and names (`PoolRules.exclude_modules`, `PoolRules.exclude_names`:
-  ``Init.Grind``, ``Init.Omega``, the ``Lean.*`` namespaces of tactic lemmas, ``Std.Tactic`` ...),
+  ``Init.Grind``, ``Init.Omega``, the ``Lean.*`` namespaces of tactic lemmas, ``Std.Tactic`` ...), and every
+  name or module with an ``Internal`` component (``Std.DTreeMap.Internal.Impl...``: implementation details),
 * internal, private, numbered and auxiliary names (the header drops ``_``-components, private and numbered
   names; `generated_name` drops what Lean generates: equation lemmas, ``injEq``, ``sizeOf_spec``, functional
   induction principles),
@@ -18,8 +19,8 @@ every theorem of the ``Init`` and ``Std`` modules the worker imports, less
 -> ``Init.Data.List``). Whole families are held out before any result is read, by a seeded rule
 (`SplitRules`, `choose_held_out`): among the families of `SplitRules.min_family` to `SplitRules.max_family`
 theorems, in the order of ``sha256(f"{seed}:{family}")``, the first ones go to ``test`` until it holds
-`SplitRules.test_theorems` theorems from at least `SplitRules.test_families` families, the next ones to
-``dev`` likewise; every other family is ``pool``.
+`SplitRules.test_theorems` theorems from at least `SplitRules.test_families` families in at least
+`SplitRules.test_clusters` clusters, the next ones to ``dev`` likewise; every other family is ``pool``.
 
 **Near-twins.** The library states many lemmas several times (``List.map_append``, ``Array.map_append``,
 ``Vector.map_append``; ``Nat.add_comm``, ``Int.add_comm``). `near_twin_key` is the type's skeleton (binder
@@ -39,11 +40,11 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from burnqed_core.data.union_find import UnionFind
 from burnqed_core.errors import DataError
@@ -85,8 +86,10 @@ class PoolRules(BaseModel):
     exclude_names: list[str] = Field(
         default_factory=lambda: ["Lean", "Std.Tactic", "Std.Sat", "Std.Internal", "Std.Do"],
         description="name prefixes left out (namespaces of tactic-internal lemmas: Lean.Grind, Lean.Omega ...)")
-    max_size: int = Field(48, ge=1, description="largest type kept, in nodes (a shared subterm counted at each "
-                          "occurrence): a goal a small policy can read in its prompt")
+    max_size: int = Field(64, ge=1, description="largest type kept, in nodes (a shared subterm counted at each "
+                          "occurrence): a goal a small policy can read in its prompt with room for what intro "
+                          "adds (64: about the median of the library's statements up to 400 nodes; "
+                          "printed in 53 characters at the median, 124 at the 95th percentile)")
 
 
 class SplitRules(BaseModel):
@@ -99,8 +102,11 @@ class SplitRules(BaseModel):
                             "the big ones: List, Array, Nat, Int, BitVec ...)")
     test_theorems: int = Field(300, ge=1)
     test_families: int = Field(5, ge=1)
+    test_clusters: int = Field(10, ge=1, description="the eval's clusters (modules, near-twins' merged): a split "
+                               "decides only with at least 10")
     dev_theorems: int = Field(150, ge=1)
     dev_families: int = Field(5, ge=1)
+    dev_clusters: int = Field(10, ge=1)
 
 
 class PoolTheorem(BaseModel):
@@ -109,13 +115,19 @@ class PoolTheorem(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     name: str
     module: str
-    family: str
+    family: str = Field("", description="its module's family (`module_family`; filled in when a file omits it)")
     split: PoolSplit
     cluster: str = Field(description="its module, near-twins' modules merged (the eval's cluster)")
     type: str = Field(description="the type as Lean prints it (display only: the goal is posed by its stored type)")
     size: int = 0
     universes: int = 0
     twin: str = Field("", description="near-twin key (`near_twin_key`), as a short digest")
+
+    @model_validator(mode="after")
+    def _family(self) -> PoolTheorem:
+        if not self.family:
+            object.__setattr__(self, "family", module_family(self.module))
+        return self
 
     def theorem(self) -> Theorem:
         """As a `Theorem`: posed by its stored type (`burnqed_core.lean.library.type_statement`), with its module
@@ -207,9 +219,13 @@ def modules_to_scan(graph: Mapping[str, Sequence[str]], rules: PoolRules) -> lis
     return sorted(m for m in graph if _has_prefix(m, rules.roots) and not _has_prefix(m, rules.exclude_modules))
 
 
+def _internal(name: str) -> bool:
+    return "Internal" in name.split(".")
+
+
 def exclusion(c: LibraryConstant, closure: frozenset[str], rules: PoolRules) -> str | None:
     """Why a scanned theorem stays out of the pool (None: it enters)."""
-    if _has_prefix(c.name, rules.exclude_names):
+    if _has_prefix(c.name, rules.exclude_names) or _internal(c.name) or _internal(c.module):
         return "internal namespace"
     if generated_name(c.name):
         return "generated"
@@ -228,30 +244,35 @@ def near_twin_key(c: LibraryConstant | PoolTheorem | str) -> str:
     if skeleton is None:
         assert isinstance(c, PoolTheorem)
         return c.twin
-    return hashlib.sha256(skeleton.encode()).hexdigest()[:16]
+    return hashlib.sha256(skeleton.encode()).hexdigest()[:12]
 
 
 def _order(family: str, seed: int) -> str:
     return hashlib.sha256(f"{seed}:{family}".encode()).hexdigest()
 
 
-def choose_held_out(family_sizes: Mapping[str, int], rules: SplitRules) -> dict[str, PoolSplit]:
+def choose_held_out(family_sizes: Mapping[str, int], rules: SplitRules,
+                    clusters: Callable[[Collection[str]], int] | None = None) -> dict[str, PoolSplit]:
     """Family -> split by the seeded rule (module doc); families not listed are ``pool``. Depends only on the
-    families' names and sizes. An error when the eligible families cannot fill both held-out splits."""
+    families' names and sizes and on ``clusters`` (the number of clusters a set of families makes; None: one
+    per family). An error when the eligible families cannot fill both held-out splits."""
     eligible = sorted((f for f, n in family_sizes.items() if rules.min_family <= n <= rules.max_family),
                       key=lambda f: _order(f, rules.seed))
+    count = clusters or len
     out: dict[str, PoolSplit] = {}
-    for split, want, fams in (("test", rules.test_theorems, rules.test_families),
-                              ("dev", rules.dev_theorems, rules.dev_families)):
-        got, n = 0, 0
-        while got < want or n < fams:
+    for split, want, fams, clus in (("test", rules.test_theorems, rules.test_families, rules.test_clusters),
+                                    ("dev", rules.dev_theorems, rules.dev_families, rules.dev_clusters)):
+        chosen: list[str] = []
+        got = 0
+        while got < want or len(chosen) < fams or count(chosen) < clus:
             if not eligible:
                 raise DataError(f"core pool: the families of {rules.min_family}-{rules.max_family} theorems cannot "
-                                f"fill {split} ({got} theorems in {n} families, want {want} in {fams})")
+                                f"fill {split} ({got} theorems, {len(chosen)} families, {count(chosen)} clusters; "
+                                f"want {want}, {fams}, {clus})")
             f = eligible.pop(0)
+            chosen.append(f)
             out[f] = split  # type: ignore[assignment]
             got += family_sizes[f]
-            n += 1
     return out
 
 
@@ -278,7 +299,15 @@ def build_pool(scans: Sequence[ModuleScan], graph: Mapping[str, Sequence[str]],
             else:
                 kept.append(c)
     sizes = Counter(module_family(c.module) for c in kept)
-    split_of = choose_held_out(sizes, split_rules)
+    by_family: dict[str, list[LibraryConstant]] = {}
+    for c in kept:
+        by_family.setdefault(module_family(c.module), []).append(c)
+
+    def clusters_of(families: Collection[str]) -> int:
+        members = [c for f in families for c in by_family[f]]
+        return len(set(_clusters(members, dict.fromkeys((c.name for c in members), "x")).values()))
+
+    split_of = choose_held_out(sizes, split_rules, clusters_of)
     split = {c.name: split_of.get(module_family(c.module), "pool") for c in kept}
     # near-twins keep to one side: test first, then dev
     keys_in: dict[str, set[str]] = {"test": set(), "dev": set()}
@@ -328,7 +357,8 @@ def write_pool(build: PoolBuild, out: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = {}
     for s in SPLITS:
-        lines = [t.model_dump_json() for t in build.split(s)]
+        # the family is its module's and universes are mostly 0: left out of the file (under 2 MB in git)
+        lines = [t.model_dump_json(exclude={"family"}, exclude_defaults=True) for t in build.split(s)]
         paths[s] = atomic_write_text(out / f"{s}.jsonl", "\n".join(lines) + ("\n" if lines else ""))
     meta = build.model_dump(mode="json", exclude={"theorems"}) | {"counts": build.counts()}
     paths["build"] = atomic_write_text(out / "build.json", json.dumps(meta, indent=1) + "\n")
@@ -395,3 +425,26 @@ def split_theorems(build: PoolBuild, split: str, pool_sample: int | None = None)
 
         thms = stratified_sample(thms, pool_sample)
     return thms
+
+
+class SavedScans(BaseModel):
+    """What Lean read, saved (``burnqed data core-pool --save-scans``): rebuild the splits without Lean."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    graph: dict[str, list[str]]
+    scans: list[ModuleScan]
+
+
+def save_scans_file(scans: Sequence[ModuleScan], graph: Mapping[str, Sequence[str]], path: Path) -> Path:
+    return atomic_write_text(path, SavedScans(graph={k: list(v) for k, v in graph.items()},
+                                              scans=list(scans)).model_dump_json() + "\n")
+
+
+def read_scans(path: Path) -> tuple[list[ModuleScan], dict[str, list[str]]]:
+    try:
+        saved = SavedScans.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except ValueError as e:
+        raise DataError(f"{path}: not saved scans ({str(e).splitlines()[0]})") from None
+    return saved.scans, saved.graph

@@ -39,13 +39,23 @@ meta def nm : Name → String
   | .str p s => let q := nm p; if q.isEmpty then s else q ++ "." ++ s
   | .num p k => nm p ++ "." ++ toString k
 
-meta def nets : List String → String
-  | [] => ""
-  | x :: xs => toString x.length ++ ":" ++ x ++ nets xs
+/-! Answers grow to tens of thousands of fields: every function over them is
+tail-recursive (a deep recursion overflows the WebAssembly stack, which traps
+the worker thread: the worker then never answers) and fields are pushed onto
+an array. -/
 
-meta def app : List String → List String → List String
-  | [], ys => ys
-  | x :: xs, ys => x :: app xs ys
+/-- `acc` with the netstrings (`<length>:<text>`) of `a[i:]`; `fuel` bounds the walk. -/
+meta def netsFrom (a : Array String) (i : Nat) : Nat → String → String
+  | 0, acc => acc
+  | fuel + 1, acc => match a[i]? with
+    | some x => netsFrom a (i + 1) fuel (acc ++ toString x.length ++ ":" ++ x)
+    | none => acc
+
+meta def nets (a : Array String) : String := netsFrom a 0 a.size ""
+
+meta def pushAll : Array String → List String → Array String
+  | acc, [] => acc
+  | acc, x :: xs => pushAll (acc.push x) xs
 
 meta def lenN : List Name → Nat
   | [] => 0
@@ -147,45 +157,53 @@ meta def asTheorem : ConstantInfo → Option (Name × Expr × List Name)
   | .axiomInfo v => some (v.name, v.type, v.levelParams)
   | _ => none
 
-/-- The fields of one constant: `T name universes size type skeleton modules`
-for a theorem kept, `S name reason` for one skipped by a rule that needs the
-environment (internal, private or numbered name, size, instance), nothing for
-a constant that is not a theorem (a name or size rule is applied before the
-proposition test, so its count may include an axiom that is not a theorem). -/
-meta def theoremFields (env : Environment) (maxSize : Nat) (ci : ConstantInfo) : IO (List String) := do
+/-- One constant: its fields pushed onto `acc` when it is a theorem kept
+(`T name universes size type skeleton modules`), a count in `sk` (name, size,
+instance) when a rule
+that needs the environment leaves it out (internal, private or numbered name,
+size, instance), nothing for a constant that is not a theorem (the name and
+size rules come before the proposition test, so their counts may include an
+axiom that is not a theorem). -/
+meta def constFields (env : Environment) (maxSize : Nat) (ci : ConstantInfo) (acc : Array String)
+    (sk : Nat × Nat × Nat) : IO (Array String × Nat × Nat × Nat) := do
   match asTheorem ci with
-  | none => return []
+  | none => return (acc, sk)
   | some (n, ty, lps) =>
-    -- the cheap rules first: a proposition test and the printer cost a MetaM run each
-    if n.isInternal || isPrivateName n || hasNum n then return ["S", nm n, "name"]
+    -- the cheap rules first: the proposition test and the printer cost a MetaM run each
+    if n.isInternal || isPrivateName n || hasNum n then return (acc, (sk.1 + 1, sk.2.1, sk.2.2))
     let sz := size 10000 ty
-    if sz > maxSize then return ["S", nm n, "size"]
-    if !(← isPropType env ty) then return []
-    if isInstanceCore env n then return ["S", nm n, "instance"]
+    if sz > maxSize then return (acc, (sk.1, sk.2.1 + 1, sk.2.2))
+    if !(← isPropType env ty) then return (acc, sk)
+    if isInstanceCore env n then return (acc, (sk.1, sk.2.1, sk.2.2 + 1))
     let ctx : MessageDataContext := { env := env, mctx := {}, lctx := {}, opts := {} }
     let pp ← (MessageData.withContext ctx (.ofExpr ty)).toString
     let used := ty.getUsedConstants
     let mods := modsOf env [] (arrList used used.size [])
-    return ["T", nm n, toString (lenN lps), toString sz, pp, skel env 400 ty, joinS mods]
+    return (pushAll acc ["T", nm n, toString (lenN lps), toString sz, pp, skel env 400 ty, joinS mods], sk)
 
-meta def constsFields (env : Environment) (maxSize : Nat) (a : Array ConstantInfo) :
-    Nat → List String → IO (List String)
-  | 0, acc => pure acc
-  | k + 1, acc => do
-    match a[k]? with
-    | some ci => constsFields env maxSize a k (app (← theoremFields env maxSize ci) acc)
-    | none => pure acc
+/-- The constants `a[i:]` (`fuel` bounds the walk), in order. -/
+meta def constsFields (env : Environment) (maxSize : Nat) (a : Array ConstantInfo) (i : Nat) :
+    Nat → Array String → Nat × Nat × Nat → IO (Array String × Nat × Nat × Nat)
+  | 0, acc, sk => pure (acc, sk)
+  | fuel + 1, acc, sk => do
+    match a[i]? with
+    | some ci =>
+      let (acc', sk') ← constFields env maxSize ci acc sk
+      constsFields env maxSize a (i + 1) fuel acc' sk'
+    | none => pure (acc, sk)
 
 meta def importNames (a : Array Import) : Nat → List String → List String
   | 0, acc => acc
   | k + 1, acc => importNames a k (nm (a.getD k { module := .anonymous }).module :: acc)
 
-meta def moduleFields (env : Environment) : Nat → List String → List String
+/-- `M name imports` for the modules `i..` (`fuel` bounds the walk), in the environment's order. -/
+meta def moduleFields (env : Environment) (i : Nat) : Nat → Array String → Array String
   | 0, acc => acc
-  | k + 1, acc =>
-    let md := env.header.moduleData.getD k default
-    let m := nm (env.header.moduleNames.getD k .anonymous)
-    moduleFields env k ("M" :: m :: joinS (importNames md.imports md.imports.size []) :: acc)
+  | fuel + 1, acc => match env.header.moduleNames[i]? with
+    | some m =>
+      let md := env.header.moduleData.getD i default
+      moduleFields env (i + 1) fuel (pushAll acc ["M", nm m, joinS (importNames md.imports md.imports.size [])])
+    | none => acc
 
 /-- The answer, one message at the command's own position. -/
 meta def answer (stx : Syntax) (s : String) : CommandElabM Unit := do
@@ -200,33 +218,43 @@ syntax (name := modulesCmd) "burnqed_modules " str : command
 @[command_elab modulesCmd] public meta def elabModules : CommandElab := fun stx => do
   let nonce := (stx[1].isStrLit?).getD ""
   let env ← getEnv
-  let fs := moduleFields env env.header.moduleNames.size []
-  answer stx (nonce ++ nets (app ("v1" :: fs) ["end"]))
+  let fs := moduleFields env 0 env.header.moduleNames.size #["v1"]
+  answer stx (nonce ++ nets (fs.push "end"))
 
-meta def modulesOut (env : Environment) (maxSize : Nat) (mods : Array Syntax) :
-    Nat → List String → IO (List String)
+/-- The modules `mods[i:]` (`fuel` bounds the walk), in order: `M name constants`,
+the theorems, then `C reason count` for each rule that left theorems out; `N name`
+for a module the worker does not import. -/
+meta def modulesOut (env : Environment) (maxSize : Nat) (mods : Array Syntax) (i : Nat) :
+    Nat → Array String → IO (Array String)
   | 0, acc => pure acc
-  | k + 1, acc => do
-    let m := (mods.getD k Syntax.missing).getId
-    let names := env.header.moduleNames
-    match idxOf names m names.size with
-    | none => modulesOut env maxSize mods k (app ["N", nm m] acc)
-    | some i =>
-      let md := env.header.moduleData.getD i default
-      let fs ← constsFields env maxSize md.constants md.constants.size []
-      modulesOut env maxSize mods k (app ("M" :: nm m :: toString md.constants.size :: fs) acc)
+  | fuel + 1, acc => do
+    match mods[i]? with
+    | none => pure acc
+    | some stx =>
+      let m := stx.getId
+      let names := env.header.moduleNames
+      match idxOf names m names.size with
+      | none => modulesOut env maxSize mods (i + 1) fuel (pushAll acc ["N", nm m])
+      | some j =>
+        let md := env.header.moduleData.getD j default
+        let head := pushAll acc ["M", nm m, toString md.constants.size]
+        let (acc', sk) ← constsFields env maxSize md.constants 0 md.constants.size head (0, 0, 0)
+        let counts := ["C", "name", toString sk.1, "C", "size", toString sk.2.1, "C", "instance",
+          toString sk.2.2]
+        modulesOut env maxSize mods (i + 1) fuel (pushAll acc' counts)
 
 syntax (name := libraryCmd) "burnqed_library " str num ident* : command
 
-/-- `burnqed_library "nonce" maxSize M*`: per module `M name constants`, then
-its theorems (`theoremFields`); `N name` for a module the worker lacks. -/
+/-- `burnqed_library "nonce" maxSize M*`: per module `M name constants`, its
+theorems (`constFields`) and the counts of the rules (`C reason count`); `N name`
+for a module the worker lacks. -/
 @[command_elab libraryCmd] public meta def elabLibrary : CommandElab := fun stx => do
   let nonce := (stx[1].isStrLit?).getD ""
   let maxSize := (stx[2].isNatLit?).getD 0
   let env ← getEnv
   let mods := stx[3].getArgs
-  let fs ← liftIO <| modulesOut env maxSize mods mods.size []
-  answer stx (nonce ++ nets (app ("v1" :: fs) ["end"]))
+  let fs ← liftIO <| modulesOut env maxSize mods 0 mods.size #["v1"]
+  answer stx (nonce ++ nets (fs.push "end"))
 
 meta def freshLevels : List Name → Term.TermElabM (List Level)
   | [] => pure []

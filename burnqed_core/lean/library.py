@@ -145,16 +145,19 @@ def parse_library(diags: Sequence[Diagnostic], nonce: str) -> tuple[list[ModuleS
             constants, theorems, skipped = int(count), [], {}
         elif tag == "N":
             missing.append(take(1)[0])
-        elif tag in ("T", "S") and module is None:
+        elif tag == "T" and module is None:
             raise ReportError("a theorem before its module")
         elif tag == "T":
             name, universes, size, typ, skeleton, mods = take(6)
             assert module is not None
             theorems.append(LibraryConstant(name=name, module=module, universes=int(universes), size=int(size),
                                             type=typ, skeleton=skeleton, type_modules=sorted(mods.split())))
-        elif tag == "S":
-            _, reason = take(2)
-            skipped[reason] = skipped.get(reason, 0) + 1
+        elif tag == "C":
+            reason, count = take(2)
+            if module is None:
+                raise ReportError("a count before its module")
+            if int(count):
+                skipped[reason] = skipped.get(reason, 0) + int(count)
         else:
             raise ReportError(f"unknown field {tag!r}")
     flush()

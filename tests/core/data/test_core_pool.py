@@ -64,6 +64,8 @@ def test_exclusion_rules() -> None:
     closure = frozenset({"Init.Prelude", "Init.Core"})
     assert exclusion(const("Nat.foo", "M", mods=("Init.Prelude",)), closure, rules) is None
     assert exclusion(const("Lean.Grind.foo", "M"), closure, rules) == "internal namespace"
+    assert exclusion(const("Std.DTreeMap.Internal.Impl.foo", "M"), closure, rules) == "internal namespace"
+    assert exclusion(const("Std.foo", "Std.Data.DHashMap.Internal.Defs"), closure, rules) == "internal namespace"
     assert exclusion(const("Nat.add.eq_1", "M"), closure, rules) == "generated"
     assert exclusion(const("Nat.big", "M", size=21), closure, rules) == "size"
     # a type that uses a constant of the theorem's own module (or of a later one) does not live in its imports
@@ -73,7 +75,7 @@ def test_exclusion_rules() -> None:
 def test_held_out_families_seeded_and_size_bounded() -> None:
     sizes = {f"F{i}": 30 + i for i in range(40)} | {"Big": 5000, "Tiny": 3}
     rules = SplitRules(test_theorems=100, test_families=3, dev_theorems=60, dev_families=2, min_family=10,
-                       max_family=400)
+                       max_family=400, test_clusters=1, dev_clusters=1)
     a = choose_held_out(sizes, rules)
     assert a == choose_held_out(dict(reversed(list(sizes.items()))), rules)  # order of the input does not matter
     assert "Big" not in a and "Tiny" not in a
@@ -84,6 +86,10 @@ def test_held_out_families_seeded_and_size_bounded() -> None:
     assert choose_held_out(sizes, rules.model_copy(update={"seed": 1})) != a
     with pytest.raises(DataError, match="cannot fill"):
         choose_held_out({"A": 20}, rules)
+    # clusters count too (the eval's unit): more families until test and dev have enough
+    more = choose_held_out(sizes, rules.model_copy(update={"test_clusters": 10, "dev_clusters": 10}),
+                           lambda fams: 2 * len(fams))
+    assert sum(s == "test" for s in more.values()) >= 5 and sum(s == "dev" for s in more.values()) >= 5
 
 
 def _scans() -> tuple[list[ModuleScan], dict[str, list[str]]]:
@@ -110,7 +116,8 @@ def _scans() -> tuple[list[ModuleScan], dict[str, list[str]]]:
 
 def test_build_pool_splits_share_no_module_and_twins_keep_to_one_side() -> None:
     scans, graph = _scans()
-    rules = SplitRules(test_theorems=10, test_families=1, dev_theorems=10, dev_families=1, min_family=1)
+    rules = SplitRules(test_theorems=10, test_families=1, dev_theorems=10, dev_families=1, min_family=1,
+                       test_clusters=1, dev_clusters=1)
     b = build_pool(scans, graph, split_rules=rules)
     by_split = {s: b.split(s) for s in ("pool", "dev", "test")}
     mods = {s: {t.module for t in ts} for s, ts in by_split.items()}
@@ -135,7 +142,8 @@ def test_build_pool_splits_share_no_module_and_twins_keep_to_one_side() -> None:
 def test_pool_files_read_as_theorems(tmp_path: Path) -> None:
     scans, graph = _scans()
     b = build_pool(scans, graph, split_rules=SplitRules(test_theorems=10, test_families=1, dev_theorems=10,
-                                                         dev_families=1, min_family=1))
+                                                         dev_families=1, min_family=1, test_clusters=1,
+                                                         dev_clusters=1))
     paths = write_pool(b, tmp_path)
     assert set(paths) == {"pool", "dev", "test", "build"}
     rows = read_pool_rows(paths["test"])

@@ -32,7 +32,7 @@ def test_parse_answers() -> None:
     ans = info("N" + nets(["v1", "M", "Init.Prelude", "", "M", "Init.Coe", "Init.Prelude", "end"]))
     assert parse_modules([ans], "N") == {"Init.Prelude": [], "Init.Coe": ["Init.Prelude"]}
     body = ["v1", "M", "A", "5", "T", "A.t", "1", "7", "∀ x, x = x", "(P S (Eq #0 #0))", "Init.Prelude Init.Core",
-            "S", "A._x", "name", "S", "A.big", "size", "N", "B", "end"]
+            "C", "name", "1", "C", "size", "1", "C", "instance", "0", "N", "B", "end"]
     scans, missing = parse_library([info("N" + nets(body))], "N")
     assert missing == ["B"] and len(scans) == 1
     s = scans[0]
