@@ -242,6 +242,10 @@ async def _trusted_check(backend: object, theorem: Theorem, tactics: Sequence[st
         return CheckResult(ok=False, errors=[f"the trusted checker gave no usable answer: {e}"],
                            elapsed_s=time.monotonic() - t0)
     errors = trusted_problems(report)
+    if theorem.module and not errors:  # a library theorem: the premise rule (`Theorem.module`)
+        from burnqed_core.lean.library import premise_problems
+
+        errors = await premise_problems(backend, theorem.module, preamble, candidate, CHECK_NAME)  # type: ignore[arg-type]
     read = None
     if states and not errors and reads_goals(backend):
         positions = tactic_positions(theorem, tactics)

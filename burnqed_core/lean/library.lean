@@ -275,4 +275,115 @@ syntax (name := typeTerm) "burnqed_type% " ident ident : term
     let us ← freshLevels ci.levelParams
     return ci.type.instantiateLevelParams ci.levelParams us
 
+/-! ## The premise rule, until the checker has it
+
+A proof of a theorem posed in module `M` may use only constants of the modules
+`M` imports, directly or not (never `M` itself or a later module): the
+environment the library's author proved it in. The checker (`judge.lean`)
+takes this rule over with issue 54 (`Theorem.module`); until then
+`burnqed_premises` checks it for an accepted proof, on a second elaboration
+of the same trusted preamble and candidate text (`checker.py`). -/
+
+meta def importList (a : Array Import) : Nat → List Name → List Name
+  | 0, acc => acc
+  | k + 1, acc => importList a k ((a.getD k { module := .anonymous }).module :: acc)
+
+/-- `todo` with the names of the first list that `s` lacks, and `s` with them. -/
+meta def pushNew : List Name → List Name → NameSet → List Name × NameSet
+  | [], todo, s => (todo, s)
+  | x :: xs, todo, s => if s.contains x then pushNew xs todo s else pushNew xs (x :: todo) (s.insert x)
+
+/-- The modules reachable from `todo` by imports (those in `todo` included). -/
+meta def importClosure (env : Environment) : Nat → List Name → NameSet → NameSet
+  | 0, _, seen => seen
+  | _, [], seen => seen
+  | fuel + 1, m :: rest, seen =>
+    let names := env.header.moduleNames
+    match idxOf names m names.size with
+    | none => importClosure env fuel rest seen
+    | some i =>
+      let md := env.header.moduleData.getD i default
+      let (todo, seen') := pushNew (importList md.imports md.imports.size []) rest seen
+      importClosure env fuel todo seen'
+
+/-- The library constants reachable from `todo` through the constants the
+document added (walked into: their types and values), with their modules,
+that `allowed` lacks (`name (module)`); `N:name` for a name the environment
+lacks, `F:fuel` for an unfinished walk. -/
+meta def premiseWalk (env : Environment) (allowed : NameSet) :
+    Nat → List Name → NameSet → List String → List String
+  | 0, _, _, acc => "F:fuel" :: acc
+  | _, [], _, acc => acc
+  | fuel + 1, c :: rest, seen, acc =>
+    if seen.contains c then premiseWalk env allowed fuel rest seen acc
+    else
+      let seen' := seen.insert c
+      match env.getModuleIdxFor? c with
+      | some i =>
+        let m := env.header.moduleNames.getD i.toNat .anonymous
+        if allowed.contains m then premiseWalk env allowed fuel rest seen' acc
+        else premiseWalk env allowed fuel rest seen' ((nm c ++ " (" ++ nm m ++ ")") :: acc)
+      | none => match env.find? c with
+        | none => premiseWalk env allowed fuel rest seen' (("N:" ++ nm c) :: acc)
+        | some ci =>
+          let a := ci.type.getUsedConstants
+          let b := match ci.value? (allowOpaque := true) with
+            | some v => v.getUsedConstants
+            | none => #[]
+          premiseWalk env allowed fuel (arrList a a.size (arrList b b.size rest)) seen' acc
+
+/-- Elaborate the commands of `inputCtx` one by one with Lean's parser and
+command elaborator (the checker's way: no info trees, no snapshots). -/
+meta partial def elabCommands (inputCtx : Parser.InputContext) (ps : Parser.ModuleParserState) :
+    CommandElabM Unit := do
+  let st ← get
+  let sc : Scope := match st.scopes with
+    | s :: _ => s
+    | [] => { header := "" }
+  let pmctx : Parser.ParserModuleContext :=
+    { env := st.env, options := sc.opts, currNamespace := sc.currNamespace, openDecls := sc.openDecls }
+  let (cmd, ps', msgs') := Parser.parseCommand inputCtx pmctx ps st.messages
+  set { st with messages := msgs' }
+  if Parser.isTerminalCommand cmd then return
+  elabCommandTopLevel cmd
+  elabCommands inputCtx ps'
+
+meta def elabText (text : String) : CommandElabM Unit := do
+  let inputCtx : Parser.InputContext := Parser.InputContext.mk text "<burnqed>"
+  let inner (ctx : Context) : Context :=
+    { ctx with fileName := "<burnqed>", fileMap := inputCtx.fileMap, snap? := none, cancelTk? := none }
+  withReader inner (withEnableInfoTree false (elabCommands inputCtx {}))
+
+syntax (name := premisesCmd) "burnqed_premises " str ident str str ident : command
+
+/-- `burnqed_premises "nonce" M "preamble" "candidate" name`: `P status bad*`,
+status `ok` when every library constant the proof of `name` reaches comes from
+a module `M` imports (`premise` and the offenders otherwise, `missing` when the
+text declares no `name`). The outer state is restored. -/
+@[command_elab premisesCmd] public meta def elabPremises : CommandElab := fun stx => do
+  let nonce := (stx[1].isStrLit?).getD ""
+  let m := stx[2].getId
+  let preamble := (stx[3].isStrLit?).getD ""
+  let candidate := (stx[4].isStrLit?).getD ""
+  let n := stx[5].getId
+  let saved ← get
+  let opts : Options := (({} : Options).setBool `Elab.async false).setNat `maxHeartbeats 200000
+  set (Command.mkState saved.env {} opts)
+  elabText ("@[expose] public section\n" ++ preamble ++ "\n" ++ candidate)
+  let env ← getEnv
+  set saved
+  let names := env.header.moduleNames
+  let fields := match idxOf names m names.size, env.find? n with
+    | none, _ => ["U", nm m]
+    | _, none => ["P", "missing"]
+    | some i, some _ =>
+      let md := env.header.moduleData.getD i default
+      let direct := importList md.imports md.imports.size []
+      let (todo, seen) := pushNew direct [] {}
+      let allowed := importClosure env 100000 todo seen
+      match premiseWalk env allowed 1000000 [n] {} [] with
+      | [] => ["P", "ok"]
+      | bad => "P" :: "premise" :: bad
+  answer stx (nonce ++ nets (pushAll (pushAll #["v1"] fields) ["end"]))
+
 end BurnqedLibrary

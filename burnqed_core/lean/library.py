@@ -225,3 +225,38 @@ async def scan_modules(lean: SourceChecker, modules: Sequence[str], max_size: in
         if progress is not None:
             progress(len(part))
     return out
+
+
+def premises_command(nonce: str, module: str, preamble: str, candidate: str, name: str) -> str:
+    return (f"burnqed_premises {lean_string(nonce)} {lean_ident(module)} {lean_string(preamble)} "
+            f"{lean_string(candidate)} {lean_ident(name)}\n")
+
+
+def parse_premises(diags: Sequence[Diagnostic], nonce: str) -> list[str]:
+    """Why the premise rule refuses the proof ([] when it accepts)."""
+    f = _fields(diags, nonce)
+    if len(f) == 2 and f[0] == "U":
+        return [f"the premise rule's module {f[1]} is not one the worker imports"]
+    if len(f) < 2 or f[0] != "P":
+        raise ReportError("not a premise answer")
+    if f[1] == "ok" and len(f) == 2:
+        return []
+    if f[1] == "missing":
+        return ["the premise rule found no checked declaration"]
+    if f[1] != "premise":
+        raise ReportError(f"unknown premise status {f[1]!r}")
+    shown = ", ".join(f[2:7]) + (f" and {len(f) - 7} more" if len(f) > 7 else "")
+    return [f"it uses library constants outside the modules its module imports (premise rule): {shown}"]
+
+
+async def premise_problems(lean: SourceChecker, module: str, preamble: str, candidate: str, name: str
+                           ) -> list[str]:
+    """The premise rule on an accepted proof (``candidate`` after ``preamble``, declaring ``name``), posed in
+    library ``module``: every library constant the proof reaches must come from a module ``module`` imports.
+    Interim: the trusted checker takes this rule over with issue 54 (`Theorem.module` in `judge.lean`)."""
+    nonce = new_nonce()
+    try:
+        diags = await lean.check_source(premises_command(nonce, module, preamble, candidate, name))
+        return parse_premises(diags, nonce)
+    except (LibraryError, ReportError) as e:
+        return [f"the premise rule gave no usable answer: {e}"]

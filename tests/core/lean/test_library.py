@@ -72,3 +72,27 @@ async def test_a_wrong_module_or_name_does_not_start(lean_pool: LeanPool) -> Non
               Theorem(name="y", statement=type_statement("Init.Data.Nat.Basic", "Nat.no_such_theorem"))):
         r = await lean_pool.start_proof(t)
         assert not r.ok and "burnqed_type%" in r.message
+
+
+LEMMAS = Theorem(name="Nat.add_lt_iff_lt_sub_right", module="Init.Data.Nat.Lemmas",
+                 statement=type_statement("Init.Data.Nat.Lemmas", "Nat.add_lt_iff_lt_sub_right"))
+ADD_COMM_M = ADD_COMM.model_copy(update={"module": "Init.Data.Nat.Basic"})
+IRREFL = Theorem(name="Nat.lt_irrefl", module="Init.Prelude", statement=type_statement("Init.Prelude", "Nat.lt_irrefl"))
+
+
+async def test_premise_rule_refuses_the_theorem_itself_and_later_lemmas(lean_pool: LeanPool) -> None:
+    # an honest proof: omega's lemmas come from modules Init.Data.Nat.Lemmas imports
+    honest = await lean_pool.check_proof(LEMMAS, ["intro a b c", "omega"])
+    assert honest.ok, honest.errors
+    # the theorem itself
+    self_ = await lean_pool.check_proof(LEMMAS, ["exact @Nat.add_lt_iff_lt_sub_right"])
+    assert not self_.ok and "premise rule" in self_.errors[0]
+    assert "Nat.add_lt_iff_lt_sub_right (Init.Data.Nat.Lemmas)" in self_.errors[0]
+    # later lemmas: omega's (Init.Omega, after Init.Data.Nat.Basic), and one named in the proof
+    later = await lean_pool.check_proof(ADD_COMM_M, ["intro n m", "omega"])
+    assert not later.ok and "premise rule" in later.errors[0] and "Init.Omega" in later.errors[0]
+    named = await lean_pool.check_proof(IRREFL, ["exact fun n h => Nat.lt_asymm h h"])
+    assert not named.ok and "Nat.lt_asymm" in named.errors[0]
+    # the same proof of a theorem without a module: no premise rule
+    plain = await lean_pool.check_proof(ADD_COMM, ["intro n m", "omega"])
+    assert plain.ok, plain.errors
