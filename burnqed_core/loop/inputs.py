@@ -131,16 +131,18 @@ def search_selection(profile: Profile, n: int, earlier_trajectories: list[Path],
 def _pool_selection(profile: Profile, n: int, earlier_trajectories: list[Path]) -> Selection:
     """`search_selection` on ``data.search_pool``: a seeded draw of theorems never searched, spread over the
     pool's families (weighted towards failing ones), with up to ``data.search_retry_max`` theorems that earlier
-    searches failed on drawn first. Every theorem of an eval set (``data.benchmark``, ``eval.also``) and of a
+    searches failed on drawn first; those one automation tactic closes alone (the ``automation.json`` beside the
+    pool, when there is one) are left out. Every theorem of an eval set (``data.benchmark``, ``eval.also``) and of a
     held-out split is left out, by name and by split."""
     from burnqed_core.data.selection import family_fail_rates, select_theorems
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems import automation_map, load_theorems
     from burnqed_core.eval.steps import eval_set_specs
     from burnqed_core.trajectory_io import finished_theorems, read_results
 
     d = profile.data
     assert d.search_pool is not None
     pool = load_theorems(d.search_pool)
+    easy = {k for k, v in (automation_map(d.search_pool) or {}).items() if v is not None}
     held = [t for spec in eval_set_specs(profile) for t in load_theorems(spec)]
     searched: set[str] = set()
     verdicts: dict[str, bool] = {}
@@ -152,7 +154,8 @@ def _pool_selection(profile: Profile, n: int, earlier_trajectories: list[Path]) 
     rates = family_fail_rates(verdicts, {t.name: t.family for t in pool})
     failed = sorted(name for name, ok in verdicts.items() if not ok) if d.search_retry_failed else []
     return select_theorems(pool, d.search_theorems, d.seed + n, searched=searched, held_out_theorems=held,
-                           retry=failed, family_fail_rate=rates, failed_family_boost=d.search_failed_family_boost,
+                           easy=easy, retry=failed, family_fail_rate=rates,
+                           failed_family_boost=d.search_failed_family_boost,
                            prefer=failed if d.search_retry_max is not None else (),
                            prefer_max=d.search_retry_max)
 
