@@ -11,7 +11,7 @@ untrained model, vocabulary 1024):
   tokens, tokens/s;
 * the projected time of the tiny job's pre-training (300 steps) and
   iteration-0 LoRA (150 steps) from the seconds per step measured here, scaled
-  by the ratio to the first preset's, against what the README measured for it
+  by the ratio to the first preset's, against what docs/techniques.md measured for it
   (``--pretrain-s``, ``--lora-s``).
 
     python benchmarks/model_size.py --threads 2 [--presets tiny-1m tiny-3m small-5m small-7m]

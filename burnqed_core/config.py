@@ -52,6 +52,11 @@ from burnqed_core.errors import ProfileError
 
 REPO_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
+# value types a stage's settings model repeats (`burnqed_core.projection.Projection`)
+NameFormat = Literal["as_printed", "canonical"]
+LrSchedule = Literal["cosine", "linear", "constant"]
+AutomationSteps = Literal["include", "exclude"]
+
 
 class Section(BaseModel):
     """Base of every settings model: unknown keys are errors, and a settings object never changes after it
@@ -63,7 +68,8 @@ class Section(BaseModel):
 
 def machine(default: Any = ..., **kwargs: Any) -> Any:
     """A field of the machine, not of the results: where files go, how many workers, which server, how often to
-    checkpoint. No stage's fingerprint holds it, and every stage may read it (`burnqed_core.loop.settings`)."""
+    checkpoint. No stage's fingerprint holds it; a stage that reads it declares it in its settings model like any
+    other field (`burnqed_core.projection`)."""
     extra = dict(kwargs.pop("json_schema_extra", None) or {})
     return Field(default, json_schema_extra={**extra, MACHINE: True}, **kwargs)
 
@@ -229,7 +235,9 @@ class SearchConfig(Section):
     alpha: float = 1.0
     beta: float = 0.0
     frontier_batch: int = 8
-    concurrency: int = machine(8)
+    concurrency: int = Field(8, ge=1, description="theorems searched at once; each gets frontier_batch // "
+                             "concurrency nodes per batch, so it changes which nodes a search expands: a result "
+                             "setting, not the machine's")
     flush_every: int = machine(10)
     seed: int = 0
     resample_rounds: int = Field(
@@ -268,11 +276,11 @@ class TinyModelConfig(Section):
 class TrainingConfig(Section):
     base_model: str = Field("tiny", description="'tiny' (built from tiny_model) or a HF model dir/name")
     tiny_model: TinyModelConfig = Field(default_factory=TinyModelConfig)
-    local_names: Literal["as_printed", "canonical"] = Field(
+    local_names: NameFormat = Field(
         "as_printed", description="the goal's local names in the prompt: as Lean printed them, or renamed "
         "v1, v2, ... in order of appearance (tactics mapped back; `burnqed_core.policy.local_names`). Used for a "
         "base model that records no format; the trained model records it (burnqed_prompt.json)")
-    numerals: Literal["as_printed", "canonical"] = Field(
+    numerals: NameFormat = Field(
         "as_printed", description="the goal's numerals (2 and above) in the prompt: as Lean printed them, or as "
         "placeholders k1, k2, ... in order of appearance, which a tactic uses and which are mapped back "
         "(`burnqed_core.policy.numerals`). Recorded in the trained model like local_names")
@@ -283,9 +291,9 @@ class TrainingConfig(Section):
     max_steps: int = 300
     max_steps_later: int = 150
     warmup_steps: int = 20
-    lr_schedule: Literal["cosine", "linear", "constant"] = Field(
+    lr_schedule: LrSchedule = Field(
         "cosine", description="after the linear warm-up: decay (cosine, linear) to min_lr_ratio x lr at the last "
-        "step, or constant; SFT, joint training and the tiny base's pre-training")
+        "step, or constant; SFT and the tiny base's pre-training")
     min_lr_ratio: float = Field(0.1, ge=0, le=1, description="the decay's floor as a fraction of the peak lr: "
                                 "> 0 so that the last steps still train (0: decay to 0 at the last step)")
     batch_size: int = 16
@@ -297,6 +305,11 @@ class TrainingConfig(Section):
     warm_start: Literal["adapter", "merged"] = "adapter"
     shard_size: str = "2GB"
     seed: int = 0
+    seeds: list[int] = machine(
+        default_factory=list, description="the training seeds a reported comparison (iteration N against 0) runs: "
+        "one loop per seed, each in <work_dir>/seed-<s> with training.seed set to it "
+        "(`burnqed_core.eval.seeds`), read together by `burnqed compare --seeds K`; empty: one run at "
+        "training.seed. A plan of runs, not a setting of one: no stage holds it")
     device: str = machine("auto", description="'auto' (cuda if available, else cpu), 'cpu', 'cuda', 'cuda:1', ...")
     max_grad_norm: float = 1.0
     keep_checkpoints: int = machine(1, ge=1, description="latest checkpoints kept besides the best-eval one")
@@ -340,7 +353,7 @@ class DataConfig(Section):
     search_retry_max: int | None = Field(None, ge=0, description="with search_pool: at most this many theorems that "
                                          "earlier iterations failed on are searched again each iteration, drawn "
                                          "first, beside new ones. None: only when new ones run out")
-    automation_steps: Literal["include", "exclude"] = Field(
+    automation_steps: AutomationSteps = Field(
         "exclude", description="iteration N > 0: positive trajectory steps whose tactic came from the search's "
         "automation candidates alone (source 'automation'): 'exclude' trains the policy on the structural steps "
         "between automation calls (steps it also sampled, source 'both', are kept); 'include' keeps them all")
@@ -354,16 +367,6 @@ class DataConfig(Section):
         if (self.trace_repo is None) != (self.trace_commit is None):
             raise ValueError("data.trace_repo and data.trace_commit go together: set both or neither")
         return self
-
-
-class JointConfig(Section):
-    """Joint training (seed 002): the LoRA adapter and the energy head trained
-    together, SFT loss + ``ebm_weight`` x InfoNCE through the shared encoder."""
-
-    enabled: bool = Field(False, description="train adapter and head together at iteration N > 0 (off: separate)")
-    ebm_weight: float = Field(0.1, ge=0, description="lambda: weight of the InfoNCE loss")
-    ebm_lr: float = Field(3e-5, gt=0, description="learning rate of the energy head")
-    contrastive_batch_size: int = Field(8, ge=1, description="positives per step (each with num_negatives)")
 
 
 class EBMConfig(Section):
@@ -395,7 +398,6 @@ class EBMConfig(Section):
     hindsight: bool = Field(False, description="also learn from the searches that proved nothing: the known "
                             "(traced) proof of a training-side theorem gives its positives, the search's states off "
                             "that path its negatives (burnqed_core/ebm/hindsight.py); never an exercise's proof")
-    joint: JointConfig = Field(default_factory=JointConfig)
 
 
 class EvalConfig(Section):
@@ -449,12 +451,12 @@ class PipelineConfig(Section):
 
 
 class NightlyConfig(Section):
-    """The nightly eval (the pipeline's ``nightly_eval`` schedule): the newest complete iteration on the
-    profile's benchmark and on ``extra_benchmarks``, a dated report per benchmark under
-    ``<work_dir>/nightly/<YYYY-MM-DD>/<benchmark>/``."""
+    """The nightly eval (the ``nightly_eval`` stage, run by the pipeline's schedule): the newest complete
+    iteration on the eval's sets and on ``extra_benchmarks``, a dated report under
+    ``<work_dir>/iter_N/nightly_eval/<YYYY-MM-DD>/``. When it runs (``cron``, ``timezone``) is the machine's."""
 
-    cron: str = Field("0 3 * * *", description="when (five-field cron, in `timezone`)")
-    timezone: str = Field("UTC", description="IANA time zone of `cron` and of the report's date")
+    cron: str = machine("0 3 * * *", description="when (five-field cron, in `timezone`)")
+    timezone: str = machine("UTC", description="IANA time zone of `cron` and of the report's date")
     extra_benchmarks: list[str] = Field(default_factory=list, description="theorem sets evaluated besides "
                                         "data.benchmark ('bundled:<name>', .jsonl or .lean paths)")
 
@@ -489,7 +491,7 @@ class Profile(Section):
     ebm: EBMConfig = Field(default_factory=EBMConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     pipeline: PipelineConfig = machine(default_factory=PipelineConfig)
-    nightly: NightlyConfig = machine(default_factory=NightlyConfig)
+    nightly: NightlyConfig = Field(default_factory=NightlyConfig)
     source: Path | None = machine(None, description="the file this profile was loaded from")
 
     @model_validator(mode="before")

@@ -14,7 +14,14 @@ from functools import cache
 from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 Split = Literal["train", "valid", "dev", "test", "benchmark"]
 Label = Literal["positive", "negative", "unknown"]
@@ -55,6 +62,19 @@ class Theorem(Record):
     proof: list[str] = Field(default_factory=list)
     module: str = ""
     cluster: str = ""
+
+    @model_serializer(mode="wrap")
+    def _json_without_empty_library_fields(self, handler: SerializerFunctionWrapHandler,
+                                           info: SerializationInfo) -> Any:
+        """In JSON an empty ``module`` or ``cluster`` is left out (it reads back as the default): the theorem
+        files written before the fields existed, and the bundled sets regenerated from their families, stay
+        byte for byte what they were."""
+        data = handler(self)
+        if info.mode_is_json() and isinstance(data, dict):
+            for key in ("module", "cluster"):
+                if not data.get(key):
+                    data.pop(key, None)
+        return data
 
     def declaration(self, name: str | None = None) -> str:
         """``theorem <name> <statement>`` (without ``:=``)."""
@@ -136,6 +156,8 @@ class EvalResult(Record):
     automation: str | None = Field(None, description="the single automation tactic that closes it, if any")
     defaware: str | None = Field(None, description="the definition-aware automation that closes it, if any")
     error: str = Field("", description="'start' (statement did not elaborate) or 'infra' (Lean died), else ''")
+    message: str = Field("", description="with an error: Lean's message (a statement that did not start: why), "
+                                         "cut to 2000 characters; '' in files written before the column")
     model: str = ""
     ebm: str = Field("", description="the EBM directory that scored the search; '' without one (ablation rows)")
     search_automation: bool = Field(False, description="the search added automation tactics to the policy's "
@@ -195,4 +217,6 @@ class StageResult(BaseModel):
     summary: str = ""
     metrics: dict[str, Any] = Field(default_factory=dict)
     skipped: bool = Field(False, description="already done by an earlier run: loaded, not recomputed")
-    fingerprint: str = Field("", description="of the inputs and settings it was computed for (loop.markers)")
+    fingerprint: str = Field("", description="of the inputs, settings and code it was computed for (loop.markers)")
+    reads: dict[str, str] = Field(default_factory=dict, description="the files it read, by path: their digests "
+                                  "when read (burnqed_core.reads)")

@@ -1,35 +1,43 @@
-"""The Dagster assets of the loop, made from its stage specs (`burnqed_core.loop.specs`).
+"""The Dagster assets of the stages, made from their specs (`burnqed_core.loop.stages`).
 
 A spec becomes one asset: partitioned by iteration or shared, its graph edges (`Input.edge`), the ``gpu``
-pool and op tags when it needs a GPU, eager automation when it asks for it. Its body resolves the spec's
-inputs (a missing one fails naming the partition to materialise), fingerprints them with the settings
-section, runs the stage under its marker (unchanged inputs are skipped) and shows the `StageResult` with
-which partitions it read. A sharded spec becomes a graph asset: a split step (the plan: theorems cut into
-shards), one mapped step per shard, and a merge step that materialises the asset.
+pool and op tags when it needs a GPU, and what the UI calls and shows of it (`burnqed_pipeline.vocabulary`).
+Its code version is the spec's (`burnqed_core.code_graph`): the UI marks a materialisation made by other code
+stale. Its body resolves the spec's inputs (a missing one fails naming the partition to materialise),
+fingerprints them with the settings and the code, runs the stage under its marker (skipped when nothing it
+depends on changed: `burnqed_core.loop.markers`) and shows the `StageResult` with which partitions it read;
+the materialisation's data version is the fingerprint with the digests of the files the stage read. A
+sharded spec becomes a graph asset: a split step (the plan: theorems cut into shards), one mapped step per
+shard, and a merge step that materialises the asset.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import hashlib
 import inspect
+import json
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
-from dagster_celery.defaults import task_default_priority as celery_default_priority
 
+from burnqed_core.errors import BurnqedError
 from burnqed_core.loop import shards
+from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.loop.markers import run_stage, run_stage_async
 from burnqed_core.loop.shards import ShardResult, ShardSpec
 from burnqed_core.loop.spec import Resolved, StageContext, StageSpec, me, resolve
 from burnqed_core.loop.spec import context as make_context
-from burnqed_core.loop.specs import BY_NAME
+from burnqed_core.loop.stages import BY_NAME
+from burnqed_core.loop.stages.nightly_eval import report_day
 from burnqed_core.records import StageResult
 from burnqed_pipeline.defs.automation import EVAL_REPORT_CONDITION
+from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL, iterations, partition_iteration
 from burnqed_pipeline.metadata import eval_metadata, loss_curve, model_fingerprint, served_metadata, set_metadata
 from burnqed_pipeline.ordering import wait_for_earlier_iterations
-from burnqed_pipeline.runtime import get_runtime
 from burnqed_pipeline.stage import (
     first_served,
     logs_to,
@@ -38,13 +46,13 @@ from burnqed_pipeline.stage import (
     result,
     searched_progress,
     shard_workers,
-    stage,
     stops_the_run,
     training_progress,
     worker_name,
 )
+from burnqed_pipeline.vocabulary import style
 
-RESOURCES = {"profile", "lean", "policy"}
+RESOURCES = frozenset({"profile", "runtime"})
 # A shard step is resumable (its flushed parts stay): a failed attempt, or one whose Celery worker was lost
 # (`burnqed_pipeline.celery_executor`), is sent again, to any worker, and continues where it stopped.
 SHARD_RETRY = dg.RetryPolicy(max_retries=2, delay=1.0)
@@ -54,105 +62,138 @@ PRIORITY_TAG = "dagster/priority"  # Dagster orders the steps ready in a run by 
 # whose order it is: RabbitMQ takes higher first, Redis (burnqed deploy celery) lower first. So a stage's
 # priority leaves the Celery tag at the default, said explicitly (else dagster-celery warns on every run).
 CELERY_PRIORITY_TAG = "dagster-celery/priority"
+CELERY_DEFAULT_PRIORITY = 5  # dagster_celery.defaults.task_default_priority (dagster-celery is optional here)
 
 
-def _first_of_iteration(spec: StageSpec) -> bool:
+def _first_of_iteration(spec: StageSpec[Any]) -> bool:
     """The stage that starts an iteration (no input of the same iteration) and reads earlier ones: under a
     backfill it waits for the runs of earlier iterations (`burnqed_pipeline.ordering`)."""
     return (spec.partitioned and spec.earlier is not None
             and not any(BY_NAME[i.asset].partitioned for i in spec.inputs))
 
 
-def stage_context(context: Any, spec: StageSpec) -> tuple[Resolved, StageContext]:
+def _day(context: Any, timezone: str) -> str:
+    day = context.run.tags.get(NIGHTLY_DATE_TAG) or report_day(timezone)
+    try:
+        dt.date.fromisoformat(day)
+    except ValueError:
+        raise BurnqedError(f"run tag {NIGHTLY_DATE_TAG}={day!r}: expected a date YYYY-MM-DD") from None
+    return day
+
+
+def stage_context(context: Any, spec: StageSpec[Any]) -> tuple[Resolved, StageContext[Any]]:
     """The spec's inputs resolved for this partition and the context its functions receive."""
     refuse_if_interrupted(context)
-    st = stage(context.resources.profile.load())
+    profile = context.resources.profile.load()
+    runtime = context.resources.runtime
+    layout = BaseLayout(root=Path(profile.paths.work_dir))
     n = partition_iteration(context) if spec.partitioned else None
+    day = _day(context, profile.nightly.timezone) if spec.dated else None
     if n is not None and _first_of_iteration(spec):
-        wait_for_earlier_iterations(context, st.layout, n, me(spec, n))
-    res = resolve(spec, BY_NAME, st.profile, st.layout, n)
-    ctx = context_for(context, spec, st.profile, st.layout, n, res)
-    return res, ctx
+        wait_for_earlier_iterations(context, layout, n, me(spec, n))
+    res = resolve(spec, BY_NAME, profile, layout, n, day)
+
+    async def lean() -> Any:
+        return await runtime.lean(profile.lean)
+
+    async def policy(model: Path, iteration: int) -> Any:
+        return await runtime.policy(profile, model, iteration)
+
+    return res, make_context(spec, profile, layout, n, res, lean=lean, policy=policy, day=day)
 
 
-def context_for(context: Any, spec: StageSpec, profile: Any, layout: Any, n: int | None,
-                res: Resolved) -> StageContext:
-    return make_context(spec, profile, layout, n, res, lean=context.resources.lean.env,
-                   policy=context.resources.policy.for_model)
-
-
-def _progress(context: Any, spec: StageSpec, out: Path) -> contextlib.AbstractContextManager[None]:
-    if spec.progress == "training":
+def _progress(context: Any, spec: StageSpec[Any], out: Path) -> contextlib.AbstractContextManager[None]:
+    if style(spec.name).progress == "training":
         return progress(context, training_progress(out))
     return contextlib.nullcontext()
 
 
-def extras(spec: StageSpec, ctx: StageContext, res: StageResult) -> dict[str, Any]:
-    """The metadata a spec asks for besides its result (`StageSpec.extras`)."""
+def extras(spec: StageSpec[Any], ctx: StageContext[Any], res: StageResult) -> dict[str, Any]:
+    """The metadata a stage's style asks for besides its result (`burnqed_pipeline.vocabulary.Style.extras`)."""
+    st = style(spec.name)
     md: dict[str, Any] = {}
-    for kind in spec.extras:
+    for kind in st.extras:
         if kind == "loss_curve":
-            md |= loss_curve(ctx.out, spec.title(ctx.n))
+            md |= loss_curve(ctx.out, st.title(spec.name, ctx.n))
         elif kind == "model_fingerprint" and (ctx.out / "config.json").exists():
             md |= model_fingerprint(ctx.out)
         elif kind == "served":
             md |= served_metadata(res.metrics.get("served", {}))
         elif kind == "eval_table":
+            from burnqed_core.eval.plan import PLAN_FILE, EvalPlan
             from burnqed_core.eval.report import read_summary
-            from burnqed_core.eval.steps import eval_set_specs, set_out, set_slug
 
-            md |= eval_metadata([read_summary(e.eval) for e in ctx.earlier] + [read_summary(ctx.out)])
-            for spec in eval_set_specs(ctx.settings)[1:]:  # eval.also: each set's table and rates, apart
-                md |= set_metadata(set_slug(spec), read_summary(set_out(ctx.out, ctx.settings, spec)))
+            if not (ctx.out / PLAN_FILE).is_file():  # an eval finished by older code: no tables to show
+                continue
+            plan = EvalPlan.model_validate_json((ctx.out / PLAN_FILE).read_text(encoding="utf-8"))
+            first, *others = plan.sets
+            md |= eval_metadata([read_summary(e) for e in first.earlier] + [read_summary(first.out)])
+            from burnqed_core.eval.steps import set_slug
+
+            for es in others:  # eval.also (and the nightly's extra sets): each set's table and rates, apart
+                md |= set_metadata(set_slug(es.spec), read_summary(es.out))
     return md
 
 
-def _run(ctx: StageContext, fp: str) -> StageResult:
+def data_version(res: StageResult) -> dg.DataVersion:
+    """The materialisation's data version: its fingerprint (settings, code, inputs) and the files it read."""
+    payload = json.dumps({"fingerprint": res.fingerprint, "reads": res.reads}, sort_keys=True)
+    return dg.DataVersion(hashlib.sha256(payload.encode()).hexdigest()[:16])
+
+
+def _run(ctx: StageContext[Any], fp: str, runtime: Any) -> StageResult:
     run = ctx.spec.run
     assert run is not None
     if inspect.iscoroutinefunction(run):
-        return get_runtime().run(run_stage_async(ctx.out, fp, lambda: run(ctx)))  # type: ignore[arg-type,return-value]
+        return runtime.run(run_stage_async(ctx.out, fp, lambda: run(ctx)))  # type: ignore[no-any-return]
     return run_stage(ctx.out, fp, lambda: run(ctx))  # type: ignore[arg-type,return-value]
 
 
-def _asset_args(spec: StageSpec) -> dict[str, Any]:
-    args: dict[str, Any] = {"group_name": spec.group_name, "kinds": set(spec.kinds), "description": spec.doc}
+def _asset_args(spec: StageSpec[Any]) -> dict[str, Any]:
+    st = style(spec.name)
+    args: dict[str, Any] = {"group_name": st.group, "kinds": set(st.kinds), "description": spec.doc,
+                            "code_version": spec.code_version}
     if spec.partitioned:
         args["partitions_def"] = iterations
-    if spec.eager:
+    if st.eager:
         args["automation_condition"] = EVAL_REPORT_CONDITION
     return args
 
 
-def _edges(spec: StageSpec) -> list[str]:
+def _edges(spec: StageSpec[Any]) -> list[str]:
     return [i.asset for i in spec.inputs if i.edge]
 
 
-def op_tags(spec: StageSpec, gpu: bool = True) -> dict[str, Any]:
+def op_tags(spec: StageSpec[Any], gpu: bool = True, priority: int | None = None) -> dict[str, Any]:
     """A step's tags: GPU placement (`GPU_OP_TAGS`) on a GPU stage's working steps, and the step priority
-    (steps ready together run highest first, in-process and multiprocess) on every step of a stage that has
-    one."""
+    (steps ready together run highest first, in-process and multiprocess; default: the stage's style's) on
+    every step of a stage that has one."""
     tags: dict[str, Any] = dict(GPU_OP_TAGS) if gpu and spec.gpu else {}
-    if spec.priority:
-        tags[PRIORITY_TAG] = str(spec.priority)
-        tags[CELERY_PRIORITY_TAG] = str(celery_default_priority)
+    priority = style(spec.name).priority if priority is None else priority
+    if priority:
+        tags[PRIORITY_TAG] = str(priority)
+        tags[CELERY_PRIORITY_TAG] = str(CELERY_DEFAULT_PRIORITY)
     return tags
 
 
-def stage_asset(spec: StageSpec) -> dg.AssetsDefinition:
+def _materialized(context: Any, out: StageResult, res: Resolved, md: dict[str, Any]) -> dg.MaterializeResult:
+    return result(context, out, res.used, md, data_version=data_version(out))
+
+
+def stage_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
     """One asset for a spec that runs in one step."""
 
     def body(context):
         res, ctx = stage_context(context, spec)
         with logs_to(context), _progress(context, spec, ctx.out):
-            out = _run(ctx, res.fingerprint)
-        return result(context, out, res.used, extras(spec, ctx, out))
+            out = _run(ctx, res.fingerprint, context.resources.runtime)
+        return _materialized(context, out, res, extras(spec, ctx, out))
 
     return dg.asset(name=spec.name, deps=_edges(spec), required_resource_keys=RESOURCES, op_tags=op_tags(spec),
                     pool=GPU_POOL if spec.gpu else None, **_asset_args(spec))(body)
 
 
-def _shard_step(context: Any, spec: StageSpec, shard: ShardSpec) -> ShardResult:
+def _shard_step(context: Any, spec: StageSpec[Any], shard: ShardSpec) -> ShardResult:
     """Run one shard in a step: its log lines and progress go to the step, and one line says whether it
     was computed or read back."""
     assert spec.shards is not None
@@ -163,14 +204,15 @@ def _shard_step(context: Any, spec: StageSpec, shard: ShardSpec) -> ShardResult:
         return await spec.shards.shard(ctx, shard.theorems, path)  # type: ignore[union-attr]
 
     with logs_to(context), progress(context, searched_progress(work, len(shard.theorems))):
-        out = get_runtime().run(shards.run_shard(shard, compute))
+        out = context.resources.runtime.run(shards.run_shard(shard, compute))
     out = out.model_copy(update={"worker": worker_name()})
-    how = "finished earlier, read back" if out.skipped else f"{spec.shards.verb} in {out.seconds:.1f} s"
+    verb = "searched" if spec.name == "trajectories" else "evaluated"
+    how = "finished earlier, read back" if out.skipped else f"{verb} in {out.seconds:.1f} s"
     context.log.info(f"{spec.name}[{shard.iteration}] shard {shard.index + 1}/{shard.count}: {how} on {out.worker}")
     return out
 
 
-def sharded_asset(spec: StageSpec) -> dg.AssetsDefinition:
+def sharded_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
     """A graph asset for a sharded spec: split, one mapped step per shard, merge."""
     assert spec.shards is not None
     sh = spec.shards
@@ -181,12 +223,12 @@ def sharded_asset(spec: StageSpec) -> dg.AssetsDefinition:
     def split(context):
         res, ctx = stage_context(context, spec)
         with logs_to(context):
-            theorems = list(sh.select(ctx))
-            planned, saved = shards.plan(spec.name, ctx.iteration, ctx.out, res.fingerprint, theorems,
+            planned, saved = shards.plan(spec.name, ctx.iteration, ctx.out, res.fingerprint, lambda: sh.select(ctx),
                                          sh.size(context.resources.profile.load()))
             if saved is None and sh.prepare is not None:
-                get_runtime().run(sh.prepare(ctx))
-        context.log.info(f"{me(spec, ctx.n)}: {len(theorems)} theorems in {len(planned)} shard(s)"
+                context.resources.runtime.run(sh.prepare(ctx))
+        theorems = sum(len(s.theorems) for s in planned)
+        context.log.info(f"{me(spec, ctx.n)}: {theorems} theorems in {len(planned)} shard(s)"
                          f"{' (finished earlier: every shard is read back)' if saved else ''}")
         for s in planned:
             yield dg.DynamicOutput(s, mapping_key=s.key)
@@ -219,7 +261,7 @@ def sharded_asset(spec: StageSpec) -> dg.AssetsDefinition:
         plan = shards.read_plan(ctx.out)
         md = {"theorems": len(plan.theorems) if plan else 0, "shards": len(results), **shard_workers(results),
               **extras(spec, ctx, out)}
-        return result(context, out, res.used, md)
+        return _materialized(context, out, res, md)
 
     def compose(**ins: Any) -> Any:
         return merge(split(**ins).map(shard_op).collect())
@@ -230,6 +272,5 @@ def sharded_asset(spec: StageSpec) -> dg.AssetsDefinition:
                           **_asset_args(spec))(compose)
 
 
-def build(spec: StageSpec) -> dg.AssetsDefinition:
+def build(spec: StageSpec[Any]) -> dg.AssetsDefinition:
     return sharded_asset(spec) if spec.shards is not None else stage_asset(spec)
-

@@ -1,7 +1,8 @@
 """What the Dagster UI shows for each materialisation.
 
-`MetadataValue` has no image type, so plots are PNGs inlined in markdown as
-data URIs (the UI renders them). Tables are markdown; paths are
+An eval's figures are tables the UI draws as tables (`MetadataValue.table`: one row per node budget, one row
+per iteration in the comparison), with its full markdown report and its plot beside them. `MetadataValue` has
+no image type, so plots are PNGs inlined in markdown as data URIs (the UI renders them); paths are
 `MetadataValue.path` (a copy button).
 """
 
@@ -83,12 +84,58 @@ def model_fingerprint(model_dir: Path) -> dict[str, Any]:
             "weight_bytes": sum(f.stat().st_size for f in weights)}
 
 
+def _est(e: Any) -> tuple[float | None, float | None, float | None]:
+    return (round(e.value, 4), round(e.low, 4), round(e.high, 4)) if e is not None else (None, None, None)
+
+
+def summary_table(s: EvalSummary) -> dg.TableMetadataValue:
+    """An eval summary as a table: one row per node budget, rates with their 95% cluster-bootstrap intervals."""
+    cols = [("budget", "int"), ("solved", "string"), ("rate", "float"), ("rate_low", "float"), ("rate_high", "float"),
+            ("by_cluster", "float"), ("pass1", "float"), ("hard", "string"), ("hard_rate", "float"),
+            ("avg_nodes_to_proof", "float"), ("baseline_c", "string")]
+    rows = []
+    for b in s.budgets:
+        rate, low, high = _est(b.all_ci)
+        rows.append(dg.TableRecord({
+            "budget": b.budget, "solved": f"{b.all.solved}/{b.all.total}",
+            "rate": rate if rate is not None else round(b.all.rate, 4), "rate_low": low, "rate_high": high,
+            "by_cluster": _est(b.all_by_cluster)[0], "pass1": round(b.pass1, 4),
+            "hard": f"{b.hard.solved}/{b.hard.total}", "hard_rate": round(b.hard.rate, 4),
+            "avg_nodes_to_proof": round(b.avg_nodes_proved, 2),
+            "baseline_c": f"{b.structural.solved}/{b.structural.total}" if b.structural is not None else None}))
+    return dg.MetadataValue.table(records=rows, schema=dg.TableSchema(
+        columns=[dg.TableColumn(name, kind) for name, kind in cols]))
+
+
+def comparison_table(summaries: Sequence[EvalSummary]) -> dg.TableMetadataValue:
+    """Evals across iterations as a table: one row per iteration, the rate at each budget, the hard split, the
+    baselines (a), (b), (c), the policy alone and what was solved beyond automation."""
+    budgets = sorted({b.budget for s in summaries for b in s.budgets})
+    cols = [("iteration", "int"), *((f"rate_at_{b}", "float") for b in budgets), ("by_cluster", "float"),
+            ("hard_rate", "float"), ("beyond_automation", "int"), ("baseline_a", "float"), ("baseline_b", "float"),
+            ("baseline_c", "float"), ("policy_alone", "float")]
+    rows = []
+    for s in summaries:
+        rec: dict[str, Any] = {"iteration": s.iteration}
+        for b in budgets:
+            r = s.rate_at(b)
+            rec[f"rate_at_{b}"] = round(r, 4) if r is not None else None
+        rec |= {"by_cluster": _est(s.cumulative_by_cluster)[0], "hard_rate": round(s.cumulative_hard.rate, 4),
+                "beyond_automation": s.beyond_count, "baseline_a": round(s.automation_baseline.rate, 4),
+                "baseline_b": round(s.defaware_baseline.rate, 4),
+                "baseline_c": round(s.structural_baseline.rate, 4) if s.structural_baseline is not None else None,
+                "policy_alone": round(s.policy_only.cumulative.rate, 4) if s.policy_only is not None else None}
+        rows.append(dg.TableRecord(rec))
+    return dg.MetadataValue.table(records=rows, schema=dg.TableSchema(
+        columns=[dg.TableColumn(name, kind) for name, kind in cols]))
+
+
 def set_metadata(slug: str, s: EvalSummary) -> dict[str, Any]:
-    """One more set of the eval (``eval.also``), under ``<slug>_``: its table, its rates per theorem and per
-    cluster with their 95% intervals."""
+    """One more set of the eval (``eval.also``), under ``<slug>_``: its table, its report, its rates per theorem
+    and per cluster with their 95% intervals."""
     from burnqed_core.eval.report import format_markdown
 
-    out: dict[str, Any] = {f"{slug}_table": dg.MetadataValue.md(format_markdown(s)),
+    out: dict[str, Any] = {f"{slug}_table": summary_table(s), f"{slug}_report": dg.MetadataValue.md(format_markdown(s)),
                            f"{slug}_cumulative_rate": round(s.cumulative.rate, 4),
                            f"{slug}_hard_rate": round(s.cumulative_hard.rate, 4), f"{slug}_theorems": s.theorems}
     for key, est in (("cumulative_rate", s.cumulative_ci), ("cumulative_by_cluster", s.cumulative_by_cluster),
@@ -100,15 +147,17 @@ def set_metadata(slug: str, s: EvalSummary) -> dict[str, Any]:
 
 
 def eval_metadata(summaries: Sequence[EvalSummary]) -> dict[str, Any]:
-    """The eval table of the last summary, the comparison across iterations and the solve-rate plot; the rates
-    per theorem and per cluster with their 95% cluster-bootstrap intervals (``<rate>_low``/``<rate>_high``),
-    and the change from the iteration before with its paired interval (``change_*``)."""
-    from burnqed_core.eval.report import format_comparison, format_markdown, headline
+    """The last summary as a table (``eval_table``, one row per budget) with its markdown report, the comparison
+    across iterations as a table, and the solve-rate plot; the rates per theorem and per cluster with their 95%
+    cluster-bootstrap intervals (``<rate>_low``/``<rate>_high``), and the change from the iteration before
+    with its paired interval (``change_*``)."""
+    from burnqed_core.eval.report import format_markdown, headline
 
     s = summaries[-1]
     out: dict[str, Any] = {
-        "eval_table": dg.MetadataValue.md(format_markdown(s)),
-        "comparison": dg.MetadataValue.md("```\n" + format_comparison(summaries) + "\n```"),
+        "eval_table": summary_table(s),
+        "eval_report": dg.MetadataValue.md(format_markdown(s)),
+        "comparison": comparison_table(summaries),
         "headline": dg.MetadataValue.md("\n".join(f"- {line}" for line in headline(s))),
         "cumulative_rate": round(s.cumulative.rate, 4),
         "hard_rate": round(s.cumulative_hard.rate, 4),

@@ -24,15 +24,16 @@ import dagster as dg
 from burnqed_core.loop.inputs import LoopError
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.loop.markers import is_done
+from burnqed_core.loop.stages import SPECS
 
 POLL_S = 30.0
 QUEUED_TIMEOUT_S = 900.0
 LOG_EVERY_S = 300.0
-# Stage directory attribute of `IterationLayout` -> the asset that writes it.
-EARLIER_STAGES = {"trajectories": "trajectories", "eval": "eval_report"}
-QUEUED = {dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED}
-IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
-             dg.DagsterRunStatus.STARTED]
+# the stages whose outputs of earlier iterations some stage reads (the specs' ``earlier``)
+EARLIER_STAGES = tuple(dict.fromkeys(s.earlier for s in SPECS if s.earlier is not None))
+QUEUED = frozenset({dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED})
+IN_FLIGHT = (dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+             dg.DagsterRunStatus.STARTED)
 
 
 def _selects(run: dg.DagsterRun, asset: str) -> bool:
@@ -67,8 +68,8 @@ def wait_for_earlier_iterations(context: dg.AssetExecutionContext, layout: BaseL
         pending: list[str] = []
         all_queued = True
         for k in range(n):
-            for attr, asset in EARLIER_STAGES.items():
-                if is_done(getattr(layout.iteration(k), attr)):
+            for asset in EARLIER_STAGES:
+                if is_done(layout.iteration(k).stage(asset)):
                     continue
                 runs = runs_materialising(context.instance, asset, str(k), exclude=context.run_id)
                 if runs:

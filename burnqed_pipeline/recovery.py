@@ -19,7 +19,7 @@ from dagster._core.events import DagsterEventType, JobFailureData, RunFailureRea
 
 log = logging.getLogger(__name__)
 
-IN_PROGRESS = [dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
+IN_PROGRESS = (dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING)
 
 
 def run_pid(instance: dg.DagsterInstance, run_id: str) -> int | None:
@@ -42,7 +42,7 @@ def process_alive(pid: int, started_by: float) -> bool:
 def dead_runs(instance: dg.DagsterInstance) -> list[tuple[dg.DagsterRun, int]]:
     """In-progress runs of this instance whose run process is gone, with that process's pid."""
     out = []
-    for record in instance.get_run_records(dg.RunsFilter(statuses=IN_PROGRESS)):
+    for record in instance.get_run_records(dg.RunsFilter(statuses=list(IN_PROGRESS))):
         run = record.dagster_run
         pid = run_pid(instance, run.run_id)
         if pid is None:

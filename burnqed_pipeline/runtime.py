@@ -1,16 +1,11 @@
-"""One asyncio event loop per run process, for the Lean pool and the policy.
+"""An asyncio event loop in a thread of its own (`AsyncRuntime`), for the Lean pool and the policy.
 
-The Lean pool's worker processes and the policy's HTTP clients belong to the
-event loop that started them, while Dagster runs each step's body on its own
-(an async asset gets a fresh loop). So the resources start them on one loop
-running in a daemon thread for the whole run, and asset bodies submit the
-stage coroutines to it (`AsyncRuntime.run`): the pool starts once per run
-process and serves every stage of the run.
-
-`attach` lets a caller that already has a started Lean environment on its
-own running loop (a test session, a notebook) lend it to the pipeline: the
-stages then run on that loop, and the pipeline never closes what it did not
-start.
+The Lean pool's worker processes and the policy's HTTP clients belong to the event loop that started them,
+while Dagster runs each step's body on its own (an async asset gets a fresh loop). So the run's services
+(`burnqed_pipeline.services.StageRuntime`) start them on one loop running in a daemon thread for as long as
+the services live, and asset bodies submit the stage coroutines to it (`AsyncRuntime.run`). A caller that
+already runs a loop in another thread (a test session, a notebook) lends it instead (``AsyncRuntime(loop)``):
+nothing is started or closed on it.
 
 A step interrupted while it waits for its coroutine (Dagster raises SIGINT/SIGTERM as an exception in the
 step's thread) cancels the coroutine: it does not go on unseen on the loop, holding a shard's lock and the
@@ -20,14 +15,10 @@ Lean pool while the command stops or the step is retried.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
-from collections.abc import Coroutine, Iterator
-from dataclasses import dataclass
+from collections.abc import Coroutine
 from typing import Any, TypeVar
-
-from burnqed_core.lean.types import ProofEnv
 
 T = TypeVar("T")
 
@@ -49,6 +40,10 @@ class AsyncRuntime:
             self._thread = threading.Thread(target=loop.run_forever, name="burnqed-runtime", daemon=True)
             self._thread.start()
         self.loop = loop
+
+    @property
+    def borrowed(self) -> bool:
+        return self._borrowed
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the runtime's loop and wait for its result (from any other thread). Interrupted while
@@ -83,50 +78,3 @@ class AsyncRuntime:
         if self._thread is not None:
             self._thread.join(timeout=30)
         self.loop.close()
-
-
-@dataclass
-class _Attached:
-    runtime: AsyncRuntime
-    env: ProofEnv | None
-
-
-_attached: _Attached | None = None
-_lock = threading.Lock()
-
-
-@contextlib.contextmanager
-def attach(loop: asyncio.AbstractEventLoop, env: ProofEnv | None = None) -> Iterator[AsyncRuntime]:
-    """Within the block, run the pipeline's coroutines on ``loop`` (running in another thread than the
-    materialisation) and use ``env`` as the Lean environment instead of starting a pool."""
-    global _attached
-    with _lock:
-        if _attached is not None:
-            raise RuntimeError("a runtime is already attached")
-        _attached = _Attached(AsyncRuntime(loop), env)
-    try:
-        yield _attached.runtime
-    finally:
-        with _lock:
-            _attached = None
-
-
-def attached() -> tuple[AsyncRuntime, ProofEnv | None] | None:
-    a = _attached
-    return (a.runtime, a.env) if a is not None else None
-
-
-_process_runtime: AsyncRuntime | None = None
-
-
-def get_runtime() -> AsyncRuntime:
-    """The attached runtime if any, else this process's own (started on first use; its idle daemon thread
-    ends with the process)."""
-    global _process_runtime
-    a = attached()
-    if a is not None:
-        return a[0]
-    with _lock:
-        if _process_runtime is None or _process_runtime.loop.is_closed():
-            _process_runtime = AsyncRuntime()
-        return _process_runtime

@@ -1,7 +1,7 @@
 """What every asset body shares: the profile and run layout, burnqed's logs
 routed to ``context.log``, periodic progress of long stages, the
 `MaterializeResult` built from a `StageResult`, and how a signal stops a run
-of a burnqed command."""
+of a burnqed command (through a tag of the run in the instance)."""
 
 from __future__ import annotations
 
@@ -29,9 +29,11 @@ PROGRESS_EVERY_S = 20.0
 
 COMMAND_TAG = "burnqed/command"
 """The tag of the runs that ``burnqed loop`` and ``burnqed transfer`` materialise in their own process
-(`burnqed_pipeline.cli.materialize_stages`): a SIGINT/SIGTERM there is meant for the command, which stops."""
+(`burnqed_pipeline.runner.materialize_stages`): a SIGINT/SIGTERM there is meant for the command, which stops."""
 
-_interrupted_runs: set[str] = set()
+INTERRUPTED_TAG = "burnqed/interrupted"
+"""Set on a run of a burnqed command that a signal interrupted (`stops_the_run`): its later steps refuse to
+start (`refuse_if_interrupted`). A tag of the run in the instance, not a note in this process."""
 
 
 @dataclass(frozen=True)
@@ -118,14 +120,17 @@ def stops_the_run(context: Any) -> Iterator[None]:
     try:
         yield
     except (dg.DagsterExecutionInterruptedError, KeyboardInterrupt) as e:
-        _interrupted_runs.add(context.run_id)
+        context.instance.add_run_tags(context.run_id, {INTERRUPTED_TAG: "true"})
         log.warning("run %s interrupted: its remaining steps will not start", context.run_id[:8])
         raise dg.Failure("interrupted by a signal; run the command again to continue", allow_retries=False) from e
 
 
 def refuse_if_interrupted(context: Any) -> None:
     """Fail at once a step of a run that a signal interrupted (`stops_the_run`): the run ends within moments."""
-    if context.run_id in _interrupted_runs:
+    if COMMAND_TAG not in context.run.tags:
+        return
+    run = context.instance.get_run_by_id(context.run_id)
+    if run is not None and run.tags.get(INTERRUPTED_TAG) == "true":
         raise dg.Failure("not started: a signal interrupted this run", allow_retries=False)
 
 
@@ -155,12 +160,12 @@ def training_progress(run_dir: Path) -> Callable[[], str | None]:
 
 
 def result(context: dg.OpExecutionContext, res: StageResult, used: UsedPartitions,
-           extra: Mapping[str, Any] | None = None) -> dg.MaterializeResult:
-    """Log what the stage did and return its materialisation with metadata."""
+           extra: Mapping[str, Any] | None = None, data_version: dg.DataVersion | None = None) -> dg.MaterializeResult:
+    """Log what the stage did and return its materialisation with metadata (and its data version)."""
     where = f"[{context.partition_key}] " if context.has_partition_key else ""
     when = "unchanged inputs, skipped" if res.skipped else f"{res.seconds:.1f} s"
     context.log.info(f"{res.stage} {where}({when}): {res.summary}")
-    return dg.MaterializeResult(metadata=stage_metadata(res, used, extra))
+    return dg.MaterializeResult(metadata=stage_metadata(res, used, extra), data_version=data_version)
 
 
 def worker_name() -> str:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up (idempotent) and run the small CPU profile (configs/small.yaml: a ~5 M parameter model, larger
 # budgets) for iterations 0, 1 and 2 through the Dagster pipeline, like scripts/run_tiny.sh: it takes
-# hours on 2 cores (README). Extra arguments go to `burnqed loop` (they come after the defaults, so a later
+# hours on 2 cores (docs/results.md). Extra arguments go to `burnqed loop` (they come after the defaults, so a later
 # `--iterations` wins).
 set -euo pipefail
 cd "$(dirname "$0")/.."

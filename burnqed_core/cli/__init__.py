@@ -4,7 +4,8 @@ import heavy libraries (torch, transformers) inside their functions, so that
 
 ``burnqed loop`` is not here: it runs the Dagster pipeline, and burnqed_core
 never imports Dagster. The installed ``burnqed`` command is
-`burnqed_pipeline.cli.main`, which adds ``loop`` to this `app`."""
+`burnqed_pipeline.cli.main`, which adds the pipeline's commands to an app of
+its own (`make_app` gives a fresh one each call)."""
 
 from __future__ import annotations
 
@@ -17,19 +18,26 @@ from burnqed_core.cli import data, ebm, lean, search, train
 from burnqed_core.cli import eval as eval_cli
 from burnqed_core.errors import BurnqedError
 
-app = typer.Typer(
-    name="burnqed",
-    help="Train a Lean 4 theorem prover by expert iteration.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-app.add_typer(data.app, name="data")
-app.add_typer(lean.app, name="lean")
-app.add_typer(train.app, name="train")
-app.add_typer(ebm.app, name="ebm")
-search.register(app)
-eval_cli.register(app)
+
+def make_app() -> typer.Typer:
+    """A new ``burnqed`` app with the core's commands."""
+    app = typer.Typer(
+        name="burnqed",
+        help="Train a Lean 4 theorem prover by expert iteration.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    app.add_typer(data.app, name="data")
+    app.add_typer(lean.app, name="lean")
+    app.add_typer(train.app, name="train")
+    app.add_typer(ebm.app, name="ebm")
+    search.register(app)
+    eval_cli.register(app)
+    return app
+
+
+app = make_app()
 
 
 def main(command: typer.Typer | None = None) -> None:

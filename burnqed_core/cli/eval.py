@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from burnqed_core.cli.common import ProfileOpt, VerboseOpt
 from burnqed_core.errors import BurnqedError
+from burnqed_core.eval.settings import EvalSettings
+
+if TYPE_CHECKING:
+    from burnqed_core.eval.plan import EvalPlan
 
 EXIT_INTERRUPTED = 143
 EXIT_NO_GO = 3
@@ -33,6 +38,44 @@ def check_out(out: Path, resume: bool) -> None:
         raise BurnqedError(f"{out} already holds an eval output: pass --resume to continue it, or choose another --out")
 
 
+def plan_cli(settings: EvalSettings, theorems_spec: str, out: Path, model: Path | None, *, ebm: Path | None,
+             iteration: int, limit: int | None, training_pairs: Sequence[Path], sample: int | None = None
+             ) -> EvalPlan:
+    """The plan of ``burnqed eval``: one set, ``--theorems`` (its fixed ``--sample`` spread over its families,
+    then its first ``--limit`` by name), into ``--out``."""
+    from burnqed_core.data.selection import stratified_sample
+    from burnqed_core.data.theorems import load_theorems, set_dir
+    from burnqed_core.eval.plan import plan_set
+    from burnqed_core.search.job import check_unique_names
+
+    theorems = load_theorems(theorems_spec)
+    if sample is not None:
+        if sample < 1:
+            raise BurnqedError("--sample must be >= 1")
+        theorems = stratified_sample(theorems, sample)
+    if limit is not None:
+        if limit < 1:
+            raise BurnqedError("--limit must be >= 1")
+        theorems = sorted(theorems, key=lambda t: t.name)[:limit]
+    check_unique_names(theorems)
+    return plan_set(theorems_spec, theorems, iteration, out, model, ebm=ebm, training_pairs=training_pairs,
+                    shipped=set_dir(theorems_spec))
+
+
+def check_ebm(settings: EvalSettings, ebm: Path | None) -> None:
+    from burnqed_core.ebm.train import has_ebm
+    from burnqed_core.search.job import EbmUnavailableError
+
+    if ebm is None:
+        return
+    if settings.policy.backend == "fixed":
+        raise EbmUnavailableError("--ebm needs a model policy (the fixed-tactics policy has no encoder)")
+    if not ebm.is_dir():
+        raise EbmUnavailableError(f"--ebm {ebm}: no such directory")
+    if not has_ebm(ebm):
+        raise EbmUnavailableError(f"--ebm {ebm}: no trained EBM there (iteration 0 trains none)")
+
+
 async def _eval_main(
     profile_name: str, model: Path | None, ebm: Path | None, theorems_spec: str, budgets: str | None,
     pass_k: int | None, out: Path, resume: bool, iteration: int, limit: int | None,
@@ -40,14 +83,11 @@ async def _eval_main(
     sample: int | None = None,
 ) -> int:
     from burnqed_core.config import load_profile
-    from burnqed_core.data.theorems import load_theorems
-    from burnqed_core.ebm.train import has_ebm
-    from burnqed_core.eval import steps
+    from burnqed_core.eval import plan as eval_plan
     from burnqed_core.eval.run import EvalInterrupted
     from burnqed_core.lean.pool import LeanPool
     from burnqed_core.logutil import setup_logging
     from burnqed_core.policy.factory import make_policy
-    from burnqed_core.search.job import EbmUnavailableError, check_unique_names
 
     setup_logging(verbose)
     overrides: dict[str, object] = {}
@@ -59,46 +99,29 @@ async def _eval_main(
         overrides["eval.pass_k"] = pass_k
     if automation is not None:
         overrides["search.automation.enabled"] = automation
-    profile = steps.on_benchmark(load_profile(profile_name, overrides=overrides), theorems_spec)
+    settings = EvalSettings.of(load_profile(profile_name, overrides=overrides))
     check_out(out, resume)
-    theorems = load_theorems(theorems_spec)
-    if sample is not None:
-        from burnqed_core.data.selection import stratified_sample
-
-        if sample < 1:
-            raise BurnqedError("--sample must be >= 1")
-        theorems = stratified_sample(theorems, sample)
-    if limit is not None:
-        if limit < 1:
-            raise BurnqedError("--limit must be >= 1")
-        theorems = sorted(theorems, key=lambda t: t.name)[:limit]
-    check_unique_names(theorems)
-    steps.check_no_corpus_twins(profile, theorems_spec, theorems)  # before Lean starts
-    model_path = model or profile.policy.model_path
-    if ebm is not None:
-        if profile.policy.backend == "fixed":
-            raise EbmUnavailableError("--ebm needs a model policy (the fixed-tactics policy has no encoder)")
-        if not ebm.is_dir():
-            raise EbmUnavailableError(f"--ebm {ebm}: no such directory")
-        if not has_ebm(ebm):
-            raise EbmUnavailableError(f"--ebm {ebm}: no trained EBM there (iteration 0 trains none)")
-    pool = LeanPool(profile.lean)
+    model_path = model or settings.policy.model_path
+    plan = plan_cli(settings, theorems_spec, out, model_path, ebm=ebm, iteration=iteration, limit=limit,
+                    training_pairs=training_pairs, sample=sample)
+    check_ebm(settings, ebm)
+    eval_plan.check(settings, plan)  # before the policy loads and Lean starts
+    pool = LeanPool(settings.lean)
     policy = None
     try:
-        # the one evaluation path (`burnqed_core.eval.steps`), as one shard in this process
-        policy = make_policy(profile, model_path)
+        policy = make_policy(settings, model_path)
+
+        announced: list[bool] = []
 
         async def started() -> LeanPool:
-            typer.echo(f"starting Lean ({profile.lean.backend} backend) ...")
+            if not announced:
+                typer.echo(f"starting Lean ({settings.lean.backend} backend) ...")
+                announced.append(True)
             await pool.start()
             return pool
 
-        baselines = await steps.eval_prepare(profile, iteration, started, theorems, None, training_pairs,
-                                             progress=progress)
         try:
-            await steps.eval_search(profile, iteration, policy, pool, theorems, baselines, out,
-                                    model_path,  # type: ignore[arg-type]
-                                    ebm_dir=ebm, progress=progress)
+            res = await eval_plan.run(settings, plan, policy, started, progress=progress, checked=True)
         except EvalInterrupted as e:
             typer.echo(str(e), err=True)
             return EXIT_INTERRUPTED
@@ -108,7 +131,6 @@ async def _eval_main(
         if policy is not None:
             with contextlib.suppress(Exception):
                 await policy.close()
-    res = steps.eval_finish(profile, iteration, theorems, baselines, out, ebm_dir=ebm, training_pairs=training_pairs)
     typer.echo("")
     typer.echo(res.summary)
     typer.echo(f"\nreport: {out}/report.md, {out}/summary.json, {out}/solve_rate.png, rows {out}/results.parquet")
@@ -161,14 +183,30 @@ def compare_cmd(
                     ] = None,
     fail_on_no_go: Annotated[bool, typer.Option("--fail-on-no-go", help=f"exit {EXIT_NO_GO} on a no-go verdict")
                              ] = False,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, help="runs per side, one per training seed: DIRS are "
+                                       "the first side's K eval outputs then the other side's K, in the same "
+                                       "seed order; decides on the seed-averaged change (burnqed_core.eval.seeds)")
+                     ] = 1,
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
 ) -> None:
-    """Delta table across eval outputs (per budget, hard split, pass@k), newly solved / lost, plot, go/no-go."""
+    """Delta table across eval outputs (per budget, hard split, pass@k), newly solved / lost, plot, go/no-go on
+    the primary statistic (pass@1 by cluster); with --seeds K, the seed-averaged change of two groups of runs."""
     from burnqed_core.cli.common import load
     from burnqed_core.eval.compare import COMPARE_PLOT, compare_dirs, format_compare, write_compare_plot
 
     prof = load(profile, verbose)
+    if seeds > 1:
+        from burnqed_core.eval.seeds import compare_seed_dirs, format_seed_verdict
+
+        if len(dirs) != 2 * seeds:
+            raise typer.BadParameter(f"--seeds {seeds} needs {2 * seeds} eval directories (got {len(dirs)})")
+        before, after = dirs[:seeds], dirs[seeds:]
+        v = compare_seed_dirs(before, after, regression_pp=prof.eval.regression_pp)
+        typer.echo(format_seed_verdict(v, before, after))
+        if fail_on_no_go and not v.go:
+            raise typer.Exit(EXIT_NO_GO)
+        return
     c = compare_dirs(dirs, regression_pp=prof.eval.regression_pp, ebm_min_gain_pp=prof.eval.ebm_min_gain_pp)
     typer.echo(format_compare(c))
     path = write_compare_plot(c, plot or Path(dirs[-1]) / COMPARE_PLOT)

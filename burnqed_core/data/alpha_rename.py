@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -100,7 +100,3 @@ def augment_frame(df: pl.DataFrame, copies: int, seed: int, source_tag: str = "a
     if not rows:
         return df
     return pl.concat([df, pl.DataFrame(rows, schema=df.schema)], how="vertical")
-
-
-def count_augmented(sources: Iterable[str | None], source_tag: str = "alpha") -> int:
-    return sum(1 for s in sources if (s or "").endswith(f"+{source_tag}"))

@@ -15,7 +15,8 @@ the corpus's ``stk_lits_ops``, ``stretch w = normalize w + 1`` over
   count), with every user identifier renamed ``u1, u2, ...`` in order of first
   appearance and every numeral replaced by ``#``;
 * `proof_skeleton`: a known proof canonicalised the same way, its names
-  continuing the theorem's;
+  numbered from the statement alone (never after the definitions' bound
+  names) and continued by the proof;
 * `find_twins` (benchmark theorems that are corpus theorems) and
   `twin_clusters` (groups of one set).
 
@@ -432,16 +433,7 @@ class _Renderer:
         if opener == "⟨":
             self._mark_all(k + 1, m)
             return
-        depth, colon = 0, None
-        for j in range(k + 1, m):
-            t = self.toks[j]
-            if _opens(t):
-                depth += 1
-            elif _closes(t):
-                depth -= 1
-            elif depth == 0 and t.text in (":", ":="):
-                colon = j
-                break
+        colon = self._colon(k, m)
         if colon is None and opener == "[":
             return
         end = m if colon is None else colon
@@ -450,6 +442,31 @@ class _Renderer:
             if _bare(t) and t.text not in _NOT_BINDABLE:
                 self.bind.add(j)
 
+    def _colon(self, k: int, m: int) -> int | None:
+        """The ``:`` (or ``:=``) at the top level of the group ``toks[k] .. toks[m]``; never one of the two
+        colons of ``::`` (the lexer gives ``x :: xs`` as ``x``, ``:``, ``:``, ``xs``: ``(x :: xs)`` binds
+        nothing)."""
+        depth = 0
+        for j in range(k + 1, m):
+            t = self.toks[j]
+            if _opens(t):
+                depth += 1
+            elif _closes(t):
+                depth -= 1
+            elif depth == 0 and t.text in (":", ":=") and not self._cons(j):
+                return j
+        return None
+
+    def _cons(self, j: int) -> bool:
+        """Whether the ``:`` at ``j`` is one of the two of ``::``."""
+        t = self.toks[j]
+        if t.text != ":":
+            return False
+        before = self.toks[j - 1] if j > 0 else None
+        after = self.toks[j + 1] if j + 1 < len(self.toks) else None
+        return bool((before is not None and before.text == ":" and _adjacent(before, t))
+                    or (after is not None and after.text == ":" and _adjacent(t, after)))
+
     def _mark_all(self, start: int, end: int) -> None:
         """Every bare identifier of a pattern region binds (``⟨x, hx⟩ | h``), except after ``:`` in a group."""
         skip_to = -1
@@ -457,7 +474,7 @@ class _Renderer:
             t = self.toks[j]
             if j < skip_to:
                 continue
-            if t.text == ":" and t.kind is TokKind.SYMBOL:
+            if t.text == ":" and t.kind is TokKind.SYMBOL and not self._cons(j):
                 # a type ascription: skip to the end of the enclosing group
                 skip_to = self._group_end(j, end)
                 continue
@@ -704,7 +721,9 @@ class _Renderer:
                 self._tactic_binders(i)
             elif t.kind is TokKind.SYMBOL and text in _BINDER_GROUPS and i in self.match and in_body:
                 m = self.match[i]
-                if m + 1 < len(toks) and toks[m + 1].text in _ARROWS:
+                # a dependent arrow ``(x : T) → ...`` binds; a parenthesised term before an arrow
+                # (``(P x) → Q``, ``(x :: xs) → ...``) does not
+                if m + 1 < len(toks) and toks[m + 1].text in _ARROWS and self._colon(i, m) is not None:
                     self._push("binder", depth)
                     self._group(i, m)
             if t.kind is TokKind.SYMBOL and text in _OPENERS:
@@ -723,11 +742,32 @@ class _Renderer:
 # --- canonical forms ---------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class CanonicalCommand:
+    """One preamble command of a canonical form: its keyword, its rendered tokens, the canonical names it
+    declares (its own name, constructors, fields, ``where`` helpers) and whether it declares a type."""
+
+    kind: str
+    tokens: tuple[str, ...]
+    declares: frozenset[str]
+    is_type: bool
+
+
+@dataclass(frozen=True)
+class CanonicalParts:
+    """`canonical_form` before it is joined: the commands the statement needs (dependencies first) and the
+    statement's tokens. `burnqed_core.data.near_twins` normalises these further."""
+
+    commands: tuple[CanonicalCommand, ...]
+    statement: tuple[str, ...]
+
+
 @dataclass
 class _Canonical:
     text: str
     namer: _Namer
     frames: list[_Frame]
+    parts: CanonicalParts
 
 
 def _refs(toks: Iterable[Token], user: frozenset[str]) -> list[str]:
@@ -785,7 +825,9 @@ def _closure(commands: Sequence[_Command], statement_refs: Sequence[str]) -> lis
     return variables + [commands[k] for k in order]
 
 
-def _canonicalize(theorem: Theorem) -> _Canonical:
+def _canonicalize(theorem: Theorem, *, definitions: bool = True) -> _Canonical:
+    """The canonical rendering of ``theorem``; ``definitions`` off: the statement alone, its user names numbered
+    from the statement (what a proof skeleton continues), the preamble only telling user names apart."""
     commands = _parse_preamble(theorem.preamble)
     user = frozenset(c for cmd in commands for n in cmd.names for c in n)
     type_names = {n[-1] for cmd in commands if cmd.kind in _TYPE_KEYWORDS for n in cmd.names[:1]}
@@ -793,10 +835,11 @@ def _canonicalize(theorem: Theorem) -> _Canonical:
     for cmd in commands:
         cmd.refs = [r for r in _refs(cmd.toks, user) if r not in cmd.keys]
     stmt_toks = tokenize(theorem.statement, comments=False, strict=False)
-    kept = _closure(commands, _refs(stmt_toks, user))
+    kept = _closure(commands, _refs(stmt_toks, user)) if definitions else []
     log.debug("%s: %d of %d preamble commands in the canonical form", theorem.name, len(kept), len(commands))
     namer = _Namer(user=user, members=members)
     lines: list[str] = []
+    rendered_commands: list[tuple[_Command, list[str]]] = []
     for cmd in kept:
         h = cmd.head
         frames = [_Frame(0, "base")]
@@ -810,10 +853,23 @@ def _canonicalize(theorem: Theorem) -> _Canonical:
                 sig = h + 2 if cmd.names else h + 1
             rendered = _Renderer(cmd.toks, namer, frames, sig_start=sig, decl_kind=cmd.kind).render()
         lines.append(" ".join(rendered))
+        rendered_commands.append((cmd, rendered))
     frames = [_Frame(0, "base")]
     rendered = _Renderer(stmt_toks, namer, frames, sig_start=0).render()
     lines.append(" ".join(["theorem", *rendered]))
-    return _Canonical(text="\n".join(lines), namer=namer, frames=frames)
+    parts = CanonicalParts(
+        commands=tuple(CanonicalCommand(
+            kind=cmd.kind, tokens=tuple(toks),
+            declares=frozenset(namer.globals[n[-1]] for n in cmd.names if n and n[-1] in namer.globals
+                               and cmd.kind != "namespace"),
+            is_type=cmd.kind in _TYPE_KEYWORDS) for cmd, toks in rendered_commands),
+        statement=tuple(rendered))
+    return _Canonical(text="\n".join(lines), namer=namer, frames=frames, parts=parts)
+
+
+def canonical_parts(theorem: Theorem) -> CanonicalParts:
+    """The parts `canonical_form` joins (for forms that normalise further: `burnqed_core.data.near_twins`)."""
+    return _canonicalize(theorem).parts
 
 
 def canonical_form(theorem: Theorem) -> str:
@@ -827,14 +883,19 @@ def canonical_form(theorem: Theorem) -> str:
 
 def proof_skeleton(theorem: Theorem, proof: Sequence[str] | str | None = None) -> str:
     """A proof of ``theorem`` (``proof``: its tactic steps, or one text; default the theorem's known proof)
-    canonicalised like `canonical_form`, its names continuing the theorem's (``induction u5`` names the
-    statement's fifth name), numerals ``#``, the theorem's own name ``‹self›``; one step a line. ``""`` when
-    there is no proof."""
+    canonicalised like `canonical_form`, its names numbered from the statement alone, then continued by the
+    proof (``induction u1`` names the statement's first name, whatever the definitions bind), numerals ``#``,
+    the theorem's own name ``‹self›``; one step a line. ``""`` when there is no proof.
+
+    Numbering from the statement alone (not after the definitions, as `canonical_form` does) makes two proofs
+    that are one script over definitions with a different number of bound names one skeleton: ``induction ws;
+    simp [lucas]; simp [lucas]; omega`` over a list function and ``induction j; simp [rotate]; simp [rotate];
+    omega`` over a recursion on ``Nat`` both read ``induction u1; simp [ u2 ]; simp [ u2 ]; omega``."""
     steps = [proof] if isinstance(proof, str) else list(theorem.proof if proof is None else proof)
     steps = [s for s in steps if s.strip()]
     if not steps:
         return ""
-    canon = _canonicalize(theorem)
+    canon = _canonicalize(theorem, definitions=False)
     canon.namer.self_name = theorem.name
     frames = canon.frames
     frames.append(_Frame(0, "proof"))

@@ -2,8 +2,9 @@
 
 `burnqed_core.data.families` holds the first families (corpus and benchmark) and the `Family` record; the
 technique modules (`technique_families`, ...) add corpus families organised by the technique they teach.
-`ALL_FAMILIES` is what `burnqed_core.data.generate_sets` generates; `technique_rows` is the sets README's
-techniques table (families, theorems, share closed by a single automation tactic).
+`ALL_FAMILIES` is what `burnqed_core.data.generate_sets` generates; `RETIRED` are families no set holds any more
+(known to `BY_NAME` and `technique_of`, never generated); `technique_rows` is the sets README's techniques table
+(families, theorems, share closed by a single automation tactic).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from burnqed_core.data.families import FAMILIES, TECHNIQUES, Family, Technique
-from burnqed_core.data.technique_families import TECHNIQUE_FAMILIES
+from burnqed_core.data.technique_families import RETIRED_FAMILIES, TECHNIQUE_FAMILIES
 from burnqed_core.data.technique_generalizing import GENERALIZING_FAMILIES
 from burnqed_core.data.technique_lemmas import LEMMA_FAMILIES
 from burnqed_core.data.technique_reasoning import REASONING_FAMILIES
@@ -37,7 +38,11 @@ def _check(families: Sequence[Family]) -> dict[str, Family]:
     return by_name
 
 
-BY_NAME: dict[str, Family] = _check(ALL_FAMILIES)
+RETIRED: tuple[Family, ...] = tuple(RETIRED_FAMILIES)
+"""Families no bundled set holds any more (`burnqed_core.data.technique_families.RETIRED_FAMILIES`: they mirror
+the hand-written benchmark); known by name, never generated into a set."""
+
+BY_NAME: dict[str, Family] = _check((*ALL_FAMILIES, *RETIRED))
 
 
 def technique_of(family: str) -> Technique:

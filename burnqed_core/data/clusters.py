@@ -24,17 +24,18 @@ The rule (`cluster_of`, then `clusters`):
 * **a cluster the set fixes** (`Theorem.cluster`, e.g. Lean's library: the theorem's module, near-twins'
   modules merged, `burnqed_core.data.core_pool`): that cluster.
 * **other theorems** (any other ``source``): each is its own cluster, named as the theorem.
-* **twins**: theorems that are one theorem up to renaming and numerals by
-  `burnqed_core.data.canonical.twin_clusters` (equal canonical form of the statement with the definitions it
-  needs, or equal skeleton of a known proof of at least ``min_skeleton_steps`` steps) are merged, with
-  everything already in their clusters, by union-find. A merged cluster is named by the smallest
+* **twins and strong near-twins**: theorems that are one theorem up to renaming and numerals, or up to binder
+  style and order and isomorphic definitions, by `burnqed_core.data.near_twins.near_twin_groups` (equal
+  canonical form of the statement with the definitions it needs, equal skeleton of a known proof of at least
+  ``min_skeleton_steps`` steps, or equal near-twin form) are merged, with everything already in their clusters,
+  by union-find. A merged cluster is named by the smallest
   (``str`` order) of the cluster names it joins, so the result depends only on the set of theorems, never on
   their order.
 
 Known limits: the template rule trusts the generator's naming (a hand-written benchmark with names ending in
 numbers is not touched unless its ``source`` says it was generated); a template whose instances differ in a
 non-numeric parameter (``s0_pq`` / ``s0_qp``) gives one cluster per value of that parameter unless the twin
-step joins them; the twin step sees only what `twin_clusters` sees (see its limits).
+step joins them; the twin step sees only what `near_twin_groups` sees (see its limits).
 """
 
 from __future__ import annotations
@@ -75,9 +76,9 @@ def clusters(theorems: Iterable[Theorem], *, twins: bool = True, min_skeleton_st
     uf = UnionFind(base.values())
 
     if twins and len(by_name) > 1:
-        from burnqed_core.data.canonical import twin_clusters
+        from burnqed_core.data.near_twins import near_twin_groups
 
-        for group in twin_clusters(by_name.values(), min_skeleton_steps=min_skeleton_steps):
+        for group in near_twin_groups(list(by_name.values()), min_skeleton_steps=min_skeleton_steps):
             for n in group[1:]:
                 uf.union(base[group[0]], base[n])
     return {n: uf.find(c) for n, c in sorted(base.items())}

@@ -11,25 +11,33 @@ dropped as corpus twins and the dev/test split.
 
 Two steps follow the families:
 
-* **corpus twins leave the benchmark**: every benchmark theorem that
-  `burnqed_core.data.canonical.find_twins` pairs with a corpus theorem (the
-  same canonical statement, or the same skeleton of a known proof of two
-  steps or more) is dropped; it goes nowhere else (it is a corpus theorem
-  under other names).
 * **twins of the hand-written benchmark leave the corpus**: the hand-written
-  theorems (``bundled:handwritten``) are frozen, so a corpus theorem that
-  `find_twins` pairs with one of them is dropped from the corpus instead (a
-  mechanical filter: no family is written or chosen by looking at them).
+  theorems (``bundled:handwritten``) are frozen, so a corpus theorem that is
+  a twin or a strong near-twin of one of them
+  (`burnqed_core.data.near_twins.find_near_twins` without the partial
+  relations: the same canonical statement, the same skeleton of a known proof
+  of two steps or more, or the same near-twin form) is dropped from the
+  corpus instead (a mechanical filter: no family is written or chosen by
+  looking at them).
+* **corpus twins leave the benchmark**: every benchmark theorem that is a
+  twin or a strong near-twin of a corpus theorem (the same rule) is dropped;
+  it goes nowhere else (it is a corpus theorem under other names).
 * **dev and test by template cluster** (`assign_splits`): the remaining
   benchmark theorems are grouped by `burnqed_core.data.clusters.clusters`
-  (template instances and twins inside the benchmark together). Each cluster
-  belongs to the family of its members (the smallest family name if they
-  had several). Within each family, its ``n`` clusters are ordered by
-  ``sha256(f"{seed}:{cluster}")`` (hex digest) and the first
-  ``round(0.4 * n)`` go to ``dev``, the rest to ``test``; a family with one
-  cluster goes to ``test``, one with ``n >= 2`` has at least one cluster in
-  each. Every theorem takes its cluster's split. The rule reads only names,
-  statements, proofs and the seed, never a search or eval result.
+  (template instances, twins and strong near-twins inside the benchmark
+  together, so a twin pair never sits in both splits). A split, once drawn,
+  is kept: a cluster holding a theorem that was in ``dev`` on 2026-11-26
+  (`FIRST_DEV`: read for diagnosis since) is ``dev``, else one holding a
+  theorem that was in ``test`` then (`FIRST_TEST`) is ``test``; so a theorem
+  never moves from ``dev`` to ``test``. The other clusters (of theorems
+  added since) are placed per family: each cluster belongs to the family of
+  its members (the smallest family name if they had several); within each
+  family, its ``n`` new clusters are ordered by ``sha256(f"{seed}:{cluster}")``
+  (hex digest) and the first ``round(0.4 * n)`` go to ``dev``, the rest to
+  ``test``; a family with one cluster goes to ``test``, one with ``n >= 2``
+  has at least one cluster in each. Every theorem takes its cluster's split.
+  The rule reads only names, statements, proofs and the seed, never a search
+  or eval result.
 """
 
 from __future__ import annotations
@@ -44,10 +52,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from burnqed_core.data.canonical import Twin, find_twins
 from burnqed_core.data.catalogue import ALL_FAMILIES
 from burnqed_core.data.clusters import clusters
 from burnqed_core.data.families import Family, SetName
+from burnqed_core.data.near_twins import NearTwin, find_near_twins, forms_of
 from burnqed_core.data.renaming import rename_instance
 from burnqed_core.errors import DataError
 from burnqed_core.records import Split, Theorem
@@ -60,6 +68,21 @@ SETS_DIR = Path(__file__).resolve().parent / "sets"
 FILE_NAMES: dict[SetName, str] = {"train": "corpus.jsonl", "benchmark": "benchmark.jsonl"}
 DEV_FRACTION = 0.4
 HANDWRITTEN = "bundled:handwritten"
+# The split of 2026-11-26 (issue 45), kept: dev theorems were read for diagnosis, so none may move to test.
+FIRST_DEV = frozenset({
+    "barith_s1_1", "barith_s1_10", "barith_s1_4", "barith_s1_7", "bexp_beval_dropNegNeg", "bexp_depth_mirrorB",
+    "blist_s1_1", "blist_s1_6", "blist_s2_2", "blist_s2_7", "blogic_s0", "blogic_s1", "blogic_s5", "fork_weight_swap",
+    "suit_rank_lt", "suit_red_2", "suit_red_3", "suit_red_turn", "suit_turn_rank", "weave_weave_length",
+    "weave_weave_nil", "weave_weave_sum"})
+FIRST_TEST = frozenset({
+    "barith_s0_0", "barith_s0_3", "barith_s0_6", "barith_s2_11", "barith_s2_2", "barith_s2_5", "barith_s2_8",
+    "bexp_beval_mirrorB", "bexp_mirrorB_mirrorB", "bexp_neg_tower_2", "bexp_neg_tower_4", "bexp_neg_tower_6",
+    "bexp_neg_tower_8", "blist_s0_0", "blist_s0_5", "blist_s4_4", "blist_s4_9", "blogic_s2", "blogic_s3", "blogic_s4",
+    "blogic_s6", "blogic_s7", "fork_tips_swap", "suit_rank_inj", "suit_turn4", "two_even_0_5_4", "two_even_0_5_6",
+    "two_even_2_2_5", "two_even_5_2_2", "two_even_5_2_5", "two_odd_0_0_5", "two_odd_1_1_2", "two_odd_3_5_3",
+    "two_odd_3_5_6", "two_odd_5_4_1", "weave_dup_length", "weave_dup_map_5", "weave_dup_map_6", "weave_dup_map_9",
+    "weave_dup_sum", "weave_evens_dup", "wlst_len_sum_0", "wlst_len_sum_1", "wlst_len_sum_2", "wlst_len_sum_3",
+    "wlst_len_sum_4", "wlst_len_sum_5", "wlst_len_sum_6", "wlst_len_sum_7"})
 
 
 def family_theorems(family: Family, seed: int = SEED, rename: bool = True) -> list[Theorem]:
@@ -85,8 +108,8 @@ class Generated(NamedTuple):
     """Both sets (``benchmark`` with its twins dropped and dev/test assigned) and the dropped twins."""
 
     sets: dict[SetName, list[Theorem]]
-    dropped: list[Twin]  # every (benchmark theorem, corpus twin) pair of the dropped theorems
-    dropped_corpus: tuple[Twin, ...] = ()  # (hand-written theorem, corpus theorem dropped as its twin) pairs
+    dropped: list[NearTwin]  # every (benchmark theorem, its corpus twin or strong near-twin) pair of the dropped
+    dropped_corpus: tuple[NearTwin, ...] = ()  # (corpus theorem dropped, the hand-written theorem it mirrors) pairs
 
 
 def _family_sets(seed: int, rename: bool) -> dict[SetName, list[Theorem]]:
@@ -115,17 +138,27 @@ def dev_count(n: int) -> int:
     return min(max(round(DEV_FRACTION * n), 1), n - 1)
 
 
-def assign_splits(benchmark: Sequence[Theorem], seed: int = SEED) -> dict[str, Split]:
-    """Theorem name -> ``"dev"`` or ``"test"`` by template cluster (the rule of the module docstring)."""
+def assign_splits(benchmark: Sequence[Theorem], seed: int = SEED, *, first_dev: frozenset[str] = FIRST_DEV,
+                  first_test: frozenset[str] = FIRST_TEST) -> dict[str, Split]:
+    """Theorem name -> ``"dev"`` or ``"test"`` by template cluster (the rule of the module docstring): a cluster
+    with a theorem of ``first_dev`` is dev, else one with a theorem of ``first_test`` is test, the others by the
+    hash rule per family."""
     cluster = clusters(benchmark)
+    split_of: dict[str, Split] = {}
+    for t in sorted(benchmark, key=lambda t: t.name not in first_dev):
+        c = cluster[t.name]
+        if t.name in first_dev:
+            split_of[c] = "dev"
+        elif t.name in first_test:
+            split_of.setdefault(c, "test")
     family: dict[str, str] = {}
     for t in benchmark:
         c = cluster[t.name]
-        family[c] = min(family.get(c, t.family), t.family)
+        if c not in split_of:
+            family[c] = min(family.get(c, t.family), t.family)
     by_family: dict[str, list[str]] = {}
     for c, f in family.items():
         by_family.setdefault(f, []).append(c)
-    split_of: dict[str, Split] = {}
     for cs in by_family.values():
         ordered = sorted(cs, key=lambda c: (_rank(seed, c), c))
         k = dev_count(len(ordered))
@@ -137,16 +170,16 @@ def build(seed: int = SEED, rename: bool = True) -> Generated:
     """Both sets, each sorted by theorem name, the benchmark without corpus twins and split into dev/test;
     raises `DataError` on duplicates."""
     sets = _family_sets(seed, rename)
-    frozen = find_twins(sets["train"], handwritten())
-    leaving = {tw.corpus for tw in frozen}
+    frozen = find_near_twins(handwritten(), sets["train"], partial=False)
+    leaving = {tw.theorem for tw in frozen}
     for tw in frozen:
-        logger.info("corpus theorem %s dropped: twin of hand-written %s (%s)", tw.corpus, tw.benchmark, tw.how)
+        logger.info("corpus theorem %s dropped: %s of hand-written %s", tw.theorem, tw.how, tw.other)
     sets["train"] = [t for t in sets["train"] if t.name not in leaving]
-    twins = find_twins(sets["train"], sets["benchmark"])
-    twin_names = {tw.benchmark for tw in twins}
+    twins = find_near_twins(forms_of(sets["train"]), sets["benchmark"], partial=False)
+    twin_names = {tw.theorem for tw in twins}
     for name in sorted(twin_names):
         logger.info("benchmark theorem %s dropped: twin of corpus %s", name,
-                    ", ".join(f"{tw.corpus} ({tw.how})" for tw in twins if tw.benchmark == name))
+                    ", ".join(f"{tw.other} ({tw.how})" for tw in twins if tw.theorem == name))
     kept = [t for t in sets["benchmark"] if t.name not in twin_names]
     split_of = assign_splits(kept, seed)
     sets["benchmark"] = [t.model_copy(update={"split": split_of[t.name]}) for t in kept]
@@ -176,8 +209,8 @@ def hard_families() -> set[str]:
     return {f.name for f in ALL_FAMILIES if f.hard}
 
 
-def summary(sets: dict[SetName, list[Theorem]], dropped: Sequence[Twin] = (),
-            dropped_corpus: Sequence[Twin] = ()) -> str:
+def summary(sets: dict[SetName, list[Theorem]], dropped: Sequence[NearTwin] = (),
+            dropped_corpus: Sequence[NearTwin] = ()) -> str:
     """Counts per family, hard fraction and proof-length distribution per set; the benchmark's dev/test
     counts (theorems and clusters per family) and the theorems dropped as corpus twins."""
     hard = hard_families()
@@ -205,12 +238,17 @@ def summary(sets: dict[SetName, list[Theorem]], dropped: Sequence[Twin] = (),
     if dropped:
         by_bench: dict[str, list[str]] = {}
         for tw in dropped:
-            by_bench.setdefault(tw.benchmark, []).append(f"{tw.corpus} ({tw.how})")
-        lines.append(f"dropped from the benchmark as corpus twins: {len(by_bench)}")
-        lines += [f"  {b}: {', '.join(cs)}" for b, cs in sorted(by_bench.items())]
+            by_bench.setdefault(tw.theorem, []).append(f"{tw.other} ({tw.how})")
+        lines.append(f"dropped from the benchmark as corpus twins or strong near-twins: {len(by_bench)}")
+        lines += [f"  {b}: {', '.join(cs[:4])}{f' (+{len(cs) - 4} more)' if len(cs) > 4 else ''}"
+                  for b, cs in sorted(by_bench.items())]
     if dropped_corpus:
-        lines.append(f"dropped from the corpus as twins of hand-written theorems: {len(dropped_corpus)}")
-        lines += [f"  {tw.corpus}: {tw.benchmark} ({tw.how})" for tw in sorted(dropped_corpus, key=lambda t: t.corpus)]
+        by_corpus: dict[str, list[str]] = {}
+        for tw in dropped_corpus:
+            by_corpus.setdefault(tw.theorem, []).append(f"{tw.other} ({tw.how})")
+        lines.append(f"dropped from the corpus as twins or strong near-twins of hand-written theorems: "
+                     f"{len(by_corpus)}")
+        lines += [f"  {c}: {', '.join(hs)}" for c, hs in sorted(by_corpus.items())]
     return "\n".join(lines)
 
 

@@ -8,7 +8,8 @@ of a search, the ``state_before`` of a depth-0 tactic pair), so that
 training pairs can be checked against the benchmark's root goals as Lean
 printed them. `check_training_pairs` fails loudly when a benchmark theorem
 occurs in training data, `check_no_twins` when a benchmark theorem is a
-corpus theorem up to renaming and numerals (`burnqed_core.data.canonical`).
+corpus theorem up to renaming and numerals (`burnqed_core.data.canonical`) or
+a strong near-twin of one (`burnqed_core.data.near_twins`).
 """
 
 from __future__ import annotations
@@ -153,25 +154,33 @@ def check_training_pairs(
 
 
 def check_no_twins(benchmark: Sequence[Theorem], corpus: Sequence[Theorem], *, where: str) -> None:
-    """Raise `HeldOutLeakError` if a theorem of ``benchmark`` is a twin of a ``corpus`` theorem
-    (`burnqed_core.data.canonical.find_twins`: the same canonical form, or the same skeleton of a known proof
-    of two steps or more), naming each benchmark theorem, its corpus twins and how."""
-    from burnqed_core.data.canonical import find_twins
+    """Raise `HeldOutLeakError` if a theorem of ``benchmark`` is a twin or a strong near-twin of a ``corpus``
+    theorem (`burnqed_core.data.near_twins.find_near_twins`: the same canonical form, the same skeleton of a
+    known proof of two steps or more, the same statement and definitions up to binder style and order and
+    isomorphic definitions, or the same proof script of three steps or more), naming each benchmark theorem, its
+    corpus twins and how. Partial near-twins (the same statement over other definitions, definitions seen,
+    similar text) are reported by the eval, not refused."""
+    from burnqed_core.data.near_twins import HOW_TEXT, find_near_twins
 
-    twins = find_twins(corpus, benchmark)
+    twins = find_near_twins(corpus, benchmark, partial=False)
     if not twins:
         return
-    how = {"statement": "same canonical form", "skeleton": "same proof skeleton"}
     by_bench: dict[str, dict[str, list[str]]] = {}
     for tw in twins:
-        by_bench.setdefault(tw.benchmark, {}).setdefault(tw.how, []).append(tw.corpus)
+        by_bench.setdefault(tw.theorem, {}).setdefault(tw.how, []).append(tw.other)
+    order = ("statement", "skeleton", "near_statement", "near_skeleton")
+
+    def names(cs: list[str]) -> str:
+        return ", ".join(cs[:3]) + (f" (+{len(cs) - 3} more)" if len(cs) > 3 else "")
+
     lines = [f"{where}: benchmark theorem {b} is a twin of "
-             + " and ".join(f"corpus theorem{'s' if len(cs) > 1 else ''} {', '.join(cs)} ({how[h]})"
-                            for h, cs in sorted(hows.items(), key=lambda kv: kv[0] != "statement"))
+             + " and ".join(f"corpus theorem{'s' if len(cs) > 1 else ''} {names(cs)} ({HOW_TEXT[h]})"
+                            for h, cs in sorted(hows.items(), key=lambda kv: order.index(kv[0])))
              for b, hows in sorted(by_bench.items())]
     shown = "; ".join(lines[:10]) + (f" ... ({len(lines)} in all)" if len(lines) > 10 else "")
-    raise HeldOutLeakError(f"{shown}: {len(by_bench)} benchmark theorem(s) are corpus theorems up to renaming "
-                           "and numerals; remove them from the benchmark (or the corpus)")
+    raise HeldOutLeakError(f"{shown}: {len(by_bench)} benchmark theorem(s) are corpus theorems up to renaming, "
+                           "numerals, binder style and order or isomorphic definitions; remove them from the "
+                           "benchmark (or the corpus)")
 
 
 PAIR_FILES = ("train.parquet", "val.parquet", "valid.parquet", "pairs.parquet", "train.jsonl", "val.jsonl")

@@ -126,16 +126,6 @@ VARIABLES: dict[VariableSort, tuple[str, ...]] = {
 }
 
 
-def all_pool_names() -> dict[str, set[str]]:
-    """Every pool name by role (``function``, ``type``, ``constructor``, ``variable``)."""
-    return {
-        "function": {n for pool in FUNCTIONS.values() for n in pool},
-        "type": {n for pool in TYPES.values() for n in pool},
-        "constructor": {n for pool in CONSTRUCTORS.values() for n in pool},
-        "variable": {n for pool in VARIABLES.values() for n in pool},
-    }
-
-
 # ---------------------------------------------------------------------------
 # What an instance declares
 # ---------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from burnqed_core import reads
 from burnqed_core.config import Profile
 from burnqed_core.data.external import (
     _iter_jsonl_objects,
@@ -96,6 +97,7 @@ def resolve_spec(spec: str | Path) -> Path:
 
 
 def _read_any(path: Path) -> list[Theorem]:
+    reads.record(path)  # a stage that loads a theorem set depends on its contents (`burnqed_core.reads`)
     if path.is_dir():
         if any((path / f"{s}.json").exists() for s in ("train", "val", "test")):
             out: list[Theorem] = []
@@ -176,7 +178,7 @@ def set_dir(spec: str | Path) -> Path:
 def automation_map(spec: str | Path) -> dict[str, str | None] | None:
     """The ``automation.json`` beside a theorem set (name -> the single
     automation tactic that closes it, or null for a hard theorem), if any."""
-    candidate = set_dir(spec) / AUTOMATION_FILE
+    candidate = reads.record(set_dir(spec) / AUTOMATION_FILE)  # recorded when missing too
     if not candidate.exists():
         return None
     try:

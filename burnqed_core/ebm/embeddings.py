@@ -5,7 +5,7 @@ A cache is a directory:
 * ``_cache.json``: `CacheMeta`: the encoder's model fingerprint (sha256 of its
   config, tokenizer and weight files), the pooling, the text format (the
   prompt version: a state is encoded as its policy prompt, so that the EBM
-  sees what the policy sees and joint training pools the same forward pass),
+  sees what the policy sees),
   and the vector width;
 * ``part-00000.parquet`` ...: rows ``(key, state, vector)`` where ``key`` is the
   sha256 of the state text. A part is written to a hidden temporary file and

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -135,7 +134,3 @@ def info_nce(energies: torch.Tensor) -> torch.Tensor:
 
 def count_params(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
-
-
-def build_head(dim: int, hidden_dims: Sequence[int], **kw: float | int) -> EnergyHead:
-    return EnergyHead(HeadConfig(dim=dim, hidden_dims=list(hidden_dims), **kw))  # type: ignore[arg-type]

@@ -226,8 +226,7 @@ def train_ebm(
     decay = [p for n, p in head.named_parameters() if n not in ("log_temperature", "first_gain")]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
                              {"params": scale_params, "weight_decay": 0.0}], lr=cfg.lr)
-    signature = json_sha256({"cfg": cfg.model_dump(mode="json", exclude={"joint", "encode_batch_size",
-                                                                         "checkpoint_every"}),
+    signature = json_sha256({"cfg": cfg.model_dump(mode="json", exclude={"encode_batch_size", "checkpoint_every"}),
                              "keys": hashlib.sha256("\n".join(data.keys).encode()).hexdigest(),
                              "positives": len(data.positives), "fingerprint": meta.fingerprint,
                              "pooling": meta.pooling})

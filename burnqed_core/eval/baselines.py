@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -47,13 +47,22 @@ BASELINE_VERSION = 1
 class StructuralBaseline(BaseModel):
     """Baseline (c) (`burnqed_core.eval.structural.measure_structural`): per theorem, the nodes the search
     with `burnqed_core.policy.structural.StructuralPolicy` (no learned policy; the profile's automation
-    candidates) created before its proof, None when it found none within ``budget``."""
+    candidates) created before its proof, None when it found none within ``budget``.
+
+    With ``attempts`` > 1 (the eval's pass@k) it searched each theorem that many times with as many seeds (the
+    structural policy orders its steps by each attempt's seeds), so that the prover's k searches meet k searches
+    of (c): ``nodes`` is the best of them (pass@k), ``per_attempt`` each one."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     key: str = ""
-    budget: int = Field(0, ge=0, description="node budget of the one search per theorem (the eval's largest)")
+    budget: int = Field(0, ge=0, description="node budget of each search per theorem (the eval's largest)")
+    attempts: int = Field(1, ge=1, description="searches per theorem, each with its own seed (the eval's pass@k)")
     nodes: dict[str, int | None] = Field(default_factory=dict,
-                                         description="nodes to proof per measured theorem (None: not proved)")
+                                         description="nodes to proof per measured theorem, the fewest over its "
+                                                     "attempts (None: no attempt proved it)")
+    per_attempt: dict[str, list[int | None]] = Field(
+        default_factory=dict, description="nodes to proof per attempt (attempt order); empty for one attempt "
+                                          "(then ``nodes`` is the one attempt)")
     infra: list[str] = Field(default_factory=list, description="theorems left unmeasured by a Lean failure")
     timeouts: list[str] = Field(default_factory=list,
                                 description="searches stopped by the per-theorem time cap (counted unproved)")
@@ -65,9 +74,18 @@ class StructuralBaseline(BaseModel):
         return name in self.nodes
 
     def proved(self, name: str, budget: int | None = None) -> bool:
-        """Proved within ``budget`` nodes (None: within its own budget); False when not measured."""
+        """Proved by some attempt within ``budget`` nodes (None: within its own budget; pass@k); False when not
+        measured."""
         n = self.nodes.get(name)
         return n is not None and (budget is None or n <= budget)
+
+    def attempt_rate(self, name: str, budget: int | None = None) -> float:
+        """The fraction of its attempts that proved it within ``budget`` nodes (pass@1 as the mean over
+        attempts); 0.0 when not measured."""
+        runs = self.per_attempt.get(name)
+        if not runs:
+            return float(self.proved(name, budget))
+        return sum(n is not None and (budget is None or n <= budget) for n in runs) / len(runs)
 
 
 class Baselines(BaseModel):
@@ -186,11 +204,6 @@ async def measure_baselines(env: ProofEnv, theorems: Sequence[Theorem], cache_di
         log.warning("%d theorems saw Lean failures while measuring the baselines (left unmeasured, not cached): %s",
                     len(infra), ", ".join(infra[:5]))
     return b
-
-
-def from_maps(single: Mapping[str, str | None], defaware: Mapping[str, str | None] | None = None) -> Baselines:
-    """Baselines from known maps (tests, precomputed files)."""
-    return Baselines(single=dict(single), defaware=dict(defaware if defaware is not None else dict.fromkeys(single)))
 
 
 def write_shipped(baselines: Baselines, set_dir: Path) -> Path:

@@ -15,10 +15,13 @@ difference. Shown as ``+3.6 pp [-1.2, +8.3]``.
 
 The go/no-go (`interval_verdict`, also the pipeline's ``eval_report`` check
 through `burnqed_core.loop.checks.eval_report_check`) decides on those
-intervals. The deciding changes are pass@k at every common budget and the
-hard split at the largest, each per theorem and per cluster; then
+intervals, on the primary statistic alone (`burnqed_core.eval.summary.PRIMARY_STATISTIC`,
+declared there once): pass@1 by cluster at the largest common budget, on all
+theorems, and on the hard split when it has at least `MIN_CLUSTERS` (10)
+clusters; every other change (pass@k per budget, per theorem) is shown, never
+deciding. Then
 
-* **improved** only when some deciding change's interval lies above zero
+* **improved** only when a deciding change's interval lies above zero
   (lower bound > 0); otherwise **no improvement** (blocking);
 * **regression** (blocking) when some deciding change's whole interval lies
   below ``-regression_pp`` (upper bound < -regression_pp): a drop beyond the
@@ -31,14 +34,19 @@ hard split at the largest, each per theorem and per cluster; then
   own paired interval above zero (`EvalSummary.best_baseline`), shown and
   never blocking.
 
-Any one deciding change with its interval above zero suffices; with 2 x
-(budgets + 1) correlated deciding changes the chance of calling an iteration
-better by luck is somewhat above the 2.5% of a single one-sided test.
-When a bootstrap cannot be trusted the verdict is `go_no_go`'s point rule,
-saying so in its notes: a summary written before the per-theorem outcomes
-were kept (no pairing possible), or fewer than `MIN_CLUSTERS` (10) clusters
-in both outputs (a percentile bootstrap over a handful of clusters has too
-few distinct resamples to mean anything).
+One statistic (two with a hard split of 10 clusters or more) decides, so the
+chance of calling an iteration better by luck stays near the 2.5% of a
+one-sided test (it was any of 2 x (budgets + 1) correlated changes before).
+A set with fewer than `MIN_CLUSTERS` clusters in both outputs decides
+nothing (a percentile bootstrap over a handful of clusters has too few
+distinct resamples to mean anything): the verdict is no-go, saying so. A
+summary written before the per-theorem outcomes were kept (no pairing
+possible) is decided by `go_no_go`'s point rule on the same statistic,
+saying so in its notes.
+
+Several training seeds: `compare_seed_groups` reads several runs of each side (one eval output per training
+seed) and decides on the seed-averaged paired difference of the primary statistic, with an interval that
+resamples the seeds as well as the clusters (`burnqed_core.eval.seeds`).
 """
 
 from __future__ import annotations
@@ -51,11 +59,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from burnqed_core.eval.gonogo import BEST_BASELINE_FIGURE, Decision, Reason, Verdict, gonogo_verdict
 from burnqed_core.eval.plot import plot_summaries
 from burnqed_core.eval.report import format_comparison, read_summary
-from burnqed_core.eval.summary import DEFAULT_SAMPLES, DEFAULT_SEED, Delta, EvalSummary, PairedChange, paired_deltas
+from burnqed_core.eval.summary import (
+    DEFAULT_SAMPLES,
+    DEFAULT_SEED,
+    MIN_CLUSTERS,
+    PRIMARY_STATISTIC,
+    Delta,
+    EvalSummary,
+    PairedChange,
+    paired_deltas,
+)
 from burnqed_core.verdict import CheckVerdict, Figure
 
 COMPARE_PLOT = "compare.png"
-MIN_CLUSTERS = 10
 _BY_INTERVAL = ("regression", "no_improvement", "improved")
 
 
@@ -78,11 +94,9 @@ class Comparison(BaseModel):
     check: CheckVerdict | None = Field(None, description="the same decision with its figures")
 
 
-def _fallback_reason(paired: PairedChange | None, min_clusters: int) -> str:
+def _fallback_reason(paired: PairedChange | None) -> str:
     if paired is None:
         return "no per-theorem outcomes in both summaries (one was written before clusters), so no paired interval"
-    if paired.clusters < min_clusters:
-        return f"only {paired.clusters} clusters in both evals (fewer than {min_clusters}: too few to resample)"
     return ""
 
 
@@ -97,24 +111,35 @@ def interval_verdict(
     min_clusters: int = MIN_CLUSTERS,
     paired: PairedChange | None = None,
 ) -> tuple[Verdict, CheckVerdict]:
-    """The go/no-go of ``current`` against ``previous`` on paired cluster-bootstrap intervals (the rule in the
-    module docstring), as a `Verdict` and the ``eval_report`` `CheckVerdict` (passes exactly when the verdict
-    is go). ``paired``: `paired_deltas` of the two when already computed. Falls back to
-    `burnqed_core.eval.gonogo.gonogo_verdict` (point estimates) without previous, without per-theorem
-    outcomes, or with fewer than ``min_clusters`` clusters, noting why."""
+    """The go/no-go of ``current`` against ``previous`` on paired cluster-bootstrap intervals of the primary
+    statistic (the rule in the module docstring), as a `Verdict` and the ``eval_report`` `CheckVerdict`
+    (passes exactly when the verdict is go). ``paired``: `paired_deltas` of the two when already computed.
+    Falls back to `burnqed_core.eval.gonogo.gonogo_verdict` (point estimates of the same statistic) without
+    previous or without per-theorem outcomes, noting why; with fewer than ``min_clusters`` clusters nothing
+    decides (no-go, saying so)."""
     v, cv = gonogo_verdict(current, previous, regression_pp=regression_pp, ebm_min_gain_pp=ebm_min_gain_pp)
     if previous is None:
         return v, cv
     if paired is None:
-        paired = paired_deltas(previous, current, samples=samples, seed=seed)
-    why = _fallback_reason(paired, min_clusters)
+        paired = paired_deltas(previous, current, samples=samples, seed=seed, min_clusters=min_clusters)
+    why = _fallback_reason(paired)
     if why or paired is None:
         notes = [*cv.notes, f"decided on point estimates: {why}"]
-        if paired is not None:
-            notes.append(paired.describe() + ": " + "; ".join(d.describe() for d in paired.deltas))
         return v, cv.model_copy(update={"notes": notes})
     tol = regression_pp / 100
     deciding = [d for d in paired.deltas if d.decides]
+    if not deciding:
+        shown = "; ".join(d.describe() for d in paired.deltas if d.by_cluster and d.name.startswith("pass@1"))
+        reason = Reason(code="too_few_clusters", blocking=True,
+                        message=f"{paired.clusters} clusters in both evals (fewer than {min_clusters}): the set "
+                                f"decides nothing ({shown})")
+        reasons = [reason, *(r for r in v.reasons if r.code not in (*_BY_INTERVAL, "too_few_clusters"))]
+        verdict = Verdict(decision="no-go", iteration=current.iteration, reasons=reasons)
+        figures = [Figure(name="clusters", value=float(paired.clusters), op=">=", threshold=float(min_clusters),
+                          note="a set with fewer decides nothing")]
+        figures += [f for f in cv.figures if f.name in ("best EBM gain", "solve rate", BEST_BASELINE_FIGURE)]
+        return verdict, CheckVerdict(check=cv.check, figures=figures, failures=[reason.message],
+                                     notes=[f"NO-GO (iteration {current.iteration})", paired.describe()])
     drops = [d for d in deciding if d.change.high < -tol]
     ups = [d for d in deciding if d.change.low > 0]
     prev = previous.iteration
@@ -132,7 +157,7 @@ def interval_verdict(
         reasons.append(Reason(code="improved", blocking=False,
                               message=f"improved over iteration {prev}, 95% interval above zero ("
                                       + "; ".join(d.describe() for d in ups) + ")"))
-    reasons += [r for r in v.reasons if r.code not in _BY_INTERVAL]
+    reasons += [r for r in v.reasons if r.code not in (*_BY_INTERVAL, "too_few_clusters")]
     decision: Decision = "no-go" if any(r.blocking for r in reasons) else "go"
     verdict = Verdict(decision=decision, iteration=current.iteration, reasons=reasons)
     figures = [Figure(name=f"upper bound of {d.name}", value=d.change.high, op=">=", threshold=-tol,
@@ -158,7 +183,7 @@ def compare_summaries(summaries: Sequence[EvalSummary], labels: Sequence[str], *
                                 strict=False):
         changes.append(Change(before=la, after=lz, newly_solved=sorted(set(z.solved) - set(a.solved)),
                               newly_lost=sorted(set(a.solved) - set(z.solved)),
-                              paired=paired_deltas(a, z, samples=samples, seed=seed)))
+                              paired=paired_deltas(a, z, samples=samples, seed=seed, min_clusters=min_clusters)))
     prev = summaries[-2] if len(summaries) > 1 else None
     verdict, check = interval_verdict(summaries[-1], prev, regression_pp=regression_pp,
                                       ebm_min_gain_pp=ebm_min_gain_pp, samples=samples, seed=seed,
@@ -255,7 +280,7 @@ def format_compare(c: Comparison) -> str:
                    + (f" ({', '.join(ch.newly_lost[:12])}{' ...' if len(ch.newly_lost) > 12 else ''})"
                       if ch.newly_lost else ""))
     out.append("")
-    out.append(f"go/no-go: {c.verdict.summary()}")
+    out.append(f"go/no-go (decided on {PRIMARY_STATISTIC}): {c.verdict.summary()}")
     if c.check is not None:
         out += [f"  {n}" for n in c.check.notes if n.startswith(("decided on point estimates", "95% intervals"))]
     return "\n".join(out)

@@ -21,7 +21,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.eval.summary import BaselineChoice, EvalSummary, ebm_change_line
+from burnqed_core.eval.summary import (
+    MIN_CLUSTERS,
+    PRIMARY_STATISTIC,
+    BaselineChoice,
+    EvalSummary,
+    ebm_change_line,
+)
 from burnqed_core.verdict import CheckVerdict, Figure
 
 Decision = Literal["go", "no-go"]
@@ -30,7 +36,7 @@ Decision = Literal["go", "no-go"]
 class Reason(BaseModel):
     model_config = ConfigDict(frozen=True)
     code: Literal["no_improvement", "regression", "ebm_no_gain", "below_automation", "first_iteration", "improved",
-                  "policy_only", "best_baseline", "ebm_change"]
+                  "policy_only", "best_baseline", "ebm_change", "too_few_clusters"]
     blocking: bool
     message: str
 
@@ -56,15 +62,25 @@ def _pp(x: float) -> str:
 BEST_BASELINE_FIGURE = "lower bound vs the best baseline"
 
 
+def primary_value(s: EvalSummary) -> float:
+    """The primary statistic's point value (`PRIMARY_STATISTIC`): pass@1 by cluster at the largest budget; for a
+    summary written before clusters, pass@1 per theorem there."""
+    if s.primary is not None:
+        return s.primary.value
+    top = max((b.budget for b in s.budgets), default=None)
+    return next((b.pass1 for b in s.budgets if b.budget == top), 0.0)
+
+
 def _versus_best(choice: BaselineChoice, split: str, clusters: int) -> str:
-    v = choice.versus
+    v = choice.deciding
     if v is None:
         return f"{split}: best baseline {choice.label} {choice.rate} (no interval: no per-theorem pairing)"
     beats = "beats" if v.change.low > 0 else "is below" if v.change.high < 0 else "does not beat"
     why = ("95% interval above zero" if v.change.low > 0 else "95% interval below zero" if v.change.high < 0
            else "95% interval reaches zero")
-    return (f"{split}: {beats} the best baseline {choice.label}, {100 * v.after:.1f}% vs {100 * v.before:.1f}%, "
-            f"{v.change.pp()} ({why}; {clusters} clusters)")
+    stat = PRIMARY_STATISTIC if choice.versus_primary is not None else "pass@k"
+    return (f"{split}: {beats} the best baseline {choice.label} on {stat}, {100 * v.after:.1f}% vs "
+            f"{100 * v.before:.1f}%, {v.change.pp()} ({why}; {clusters} clusters)")
 
 
 def best_baseline_reasons(current: EvalSummary) -> list[Reason]:
@@ -89,13 +105,13 @@ def go_no_go(
     regression_pp: float = 2.0,
     ebm_min_gain_pp: float = 0.0,
 ) -> Verdict:
-    """No-go when, against ``previous`` (the iteration before), the solve rate
-    did not improve at any budget nor on the hard split, or fell by more than
-    ``regression_pp`` percentage points at some budget or on the hard split;
-    or when the EBM (``current.without_ebm`` is its ablation) gains no more
-    than ``ebm_min_gain_pp`` at any budget. Solving less than the better
-    automation baseline is reported, not blocking, as is whether the prover beats the best of (a), (b), (c)
-    with its interval above zero (`best_baseline_reasons`).
+    """The point rule, on the primary statistic (`PRIMARY_STATISTIC`, `primary_value`): no-go when, against
+    ``previous`` (the iteration before), it did not improve, or fell by more than ``regression_pp`` percentage
+    points, or the set has fewer than `MIN_CLUSTERS` clusters (it decides nothing); or when the EBM
+    (``current.without_ebm`` is its ablation) gains no more than ``ebm_min_gain_pp`` at any budget. The other
+    rates (pass@k per budget, the hard split) are shown by `burnqed compare`, never deciding. Solving less than
+    the better automation baseline is reported, not blocking, as is whether the prover beats the best of (a),
+    (b), (c) with its interval above zero (`best_baseline_reasons`).
 
     The rates compared are the main variant's: policy + automation when the
     search adds automation candidates (what the system proves). The policy
@@ -107,27 +123,25 @@ def go_no_go(
         reasons.append(Reason(code="first_iteration", blocking=False,
                               message="no previous iteration to compare with"))
     else:
-        budgets = sorted({b.budget for b in current.budgets} & {b.budget for b in previous.budgets})
-        deltas = {b: (current.rate_at(b) or 0.0) - (previous.rate_at(b) or 0.0) for b in budgets}
-        hard_delta = current.cumulative_hard.rate - previous.cumulative_hard.rate
-        drops = {b: d for b, d in deltas.items() if d < -tol}
-        if drops or hard_delta < -tol:
-            parts = [f"budget {b}: {_pp(d)}" for b, d in drops.items()]
-            if hard_delta < -tol:
-                parts.append(f"hard split: {_pp(hard_delta)}")
+        delta = primary_value(current) - primary_value(previous)
+        clusters = min(current.clusters, previous.clusters)
+        if 0 < clusters < MIN_CLUSTERS:
+            reasons.append(Reason(code="too_few_clusters", blocking=True,
+                                  message=f"{clusters} clusters (fewer than {MIN_CLUSTERS}): the set decides "
+                                          f"nothing ({PRIMARY_STATISTIC} {_pp(delta)} vs iteration "
+                                          f"{previous.iteration}, shown)"))
+        elif delta < -tol:
             reasons.append(Reason(code="regression", blocking=True,
                                   message=f"regression beyond {regression_pp:.1f}pp vs iteration "
-                                          f"{previous.iteration} ({', '.join(parts)})"))
-        if not any(d > 0 for d in deltas.values()) and hard_delta <= 0:
+                                          f"{previous.iteration} ({PRIMARY_STATISTIC}: {_pp(delta)})"))
+        elif delta <= 0:
             reasons.append(Reason(code="no_improvement", blocking=True,
-                                  message=f"no improvement over iteration {previous.iteration} at any budget "
-                                          f"({', '.join(f'{b}: {_pp(d)}' for b, d in deltas.items())}) "
-                                          f"nor on the hard split ({_pp(hard_delta)})"))
-        elif not drops and hard_delta >= -tol:
-            best = max(deltas.values(), default=0.0)
+                                  message=f"no improvement over iteration {previous.iteration} "
+                                          f"({PRIMARY_STATISTIC}: {_pp(delta)})"))
+        else:
             reasons.append(Reason(code="improved", blocking=False,
-                                  message=f"improved over iteration {previous.iteration} (best {_pp(best)}, "
-                                          f"hard split {_pp(hard_delta)})"))
+                                  message=f"improved over iteration {previous.iteration} "
+                                          f"({PRIMARY_STATISTIC}: {_pp(delta)})"))
     if current.without_ebm is not None:
         w = current.without_ebm
         gains = {b.budget: (current.rate_at(b.budget) or 0.0) - b.all.rate for b in w.budgets}
@@ -162,26 +176,24 @@ def gonogo_verdict(
     regression_pp: float = 2.0,
     ebm_min_gain_pp: float = 0.0,
 ) -> tuple[Verdict, CheckVerdict]:
-    """`go_no_go` and the same decision as a `CheckVerdict` for the ``eval_report`` check: per budget and on
-    the hard split the change against ``previous`` (a drop beyond ``regression_pp`` fails), the best change
-    (must be > 0: no improvement is a stop), the EBM's best gain over its ablation, and the solve rate
+    """`go_no_go` and the same decision as a `CheckVerdict` for the ``eval_report`` check: the change of the
+    primary statistic against ``previous`` (a drop beyond ``regression_pp`` fails; it must be > 0: no
+    improvement is a stop), the clusters it rests on, the EBM's best gain over its ablation, and the solve rate
     beside the better automation baseline and the lower bound of the prover's change against the best of (a),
     (b), (c) (both shown, never failing); rates and changes are fractions (0.01 = 1 point). Passes exactly
     when the verdict is go."""
     v = go_no_go(current, previous, regression_pp=regression_pp, ebm_min_gain_pp=ebm_min_gain_pp)
-    tol = regression_pp / 100
     figures: list[Figure] = []
     if previous is not None:
-        budgets = sorted({b.budget for b in current.budgets} & {b.budget for b in previous.budgets})
-        deltas = [(current.rate_at(b) or 0.0) - (previous.rate_at(b) or 0.0) for b in budgets]
-        hard = current.cumulative_hard.rate - previous.cumulative_hard.rate
-        for b, d in zip(budgets, deltas, strict=True):
-            was, now = previous.rate_at(b) or 0.0, current.rate_at(b) or 0.0
-            figures.append(Figure(name=f"change at budget {b}", value=d, op=">=", threshold=-tol,
-                                  note=f"{100 * was:.1f}% -> {100 * now:.1f}%"))
-        figures.append(Figure(name="change on the hard split", value=hard, op=">=", threshold=-tol))
-        figures.append(Figure(name="best change", value=max([*deltas, hard]), op=">", threshold=0.0,
-                              note=f"vs iteration {previous.iteration}: no improvement anywhere is a stop"))
+        was, now = primary_value(previous), primary_value(current)
+        figures.append(Figure(name=f"change in {PRIMARY_STATISTIC}", value=now - was, op=">", threshold=0.0,
+                              note=f"{100 * was:.1f}% -> {100 * now:.1f}% (the primary statistic; a drop beyond "
+                                   f"{regression_pp:.1f}pp is a regression, no gain a stop)"))
+        if current.clusters:
+            figures.append(Figure(name="clusters", value=float(min(current.clusters, previous.clusters or
+                                                                   current.clusters)),
+                                  op=">=", threshold=float(MIN_CLUSTERS),
+                                  note="a set with fewer decides nothing"))
     if current.without_ebm is not None:
         gains = [(current.rate_at(b.budget) or 0.0) - b.all.rate for b in current.without_ebm.budgets]
         figures.append(Figure(name="best EBM gain", value=max(gains, default=0.0), op=">",
@@ -190,10 +202,10 @@ def gonogo_verdict(
     figures.append(Figure(name="solve rate", value=current.cumulative.rate, op=">=",
                           threshold=best_auto, blocking=False, note="vs the better automation baseline"))
     b = current.best_baseline
-    if b is not None and b.versus is not None:
-        figures.append(Figure(name=BEST_BASELINE_FIGURE, value=b.versus.change.low, op=">", threshold=0.0,
-                              blocking=False, note=f"prover minus {b.label}: {b.versus.change.pp()} (shown, never "
-                                                   "failing)"))
+    if b is not None and (d := b.deciding) is not None:
+        figures.append(Figure(name=BEST_BASELINE_FIGURE, value=d.change.low, op=">", threshold=0.0,
+                              blocking=False, note=f"prover minus {b.label} ({d.name}): {d.change.pp()} (shown, "
+                                                   "never failing)"))
     failures = [r.message for r in v.reasons if r.blocking]
     notes = [r.message for r in v.reasons if not r.blocking]
     cv = CheckVerdict(check="eval_report", figures=figures, failures=failures,

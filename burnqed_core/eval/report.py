@@ -2,11 +2,15 @@
 JSON for machines, a PNG plot, and the comparison across iterations (seed
 003, 5.8). Every table shows the automation baselines ((a), (b), and (c), the
 search with no learned policy, when measured), the best of them with the
-prover's paired change against it, what the prover solved beyond them, and
+prover's paired change against it on the primary statistic (pass@1 by cluster,
+equal compute) and at pass@k, what the prover solved beyond them (a proof step
+only the policy proposed; steps the automation also proposed counted apart),
 the solve rates per theorem and per cluster with their 95% cluster-bootstrap
 intervals (`burnqed_core.eval.summary`), e.g. ``84.5% [78.6, 90.5] of 84
-theorems; by cluster 71.0% [60.2, 81.3] of 31 clusters``; the plot draws the
-intervals as error bars."""
+theorems; by cluster 71.0% [60.2, 81.3] of 31 clusters``, the theorems that
+could not start with Lean's error, and the set's nearest-neighbour similarity
+to the training corpus with the near-twins found and the rates on the unseen
+theorems; the plot draws the intervals as error bars."""
 
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from burnqed_core.errors import DataError
-from burnqed_core.eval.summary import BaselineChoice, Estimate, EvalSummary, Rate, ebm_change_line
+from burnqed_core.eval.summary import PRIMARY_STATISTIC, BaselineChoice, Estimate, EvalSummary, Rate, ebm_change_line
 from burnqed_core.record_io import atomic_write_text
 
 SUMMARY_FILE = "summary.json"
@@ -55,7 +59,8 @@ def headline(s: EvalSummary) -> list[str]:
         out.append("hard split: " + _rate_line(s.cumulative_hard, s.hard_ci, s.hard_by_cluster, s.hard_clusters))
     if s.per_attempt is not None:
         out.append(f"mean per attempt (pass@1 over {k} attempt{'s' if k != 1 else ''}): {s.per_attempt}"
-                   + (f"; by cluster {s.per_attempt_by_cluster}" if s.per_attempt_by_cluster is not None else ""))
+                   + (f"; by cluster {s.per_attempt_by_cluster} (the primary statistic, {PRIMARY_STATISTIC})"
+                      if s.per_attempt_by_cluster is not None else ""))
     if s.bootstrap_samples:
         out.append(f"({100 * s.confidence:.0f}% intervals: cluster bootstrap, {s.bootstrap_samples} resamples of "
                    f"the clusters, seed {s.bootstrap_seed})")
@@ -71,6 +76,8 @@ def _structural_line(s: EvalSummary) -> str | None:
                     if s.structural_ci is not None else "")
     if s.structural_by_cluster is not None:
         out += f"; by cluster {s.structural_by_cluster}"
+    if s.structural_pass1_by_cluster is not None and s.pass_k > 1:
+        out += f"; pass@1 by cluster {s.structural_pass1_by_cluster} ({s.pass_k} seeded searches, as the prover's)"
     cells = [f"{b.budget}: {_pct(b.structural.rate)}" for b in s.budgets if b.structural is not None]
     if len(cells) > 1:
         out += f"; per budget {', '.join(cells)}"
@@ -107,6 +114,38 @@ def _variant(s: EvalSummary) -> str:
     return "policy" + (" + automation" if s.automation else "") + (" + EBM" if s.ebm else "")
 
 
+def attribution_lines(s: EvalSummary) -> list[str]:
+    """What the prover solved beyond automation (a step only the policy proposed), what it solved with policy
+    steps the automation also proposed (``both``), and by automation steps alone."""
+    out = [f"solved beyond automation (a proof step only the policy proposed): {s.beyond_count}"
+           + (f" ({_names(s.beyond_automation)})" if s.beyond_automation else "")]
+    if s.beyond_by_both:
+        out.append(f"hard, with policy steps the automation also proposed ('both'), not beyond it: "
+                   f"{len(s.beyond_by_both)} ({_names(s.beyond_by_both)})")
+    if s.automation_only:
+        out.append(f"hard but by automation steps alone: {len(s.automation_only)} ({_names(s.automation_only)})")
+    return out
+
+
+def start_failure_lines(s: EvalSummary) -> list[str]:
+    """Each theorem that could not start, with Lean's error: counted unsolved, never silently."""
+    if not s.start_failures:
+        return []
+    out = [f"could not start (the statement did not elaborate; counted unsolved): {len(s.start_failures)}"]
+    out += [f"  {n}: {msg}" for n, msg in list(s.start_failures.items())[:MAX_LISTED]]
+    if len(s.start_failures) > MAX_LISTED:
+        out.append(f"  ... ({len(s.start_failures) - MAX_LISTED} more in summary.json)")
+    return out
+
+
+def held_out_lines(s: EvalSummary) -> list[str]:
+    """The similarity block and the rates on the unseen theorems."""
+    out = s.similarity.lines() if s.similarity is not None else []
+    if s.unseen is not None:
+        out += s.unseen.lines()
+    return out
+
+
 def _policy_only_line(s: EvalSummary) -> str | None:
     """The main variant beside the policy alone (no automation candidates)."""
     p = s.policy_only
@@ -133,10 +172,7 @@ def format_table(s: EvalSummary) -> str:
     lines.append("-" * len(head))
     lines += headline(s)
     lines += baseline_lines(s)
-    lines.append(f"solved beyond automation: {s.beyond_count}" + (f" ({_names(s.beyond_automation)})"
-                                                                 if s.beyond_automation else "")
-                 + (f"; hard but by automation steps alone: {len(s.automation_only)} ({_names(s.automation_only)})"
-                    if s.automation_only else ""))
+    lines += attribution_lines(s)
     if (line := _policy_only_line(s)) is not None:
         lines.append(line)
     if s.without_ebm is not None:
@@ -158,8 +194,10 @@ def format_table(s: EvalSummary) -> str:
     if s.infra_errors:
         notes.append(f"{s.infra_errors} infra errors (not counted as failures of the prover)")
     lines.append("timeouts: " + (", ".join(notes) if notes else "0"))
+    lines += start_failure_lines(s)
     if s.newly_solved:
         lines.append(f"newly solved (by no earlier iteration): {_names(s.newly_solved)}")
+    lines += held_out_lines(s)
     return "\n".join(lines)
 
 
@@ -188,10 +226,17 @@ def format_markdown(s: EvalSummary) -> str:
     for choice, split in ((s.best_baseline, "all theorems"), (s.best_baseline_hard, "hard split")):
         if choice is not None:
             out.append(f"- {_best_line(choice, split)}")
-    out += [f"- solved beyond automation (a proof with a policy step): **{s.beyond_count}**"
+    out += [f"- solved beyond automation (a proof step only the policy proposed): **{s.beyond_count}**"
             + (": " + ", ".join(f"`{n}`" for n in s.beyond_automation) if s.beyond_automation else ""),
+            f"- hard, with policy steps the automation also proposed (`both`), not beyond it: "
+            f"{len(s.beyond_by_both)}" + (": " + ", ".join(f"`{n}`" for n in s.beyond_by_both)
+                                          if s.beyond_by_both else ""),
             f"- hard theorems solved by automation steps alone: {len(s.automation_only)}"
             + (": " + ", ".join(f"`{n}`" for n in s.automation_only) if s.automation_only else "")]
+    if s.start_failures:
+        out += ["", *(f"- {line.strip()}" for line in start_failure_lines(s))]
+    if (held := held_out_lines(s)):
+        out += ["", "Held out in substance:", "", "```", *held, "```"]
     if s.policy_only is not None:
         p = s.policy_only
         out += ["", "Policy alone (the search without automation candidates) vs policy + automation:", "",

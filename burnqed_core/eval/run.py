@@ -177,7 +177,7 @@ def rows_of(out: Path, *, iteration: int, benchmark: str, budget: int, attempt: 
             hard=baselines.hard(r.theorem) if baselines else None,
             automation=baselines.single.get(r.theorem) if baselines else None,
             defaware=baselines.defaware.get(r.theorem) if baselines else None,
-            error=r.error, model=model, ebm=ebm, search_automation=automation,
+            error=r.error, message=r.message if r.error else "", model=model, ebm=ebm, search_automation=automation,
             cluster=(clusters or {}).get(r.theorem, ""),
         ))
     return rows

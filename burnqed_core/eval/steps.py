@@ -1,8 +1,7 @@
-"""The one evaluation path: prepare (held-out check by name, both baselines), search the theorems of a shard,
-finish (held-out check by root goal, summary, report, plot), and merge the shards of a sharded eval first.
-
-The ``eval_report`` stage runs these steps over shards (`burnqed_core.loop.specs`); `evaluate` runs them as one
-shard in-process, for ``burnqed eval`` and the nightly eval.
+"""The steps of an evaluation: the checks before Lean and the baselines of a set (`prepare_set`), the searches of
+some theorems (`eval_search`), the finish of a set (held-out check by root goal, summary, report, plot:
+`eval_finish`), the merge of a sharded set's rows first (`merge_eval`), and one report over the sets
+(`combine_sets`). Only `burnqed_core.eval.plan` calls them: every evaluation is an `EvalPlan` run there.
 """
 
 from __future__ import annotations
@@ -13,8 +12,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from burnqed_core.config import Profile
 from burnqed_core.errors import DataError
+from burnqed_core.eval.settings import EvalSettings
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.record_io import atomic_write_text, write_parquet
 from burnqed_core.records import StageResult, Theorem
@@ -22,23 +21,11 @@ from burnqed_core.records import StageResult, Theorem
 log = logging.getLogger(__name__)
 
 BASELINES_FILE = "_baselines.json"
-SETS_DIR = "sets"
 
 
 def set_slug(spec: str) -> str:
-    """A directory name for a theorem-set spec (``bundled:handwritten`` -> ``bundled_handwritten``)."""
+    """A folder name for a theorem-set spec (``bundled:handwritten`` -> ``bundled_handwritten``)."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec).strip("_") or "benchmark"
-
-
-def eval_set_specs(profile: Profile) -> list[str]:
-    """The sets an eval reports: ``data.benchmark`` first, then ``eval.also`` (repeats dropped, order kept)."""
-    return list(dict.fromkeys([profile.data.benchmark, *profile.eval.also]))
-
-
-def set_out(out_dir: Path, profile: Profile, spec: str) -> Path:
-    """Where the eval of set ``spec`` lives in an eval directory: the directory itself for ``data.benchmark``
-    (what `burnqed compare`, the go/no-go and every earlier reader use), ``sets/<slug>/`` for the others."""
-    return out_dir if spec == profile.data.benchmark else out_dir / SETS_DIR / set_slug(spec)
 
 
 def has_results(out_dir: Path) -> bool:
@@ -48,21 +35,22 @@ def has_results(out_dir: Path) -> bool:
     return (out_dir / RESULTS_FILE).is_file()
 
 
-def check_no_corpus_twins(profile: Profile, spec: str, theorems: Sequence[Theorem]) -> None:
-    """A theorem of ``theorems`` (set ``spec``) that is a twin of a theorem of the corpus the loop trains on
-    (``data.corpus`` less ``data.exclude_families``; the same theorem up to renaming and numerals, or the same
-    proof skeleton: `burnqed_core.data.canonical.find_twins`) is a `HeldOutLeakError` naming both: an eval on
-    it would measure memory, not proving. An excluded family is never traced, trained on or searched, so its
+def check_no_corpus_twins(settings: EvalSettings, spec: str, theorems: Sequence[Theorem]) -> None:
+    """A theorem of ``theorems`` (set ``spec``) that is a twin or a strong near-twin of a theorem of the corpus
+    the loop trains on (``data.corpus`` less ``data.exclude_families``; the same theorem up to renaming and
+    numerals, the same proof skeleton, or the same up to binder style and order and isomorphic definitions:
+    `burnqed_core.data.near_twins.find_near_twins`) is a `HeldOutLeakError` naming both: an eval on it would
+    measure memory, not proving. An excluded family is never traced, trained on or searched, so its
     theorems may be evaluated (the folds of ``burnqed transfer``). A corpus traced from a repository
     (``data.trace_repo``) has no statements to compare: a warning."""
     from burnqed_core.data.hygiene import check_no_twins
     from burnqed_core.data.theorems import corpus_theorems
 
-    if profile.data.trace_repo:
-        log.warning("corpus traced from %s: no statements to check %s against for twins", profile.data.trace_repo,
+    if settings.data.trace_repo:
+        log.warning("corpus traced from %s: no statements to check %s against for twins", settings.data.trace_repo,
                     spec)
         return
-    check_no_twins(theorems, corpus_theorems(profile), where=spec)
+    check_no_twins(theorems, corpus_theorems(settings), where=spec)
 
 
 def _eval_ebm(ebm_dir: Path | None) -> Path | None:
@@ -74,50 +62,38 @@ def _eval_ebm(ebm_dir: Path | None) -> Path | None:
     return ebm_dir
 
 
-async def eval_prepare(
-    profile: Profile,
-    iteration: int,
-    env: Callable[[], Awaitable[ProofEnv]],
-    benchmark: Sequence[Theorem],
-    automation: Any,
-    training_pairs: Sequence[Path] = (),
-    progress: bool = True,
-) -> Any:
-    """Before any eval search: the twin check against the corpus (`check_no_corpus_twins`) and the held-out
-    check of ``training_pairs`` by name (a benchmark theorem in them is an error: before Lean starts) and both
-    automation baselines (`Baselines`: ``automation`` if it is one, used as given, else measured in the
-    environment ``env()`` gives, cached per benchmark under ``paths.baselines_dir()``) with baseline (c), the
-    same search with no learned policy (`burnqed_core.eval.structural`; ``eval.structural_baseline``), measured
-    or read the same way."""
+def check_before_lean(settings: EvalSettings, iteration: int, spec: str, theorems: Sequence[Theorem],
+                      training_pairs: Sequence[Path], *, held_out: bool = True) -> None:
+    """The checks of set ``spec`` that need no Lean: a held-out set has no twin in the corpus
+    (`check_no_corpus_twins`), and none of its theorems is in ``training_pairs`` by name."""
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
-    from burnqed_core.data.theorems import set_dir
-    from burnqed_core.eval.baselines import Baselines, measure_baselines
+
+    if held_out:
+        check_no_corpus_twins(settings, spec, theorems)
+    pairs = load_training_pairs(training_pairs) if training_pairs else []
+    if pairs:  # by name, before any search
+        check_training_pairs(theorems, pairs, where=f"training pairs of iteration {iteration}")
+
+
+async def prepare_set(settings: EvalSettings, env: Callable[[], Awaitable[ProofEnv]], theorems: Sequence[Theorem],
+                      shipped: Path | None, progress: bool = True) -> Any:
+    """Both automation baselines of a set's ``theorems`` (`Baselines`, measured in the environment ``env()``
+    gives, cached per theorem set under ``paths.baselines_dir()``, or read from a file shipped in ``shipped``
+    whose key matches) with baseline (c), the same search with no learned policy (`burnqed_core.eval.structural`;
+    ``eval.structural_baseline``), measured or read the same way."""
+    from burnqed_core.eval.baselines import measure_baselines
     from burnqed_core.eval.structural import measure_structural
     from burnqed_core.search.job import lean_version
 
-    check_no_corpus_twins(profile, profile.data.benchmark, benchmark)
-    pairs = load_training_pairs(training_pairs) if training_pairs else []
-    if pairs:  # by name, before any search
-        check_training_pairs(benchmark, pairs, where=f"training pairs of iteration {iteration}")
-    if isinstance(automation, Baselines):
-        return automation
-    # a baseline file shipped beside the benchmark (`write_shipped`) is used when its key matches these theorems
     lean = await env()
-    cache, shipped, version = profile.paths.baselines_dir(), set_dir(profile.data.benchmark), lean_version(
-        profile, lean)
-    baselines = await measure_baselines(lean, benchmark, cache, lean_version=version, progress=progress,
-                                        tactic_timeout_s=profile.lean.tactic_timeout_s, shipped=shipped)
-    if not profile.eval.structural_baseline:
+    cache, version = settings.paths.baselines_dir(), lean_version(settings, lean)
+    baselines = await measure_baselines(lean, theorems, cache, lean_version=version, progress=progress,
+                                        tactic_timeout_s=settings.lean.tactic_timeout_s, shipped=shipped)
+    if not settings.eval.structural_baseline:
         return baselines
-    c = await measure_structural(profile, lean, benchmark, cache_dir=cache, shipped=shipped, lean_version=version,
-                                 progress=progress)
+    c = await measure_structural(settings, lean, theorems, cache_dir=cache, shipped=shipped,
+                                 lean_version=version, progress=progress)
     return baselines.model_copy(update={"structural": c})
-
-
-def on_benchmark(profile: Profile, spec: str) -> Profile:
-    """``profile`` with ``spec`` as its benchmark (what the eval reads: the rows' benchmark name, the baseline
-    file shipped beside it)."""
-    return profile.model_copy(update={"data": profile.data.model_copy(update={"benchmark": spec})})
 
 
 def save_baselines(out_dir: Path, baselines: Any) -> Path:
@@ -136,7 +112,7 @@ def load_baselines(out_dir: Path) -> Any:
 
 
 async def eval_search(
-    profile: Profile,
+    settings: EvalSettings,
     iteration: int,
     policy: Any,
     env: ProofEnv,
@@ -154,13 +130,13 @@ async def eval_search(
     from burnqed_core.eval.run import run_variants
 
     ebm_dir = _eval_ebm(ebm_dir)
-    bench_name = profile.data.benchmark
+    bench_name = settings.data.benchmark
     scorer = None
     if ebm_dir is not None:
         from burnqed_core.search.job import load_scorer
 
         scorer = load_scorer(Path(ebm_dir), policy)
-    rows = await run_variants(profile, policy, env, theorems, out_dir, scorer=scorer, ebm=ebm_dir,
+    rows = await run_variants(settings, policy, env, theorems, out_dir, scorer=scorer, ebm=ebm_dir,
                               iteration=iteration, benchmark=bench_name, baselines=baselines, model_path=model_path,
                               progress=progress)
     n_rows, proved = len(rows), sum(r.proved for r in rows)
@@ -170,7 +146,7 @@ async def eval_search(
 
 
 def eval_finish(
-    profile: Profile,
+    settings: EvalSettings,
     iteration: int,
     benchmark: Sequence[Theorem],
     baselines: Any,
@@ -190,14 +166,17 @@ def eval_finish(
     if pairs:  # by root goal as Lean printed it: catches a renamed copy
         check_training_pairs(benchmark, pairs, root_goals(out_dir),
                              where=f"training pairs of iteration {iteration}")
-    rows = variant_rows(read_eval_results(out_dir), profile, ebm_dir)
-    s = summarize_variants(rows, baselines, iteration=iteration, benchmark=profile.data.benchmark,
-                           budgets=profile.eval.budgets, earlier_solved=earlier_solved)
+    rows = variant_rows(read_eval_results(out_dir), settings, ebm_dir)
+    s = summarize_variants(rows, baselines, iteration=iteration, benchmark=settings.data.benchmark,
+                           budgets=settings.eval.budgets, earlier_solved=earlier_solved,
+                           similarity=corpus_similarity(settings, benchmark))
     write_report(s, out_dir)
     metrics: dict[str, Any] = {
         "cumulative_rate": s.cumulative.rate, "hard_rate": s.cumulative_hard.rate,
         "automation_baseline": s.automation_baseline.rate, "defaware_baseline": s.defaware_baseline.rate,
         "beyond_automation": s.beyond_count, "hard_by_automation_alone": len(s.automation_only),
+        "hard_by_both_steps": len(s.beyond_by_both), "start_errors": s.start_errors,
+        **_held_out_metrics(s),
         **_baseline_metrics(s),
         "timeouts": s.timeouts, "pass_k": s.pass_k,
         **{f"rate_at_{b.budget}": b.all.rate for b in s.budgets},
@@ -212,6 +191,34 @@ def eval_finish(
                     **{f"policy_only_rate_at_{b.budget}": b.all.rate for b in p.budgets}}
     return StageResult(stage="eval_report", iteration=iteration, path=str(out_dir), summary=format_table(s),
                        metrics=metrics)
+
+
+def corpus_similarity(settings: EvalSettings, theorems: Sequence[Theorem]) -> Any:
+    """The set's nearest-neighbour similarity to the corpus the loop trains on and its near-twins
+    (`burnqed_core.data.near_twins.similarity_report`); None for a corpus traced from a repository."""
+    from burnqed_core.data.similarity import similarity_report
+    from burnqed_core.data.theorems import corpus_theorems
+
+    if settings.data.trace_repo:
+        return None
+    return similarity_report(corpus_theorems(settings), theorems, reference_name=str(settings.data.corpus))
+
+
+def _held_out_metrics(s: Any) -> dict[str, Any]:
+    """The similarity block's medians and the unseen theorems' figures, for the UI."""
+    out: dict[str, Any] = {}
+    if s.similarity is not None:
+        for aspect in ("statement", "definitions", "proof"):
+            if (sp := getattr(s.similarity, aspect)) is not None:
+                out[f"similarity_{aspect}_median"] = sp.median
+        out["near_twins"] = len(s.similarity.with_near_twin())
+    if s.unseen is not None:
+        out["unseen_theorems"] = len(s.unseen.theorems)
+        if s.unseen.pass1_by_cluster is not None:
+            out["unseen_pass1_by_cluster"] = s.unseen.pass1_by_cluster.value
+    if s.primary is not None:
+        out |= {"primary": s.primary.value, "primary_low": s.primary.low, "primary_high": s.primary.high}
+    return out
 
 
 def _baseline_metrics(s: Any) -> dict[str, Any]:
@@ -230,7 +237,7 @@ def _baseline_metrics(s: Any) -> dict[str, Any]:
 
 
 def merge_eval(
-    profile: Profile,
+    settings: EvalSettings,
     iteration: int,
     benchmark: Sequence[Theorem],
     baselines: Any,
@@ -260,14 +267,14 @@ def merge_eval(
     if shard_dirs and (shard_dirs[0] / META_FILE).is_file():
         atomic_write_text(out_dir / META_FILE, (shard_dirs[0] / META_FILE).read_text(encoding="utf-8"))
     write_parquet(rows, out_dir / RESULTS_FILE, EvalResult)
-    res = eval_finish(profile, iteration, benchmark, baselines, out_dir, earlier_solved=earlier_solved,
+    res = eval_finish(settings, iteration, benchmark, baselines, out_dir, earlier_solved=earlier_solved,
                       ebm_dir=ebm_dir, training_pairs=training_pairs)
     return res.model_copy(update={"metrics": {**res.metrics, "shards": len(shard_dirs)}})
 
 
 def combine_sets(out_dir: Path, specs: Sequence[str], results: Sequence[StageResult]) -> StageResult:
-    """One eval's result over its sets (`eval_set_specs` order, the first ``data.benchmark``, merged into
-    ``out_dir``, the others into ``out_dir/sets/<slug>``): ``report.md`` in ``out_dir`` holds every set's
+    """One eval's result over its sets (the plan's order, the first in ``out_dir``, the others in
+    ``out_dir/sets/<slug>``): ``report.md`` in ``out_dir`` holds every set's
     report, the summary every set's table, the metrics the first set's and each other set's under
     ``<slug>_<metric>``."""
     from burnqed_core.eval.report import REPORT_FILE, format_markdown, read_summary
@@ -284,38 +291,3 @@ def combine_sets(out_dir: Path, specs: Sequence[str], results: Sequence[StageRes
                         if isinstance(v, (int, float, str, bool))}
     atomic_write_text(out_dir / REPORT_FILE, "\n\n".join(sections))
     return first.model_copy(update={"summary": "\n\n".join(tables), "metrics": metrics})
-
-
-async def evaluate(
-    profile: Profile,
-    iteration: int,
-    policy: Any,
-    env: ProofEnv,
-    benchmark: Sequence[Theorem],
-    automation: Any,
-    out_dir: Path,
-    model_path: Path,
-    earlier_solved: set[str] | None = None,
-    ebm_dir: Path | None = None,
-    training_pairs: Sequence[Path] = (),
-    progress: bool = True,
-) -> StageResult:
-    """The eval in one go, as one shard (`burnqed eval`, the nightly eval; the pipeline runs the same steps over
-    shards): both automation
-    baselines (measured by ``env``, cached per benchmark under ``paths.baselines_dir()``; ``automation`` may
-    pass precomputed `Baselines`), one search per theorem and attempt at the largest node budget (resumable),
-    with and without the EBM when ``ebm_dir`` is given (ablation rows), every proof re-checked, the held-out
-    check against ``training_pairs`` (files or prepared-pairs directories: a benchmark theorem in them is an
-    error), then ``results.parquet``, ``summary.json``, ``report.md`` and ``solve_rate.png`` in ``out_dir``.
-    ``earlier_solved``: theorems solved by earlier iterations (`burnqed_core.eval.run.earlier_solved`), for
-    "newly solved". With ``search.automation.enabled`` the searches add automation candidates and the policy
-    alone is evaluated too (`burnqed_core.eval.run.variants`): the main figures (``cumulative_rate``, go/no-go)
-    are policy + automation, the ``policy_only_*`` metrics the policy alone."""
-    async def given() -> ProofEnv:
-        return env
-
-    baselines = await eval_prepare(profile, iteration, given, benchmark, automation, training_pairs, progress)
-    await eval_search(profile, iteration, policy, env, benchmark, baselines, out_dir, model_path, ebm_dir,
-                      progress=progress)
-    return eval_finish(profile, iteration, benchmark, baselines, out_dir, earlier_solved=earlier_solved,
-                       ebm_dir=ebm_dir, training_pairs=training_pairs)

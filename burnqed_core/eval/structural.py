@@ -1,11 +1,18 @@
 """Baseline (c): the prover's search with no learned policy, measured once per benchmark and cached.
 
-The search is the eval's (`burnqed_core.eval.run.run_eval`: one attempt at the largest node budget of
-``eval.budgets``, the per-theorem cap ``eval.timeout_s``, the automation candidates of
-``search.automation``, every proof re-checked as a whole theorem) with the policy replaced by
-`burnqed_core.policy.structural.StructuralPolicy`, which proposes the structural steps of each goal
+The search is the eval's (`burnqed_core.eval.run.run_eval`: ``eval.pass_k`` attempts at the largest node
+budget of ``eval.budgets``, each with the eval's seed for that attempt, the per-theorem cap ``eval.timeout_s``,
+the automation candidates of ``search.automation``, every proof re-checked as a whole theorem) with the policy
+replaced by `burnqed_core.policy.structural.StructuralPolicy`, which proposes the structural steps of each goal
 (intro, cases, induction, fun_induction, constructor ...) with uniform logprobs. What the learned policy adds
 over structural steps plus automation is the prover's rate minus this one.
+
+Equal compute: when the prover is read at pass@k it searches each theorem k times, and so does (c). Its policy
+has no sampling, so with k > 1 each attempt lists a state's steps in an order drawn from that attempt's
+per-expansion seeds (`StructuralPolicy` with ``seeded``; which equal-priority node is expanded first, and which
+steps a long list keeps, then differ): k searches that differ as the prover's samples do, never one search read k
+times. With k = 1 the steps keep their fixed order (the one-attempt baseline of before, and its files).
+``StructuralBaseline.proved`` is its pass@k, ``attempt_rate`` its pass@1 (the mean over attempts).
 
 The result (`StructuralBaseline`: nodes to proof per theorem) is keyed by `structural_key`: the theorems
 (name, statement, preamble), the search settings the engine runs with (``search`` with the eval's budget,
@@ -41,7 +48,7 @@ log = logging.getLogger(__name__)
 __all__ = ["STRUCTURAL_VERSION", "StructuralBaseline", "cache_path", "from_rows", "lock_file", "measure_structural",
            "partial_dir", "read_cached", "search_config", "structural_key", "write_shipped_structural"]
 
-STRUCTURAL_VERSION = 1
+STRUCTURAL_VERSION = 1  # the key of a one-attempt baseline is that of version 1 (its files stay valid)
 FILE_PREFIX = "structural-"
 OUTPUT_ONLY = frozenset({"flush_every"})  # search settings that change where results go, never what they are
 
@@ -69,6 +76,8 @@ def structural_key(theorems: Sequence[Theorem], profile: Profile, lean_version: 
         "timeout_s": float(profile.eval.timeout_s),
         "limit": limit if limit is not None else StructuralPolicy().limit,
     }
+    if profile.eval.pass_k > 1:  # k seeded searches per theorem (equal compute with the prover's pass@k)
+        payload["attempts"] = profile.eval.pass_k
     return theorems_key(json.dumps(payload, sort_keys=True), theorems)
 
 
@@ -92,10 +101,18 @@ def read_cached(directory: Path, key: str) -> StructuralBaseline | None:
     return read_keyed(cache_path(directory, key), StructuralBaseline, key, "baseline (c) file")
 
 
-def from_rows(rows: Sequence[EvalResult], theorems: Sequence[Theorem], *, key: str, budget: int) -> StructuralBaseline:
-    """Baseline (c) from the eval rows of its search (one attempt): a proved row gives its nodes to proof (and
-    its proof), an unproved one None; a row with a Lean failure (``error == "infra"``) and a theorem without a
-    row leave the theorem unmeasured (``infra``)."""
+def from_rows(rows: Sequence[EvalResult], theorems: Sequence[Theorem], *, key: str, budget: int,
+              attempts: int = 1) -> StructuralBaseline:
+    """Baseline (c) from the eval rows of its searches (``attempts`` per theorem): a proved row gives its nodes
+    to proof (and its proof), an unproved one None; a row with a Lean failure (``error == "infra"``) and a
+    theorem without a row leave the theorem unmeasured (``infra``). ``nodes`` keeps the fewest nodes over the
+    attempts (pass@k), ``per_attempt`` each attempt's (with more than one)."""
+    per: dict[str, list[int | None]] = {}
+    for r in rows:
+        if r.attempt < attempts and not r.error:
+            runs = per.setdefault(r.theorem, [None] * attempts)
+            if r.proved:
+                runs[r.attempt] = r.nodes_to_proof if r.nodes_to_proof is not None else r.nodes_used
     nodes: dict[str, int | None] = {}
     proofs: dict[str, list[str]] = {}
     infra: set[str] = set()
@@ -121,7 +138,9 @@ def from_rows(rows: Sequence[EvalResult], theorems: Sequence[Theorem], *, key: s
     for n in infra:
         nodes.pop(n, None)
     wanted = set(names)
-    return StructuralBaseline(key=key, budget=budget, nodes={n: nodes[n] for n in names if n in nodes},
+    per_attempt = {n: per[n] for n in names if n in nodes and n in per} if attempts > 1 else {}
+    return StructuralBaseline(key=key, budget=budget, attempts=attempts,
+                              nodes={n: nodes[n] for n in names if n in nodes}, per_attempt=per_attempt,
                               infra=sorted(infra & wanted), timeouts=sorted((timeouts & wanted) - infra),
                               proofs={n: proofs[n] for n in names if n in proofs})
 
@@ -179,16 +198,17 @@ async def _search(profile: Profile, env: ProofEnv, theorems: Sequence[Theorem], 
     remove ``work``) unless Lean failures left theorems unmeasured."""
     from burnqed_core.eval.run import run_eval
 
-    policy, budget = StructuralPolicy(), max(profile.eval.budgets)
-    log.info("baseline (c): searching %d theorems with the structural policy at %d nodes (automation %s)",
-             len(theorems), budget, "on" if profile.search.automation.enabled else "off")
+    k = profile.eval.pass_k
+    policy, budget = StructuralPolicy(seeded=k > 1), max(profile.eval.budgets)
+    log.info("baseline (c): searching %d theorems with the structural policy at %d nodes, %d attempt(s) "
+             "(automation %s)", len(theorems), budget, k, "on" if profile.search.automation.enabled else "off")
     try:
         rows = await run_eval(profile, policy, env, theorems, work, iteration=0,  # type: ignore[arg-type]
-                              benchmark=str(profile.data.benchmark), budgets=[budget], pass_k=1,
+                              benchmark=str(profile.data.benchmark), budgets=[budget], pass_k=k,
                               progress=progress)
     finally:
         await policy.close()
-    b = from_rows(rows, theorems, key=key, budget=budget).model_copy(update={"profile": profile.name})
+    b = from_rows(rows, theorems, key=key, budget=budget, attempts=k).model_copy(update={"profile": profile.name})
     proved = sum(v is not None for v in b.nodes.values())
     log.info("baseline (c) structural search: proved %d/%d at %d nodes (%d unmeasured, %d timeouts)", proved,
              len(b.nodes), budget, len(b.infra), len(b.timeouts))

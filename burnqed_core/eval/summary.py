@@ -6,10 +6,21 @@ budget B with pass@k when any of its k attempts found a proof with
 curve is monotone in B by construction). ``pass@1`` is the mean over the
 attempts of the single-attempt solve rate. Hard theorems are those neither
 automation baseline closes (`burnqed_core.eval.baselines`); "beyond
-automation" lists the hard theorems the prover solved with at least one step
-the policy proposed (`EvalResult.proof_sources`: ``policy`` or ``both``); a
-hard theorem whose every proof is automation candidates alone is listed apart
-(``automation_only``), as is one whose proof's origins were not recorded.
+automation" lists the hard theorems the prover solved with a proof that has a
+step only the policy proposed at that node (`EvalResult.proof_sources`:
+``policy``); a hard theorem whose proofs' policy steps were all also
+automation candidates at their node (``both``: the policy repeated what the
+automation proposes) is listed apart (``beyond_by_both``), and one whose every
+proof is automation candidates alone, or of unrecorded origin, apart again
+(``automation_only``).
+
+The primary statistic (`PRIMARY_STATISTIC`), declared here once: **pass@1 by
+cluster at the largest budget** (the mean over attempts of the per-attempt
+solve rate, each cluster weighing one). `burnqed compare` and the ``go_no_go``
+check decide on its paired change alone (`paired_deltas` marks it
+``decides``), on all theorems and, when the hard split has at least
+`MIN_CLUSTERS` clusters, on the hard split; every other change is shown. A
+set with fewer than `MIN_CLUSTERS` clusters decides nothing.
 
 An eval output holds up to three variants (`burnqed_core.eval.run.variants`):
 the main one (policy + automation when the search adds automation
@@ -42,18 +53,27 @@ can be compared by a *paired* cluster bootstrap (`paired_deltas`) without
 their rows.
 
 Baseline (c) and the best baseline. When the baselines carry baseline (c)
-(`Baselines.structural`: the same search with no learned policy), the summary
+(`Baselines.structural`: the same search with no learned policy, as many
+seeded attempts per theorem as the eval's pass@k: equal compute), the summary
 gives its rate at the largest budget over the theorems it measured
-(``structural_baseline``), at every budget up to its own (``nodes <= B``), on
-the hard split, each with the same cluster-bootstrap intervals. The best of
-(a), (b) and (c) (``best_baseline``: the highest rate over the eval's
-theorems; at a tie the later of (a), (b), (c)) comes with the prover's paired
-change against it (`BaselineChoice.versus`): per theorem ``solved by the prover
-(pass@k, largest budget) - closed by the baseline`` on the theorems that
-baseline measured, with its 95% interval by the same cluster bootstrap (a
-percentile interval of the mean difference, as in `paired_deltas`); on the
-hard split (``best_baseline_hard``, only with (c): (a) and (b) close no hard
-theorem by definition) likewise.
+(``structural_baseline``, pass@k: some attempt proved it), its mean per
+attempt (``structural_pass1``), at every budget up to its own (``nodes <=
+B``), on the hard split, each with the same cluster-bootstrap intervals. The
+best of (a), (b) and (c) (``best_baseline``: the highest pass@1 rate over the
+eval's theorems; at a tie the later of (a), (b), (c); a single tactic's pass@1
+is its pass@k) comes with the prover's paired changes against it
+(`BaselineChoice`): ``versus_primary`` on the primary statistic (the prover's
+pass@1 minus the baseline's, by cluster: equal compute), ``versus_pass1`` the
+same per theorem, and ``versus``/``versus_by_cluster`` at pass@k (the prover's
+k searches against (c)'s k searches), each with its 95% interval by the same
+cluster bootstrap (a percentile interval of the mean difference, as in
+`paired_deltas`); on the hard split (``best_baseline_hard``, only with (c):
+(a) and (b) close no hard theorem by definition) likewise.
+
+Held out in substance. ``similarity`` (`burnqed_core.data.near_twins.SimilarityReport`) is how close the set
+is to the training corpus: nearest-neighbour similarity by statement, by statement with definitions and by
+proof, and the near-twins found; ``unseen`` gives the rates on the theorems with no near-twin of any kind
+(`SubsetSummary`), beside the baselines on them.
 """
 
 from __future__ import annotations
@@ -64,6 +84,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from burnqed_core.data.similarity import SimilarityReport
 from burnqed_core.eval.baselines import Baselines
 from burnqed_core.records import EvalResult
 
@@ -154,7 +175,8 @@ class Delta(BaseModel):
     after: float
     change: Estimate = Field(description="after - before, with its 95% paired cluster-bootstrap interval")
     by_cluster: bool = False
-    decides: bool = Field(True, description="enters the go/no-go (pass@k and the hard split; pass@1 is shown)")
+    decides: bool = Field(True, description="enters the go/no-go (the primary statistic, `PRIMARY_STATISTIC`; "
+                                           "the others are shown)")
 
     def describe(self) -> str:
         return f"{self.name}: {self.change.pp()} ({100 * self.before:.1f}% -> {100 * self.after:.1f}%)"
@@ -165,30 +187,85 @@ BASELINE_LABELS = {"a": "(a) single tactic", "b": "(b) definition-aware",
 
 
 class BaselineChoice(BaseModel):
-    """The best baseline on a split, its rate, and the prover's paired change against it."""
+    """The best baseline on a split, its rate, and the prover's paired changes against it."""
 
     model_config = ConfigDict(frozen=True)
     name: Literal["a", "b", "c"]
-    rate: Rate = Field(description="the baseline's rate on the split ((c): over the theorems it measured)")
-    versus: Delta | None = Field(None, description="prover (pass@k, largest budget) minus this baseline per "
-                                                   "theorem, with its 95% cluster-bootstrap interval")
+    rate: Rate = Field(description="the baseline's rate on the split ((c): pass@k over the theorems it measured)")
+    pass1: float | None = Field(None, description="the baseline's mean per-attempt rate ((a), (b): its rate)")
+    versus: Delta | None = Field(None, description="prover (pass@k, largest budget) minus this baseline (pass@k: "
+                                                   "(c) searched as often) per theorem, with its 95% "
+                                                   "cluster-bootstrap interval")
     versus_by_cluster: Delta | None = Field(None, description="the same, each cluster weighing one")
+    versus_pass1: Delta | None = Field(None, description="prover pass@1 minus the baseline's pass@1, per theorem")
+    versus_primary: Delta | None = Field(None, description="the same by cluster: the primary statistic "
+                                                           "(`PRIMARY_STATISTIC`) at equal compute")
 
     @property
     def label(self) -> str:
         return BASELINE_LABELS[self.name]
 
     @property
+    def deciding(self) -> Delta | None:
+        """The change the verdict reads: on the primary statistic, else (summaries written before it) pass@k."""
+        return self.versus_primary if self.versus_primary is not None else self.versus
+
+    @property
     def beaten(self) -> bool | None:
-        """Whether the prover beats it: the change's interval lies above zero (None: no interval)."""
-        return self.versus.change.low > 0 if self.versus is not None else None
+        """Whether the prover beats it: the primary change's interval lies above zero (None: no interval)."""
+        d = self.deciding
+        return d.change.low > 0 if d is not None else None
 
     def describe(self) -> str:
         out = f"{self.label} {self.rate}"
-        if self.versus is not None:
+        if self.pass1 is not None and self.name == "c":
+            out += f", pass@1 {100 * self.pass1:.1f}%"
+        if self.versus_primary is not None:
+            out += f"; prover vs it, {PRIMARY_STATISTIC}: {self.versus_primary.change.pp()}"
+            if self.versus is not None:
+                out += f"; at pass@k {self.versus.change.pp()}"
+                if self.versus_by_cluster is not None:
+                    out += f", by cluster {self.versus_by_cluster.change.pp()}"
+        elif self.versus is not None:
             out += f"; prover vs it: {self.versus.change.pp()}"
             if self.versus_by_cluster is not None:
                 out += f", by cluster {self.versus_by_cluster.change.pp()}"
+        return out
+
+
+class SubsetSummary(BaseModel):
+    """The rates on a subset of the eval's theorems (the unseen ones: no near-twin of any kind in the corpus),
+    with the baselines on the same theorems."""
+
+    model_config = ConfigDict(frozen=True)
+    what: str
+    theorems: list[str] = Field(default_factory=list)
+    clusters: int = 0
+    solved: Rate
+    pass_k: Estimate | None = None
+    pass_k_by_cluster: Estimate | None = None
+    pass1: Estimate | None = None
+    pass1_by_cluster: Estimate | None = None
+    baselines: dict[str, Rate] = Field(default_factory=dict, description="(a), (b), (c) (pass@k) on the subset")
+    structural_pass1: float | None = None
+    versus_structural_primary: Delta | None = Field(None, description="prover pass@1 minus (c) pass@1 by cluster")
+    versus_structural: Delta | None = Field(None, description="prover pass@k minus (c) pass@k per theorem")
+
+    def lines(self) -> list[str]:
+        if not self.theorems:
+            return [f"{self.what}: none"]
+        solved = f"{self.solved.solved}/{self.solved.total}, {self.pass_k}" if self.pass_k is not None \
+            else str(self.solved)
+        out = [f"{self.what}: {len(self.theorems)} theorems, {self.clusters} clusters; solved (pass@k) {solved}"
+               + (f"; pass@1 by cluster {self.pass1_by_cluster}" if self.pass1_by_cluster is not None else "")]
+        cells = ", ".join(f"({k}) {r}" for k, r in self.baselines.items())
+        if cells:
+            out.append(f"  baselines on them: {cells}"
+                       + (f"; (c) pass@1 {100 * self.structural_pass1:.1f}%" if self.structural_pass1 is not None
+                          else ""))
+        if self.versus_structural_primary is not None:
+            out.append(f"  prover vs (c), {PRIMARY_STATISTIC}: {self.versus_structural_primary.change.pp()}"
+                       + (f"; at pass@k {self.versus_structural.change.pp()}" if self.versus_structural else ""))
         return out
 
 
@@ -213,7 +290,10 @@ class EvalSummary(BaseModel):
     unmeasured: int = Field(0, description="theorems with no baseline measurement")
     beyond_automation: list[str] = Field(default_factory=list,
                                          description="hard theorems (neither baseline closes them) solved by a "
-                                                     "proof with at least one step the policy proposed")
+                                                     "proof with a step only the policy proposed at its node")
+    beyond_by_both: list[str] = Field(default_factory=list,
+                                      description="hard theorems solved, not beyond automation, by a proof with a "
+                                                  "step both the policy and the automation proposed ('both')")
     automation_only: list[str] = Field(default_factory=list,
                                        description="hard theorems solved only by proofs made of automation "
                                                    "candidates the policy did not propose (or of unrecorded origin)")
@@ -222,6 +302,9 @@ class EvalSummary(BaseModel):
     newly_solved: list[str] = Field(default_factory=list, description="solved now, by no earlier iteration")
     timeouts: int = Field(0, description="searches stopped by the per-theorem time cap")
     start_errors: int = 0
+    start_failures: dict[str, str] = Field(default_factory=dict,
+                                           description="theorem -> Lean's error, for each theorem whose statement "
+                                                       "did not elaborate (counted unsolved, never silently)")
     infra_errors: int = 0
     avg_time_s: float = 0.0
     median_time_s: float = 0.0
@@ -245,6 +328,8 @@ class EvalSummary(BaseModel):
     structural_budget: int = Field(0, description="baseline (c)'s node budget (0: not measured)")
     structural_ci: Estimate | None = Field(None, description="baseline (c) per theorem with its 95% interval")
     structural_by_cluster: Estimate | None = None
+    structural_pass1: Estimate | None = Field(None, description="baseline (c)'s mean per attempt (its pass@1)")
+    structural_pass1_by_cluster: Estimate | None = None
     structural_hard: Rate | None = Field(None, description="baseline (c) on the hard split")
     structural_hard_ci: Estimate | None = None
     structural_hard_by_cluster: Estimate | None = None
@@ -253,12 +338,21 @@ class EvalSummary(BaseModel):
     best_baseline_hard: BaselineChoice | None = Field(None, description="the same on the hard split (with (c) only)")
     versus_structural: BaselineChoice | None = Field(None, description="baseline (c) and the prover's paired change "
                                                      "against it, whether or not (c) is the best (transfer folds)")
+    similarity: SimilarityReport | None = Field(None, description="nearest-neighbour similarity to the training "
+                                                "corpus and the near-twins found")
+    unseen: SubsetSummary | None = Field(None, description="the rates on the theorems with no near-twin of any kind")
     without_ebm: EvalSummary | None = Field(None, description="the same eval without the EBM (ablation)")
     policy_only: EvalSummary | None = Field(None, description="the same eval without the automation candidates")
 
     @property
     def beyond_count(self) -> int:
         return len(self.beyond_automation)
+
+    @property
+    def primary(self) -> Estimate | None:
+        """The primary statistic (`PRIMARY_STATISTIC`) with its interval: pass@1 by cluster at the largest
+        budget (None: a summary without intervals)."""
+        return self.per_attempt_by_cluster
 
     def rate_at(self, budget: int) -> float | None:
         return next((b.all.rate for b in self.budgets if b.budget == budget), None)
@@ -267,13 +361,30 @@ class EvalSummary(BaseModel):
         return next((b.hard.rate for b in self.budgets if b.budget == budget), None)
 
 
-POLICY_SOURCES = frozenset({"policy", "both"})
+POLICY_SOURCES = frozenset({"policy"})
+PRIMARY_STATISTIC = "pass@1 by cluster"
+"""The statistic `burnqed compare` and the go/no-go decide on: the mean over attempts of the per-attempt solve
+rate at the largest budget, each cluster weighing one (`EvalSummary.primary`)."""
+MIN_CLUSTERS = 10
+"""A split (all theorems, the hard split) decides only with at least this many clusters: a percentile bootstrap
+over fewer has too few distinct resamples to mean anything."""
+
+
+def primary_delta_name(budget: int, hard: bool = False) -> str:
+    """The name `paired_deltas` gives the primary statistic's change."""
+    return (f"hard split pass@1 (mean per attempt) by cluster, budget {budget}" if hard
+            else f"pass@1 (mean per attempt) by cluster, budget {budget}")
 
 
 def has_policy_step(r: EvalResult) -> bool:
-    """Whether the proof of ``r`` has a step the policy proposed (a step the
-    automation candidates also held counts: the policy proposed it)."""
+    """Whether the proof of ``r`` has a step only the policy proposed at its node (``policy``): a step that
+    the automation candidates also held (``both``) is the policy repeating the automation, not beyond it."""
     return any(s in POLICY_SOURCES for s in r.proof_sources)
+
+
+def has_both_step(r: EvalResult) -> bool:
+    """Whether the proof of ``r`` has a step the policy proposed that the automation also proposed (``both``)."""
+    return "both" in r.proof_sources
 
 
 # --- cluster bootstrap ---------------------------------------------------------------------------------
@@ -365,39 +476,69 @@ def outcomes_of(results: Sequence[EvalResult], names: Sequence[str], attempts: S
     return [TheoremOutcome(theorem=n, cluster=cluster.get(n, n), hard=hard(n), nodes=nodes[n]) for n in names]
 
 
-def _closed_by(baselines: Baselines, which: str, within: int) -> Callable[[str], bool | None]:
-    """Whether baseline ``which`` ('a', 'b', 'c') closes a theorem (None: it did not measure it); (c) within
-    ``within`` nodes."""
+Closed = Callable[[str], "tuple[float, float] | None"]
+
+
+def _closed_by(baselines: Baselines, which: str, within: int) -> Closed:
+    """Baseline ``which`` ('a', 'b', 'c') on a theorem: (pass@k, pass@1) as 0/1 and a fraction, None when it did
+    not measure it; (c) within ``within`` nodes, pass@k over its attempts and pass@1 their mean (a single tactic:
+    both its one result)."""
     if which == "c":
         s = baselines.structural
         assert s is not None
-        return lambda n: s.proved(n, within) if s.measured(n) else None
+        return lambda n: (float(s.proved(n, within)), s.attempt_rate(n, within)) if s.measured(n) else None
     tactics = baselines.single if which == "a" else baselines.defaware
-    return lambda n: tactics[n] is not None if n in tactics else None
+
+    def single(n: str) -> tuple[float, float] | None:
+        if n not in tactics:
+            return None
+        v = float(tactics[n] is not None)
+        return v, v
+
+    return single
 
 
-def _versus(which: Literal["a", "b", "c"], rate: Rate, units: Sequence[TheoremOutcome],
-            closed: Callable[[str], bool | None], top: int, samples: int, seed: int,
-            confidence: float) -> BaselineChoice:
-    """``which`` with the prover's paired change against it on ``units`` (the theorems it measured)."""
+def _versus(which: Literal["a", "b", "c"], rate: Rate, units: Sequence[TheoremOutcome], closed: Closed, top: int,
+            samples: int, seed: int, confidence: float) -> BaselineChoice:
+    """``which`` with the prover's paired changes against it on ``units`` (the theorems it measured): at pass@k
+    (the prover's k searches against the baseline's, (c) searched as often) and on the primary statistic
+    (pass@1, mean over attempts on both sides), per theorem and per cluster."""
     units = [o for o in units if closed(o.theorem) is not None]
-    if not units or samples < 1:
+    if not units:
         return BaselineChoice(name=which, rate=rate)
-    base = [float(bool(closed(o.theorem))) for o in units]
-    prover = [float(o.solved(top)) for o in units]
-    ests = cluster_rates([o.cluster for o in units], [base, prover, [p - b for p, b in zip(prover, base, strict=True)]],
+    vals = [closed(o.theorem) for o in units]
+    base_k = [v[0] for v in vals if v is not None]
+    base_1 = [v[1] for v in vals if v is not None]
+    pass1 = statistics.fmean(base_1)
+    if samples < 1:
+        return BaselineChoice(name=which, rate=rate, pass1=pass1)
+    prover_k = [float(o.solved(top)) for o in units]
+    prover_1 = [o.attempt_rate(top) for o in units]
+    ests = cluster_rates([o.cluster for o in units],
+                         [base_k, prover_k, [p - b for p, b in zip(prover_k, base_k, strict=True)],
+                          base_1, prover_1, [p - b for p, b in zip(prover_1, base_1, strict=True)]],
                          samples=samples, seed=seed, confidence=confidence)
-    deltas = [Delta(name=f"prover vs baseline {BASELINE_LABELS[which]}{' by cluster' if by_cluster else ''}, "
-                         f"budget {top}",
-                    before=ests[0][by_cluster].value, after=ests[1][by_cluster].value, change=ests[2][by_cluster],
-                    by_cluster=bool(by_cluster), decides=False) for by_cluster in (0, 1)]
-    return BaselineChoice(name=which, rate=rate, versus=deltas[0], versus_by_cluster=deltas[1])
+    label = BASELINE_LABELS[which]
+
+    def delta(i: int, by_cluster: int, stat: str) -> Delta:
+        return Delta(name=f"prover vs baseline {label}, {stat}{' by cluster' if by_cluster else ''}, budget {top}",
+                     before=ests[i][by_cluster].value, after=ests[i + 1][by_cluster].value,
+                     change=ests[i + 2][by_cluster], by_cluster=bool(by_cluster), decides=False)
+
+    return BaselineChoice(name=which, rate=rate, pass1=pass1, versus=delta(0, 0, "pass@k"),
+                          versus_by_cluster=delta(0, 1, "pass@k"), versus_pass1=delta(3, 0, "pass@1"),
+                          versus_primary=delta(3, 1, "pass@1"))
 
 
-def _best(rates: dict[Literal["a", "b", "c"], Rate]) -> Literal["a", "b", "c"]:
+def _best(rates: dict[Literal["a", "b", "c"], float]) -> Literal["a", "b", "c"]:
     """The baseline of the highest rate; at a tie the later of (a), (b), (c)."""
     order = ["a", "b", "c"]
-    return max(rates, key=lambda k: (rates[k].rate, order.index(k)))
+    return max(rates, key=lambda k: (rates[k], order.index(k)))
+
+
+def _pass1_rate(closed: Closed, units: Sequence[TheoremOutcome]) -> float:
+    vals = [v[1] for o in units if (v := closed(o.theorem)) is not None]
+    return statistics.fmean(vals) if vals else 0.0
 
 
 def _baseline_fields(outcomes: Sequence[TheoremOutcome], baselines: Baselines, budgets: Sequence[int],
@@ -426,24 +567,58 @@ def _baseline_fields(outcomes: Sequence[TheoremOutcome], baselines: Baselines, b
                                                samples, seed, confidence)
         if samples >= 1:
             for units, prefix in ((measured, "structural"), (m_hard, "structural_hard")):
-                res = cluster_rates([o.cluster for o in units], [[float(s.proved(o.theorem, within)) for o in units]],
-                                    **kw)  # type: ignore[arg-type]
+                res = cluster_rates([o.cluster for o in units],
+                                    [[float(s.proved(o.theorem, within)) for o in units],
+                                     [s.attempt_rate(o.theorem, within) for o in units]], **kw)  # type: ignore[arg-type]
                 if res:
                     out[f"{prefix}_ci"], out[f"{prefix}_by_cluster"] = res[0]
+                    if prefix == "structural":
+                        out["structural_pass1"], out["structural_pass1_by_cluster"] = res[1]
         if hard:
             for which in ("a", "b"):
                 closed = _closed_by(baselines, which, top)
-                hard_rates[which] = Rate(solved=sum(bool(closed(o.theorem)) for o in hard), total=len(hard))
+                hard_rates[which] = Rate(solved=sum(bool(v and v[0]) for o in hard if (v := closed(o.theorem))),
+                                         total=len(hard))
             hard_rates["c"] = out["structural_hard"]  # type: ignore[assignment]
     if outcomes and (baselines.single or baselines.defaware or s is not None):
-        which = _best(rates)
+        which = _best({k: _pass1_rate(_closed_by(baselines, k, top), outcomes) for k in rates})
         out["best_baseline"] = _versus(which, rates[which], outcomes, _closed_by(baselines, which, top), top,
                                        samples, seed, confidence)
     if hard_rates:
-        which = _best(hard_rates)
+        which = _best({k: _pass1_rate(_closed_by(baselines, k, top), hard) for k in hard_rates})
         out["best_baseline_hard"] = _versus(which, hard_rates[which], hard, _closed_by(baselines, which, top), top,
                                             samples, seed, confidence)
     return out, per_budget
+
+
+def subset_summary(what: str, names: Sequence[str], outcomes: Sequence[TheoremOutcome], baselines: Baselines | None,
+                   top: int, *, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED,
+                   confidence: float = CONFIDENCE) -> SubsetSummary:
+    """The rates of ``outcomes`` restricted to ``names`` (the unseen theorems), with the baselines on them."""
+    wanted = set(names)
+    units = [o for o in outcomes if o.theorem in wanted]
+    solved = Rate(solved=sum(o.solved(top) for o in units), total=len(units))
+    fields: dict[str, object] = {}
+    if units and samples >= 1:
+        res = cluster_rates([o.cluster for o in units], [[float(o.solved(top)) for o in units],
+                                                        [o.attempt_rate(top) for o in units]],
+                            samples=samples, seed=seed, confidence=confidence)
+        (fields["pass_k"], fields["pass_k_by_cluster"]), (fields["pass1"], fields["pass1_by_cluster"]) = res
+    rates: dict[str, Rate] = {}
+    if baselines is not None and units:
+        for which in ("a", "b", "c"):
+            if which == "c" and baselines.structural is None:
+                continue
+            closed = _closed_by(baselines, which, top)
+            vals = [v for o in units if (v := closed(o.theorem)) is not None]
+            rates[which] = Rate(solved=int(sum(v[0] for v in vals)), total=len(vals))
+        if baselines.structural is not None:
+            choice = _versus("c", rates["c"], units, _closed_by(baselines, "c", top), top, samples, seed, confidence)
+            fields |= {"structural_pass1": choice.pass1, "versus_structural_primary": choice.versus_primary,
+                       "versus_structural": choice.versus}
+    return SubsetSummary(what=what, theorems=sorted(o.theorem for o in units),
+                         clusters=len({o.cluster for o in units}), solved=solved, baselines=rates,
+                         **fields)  # type: ignore[arg-type]
 
 
 def summarize(
@@ -457,10 +632,12 @@ def summarize(
     bootstrap_samples: int = DEFAULT_SAMPLES,
     bootstrap_seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
+    similarity: SimilarityReport | None = None,
 ) -> EvalSummary:
     """The summary of one variant's rows (all with the same ``ebm`` and ``search_automation``); the
     intervals by a cluster bootstrap of ``bootstrap_samples`` resamples (0: no intervals) seeded by
-    ``bootstrap_seed``."""
+    ``bootstrap_seed``. ``similarity``: the set against the training corpus (carried as is, and the rates on
+    the theorems with no near-twin of any kind, ``unseen``)."""
     ebms = {(r.ebm, r.search_automation) for r in results}
     if len(ebms) > 1:
         raise ValueError(f"rows of several EBM or automation settings {sorted(ebms)}: use summarize_variants")
@@ -503,6 +680,18 @@ def summarize(
     top_est = est.get(top, {})
     solved_top = {r.theorem for r in results if r.proved_within(top)}
     by_policy = {r.theorem for r in results if r.proved_within(top) and has_policy_step(r)}
+    by_both = {r.theorem for r in results if r.proved_within(top) and has_both_step(r)} - by_policy
+    starts: dict[str, str] = {}
+    for r in results:
+        if r.error == "start":
+            starts.setdefault(r.theorem, (r.message or "no message recorded").strip().splitlines()[0][:300]
+                              if (r.message or "").strip() else "no message recorded")
+    unseen = None
+    if similarity is not None:
+        near = similarity.with_near_twin()
+        unseen = subset_summary("unseen (no near-twin of any kind in the corpus)",
+                                [n for n in names if n not in near], outcomes, baselines, top,
+                                samples=bootstrap_samples, seed=bootstrap_seed, confidence=confidence)
     measured = {n for n in names if baselines is not None and baselines.measured(n)}
     times = [r.time_s for r in results]
     first = results[0] if results else None
@@ -523,12 +712,14 @@ def summarize(
         hard_theorems=len(hard_names),
         unmeasured=len(names) - len(measured),
         beyond_automation=sorted(solved_top & hard_names & by_policy),
-        automation_only=sorted((solved_top & hard_names) - by_policy),
+        beyond_by_both=sorted(solved_top & hard_names & by_both),
+        automation_only=sorted((solved_top & hard_names) - by_policy - by_both),
         solved=sorted(solved_top),
         hard_names=sorted(hard_names),
         newly_solved=sorted(solved_top - earlier_solved) if earlier_solved is not None else [],
         timeouts=sum(r.timeout for r in results),
-        start_errors=len({r.theorem for r in results if r.error == "start"}),
+        start_errors=len(starts),
+        start_failures=dict(sorted(starts.items())),
         infra_errors=len({r.theorem for r in results if r.error == "infra"}),
         avg_time_s=statistics.fmean(times) if times else 0.0,
         median_time_s=statistics.median(times) if times else 0.0,
@@ -544,6 +735,8 @@ def summarize(
         bootstrap_seed=bootstrap_seed,
         confidence=confidence,
         outcomes=outcomes,
+        similarity=similarity,
+        unseen=unseen,
         **extra,  # type: ignore[arg-type]
     )
 
@@ -559,11 +752,12 @@ def summarize_variants(
     bootstrap_samples: int = DEFAULT_SAMPLES,
     bootstrap_seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
+    similarity: SimilarityReport | None = None,
 ) -> EvalSummary:
     """The summary of an eval output: the main variant (with the EBM when
     there is one, with automation candidates when there are rows with them),
     the same without the EBM as its ``without_ebm`` ablation, and the same
-    without automation as its ``policy_only``."""
+    without automation as its ``policy_only`` (``similarity`` on each)."""
     rows = list(results)
     by_variant: dict[tuple[str, bool], list[EvalResult]] = {}
     for r in rows:
@@ -572,7 +766,8 @@ def summarize_variants(
     if len(with_ebm) > 1:
         raise ValueError(f"eval rows of several EBMs: {with_ebm}")
     kw = {"iteration": iteration, "benchmark": benchmark, "budgets": budgets, "earlier_solved": earlier_solved,
-          "bootstrap_samples": bootstrap_samples, "bootstrap_seed": bootstrap_seed, "confidence": confidence}
+          "bootstrap_samples": bootstrap_samples, "bootstrap_seed": bootstrap_seed, "confidence": confidence,
+          "similarity": similarity}
     if not by_variant:
         return summarize([], baselines, **kw)  # type: ignore[arg-type]
     ebm = with_ebm[0] if with_ebm else ""
@@ -581,10 +776,14 @@ def summarize_variants(
     def one(key: tuple[str, bool]) -> EvalSummary | None:
         return summarize(by_variant[key], baselines, **kw) if key in by_variant else None  # type: ignore[arg-type]
 
+    def side(key: tuple[str, bool]) -> EvalSummary | None:  # the report block once, on the main variant
+        got = one(key)
+        return got.model_copy(update={"similarity": None}) if got is not None else None
+
     main = one((ebm, auto))
     assert main is not None
-    return main.model_copy(update={"without_ebm": one(("", auto)) if ebm else None,
-                                   "policy_only": one((ebm, False)) if auto else None})
+    return main.model_copy(update={"without_ebm": side(("", auto)) if ebm else None,
+                                   "policy_only": side((ebm, False)) if auto else None})
 
 
 # --- paired comparison ------------------------------------------------------------------------------------
@@ -632,15 +831,18 @@ def paired_deltas(
     samples: int = DEFAULT_SAMPLES,
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
+    min_clusters: int = MIN_CLUSTERS,
 ) -> PairedChange | None:
     """The changes from ``before`` to ``after`` on the theorems both hold, each with a 95% interval by a paired
     cluster bootstrap: the clusters are resampled and both evals' statistic computed on the same resample (the
     interval of the difference of per-theorem values). A theorem's cluster joins both evals' clusterings
     (`joint_clusters`); its hardness is the later eval's (the earlier's where the later did not measure it).
 
-    Deltas: pass@k at every budget both report, per theorem and per cluster; the hard split at the largest
-    such budget, per theorem and per cluster (these decide the go/no-go); the mean per-attempt rate (pass@1)
-    at that budget, per theorem and per cluster (shown only). None when either summary has no per-theorem
+    Deltas: pass@k at every budget both report, per theorem and per cluster; the mean per-attempt rate (pass@1)
+    at the largest such budget, per theorem and per cluster; the hard split at that budget, pass@k and pass@1,
+    per theorem and per cluster. Only the primary statistic decides the go/no-go (``decides``): pass@1 by
+    cluster on all theorems when they have at least ``min_clusters`` clusters, and on the hard split when it
+    has at least ``min_clusters`` clusters; the others are shown. None when either summary has no per-theorem
     outcomes (written before they were kept), no theorem is in both, or there is no common budget."""
     a = {o.theorem: o for o in before.outcomes}
     z = {o.theorem: o for o in after.outcomes}
@@ -657,6 +859,7 @@ def paired_deltas(
 
     def deltas(names: Sequence[str], clusters_: Sequence[str],
                stats: Sequence[tuple[str, Callable[[TheoremOutcome], float], bool]]) -> list[Delta]:
+        """Per theorem and per cluster; the third item: whether the per-cluster change decides."""
         if not names:
             return []
         ests = cluster_rates(clusters_, [[f(a[n]) for n in names] for _, f, _ in stats]
@@ -668,19 +871,26 @@ def paired_deltas(
             for by_cluster in (False, True):
                 out.append(Delta(name=name.format(cluster=" by cluster" if by_cluster else ""),
                                  before=ests[i][int(by_cluster)].value, after=ests[k + i][int(by_cluster)].value,
-                                 change=ests[2 * k + i][int(by_cluster)], by_cluster=by_cluster, decides=decides))
+                                 change=ests[2 * k + i][int(by_cluster)], by_cluster=by_cluster,
+                                 decides=decides and by_cluster))
         return out
 
     def solved(b: int) -> Callable[[TheoremOutcome], float]:
         return lambda o: float(o.solved(b))
 
-    stats = [(f"pass@k{{cluster}}, budget {b}", solved(b), True) for b in budgets]
-    stats.append((f"pass@1 (mean per attempt){{cluster}}, budget {top}", lambda o: o.attempt_rate(top), False))
+    def pass1(o: TheoremOutcome) -> float:
+        return o.attempt_rate(top)
+
+    stats = [(f"pass@k{{cluster}}, budget {b}", solved(b), False) for b in budgets]
+    stats.append((f"pass@1 (mean per attempt){{cluster}}, budget {top}", pass1, len(set(cl)) >= min_clusters))
     out = deltas(shared, cl, stats)
     hard_idx = [i for i, n in enumerate(shared) if hard(n)]
     hard_names = [shared[i] for i in hard_idx]
-    out[len(budgets) * 2:len(budgets) * 2] = deltas(hard_names, [cl[i] for i in hard_idx],
-                                                    [(f"hard split{{cluster}}, budget {top}", solved(top), True)])
+    hard_cl = [cl[i] for i in hard_idx]
+    out += deltas(hard_names, hard_cl,
+                  [(f"hard split{{cluster}}, budget {top}", solved(top), False),
+                   (f"hard split pass@1 (mean per attempt){{cluster}}, budget {top}", pass1,
+                    len(set(hard_cl)) >= min_clusters)])
     return PairedChange(theorems=len(shared), clusters=len(set(cl)), hard_theorems=len(hard_names),
                         hard_clusters=len({cl[i] for i in hard_idx}), samples=samples, seed=seed, deltas=out)
 

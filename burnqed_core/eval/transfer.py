@@ -15,11 +15,12 @@ more iterations move transfer. Results and tables of iteration N > 0 are kept in
 
 This module plans folds and writes their inputs (the held-out theorems as a JSONL theorem set and a profile
 file extending the base profile), and reads a fold's eval summary into a `FoldResult`; ``burnqed transfer``
-(`burnqed_pipeline.transfer`) runs each fold's stages through the pipeline, up to the read iteration's eval
+(`burnqed_pipeline.commands.transfer`) runs each fold's stages through the pipeline, up to the read iteration's eval
 report.
 
-A held-out theorem that is a twin (`burnqed_core.data.canonical.find_twins`) of a theorem left in the corpus is
-not evaluated: the fold would measure memory, not transfer. The fold counts them.
+A held-out theorem that is a twin or a strong near-twin (`burnqed_core.data.near_twins.find_near_twins`, the
+relation the eval's hygiene check refuses) of a theorem left in the corpus is not evaluated: the fold would
+measure memory, not transfer. The fold counts them.
 
 Every fold records the key of the corpus it was planned on (`corpus_key`). A table gathered from an output
 directory (``burnqed transfer --table``) may hold folds that ran before the corpus changed (a family added, a
@@ -154,8 +155,8 @@ def plan_folds(profile: Profile, corpus: Sequence[Theorem], *, families: Sequenc
     given: the named families first, in the order given (a planned order is run as planned), then those of
     the techniques, in family order; every family when neither is given. Unknown names are a `DataError`
     naming what exists."""
-    from burnqed_core.data.canonical import find_twins
     from burnqed_core.data.catalogue import technique_of
+    from burnqed_core.data.near_twins import find_near_twins, forms_of
 
     by_family = corpus_families(profile, corpus)
     unknown = sorted(set(families) - set(by_family))
@@ -175,7 +176,7 @@ def plan_folds(profile: Profile, corpus: Sequence[Theorem], *, families: Sequenc
     for fam in chosen:
         held = by_family[fam]
         rest = [t for t in corpus if t.family != fam]
-        twin_names = sorted({tw.benchmark for tw in find_twins(rest, held)})
+        twin_names = sorted({tw.theorem for tw in find_near_twins(forms_of(rest), held, partial=False)})
         kept = [t for t in held if t.name not in twin_names]
         if twin_names:
             log.info("transfer fold %s: %d of %d theorems left out as twins of the rest of the corpus", fam,

@@ -33,7 +33,7 @@ from typing import Protocol
 from burnqed_core.lean import sandbox
 from burnqed_core.lean.judge import JudgeReport, ReportError, verdict_problems
 from burnqed_core.lean.lsp import failures
-from burnqed_core.lean.source import INDENT, STRICT_LINE, indent_tactic, preamble_text, proof_text
+from burnqed_core.lean.source import INDENT, indent_tactic, preamble_text, proof_text, strict_line
 from burnqed_core.lean.types import ALLOWED_AXIOMS, CheckResult, Diagnostic, Elaboration
 from burnqed_core.records import Theorem
 
@@ -60,8 +60,9 @@ def proof_source(theorem: Theorem, tactics: Sequence[str], name: str = CHECK_NAM
     """The theorem with its preamble and proof as one Lean source. A fresh
     declaration name: the theorem's own may already exist (``Nat.add_comm``).
     Auto-bound implicits are off (`STRICT_LINE`, a command of its own: the
-    declaration must be a plain declaration command for Lean's symbols)."""
-    return (preamble_text(theorem.preamble) + STRICT_LINE
+    declaration must be a plain declaration command for Lean's symbols) unless the preamble sets them itself
+    (`strict_line`)."""
+    return (preamble_text(theorem.preamble) + strict_line(theorem.preamble)
             + proof_text(name, theorem.statement, tactics or ["skip"], strict=False))
 
 
@@ -160,7 +161,7 @@ def judge(elab: Elaboration, name: str, start_line: int, end_line: int,
 def tactic_positions(theorem: Theorem, tactics: Sequence[str]) -> list[tuple[int, int]]:
     """Where each tactic of `proof_source` starts: (0-based line, character)
     of its first character, at the top level of the ``by`` block."""
-    line = (preamble_text(theorem.preamble) + STRICT_LINE).count("\n") \
+    line = (preamble_text(theorem.preamble) + strict_line(theorem.preamble)).count("\n") \
         + proof_text(CHECK_NAME, theorem.statement, [], strict=False).count("\n")  # the header may span lines
     out = []
     for t in tactics:
@@ -187,7 +188,7 @@ async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[s
     if has_trusted_checker(backend):
         return await _trusted_check(backend, theorem, tactics, explicit and states, t0)
     source = proof_source(theorem, tactics)
-    start = (preamble_text(theorem.preamble) + STRICT_LINE).count("\n")
+    start = (preamble_text(theorem.preamble) + strict_line(theorem.preamble)).count("\n")
     end = len(source.rstrip().split("\n")) - 1
     positions = tactic_positions(theorem, tactics) if states and explicit and reads_goals(backend) else []
     if positions:
@@ -208,7 +209,7 @@ async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[s
 def expected_text(theorem: Theorem, name: str = CHECK_NAME) -> str:
     """The trusted declaration of the statement: its type is what the checked
     theorem's must equal."""
-    return STRICT_LINE + f"axiom {name} {theorem.statement.strip()}\n"
+    return strict_line(theorem.preamble) + f"axiom {name} {theorem.statement.strip()}\n"
 
 
 def trusted_problems(report: JudgeReport, name: str = CHECK_NAME) -> list[str]:
@@ -235,7 +236,7 @@ async def _trusted_check(backend: object, theorem: Theorem, tactics: Sequence[st
     separate elaboration of the same source (data, not a verdict), for an
     accepted proof."""
     candidate = proof_text(CHECK_NAME, theorem.statement, tactics, strict=False)
-    preamble = preamble_text(theorem.preamble) + STRICT_LINE
+    preamble = preamble_text(theorem.preamble) + strict_line(theorem.preamble)
     try:
         report = await backend.judge(preamble, expected_text(theorem), candidate, [CHECK_NAME])  # type: ignore[attr-defined]
     except ReportError as e:

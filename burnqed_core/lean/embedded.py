@@ -45,7 +45,7 @@ from burnqed_core.lean.judge import (
 )
 from burnqed_core.lean.lsp import LspWorker, Symbol, is_sorry_warning, process_rss_mb
 from burnqed_core.lean.scratch import make as make_scratch
-from burnqed_core.lean.source import STRICT_LINE, indent_tactic, preamble_text, proof_text
+from burnqed_core.lean.source import indent_tactic, preamble_text, proof_text, strict_line
 from burnqed_core.lean.types import (
     BackendDied,
     CheckResult,
@@ -93,7 +93,7 @@ WARMUP = HEADER + "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
 
 
 def document_head(preamble: str) -> str:
-    return HEADER + preamble_text(preamble) + STRICT_LINE
+    return HEADER + preamble_text(preamble) + strict_line(preamble)
 
 
 def block_tactics(tactics: Sequence[str]) -> str:

@@ -9,6 +9,7 @@ line terminator but ``\\n`` and every control character), so splitting on
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 # Unknown names in a statement are errors, not silently bound as implicit
@@ -18,6 +19,11 @@ STRICT_PREFIX = "set_option autoImplicit false in "
 # must show in Lean's document symbols (a `set_option ... in` command is not
 # a declaration there, so the declaration after `in` would be invisible).
 STRICT_LINE = "set_option autoImplicit false\n"
+# A preamble that sets auto-bound implicits itself (`set_option autoImplicit true` at the top of a user's file)
+# keeps its setting: the theorem's document reads as Lean reads the file (`strict_line`).
+_SETS_AUTO_IMPLICIT = re.compile(r"^[ \t]*set_option[ \t]+(?:relaxedAutoImplicit|autoImplicit)[ \t]+\S+[ \t]*$",
+                                 re.MULTILINE)
+_COMMENT = re.compile(r"/-.*?-/|--[^\n]*", re.DOTALL)
 INDENT = "  "  # of a tactic line in a ``by`` block
 
 
@@ -43,3 +49,18 @@ def proof_text(name: str | None, statement: str, tactics: Sequence[str], strict:
 
 def preamble_text(preamble: str) -> str:
     return preamble.strip("\n") + "\n\n" if preamble.strip() else ""
+
+
+def sets_auto_implicit(preamble: str) -> bool:
+    """Whether the preamble sets ``autoImplicit`` (or ``relaxedAutoImplicit``) by a command of its own (not a
+    ``set_option ... in`` prefix of one declaration): a file that does decides how its statements bind
+    unknown names."""
+    return bool(_SETS_AUTO_IMPLICIT.search(_COMMENT.sub(" ", preamble)))
+
+
+def strict_line(preamble: str) -> str:
+    """`STRICT_LINE` after a preamble, unless the preamble sets auto-bound implicits itself (a theorem file
+    with ``set_option autoImplicit true`` at its top: its statements elaborate as Lean reads the file, where
+    `STRICT_LINE` would make every auto-bound name an unknown identifier). Either way an unknown name never
+    makes a statement weaker: an auto-bound one is universally quantified."""
+    return "" if sets_auto_implicit(preamble) else STRICT_LINE

@@ -9,7 +9,7 @@ verdict (the `machine` fields left out), and `TRACE_CACHE_VERSION`. A theorem is
 key, so a change of Lean, of its settings or of the theorem traces again; a failed trace is never stored. The
 files are the project's own output under ``paths.home`` (like the baseline caches), not user input.
 
-``rm -rf <paths.home>/trace-cache`` empties it (README: the main job's time is measured without it).
+``rm -rf <paths.home>/trace-cache`` empties it (docs/results.md: the main job's time is measured without it).
 """
 
 from __future__ import annotations

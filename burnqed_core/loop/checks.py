@@ -58,7 +58,7 @@ def _earlier_root_goals(layout: BaseLayout, n: int) -> dict[str, str]:
 
     goals: dict[str, str] = {}
     for k in range(n):
-        ev = layout.iteration(k).eval
+        ev = layout.iteration(k).stage("eval_report")
         if ev.is_dir():
             for name, goal in root_goals(ev).items():
                 goals.setdefault(name, goal)
@@ -71,7 +71,7 @@ def tactic_pairs_check(profile: Profile, layout: BaseLayout, n: int) -> CheckVer
     from burnqed_core.record_io import read_records
     from burnqed_core.records import TacticPair
 
-    out = layout.iteration(n).pairs
+    out = layout.iteration(n).stage("tactic_pairs")
     train_file, val_file = out / "train.parquet", out / "val.parquet"
     if not train_file.is_file():
         return _missing("tactic_pairs", f"{train_file}: missing (tactic_pairs[{n}] did not finish)")
@@ -96,16 +96,16 @@ def embeddings_check(profile: Profile, layout: BaseLayout, n: int) -> CheckVerdi
     from burnqed_core.loop.inputs import trajectory_dirs
 
     it = layout.iteration(n)
-    dirs = trajectory_dirs([layout.iteration(k) for k in range(n)])
+    dirs = trajectory_dirs([layout.iteration(k).stage("trajectories") for k in range(n)])
     if not dirs:
         return embeddings_verdict(None, "")
-    cache = cache_dir_for(it.embeddings)
+    cache = cache_dir_for(it.stage("embeddings"))
     try:
         z, data, meta = load_training_data(cache, dirs)
     except (BurnqedError, OSError) as e:
         return _missing("embeddings", f"{cache}: {e}")
     sep = separation_metrics(z, data, profile.ebm.val_fraction, profile.ebm.seed)
-    prev_marker = read_marker(layout.iteration(n - 1).embeddings) if n > 0 else None
+    prev_marker = read_marker(layout.iteration(n - 1).stage("embeddings")) if n > 0 else None
     previous = _separation(prev_marker.metrics) if prev_marker is not None else None
     return embeddings_verdict(sep, meta.pooling, previous)
 
@@ -114,7 +114,7 @@ def ebm_check(profile: Profile, layout: BaseLayout, n: int) -> CheckVerdict:
     from burnqed_core.ebm.metrics import MIN_RANK_GROUPS, EbmMetrics, ebm_verdict
     from burnqed_core.ebm.train import METRICS_FILE, has_ebm, read_report
 
-    out = layout.iteration(n).ebm
+    out = layout.iteration(n).stage("ebm")
     cfg = profile.ebm
     marker = read_marker(out)
     if not has_ebm(out):
@@ -127,8 +127,6 @@ def ebm_check(profile: Profile, layout: BaseLayout, n: int) -> CheckVerdict:
         rep = read_report(out)
         usable = [m for m in (rep.val, rep.train) if m is not None]
         metrics = next((m for m in usable if m.rank1.n >= MIN_RANK_GROUPS), usable[0] if usable else None)
-    elif marker is not None and isinstance(marker.metrics.get("val"), dict):  # a jointly trained head
-        metrics = EbmMetrics.model_validate(marker.metrics["val"])
     if metrics is None:
         return _missing("ebm", f"{out}: a trained EBM without metrics ({METRICS_FILE})")
     return ebm_verdict(metrics, cfg.temperature_min, cfg.temperature_max)
@@ -141,8 +139,8 @@ def eval_report_check(profile: Profile, layout: BaseLayout, n: int) -> tuple[Ver
     from burnqed_core.eval.report import read_summary
 
     try:
-        current = read_summary(layout.iteration(n).eval)
-        previous = read_summary(layout.iteration(n - 1).eval) if n > 0 else None
+        current = read_summary(layout.iteration(n).stage("eval_report"))
+        previous = read_summary(layout.iteration(n - 1).stage("eval_report")) if n > 0 else None
     except BurnqedError as e:
         return None, _missing("eval_report", str(e))
     return interval_verdict(current, previous, regression_pp=profile.eval.regression_pp,

@@ -8,7 +8,8 @@ search of an iteration before N has touched (the EBM of iteration N trained on t
 theorem searched there is left out). Each is searched with iteration N's model with and without iteration N's
 EBM, with the same seeds, ``eval.pass_k`` attempts each; the report gives both rates and their paired
 cluster-bootstrap intervals (`burnqed_core.eval.summary.ebm_change`), and how many positives the EBM trained
-on.
+on. The search and the report are the eval's: one `burnqed_core.eval.plan.EvalPlan` of one set (not held out,
+no shipped baselines), run in this process.
 
 These are exercises, not a benchmark: their families' other theorems are in the corpus, so the benchmark's twin
 check does not apply and no figure of this ablation is a held-out result. The proofs are still checked like any
@@ -19,12 +20,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from burnqed_core.config import Profile
 from burnqed_core.errors import DataError
+from burnqed_core.eval.plan import EvalPlan
+from burnqed_core.eval.settings import EvalSettings
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.records import StageResult, Theorem
@@ -65,7 +67,7 @@ def searched_before(layout: BaseLayout, iteration: int) -> set[str]:
     from burnqed_core.trajectory_io import finished_theorems
 
     out: set[str] = set()
-    for p in trajectory_dirs([layout.iteration(k) for k in range(iteration)]):
+    for p in trajectory_dirs([layout.iteration(k).stage("trajectories") for k in range(iteration)]):
         out |= finished_theorems(p)
     return out
 
@@ -96,21 +98,22 @@ def plan_exercises(profile: Profile, iteration: int, min_steps: int = 4) -> tupl
                         "data.withhold_fraction): there is nothing unseen to search")
     layout = BaseLayout(root=profile.paths.work_dir)
     it = layout.iteration(iteration)
-    for what, path in (("base_model", layout.model), ("merged_model", it.merged)):
+    base, ebm = layout.stage("base_model"), it.stage("ebm")
+    for what, path in (("base_model", base), ("merged_model", it.stage("merged_model"))):
         if not path.is_dir():
             raise DataError(f"{path}: no {what} (materialise iteration {iteration} first)")
-    if not has_ebm(it.ebm):
-        raise DataError(f"{it.ebm}: no trained EBM (materialise the ebm stage of iteration {iteration})")
-    withheld = search_withheld(profile, layout.model)
+    if not has_ebm(ebm):
+        raise DataError(f"{ebm}: no trained EBM (materialise the ebm stage of iteration {iteration})")
+    withheld = search_withheld(profile, base)
     if not withheld:
-        raise DataError(f"the base split of {layout.model} withholds no exercise: nothing unseen to search")
+        raise DataError(f"the base split of {base} withholds no exercise: nothing unseen to search")
     by_name = {t.name: t for t in corpus_theorems(profile)}
     missing = [n for n in withheld if n not in by_name]
     if missing:
         raise DataError(f"{len(missing)} withheld exercises are not in the corpus ({', '.join(missing[:3])}): the "
                         "work dir was made with another corpus")
     before = searched_before(layout, iteration)
-    positives, hindsight = ebm_positives(it.ebm)
+    positives, hindsight = ebm_positives(ebm)
     plan = ExercisePlan(iteration=iteration, min_steps=min_steps, withheld=len(withheld), ebm_positives=positives,
                         ebm_hindsight=hindsight)
     chosen: list[Theorem] = []
@@ -128,14 +131,26 @@ def plan_exercises(profile: Profile, iteration: int, min_steps: int = 4) -> tupl
     return plan, chosen
 
 
-def ablation_profile(profile: Profile, iteration: int) -> Profile:
-    """``profile`` as the ablation runs it: the EBM ablation on, no baseline (c) (its search has no EBM to
-    ablate), the rows named ``exercises:iter_N``."""
-    update: dict[str, Any] = {"ebm_ablation": True, "structural_baseline": False}
-    return profile.model_copy(update={
-        "eval": profile.eval.model_copy(update=update),
-        "data": profile.data.model_copy(update={"benchmark": f"{SPEC_PREFIX}{iteration}"}),
-    })
+def ablation_settings(profile: Profile) -> EvalSettings:
+    """The eval's settings as the ablation runs them: the EBM ablation on, no baseline (c) (its search has no
+    EBM to ablate)."""
+    s = EvalSettings.of(profile)
+    return s.model_copy(update={"eval": s.eval.model_copy(update={"ebm_ablation": True,
+                                                                     "structural_baseline": False})})
+
+
+def plan_ablation(profile: Profile, iteration: int, out_dir: Path, min_steps: int = 4
+                  ) -> tuple[ExercisePlan, EvalPlan]:
+    """The exercises (`plan_exercises`) as an eval plan of one set, ``exercises:iter_N``: iteration N's model
+    and EBM, checked against its training pairs; not held out (they are corpus theorems)."""
+    from burnqed_core.eval.plan import plan_set
+
+    exercises, theorems = plan_exercises(profile, iteration, min_steps)
+    it = BaseLayout(root=profile.paths.work_dir).iteration(iteration)
+    pairs = it.stage("tactic_pairs")
+    return exercises, plan_set(f"{SPEC_PREFIX}{iteration}", theorems, iteration, out_dir, it.stage("merged_model"),
+                               ebm=it.stage("ebm"), training_pairs=[pairs] if pairs.is_dir() else [],
+                               held_out=False)
 
 
 async def run_exercise_ablation(profile: Profile, iteration: int, out_dir: Path, *, min_steps: int = 4,
@@ -144,34 +159,30 @@ async def run_exercise_ablation(profile: Profile, iteration: int, out_dir: Path,
     """Plan the exercises, search them with and without the EBM (resumable: ``out_dir`` keeps its searches),
     and write ``exercises.json`` beside the eval's ``results.parquet``, ``summary.json`` and ``report.md``.
     ``env``: a started Lean to use (else a pool of the profile's Lean settings is started and closed)."""
-    from burnqed_core.eval import steps
-    from burnqed_core.eval.baselines import measure_baselines
+    from burnqed_core.eval import plan as eval_plan
     from burnqed_core.lean.pool import LeanPool
     from burnqed_core.policy.factory import make_policy
     from burnqed_core.record_io import atomic_write_text
-    from burnqed_core.search.job import lean_version
 
-    plan, theorems = plan_exercises(profile, iteration, min_steps)
-    log.info("EBM ablation on exercises: %s", plan.describe())
-    prof = ablation_profile(profile, iteration)
-    it = BaseLayout(root=profile.paths.work_dir).iteration(iteration)
+    exercises, plan = plan_ablation(profile, iteration, out_dir, min_steps)
+    log.info("EBM ablation on exercises: %s", exercises.describe())
+    settings = ablation_settings(profile)
     out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out_dir / PLAN_FILE, plan.model_dump_json(indent=1) + "\n")
-    pool = LeanPool(prof.lean) if env is None else None
-    policy = make_policy(prof, it.merged)
+    atomic_write_text(out_dir / PLAN_FILE, exercises.model_dump_json(indent=1) + "\n")
+    pool = LeanPool(settings.lean) if env is None else None
+    policy = make_policy(settings, plan.model)
+
+    async def lean() -> ProofEnv:
+        if pool is None:
+            assert env is not None
+            return env
+        await pool.start()  # once: a started pool returns at once
+        return pool
+
     try:
-        if pool is not None:
-            await pool.start()
-        lean: ProofEnv = pool if pool is not None else env  # type: ignore[assignment]
-        baselines = await measure_baselines(lean, theorems, prof.paths.baselines_dir(),
-                                            lean_version=lean_version(prof, lean), progress=progress,
-                                            tactic_timeout_s=prof.lean.tactic_timeout_s)
-        await steps.eval_search(prof, iteration, policy, lean, theorems, baselines, out_dir, it.merged,
-                                ebm_dir=it.ebm, progress=progress)
+        res = await eval_plan.run(settings, plan, policy, lean, progress=progress)
     finally:
         if pool is not None:
             await pool.close()
         await policy.close()
-    res = steps.eval_finish(prof, iteration, theorems, baselines, out_dir, ebm_dir=it.ebm,
-                            training_pairs=[it.pairs] if it.pairs.is_dir() else [])
-    return plan, res
+    return exercises, res

@@ -1,11 +1,11 @@
-"""Where each stage of each iteration writes, under ``paths.work_dir``.
+"""Where each stage writes, under ``paths.work_dir``: a folder named by the stage.
 
-Every stage directory gets a ``_done.json`` (the stage's result record, with
-the fingerprint of its inputs and settings) as its last write, so a re-run
-after a kill redoes only unfinished stages, and a re-run with changed inputs
-redoes the stages they feed (`burnqed_core.loop.markers`). The directories
-of iteration N are also how N+1 reads N's outputs: Dagster cannot express
-"the previous partition" of a dynamic partition set (DESIGN.md, "Dagster")."""
+The shared base stages write ``base/<stage>/``, the stages of iteration N ``iter_N/<stage>/`` (a dated stage,
+the nightly eval, ``iter_N/<stage>/<YYYY-MM-DD>/``). Every stage folder gets a ``_done.json`` (the stage's
+result record, with the fingerprint of its inputs, settings and code and the digests of the files it read)
+as its last write, so a re-run after a kill redoes only unfinished stages, and a re-run with a change redoes
+the stages it touches (`burnqed_core.loop.markers`). The folders of iteration N are also how N+1 reads N's
+outputs: Dagster cannot express "the previous partition" of a dynamic partition set (DESIGN.md, "Dagster")."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ STARTED = "_started.json"
 
 
 class IterationLayout(BaseModel):
+    """The folders of one iteration."""
+
     model_config = ConfigDict(frozen=True)
     root: Path
     iteration: int
@@ -26,37 +28,13 @@ class IterationLayout(BaseModel):
     def dir(self) -> Path:
         return self.root / f"iter_{self.iteration}"
 
-    @property
-    def pairs(self) -> Path:
-        return self.dir / "tactic_pairs"
-
-    @property
-    def adapter(self) -> Path:
-        return self.dir / "lora_adapter"
-
-    @property
-    def merged(self) -> Path:
-        return self.dir / "merged_model"
-
-    @property
-    def embeddings(self) -> Path:
-        return self.dir / "embeddings"
-
-    @property
-    def ebm(self) -> Path:
-        return self.dir / "ebm"
-
-    @property
-    def trajectories(self) -> Path:
-        return self.dir / "trajectories"
-
-    @property
-    def eval(self) -> Path:
-        return self.dir / "eval"
+    def stage(self, name: str) -> Path:
+        """The folder of stage ``name`` of this iteration."""
+        return self.dir / name
 
 
 class BaseLayout(BaseModel):
-    """Outputs shared by all iterations: traced base corpus, base model."""
+    """The run directory: the shared base's folders and each iteration's."""
 
     model_config = ConfigDict(frozen=True)
     root: Path
@@ -65,17 +43,9 @@ class BaseLayout(BaseModel):
     def dir(self) -> Path:
         return self.root / "base"
 
-    @property
-    def traced(self) -> Path:
-        return self.dir / "traced"
-
-    @property
-    def model(self) -> Path:
-        return self.dir / "model"
-
-    @property
-    def baselines(self) -> Path:
-        return self.dir / "automation"
+    def stage(self, name: str) -> Path:
+        """The folder of the shared (not partitioned) stage ``name``."""
+        return self.dir / name
 
     def iteration(self, n: int) -> IterationLayout:
         return IterationLayout(root=self.root, iteration=n)

@@ -16,8 +16,11 @@ A shard's output is complete or absent: it is computed in its ``.partial``
 directory (where the search keeps its resumable flushed parts, so a killed
 shard resumes mid-shard) and renamed to ``shard-NNNNN`` once its own
 ``_done.json`` is written. A finished shard whose fingerprint (the stage's
-fingerprint, its index and theorem names) matches is never recomputed. A
-stage whose inputs changed is cleared as a whole (`burnqed_core.loop.markers`).
+fingerprint, its index and its theorems) matches, and none of whose read files
+changed, is never recomputed. A stage whose inputs changed is cleared as a
+whole (`burnqed_core.loop.markers`). The files the plan's theorem selection read
+(`burnqed_core.reads`) are kept in ``_plan.json``; the merge's ``_done.json``
+holds them with every shard's and its own.
 """
 
 from __future__ import annotations
@@ -35,9 +38,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from burnqed_core import reads
 from burnqed_core.file_lock import file_lock
 from burnqed_core.loop.layout import DONE, STARTED
-from burnqed_core.loop.markers import finish, prepare_stage, read_marker, run_stage_async
+from burnqed_core.loop.markers import (
+    finish,
+    prepare_stage,
+    read_marker,
+    read_started,
+    run_stage_async,
+    stale_reads,
+    write_started,
+)
 from burnqed_core.record_io import atomic_write_text
 from burnqed_core.records import StageResult, Theorem
 from burnqed_core.search.merge import MergeError, fsync_dir
@@ -75,7 +87,11 @@ class ShardSpec(BaseModel):
 
     @property
     def fingerprint(self) -> str:
-        payload = {"stage": self.stage_fingerprint, "index": self.index, "theorems": self.names}
+        """The stage's fingerprint, the shard's index and its theorems (statements and preambles included: a
+        theorem edited under the same name makes another shard)."""
+        theorems = hashlib.sha256("\n".join(t.model_dump_json() for t in self.theorems).encode()).hexdigest()
+        payload = {"stage": self.stage_fingerprint, "index": self.index, "theorems": self.names,
+                   "contents": theorems}
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     @property
@@ -104,6 +120,7 @@ class Plan(BaseModel):
     shard_size: int
     shards: list[list[str]]
     specs: list[ShardSpec] = Field(default_factory=list, description="every shard, for a merge that must run one")
+    reads: dict[str, str] = Field(default_factory=dict, description="the files the theorem selection read")
 
     @property
     def theorems(self) -> list[str]:
@@ -146,17 +163,24 @@ def read_plan(stage_dir: Path) -> Plan | None:
     return Plan.model_validate_json(path.read_text(encoding="utf-8"))
 
 
-def plan(stage: str, iteration: int, stage_dir: Path, fp: str, theorems: Sequence[Theorem],
+def plan(stage: str, iteration: int, stage_dir: Path, fp: str,
+         select: Callable[[], Sequence[Theorem]] | Sequence[Theorem],
          size: int) -> tuple[list[ShardSpec], StageResult | None]:
-    """Prepare ``stage_dir`` for fingerprint ``fp`` (cleared if it holds another one) and cut ``theorems`` into
-    shards; returns the shard specs and, when the stage already finished with ``fp``, its saved result."""
+    """The theorems ``select()`` gives (its file reads recorded; or ``select`` itself, a list), cut into shards,
+    with ``stage_dir`` prepared for fingerprint ``fp`` (cleared if it holds another one, or a file it read
+    changed); returns the shard specs and, when the stage already finished with ``fp`` from unchanged files,
+    its saved result."""
+    with reads.recording() as rec:
+        theorems = list(select() if callable(select) else select)
     saved = prepare_stage(stage_dir, fp)
+    _, started = read_started(stage_dir)
+    write_started(stage_dir, fp, {**started, **rec.reads})
     parts = split(theorems, size)
     old = read_plan(stage_dir)
     specs = [ShardSpec(stage=stage, iteration=iteration, index=i, count=len(parts), stage_dir=str(stage_dir),
                        stage_fingerprint=fp, theorems=p) for i, p in enumerate(parts)]
     new = Plan(stage=stage, iteration=iteration, fingerprint=fp, shard_size=size,
-               shards=[[t.name for t in p] for p in parts], specs=specs)
+               shards=[[t.name for t in p] for p in parts], specs=specs, reads=rec.reads)
     if old is None or old != new:
         if old is not None and old.fingerprint == fp and old.shard_size != size:
             log.info("%s: shard size %d -> %d: finished shards of the old plan are not reused", stage_dir,
@@ -168,7 +192,9 @@ def plan(stage: str, iteration: int, stage_dir: Path, fp: str, theorems: Sequenc
 
 def _finished(spec: ShardSpec) -> StageResult | None:
     saved = read_marker(spec.dir)
-    return saved if saved is not None and saved.fingerprint == spec.fingerprint else None
+    if saved is None or saved.fingerprint != spec.fingerprint or stale_reads(saved):
+        return None
+    return saved
 
 
 def _stage_started_for(spec: ShardSpec) -> None:
@@ -193,7 +219,7 @@ async def run_shard(spec: ShardSpec, compute: Callable[[Path], Awaitable[StageRe
     then renamed to the shard directory in one step."""
     stage_dir = Path(spec.stage_dir)
     whole = read_marker(stage_dir)
-    if whole is not None and whole.fingerprint == spec.stage_fingerprint:
+    if whole is not None and whole.fingerprint == spec.stage_fingerprint and not stale_reads(whole):
         return ShardResult(index=spec.index, path=str(spec.dir), theorems=spec.names, fingerprint=spec.fingerprint,
                            skipped=True)
     async with shard_lock(stage_dir, spec.index):
@@ -259,12 +285,21 @@ def gather(stage_dir: Path, fp: str, results: Sequence[ShardResult]) -> list[Pat
 
 
 def finish_stage(stage_dir: Path, fp: str, merge: Callable[[], StageResult]) -> StageResult:
-    """The stage's result: saved if it finished with ``fp``, else ``merge()`` marked done (`run_stage`)."""
+    """The stage's result: saved if it finished with ``fp`` from unchanged files, else ``merge()`` marked
+    done (`run_stage`), with the files read by the plan, every shard and the merge."""
     saved = read_marker(stage_dir)
-    if saved is not None and saved.fingerprint == fp:
+    if saved is not None and saved.fingerprint == fp and not stale_reads(saved):
         return saved.model_copy(update={"skipped": True})
     t0 = time.perf_counter()
-    return finish(stage_dir, fp, merge(), t0)
+    p = read_plan(stage_dir)
+    with reads.recording() as rec:
+        res = merge()
+    gathered: dict[str, str] = dict(p.reads) if p is not None else {}
+    for i in range(len(p.shards) if p is not None else 0):
+        marker = read_marker(shard_dir(stage_dir, i))
+        if marker is not None:
+            gathered |= marker.reads
+    return finish(stage_dir, fp, res, t0, {**gathered, **rec.reads})
 
 
 def stage_done(stage_dir: Path) -> bool:

@@ -26,10 +26,6 @@ class Candidate(BaseModel):
     logprob: float
     num_tokens: int
 
-    @property
-    def mean_logprob(self) -> float:
-        return self.logprob / max(self.num_tokens, 1)
-
 
 @runtime_checkable
 class Policy(Protocol):

@@ -73,8 +73,7 @@ class Sample:
 def pool_hidden(hidden: Any, mask: Any, pooling: Pooling) -> Any:
     """Pool right-padded hidden states ``[B, T, H]`` with ``mask`` ``[B, T]``:
     ``last_l2`` takes each row's last real token and L2-normalises it (SGLang's
-    causal-LM ``/encode``), ``mean`` averages the real tokens. Differentiable
-    (joint training pools through it)."""
+    causal-LM ``/encode``), ``mean`` averages the real tokens. Differentiable."""
     import torch
 
     if pooling == "last_l2":

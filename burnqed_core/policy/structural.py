@@ -15,11 +15,16 @@ automation is the difference between the two evals.
 
 Every candidate gets the same logprob (uniform over the state's list), so
 the best-first order is breadth-first by depth, as for `FixedTacticsPolicy`.
+With ``seeded`` (baseline (c) read at pass@k: k searches, as the prover's)
+each state's steps come in an order drawn from its expansion seed, so that
+the k searches differ in which equal-priority node they expand first and in
+which steps a list longer than the limit keeps.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -136,10 +141,11 @@ class StructuralPolicy:
 
     name = "structural"
 
-    def __init__(self, limit: int = 24) -> None:
+    def __init__(self, limit: int = 24, *, seeded: bool = False) -> None:
         if limit < 1:
             raise PolicyError("the structural policy needs a limit of at least one step")
         self.limit = limit
+        self.seeded = seeded
 
     async def generate(
         self,
@@ -149,12 +155,19 @@ class StructuralPolicy:
         max_new_tokens: int | None = None,
         seeds: Sequence[int] | None = None,
     ) -> list[list[Candidate]]:
-        """Every structural step of each state (``n``, ``temperature``,
-        ``max_new_tokens`` and ``seeds`` do not apply: it is deterministic)."""
+        """Every structural step of each state (``n``, ``temperature`` and
+        ``max_new_tokens`` do not apply); with ``seeded`` and ``seeds``, in an
+        order drawn from each state's seed (the same seed, the same order),
+        else in their fixed order."""
         check_seeds(states, seeds)
         out = []
-        for state in states:
-            steps = structural_steps(state, self.limit)
+        for i, state in enumerate(states):
+            if self.seeded and seeds is not None:
+                steps = structural_steps(state, limit=10 ** 6)
+                random.Random(seeds[i]).shuffle(steps)
+                steps = steps[:self.limit]
+            else:
+                steps = structural_steps(state, self.limit)
             lp = -math.log(len(steps)) if steps else 0.0
             out.append([Candidate(tactic=s, logprob=lp, num_tokens=1) for s in steps])
         return out

@@ -77,9 +77,3 @@ def no_collapse(context: dg.AssetCheckExecutionContext, profile: ProfileResource
                             "bound (iteration 0: no EBM, passes).")
 def ebm_healthy(context: dg.AssetCheckExecutionContext, profile: ProfileResource) -> dg.AssetCheckResult:
     return _run(context, profile, core.ebm_check)
-
-
-def check_names() -> list[str]:
-    return ["tactic_pairs_clean", "go_no_go", "no_collapse", "ebm_healthy"]
-
-

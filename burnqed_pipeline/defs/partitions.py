@@ -9,6 +9,8 @@ loop`` command; a sensor can do the same).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import dagster as dg
@@ -25,7 +27,7 @@ iterations = dg.DynamicPartitionsDefinition(name=ITERATIONS)
 # Cluster-specific placement (GPU type, spot pools) goes in the run config: deploy/k8s/run_config.yaml.
 GPU_POOL = "gpu"
 GPU_QUEUE = "gpu"
-GPU_OP_TAGS: dict[str, Any] = {
+GPU_OP_TAGS: Mapping[str, Any] = MappingProxyType({
     "dagster-k8s/config": {
         "container_config": {
             "resources": {
@@ -38,7 +40,7 @@ GPU_OP_TAGS: dict[str, Any] = {
         },
     },
     "dagster-celery/queue": GPU_QUEUE,
-}
+})
 
 
 def iteration_keys(instance: dg.DagsterInstance) -> list[str]:

@@ -9,7 +9,7 @@ import dagster as dg
 
 from burnqed_core.config import NightlyConfig, load_profile
 from burnqed_core.errors import BurnqedError
-from burnqed_core.loop import nightly
+from burnqed_core.loop.stages.nightly_eval import newest_complete, report_day
 from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG, nightly_job
 from burnqed_pipeline.defs.partitions import iteration_keys
 
@@ -28,7 +28,7 @@ def nightly_settings() -> NightlyConfig:
 
 def newest_complete_iteration(instance: dg.DagsterInstance) -> int | None:
     """The newest iteration whose merged_model is materialised."""
-    return nightly.newest_complete(iteration_keys(instance),
+    return newest_complete(iteration_keys(instance),
                                    instance.get_materialized_partitions(dg.AssetKey("merged_model")))
 
 
@@ -37,16 +37,19 @@ def nightly_schedule(settings: NightlyConfig) -> dg.ScheduleDefinition:
 
     @dg.schedule(name="nightly_eval_schedule", cron_schedule=settings.cron, execution_timezone=settings.timezone,
                  job=nightly_job, default_status=dg.DefaultScheduleStatus.STOPPED,
-                 description="Evaluate the newest complete iteration on the benchmark and "
-                             "nightly.extra_benchmarks; dated reports under <work_dir>/nightly/<date>/.")
+                 description="Evaluate the newest complete iteration on the eval's sets and "
+                             "nightly.extra_benchmarks; dated reports under <work_dir>/iter_N/nightly_eval/<date>/.")
     def nightly_eval_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
         n = newest_complete_iteration(context.instance)
         if n is None:
             return dg.SkipReason("no iteration has a materialised merged_model yet")
-        day = nightly.report_day(settings.timezone, context.scheduled_execution_time)
+        day = report_day(settings.timezone, context.scheduled_execution_time)
         return dg.RunRequest(run_key=f"nightly-{day}-{n}", partition_key=str(n), tags={NIGHTLY_DATE_TAG: day})
 
     return nightly_eval_schedule
 
 
-nightly_eval_schedule = nightly_schedule(nightly_settings())
+@dg.definitions
+def schedules() -> dg.Definitions:
+    """The schedule of the location's profile, made when the definitions load (not at import)."""
+    return dg.Definitions(schedules=[nightly_schedule(nightly_settings())])

@@ -10,8 +10,8 @@ by the project (``burnqed deploy celery up|status|down``).
   Workers run with ``BURNQED_EXECUTOR=celery`` and the broker in ``BURNQED_CELERY_BROKER`` /
   ``BURNQED_CELERY_BACKEND`` (what ``deploy/celery/run_config.yaml`` reads), the run's ``DAGSTER_HOME``,
   profile and work directory: a step builds its own Lean pool and policy from the profile, and the worker
-  process keeps the Lean pool for its later steps (``BURNQED_KEEP_LEAN=1``: one Lean process per worker
-  process, started once, not once per step).
+  process keeps them for its later steps (``-i burnqed_pipeline.deploy.worker`` and ``BURNQED_KEEP_LEAN=1``:
+  one Lean process per worker process, started once, not once per step).
 * ``<dir>/deploy.json`` records every process (pid, process group, start time): `status` checks them and
   pings the workers through the broker; `down` stops the workers (SIGTERM, then SIGKILL of the group after
   a grace period), then the broker, and checks that no process of theirs is left, Lean processes included
@@ -51,6 +51,7 @@ RUN_CONFIG = REPO / "deploy" / "celery" / "run_config.yaml"
 STATE_FILE = "deploy.json"
 DEFAULT_PORT = 6390
 QUEUES = ("gpu", "dagster")
+WORKER_MODULE = "burnqed_pipeline.deploy.worker"  # what a worker imports at its start: its kept runtime
 BROKER_ENV = "BURNQED_CELERY_BROKER"
 BACKEND_ENV = "BURNQED_CELERY_BACKEND"
 
@@ -227,7 +228,9 @@ def start_worker(dep: CeleryDeployment, name: str) -> Proc:
     exe = shutil.which("dagster-celery") or str(Path(sys.executable).parent / "dagster-celery")
     if not Path(exe).exists():
         raise DeployError("dagster-celery is not installed: pip install 'burnqed[deploy]'")
-    argv = [exe, "worker", "start", "-A", "dagster_celery.app", "-y", dep.config, "-n", name, "-l", "INFO"]
+    # -i: each worker process keeps one runtime (Lean pool, policy) for its steps (`burnqed_pipeline.deploy.worker`)
+    argv = [exe, "worker", "start", "-A", "dagster_celery.app", "-y", dep.config, "-n", name, "-l", "INFO",
+            "-i", WORKER_MODULE]
     # one -q: dagster-celery passes each as celery's -Q, of which only the last would count
     argv += ["-q", ",".join(dep.queues), "--", f"--concurrency={dep.concurrency}", "--without-gossip"]
     env = {**os.environ, **dep.env()}

@@ -310,7 +310,7 @@ def test_bundled_profiles_load_through_their_layers() -> None:
         p = load_profile(name, environ={})
         assert p.search.automation.enabled == (not name.startswith("ebm"))  # the policy alone (its EBM ranks its steps)
         assert p.ebm.hindsight == (name in ("ebm_hindsight", "ebm_wide"))
-        assert p.search.beta == 1.0 and p.ebm.joint.ebm_weight == 0.1
+        assert p.search.beta == 1.0 and p.ebm.temperature_init == 1.0
         assert p.nightly.cron == "0 3 * * *"
 
 
@@ -346,7 +346,7 @@ def test_bundled_profiles_state_only_what_they_change() -> None:
 
 def test_profile_resource_loads_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("dagster")
-    from burnqed_pipeline.defs.resources import ProfileResource
+    from burnqed_pipeline.resources import ProfileResource
 
     path = write(tmp_path, "extends: tiny\nsearch: {max_nodes: 11}\n", "run.yaml")
     monkeypatch.setenv("BURNQED__SEARCH__MAX_DEPTH", "7")  # read at the first load

@@ -1,4 +1,5 @@
-"""The import graph of burnqed_core: no cycle, no import up a layer, no stale import (issues 16, 32).
+"""The import graph of burnqed_core and burnqed_pipeline: no cycle anywhere, no import up a layer in the core, no
+stale import, no module state in the pipeline (issues 16, 32, 57).
 
 Read statically with `ast`: every ``import`` in a module counts, at top level, inside a function or under
 ``if TYPE_CHECKING``, so a lazy or type-only import that only hides a cycle counts too. A package's
@@ -24,6 +25,12 @@ Layers, from top to bottom (a module may import its own layer and the layers bel
 
 Dagster (and burnqed_pipeline, which is built on it) sits above everything: no module of burnqed_core imports
 it, not even lazily (`test_no_dagster_in_core` checks the top-level imports at run time).
+
+burnqed_pipeline is read the same way (`burnqed_core.code_graph`): no cycle between its modules, lazy imports
+included (``cli`` -> ``commands`` -> ``runner`` -> ``definitions``, never back), and no module state: no
+``global`` statement, no ``globals()``, no mutable container bound at module level (constants are tuples,
+frozensets or read-only mappings). What a process keeps while it runs stages lives in an object its owner holds
+(`burnqed_pipeline.services.StageRuntime`), never in a module.
 """
 
 from __future__ import annotations
@@ -259,6 +266,58 @@ def test_the_scan_sees_lazy_and_type_only_imports() -> None:
     assert "burnqed_core.search.job" in graph()["burnqed_core.search"]
     assert unit("burnqed_core.search") == "search" and unit("burnqed_core.records") == "burnqed_core.records"
     assert layer("burnqed_core.trajectory_io") == BOTTOM and layer("burnqed_core.cli.search") == 0
+
+
+def test_no_import_cycle_in_either_package() -> None:
+    from burnqed_core.code_graph import graph as both
+
+    g = both()
+    assert any(m.startswith("burnqed_pipeline") for m in g) and any(m.startswith("burnqed_core") for m in g)
+    found = cycles({m: set(ts) for m, ts in g.items()})
+    assert not found, "import cycles:\n" + "\n".join(describe(c, g) for c in found)
+
+
+MUTABLE_CALLS = frozenset({"dict", "list", "set", "defaultdict", "OrderedDict", "deque", "Counter", "bytearray"})
+
+
+def module_state(path: Path) -> list[str]:
+    """What keeps state in a module (see the module docstring), as ``line: what``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        call = value.func if isinstance(value, ast.Call) else None
+        called = call.id if isinstance(call, ast.Name) else call.attr if isinstance(call, ast.Attribute) else ""
+        if isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)) \
+                or called in MUTABLE_CALLS:
+            out.append(f"{node.lineno}: {ast.unparse(targets[0])} is a mutable container")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            out.append(f"{node.lineno}: global {', '.join(node.names)}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals":
+            out.append(f"{node.lineno}: globals()")
+    return out
+
+
+def test_no_module_state_in_the_pipeline() -> None:
+    found = [f"{p.relative_to(ROOT)}:{w}" for p in sorted((ROOT / "burnqed_pipeline").rglob("*.py"))
+             for w in module_state(p)]
+    assert not found, "module state in burnqed_pipeline:\n" + "\n".join(found)
+
+
+def test_the_state_check_finds_state() -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "m.py"
+        f.write_text("X = (1, 2)\n_kept: dict = {}\nRUNS = set()\ndef f():\n    global X\n    globals()['y'] = 1\n")
+        assert [w.split(": ")[1] for w in module_state(f)] == [
+            "_kept is a mutable container", "RUNS is a mutable container", "global X", "globals()"]
 
 
 def test_cycles_finds_a_cycle_and_only_one() -> None:

@@ -88,7 +88,7 @@ def reference(tmp: Path) -> Reference:
     if rc != 0:
         raise RuntimeError(f"the in-process reference failed ({rc}):\n{log.read_text()[-4000:]}")
     it = BaseLayout(root=work).iteration(0)
-    for d in (it.trajectories, it.eval):
+    for d in (it.stage("trajectories"), it.stage("eval_report")):
         shutil.copytree(d, saved / d.name)
     return Reference(prof, work, saved, iteration_seconds(home), log)
 
@@ -96,7 +96,7 @@ def reference(tmp: Path) -> Reference:
 def clear_outputs(work: Path) -> None:
     """Remove iteration 0's trajectories and eval: the next run computes them again."""
     it = BaseLayout(root=work).iteration(0)
-    for d in (it.trajectories, it.eval):
+    for d in (it.stage("trajectories"), it.stage("eval_report")):
         shutil.rmtree(d, ignore_errors=True)
 
 
@@ -170,11 +170,11 @@ def finish(proc: subprocess.Popen[bytes], log: Path, timeout_s: float = 900) -> 
 def outputs(work: Path) -> dict[str, Any]:
     """Iteration 0's merged trajectories and eval, without wall-clock fields; a duplicate theorem fails."""
     it = BaseLayout(root=work).iteration(0)
-    return _read(it.trajectories, it.eval)
+    return _read(it.stage("trajectories"), it.stage("eval_report"))
 
 
 def reference_outputs(ref: Reference) -> dict[str, Any]:
-    return _read(ref.saved / "trajectories", ref.saved / "eval")
+    return _read(ref.saved / "trajectories", ref.saved / "eval_report")
 
 
 def _read(traj: Path, ev: Path) -> dict[str, Any]:

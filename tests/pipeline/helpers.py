@@ -2,18 +2,48 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
 from burnqed_pipeline.definitions import defs
-from burnqed_pipeline.defs.resources import LeanResource, PolicyResource, ProfileResource
+from burnqed_pipeline.resources import ProfileResource, RuntimeResource
+from burnqed_pipeline.services import StageRuntime
+
+#: The runtime lent to the runs of this test process (`lent`): tests only. A reconstructable job
+#: (`iteration_job`), re-built by Dagster from its module, finds it here; the pipeline itself keeps none.
+_LENT: dict[str, StageRuntime] = {}
 
 
-def resources(profile_path: Path, launch: bool = False) -> dict[str, Any]:
-    p = ProfileResource(profile=str(profile_path))
-    return {"profile": p, "lean": LeanResource(profile=p), "policy": PolicyResource(profile=p, launch=launch)}
+def resources(profile_path: Path, launch: bool = False, runtime: StageRuntime | None = None) -> dict[str, Any]:
+    """The profile and the run's services: ``runtime`` (e.g. `lend`'s, the test session's loop and Lean), else the
+    one `lent` to this process, else a `RuntimeResource` (set up and torn down with each run)."""
+    rt = runtime if runtime is not None else _LENT.get("runtime")
+    return {"profile": ProfileResource(profile=str(profile_path)),
+            "runtime": rt if rt is not None else RuntimeResource(launch_sglang=launch)}
+
+
+def lend(env: Any) -> StageRuntime:
+    """Services on the running test loop (call from a coroutine) with the session's Lean ``env``: the pipeline
+    uses them from another thread (``asyncio.to_thread``) and never closes them."""
+    import asyncio
+
+    return StageRuntime.lending(asyncio.get_running_loop(), env)
+
+
+@contextlib.contextmanager
+def lent(runtime: StageRuntime) -> Iterator[StageRuntime]:
+    """Within the block, the runs of this process (`resources`, `iteration_job`) use ``runtime``."""
+    if _LENT:
+        raise RuntimeError("a runtime is already lent")
+    _LENT["runtime"] = runtime
+    try:
+        yield runtime
+    finally:
+        _LENT.clear()
 
 
 def all_assets() -> list[Any]:
@@ -46,9 +76,17 @@ def failure_message(result: dg.ExecuteInProcessResult) -> str:
 
 
 def iteration_job() -> dg.JobDefinition:
-    """The code location's ``iteration`` job (resources from ``BURNQED_PROFILE``), for `dg.reconstructable`:
-    `dg.execute_job` runs and re-executes (from failure) runs of it against a persistent instance."""
-    return defs().resolve_job_def("iteration")
+    """The code location's ``iteration`` job (resources from ``BURNQED_PROFILE``; the runtime `lent` to this
+    process, if any), for `dg.reconstructable`: `dg.execute_job` runs and re-executes (from failure) runs of
+    it against a persistent instance."""
+    d = defs()
+    if not _LENT:
+        return d.resolve_job_def("iteration")
+    from burnqed_pipeline.defs.jobs import iteration_job as job
+    from burnqed_pipeline.defs.resources import default_resources
+
+    return dg.Definitions(assets=list(d.assets or []), jobs=[job], executor=dg.in_process_executor,
+                          resources={**default_resources(), "runtime": _LENT["runtime"]}).resolve_job_def("iteration")
 
 
 def step_keys(result: dg.ExecutionResult, event: str = "STEP_START") -> list[str]:

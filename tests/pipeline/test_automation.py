@@ -16,17 +16,19 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 )
 
 from burnqed_core.config import NightlyConfig, load_profile
+from burnqed_core.eval.plan import on_set, set_specs
 from burnqed_core.eval.report import write_report
-from burnqed_core.eval.steps import on_benchmark
 from burnqed_core.eval.summary import summarize
-from burnqed_core.loop import nightly
 from burnqed_core.loop.layout import BaseLayout
+from burnqed_core.loop.stages import BY_NAME
+from burnqed_core.loop.stages.nightly_eval import Settings as NightlySettings
+from burnqed_core.loop.stages.nightly_eval import newest_complete, report_day
 from burnqed_pipeline.definitions import defs
 from burnqed_pipeline.defs.automation import EVAL_REPORT_CONDITION, next_iteration
 from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG
 from burnqed_pipeline.defs.partitions import add_iteration, iteration_keys
-from burnqed_pipeline.defs.resources import ProfileResource
-from burnqed_pipeline.defs.schedules import nightly_eval_schedule
+from burnqed_pipeline.defs.schedules import nightly_schedule, nightly_settings
+from burnqed_pipeline.resources import ProfileResource
 from tests.core.eval.test_summary import BASE, results
 from tests.pipeline.profiles import write_profile
 
@@ -89,6 +91,9 @@ def test_eval_report_is_requested_when_merged_model_lands_unless_a_blocking_chec
     assert r.get_requested_partitions(EVAL) == set()  # nor on a later tick
 
 
+nightly_eval_schedule = nightly_schedule(nightly_settings())  # the code location's, for BURNQED_PROFILE (tiny)
+
+
 def tick(inst: dg.DagsterInstance, when: dt.datetime) -> list[dg.RunRequest | dg.SkipReason]:
     with dg.partition_loading_context(dynamic_partitions_store=inst):
         ctx = dg.build_schedule_context(instance=inst, scheduled_execution_time=when,
@@ -118,13 +123,14 @@ def test_nightly_layout_and_benchmarks(tmp_path: Path) -> None:
     prof = load_profile(str(write_profile(tmp_path / "p.yaml", {
         "nightly.extra_benchmarks": ["bundled:corpus", "bundled:test"], "nightly.timezone": "Asia/Tokyo",
         "eval.also": ["bundled:handwritten"]})))
-    assert nightly.benchmarks(prof) == ["bundled:test", "bundled:handwritten", "bundled:corpus"]
-    assert nightly.report_day("Asia/Tokyo", dt.datetime(2026, 11, 23, 20, 0, tzinfo=dt.UTC)) == "2026-11-24"
-    assert nightly.report_dir(tmp_path, "2026-11-24", "bundled:corpus") == \
-        tmp_path / "nightly" / "2026-11-24" / "bundled_corpus"
-    assert nightly.newest_complete(["0", "1", "2", "10"], {"0", "10", "7"}) == 10
-    assert nightly.newest_complete(["0"], set()) is None
-    assert on_benchmark(prof, "bundled:corpus").data.benchmark == "bundled:corpus"
+    ns = NightlySettings.of(prof)
+    assert set_specs(ns, ns.nightly.extra_benchmarks) == ["bundled:test", "bundled:handwritten", "bundled:corpus"]
+    assert report_day("Asia/Tokyo", dt.datetime(2026, 11, 23, 20, 0, tzinfo=dt.UTC)) == "2026-11-24"
+    assert BY_NAME["nightly_eval"].out_dir(BaseLayout(root=tmp_path), 3, "2026-11-24") == \
+        tmp_path / "iter_3" / "nightly_eval" / "2026-11-24"
+    assert newest_complete(["0", "1", "2", "10"], {"0", "10", "7"}) == 10
+    assert newest_complete(["0"], set()) is None
+    assert on_set(ns, "bundled:corpus").data.benchmark == "bundled:corpus"
     with pytest.raises(Exception, match="not an IANA time zone"):
         write_profile(tmp_path / "bad.yaml", {"nightly.timezone": "Mars/Olympus"})
         load_profile(str(tmp_path / "bad.yaml"))
@@ -148,7 +154,7 @@ def test_next_iteration_is_added_only_on_a_passing_report(inst: dg.DagsterInstan
     assert "eval_report[0] is not materialised" in str(sense(inst, profile))
 
     write_report(summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32]),
-                 layout.iteration(0).eval, plot=False)
+                 layout.iteration(0).stage("eval_report"), plot=False)
     landed(inst, "eval_report", "0")
     res = sense(inst, profile)  # iteration 0 passes (nothing to regress from)
     assert isinstance(res, dg.SensorResult)
@@ -159,7 +165,7 @@ def test_next_iteration_is_added_only_on_a_passing_report(inst: dg.DagsterInstan
 
     same = summarize([r.model_copy(update={"iteration": 1}) for r in results()], BASE, iteration=1,
                      benchmark="bench", budgets=[8, 32])
-    write_report(same, layout.iteration(1).eval, plot=False)
+    write_report(same, layout.iteration(1).stage("eval_report"), plot=False)
     landed(inst, "eval_report", "1")
     skip = sense(inst, profile)  # no improvement over iteration 0: the loop stops here
     assert isinstance(skip, dg.SkipReason) and "does not pass the go/no-go" in str(skip.skip_message)

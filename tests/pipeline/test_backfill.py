@@ -50,7 +50,7 @@ def test_a_finished_stage_with_unchanged_inputs_is_not_recomputed(setup: tuple[P
                                                                                 BaseLayout]) -> None:
     prof, inst, layout = setup
     first = metadata(materialize(inst, resources(prof), ["tactic_pairs"], "0"))["tactic_pairs"]
-    out = layout.iteration(0).pairs
+    out = layout.iteration(0).stage("tactic_pairs")
     stamps = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
     again = metadata(materialize(inst, resources(prof), ["tactic_pairs"], "0"))["tactic_pairs"]
     assert first["skipped"] is False and again["skipped"] is True
@@ -91,7 +91,7 @@ def test_a_later_iteration_waits_for_the_run_of_an_earlier_one(
     finished = threading.Event()
 
     def earlier_run_finishes() -> None:  # what the other run writes when its stages end
-        for d in (layout.iteration(0).trajectories, layout.iteration(0).eval):
+        for d in (layout.iteration(0).stage("trajectories"), layout.iteration(0).stage("eval_report")):
             run_stage(d, "fp-" + d.name, lambda d=d: StageResult(stage=d.name, iteration=0, path=str(d),
                                                                  summary="finished by the earlier run"))
         finished.set()

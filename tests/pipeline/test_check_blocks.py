@@ -48,4 +48,4 @@ def test_a_failed_blocking_check_keeps_the_next_stages_from_running(tmp_path: Pa
         assert inst.get_materialized_partitions(dg.AssetKey("tactic_pairs")) == {"0"}  # recorded, as Dagster does
         for asset in ["lora_adapter", "merged_model", "trajectories", "eval_report"]:
             assert not inst.get_materialized_partitions(dg.AssetKey(asset)), asset
-        assert not BaseLayout(root=tmp_path / "work").iteration(0).adapter.exists()
+        assert not BaseLayout(root=tmp_path / "work").iteration(0).stage("lora_adapter").exists()

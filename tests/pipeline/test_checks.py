@@ -31,7 +31,7 @@ from burnqed_core.records import StageResult, TacticPair, Theorem, TrajectoryRec
 from burnqed_pipeline.definitions import defs
 from burnqed_pipeline.defs.partitions import add_iteration
 from tests.core.ebm_toy import separable_embeddings, toy_records
-from tests.core.eval.test_summary import BASE, results, row
+from tests.core.eval.test_summary import BASE, WIDE, WIDE_BASE, results, twelve
 from tests.pipeline.helpers import all_assets, resources
 from tests.pipeline.profiles import write_profile
 
@@ -90,14 +90,14 @@ def corpus_pairs(theorems: list[Theorem]) -> list[TacticPair]:
 
 
 def write_pairs(env: Env, n: int, train: list[TacticPair], val: list[TacticPair]) -> None:
-    out = env.layout.iteration(n).pairs
+    out = env.layout.iteration(n).stage("tactic_pairs")
     write_parquet(train, out / "train.parquet", TacticPair)
     write_parquet(val, out / "val.parquet", TacticPair)
 
 
 def test_tactic_pairs_check_passes_on_prepared_pairs(env: Env) -> None:
     prepared = prepare_pairs(corpus_pairs(CORPUS), 0.25, 0, 512)
-    write_prepared(prepared, env.layout.iteration(0).pairs)
+    write_prepared(prepared, env.layout.iteration(0).stage("tactic_pairs"))
     passed, md = env.check("tactic_pairs_clean", 0)
     assert passed, md["verdict"]
     assert md["train_pairs"] == prepared.train.height > 0 and md["train_pairs_threshold"] == 0
@@ -140,7 +140,7 @@ def test_a_missing_output_fails_its_check(env: Env) -> None:
 
 
 def write_trajectories(env: Env, n: int, records: list[TrajectoryRecord]) -> None:
-    write_parquet(records, env.layout.iteration(n).trajectories / "search.traj" / "part-00000.parquet",
+    write_parquet(records, env.layout.iteration(n).stage("trajectories") / "search.traj" / "part-00000.parquet",
                   TrajectoryRecord)
 
 
@@ -149,7 +149,7 @@ def write_cache(env: Env, n: int, records: list[TrajectoryRecord], collapsed: bo
     z = separable_embeddings(data)
     if collapsed:  # every state onto (almost) one vector: seed 002's failure
         z = np.tile(z[:1], (len(z), 1)) + 1e-7 * np.random.default_rng(0).normal(size=z.shape).astype(np.float32)
-    cache = EmbeddingCache.open(cache_dir_for(env.layout.iteration(n).embeddings),
+    cache = EmbeddingCache.open(cache_dir_for(env.layout.iteration(n).stage("embeddings")),
                                 CacheMeta(fingerprint="test-encoder", pooling="last_l2"))
     cache.write_part(data.keys, data.texts, z.tolist())
     return cache.dir
@@ -193,7 +193,7 @@ def write_marker(out: Path, res: StageResult) -> None:
 
 def test_ebm_check_on_a_trained_head_and_on_bad_records(env: Env) -> None:
     # iteration 0 trains no EBM: the check passes and says so
-    ebm0 = env.layout.iteration(0).ebm
+    ebm0 = env.layout.iteration(0).stage("ebm")
     write_marker(ebm0, StageResult(stage="ebm", iteration=0, path=str(ebm0), summary="no EBM",
                                    metrics={"trained": False, "reason": "iteration 0 has no trajectories"}))
     passed, md = env.check("ebm_healthy", 0)
@@ -202,8 +202,8 @@ def test_ebm_check_on_a_trained_head_and_on_bad_records(env: Env) -> None:
     records = toy_records(n_theorems=45)
     write_trajectories(env, 0, records)
     cache = write_cache(env, 1, records)
-    out = env.layout.iteration(1).ebm
-    rep = train_from_dirs(cache, [env.layout.iteration(0).trajectories / "search.traj"], env.profile.ebm, out)
+    out = env.layout.iteration(1).stage("ebm")
+    rep = train_from_dirs(cache, [env.layout.iteration(0).stage("trajectories") / "search.traj"], env.profile.ebm, out)
     passed, md = env.check("ebm_healthy", 1)
     assert passed, md["verdict"]
     m = rep.val if rep.val is not None and rep.val.rank1.n >= 10 else rep.train
@@ -232,25 +232,25 @@ def test_ebm_check_on_a_trained_head_and_on_bad_records(env: Env) -> None:
 
 
 def test_go_no_go_check_against_the_previous_iteration(env: Env) -> None:
-    base = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32])
-    write_report(base, env.layout.iteration(0).eval, plot=False)
+    """Decided on the primary statistic (pass@1 by cluster) with its paired interval; twelve clusters."""
+    def at(solved: list[str], iteration: int) -> object:
+        return summarize(twelve(dict.fromkeys(solved, 3), iteration), WIDE_BASE, iteration=iteration,
+                         benchmark="bench", budgets=[8, 32])
+
+    write_report(at(WIDE[:6], 0), env.layout.iteration(0).stage("eval_report"), plot=False)  # type: ignore[arg-type]
     passed, md = env.check("go_no_go", 0)
     assert passed and "no previous iteration" in md["verdict"]
 
-    better = summarize([*results()[:3], row("hard2", 6, iteration=1)], BASE, iteration=1, benchmark="bench",
-                       budgets=[8, 32])
-    write_report(better, env.layout.iteration(1).eval, plot=False)
+    write_report(at(WIDE, 1), env.layout.iteration(1).stage("eval_report"), plot=False)  # type: ignore[arg-type]
     passed, md = env.check("go_no_go", 1)
     assert passed, md["verdict"]
-    assert md["best_change"] == pytest.approx(0.5) and md["change_on_the_hard_split"] == pytest.approx(0.5)
-    assert md["change_at_budget_8"] == pytest.approx(0.25)
+    key = "upper_bound_of_pass_1_mean_per_attempt_by_cluster_budget_32"
+    assert md["best_lower_bound"] > 0 and md[key] >= 0.5  # +50 pp (six clusters of twelve more), its upper bound
 
-    worse = summarize([row("easy1", 2), row("easy2", None), row("hard1", None), row("hard2", 3)], BASE,
-                      iteration=1, benchmark="bench", budgets=[8, 32])
-    write_report(worse, env.layout.iteration(1).eval, plot=False)
+    write_report(at(WIDE[:1], 1), env.layout.iteration(1).stage("eval_report"), plot=False)  # type: ignore[arg-type]
     passed, md = env.check("go_no_go", 1)
     assert not passed and "regression beyond 2.0pp" in md["verdict"]
-    assert md["change_at_budget_32"] == pytest.approx(-0.25) and md["change_at_budget_32_threshold"] == -0.02
+    assert md[key] < -0.02 and md[f"{key}_threshold"] == -0.02
 
 
 def test_gonogo_verdict_agrees_with_go_no_go() -> None:

@@ -9,13 +9,12 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from burnqed_core.data.core_pool import CORE_DIR, PoolTheorem, read_pool_rows
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.trajectory_io import read_results, read_trajectories
-from burnqed_pipeline.cli import pipeline_app
-from burnqed_pipeline.runtime import attach
+from burnqed_pipeline.commands.loop import parse_iterations, run_loop
+from tests.pipeline.helpers import lend
 from tests.pipeline.profiles import slice_set, write_profile
 
 pytestmark = [pytest.mark.lean, pytest.mark.slow]
@@ -59,15 +58,18 @@ async def test_core_loop_never_searches_a_held_out_theorem(tmp_path: Path, lean_
         "data.search_theorems": 4, "data.search_retry_max": 2, "pipeline.shard_size": 4,
         "pipeline.eval_shard_size": 5})
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
-    runner = CliRunner()
+    rt = lend(lean_pool)  # the session's loop and Lean serve the run (the command would start its own)
 
-    def loop(iterations: str) -> tuple[int, str]:
-        r = runner.invoke(pipeline_app, ["loop", "--profile", str(prof), "--iterations", iterations])
-        return r.exit_code, r.output + (repr(r.exception) if r.exception else "")
+    def loop(iterations: str) -> tuple[Exception | None, str]:
+        lines: list[str] = []
+        try:
+            run_loop(str(prof), parse_iterations(iterations), runtime=rt, echo=lines.append)
+        except Exception as e:
+            return e, "\n".join(lines)
+        return None, "\n".join(lines)
 
-    with attach(asyncio.get_running_loop(), lean_pool):  # type: ignore[arg-type]
-        code, out = await asyncio.to_thread(loop, "0,1")
-    assert code == 0, out
+    err, out = await asyncio.to_thread(loop, "0,1")
+    assert err is None, f"{out}\n{err!r}"
 
     layout = BaseLayout(root=tmp_path / "work")
     held = {t.name for t in test} | {t.name for t in dev}

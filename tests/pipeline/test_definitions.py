@@ -16,10 +16,10 @@ from dagster._core.storage.tags import PRIORITY_TAG as DAGSTER_PRIORITY_TAG
 from dagster_celery.core_execution_loop import DAGSTER_CELERY_STEP_PRIORITY_TAG
 
 from burnqed_core.loop.inputs import LoopError
-from burnqed_core.loop.specs import BY_NAME
+from burnqed_core.loop.stages import BY_NAME
 from burnqed_pipeline.definitions import defs
 from burnqed_pipeline.defs.partitions import GPU_POOL, ITERATIONS, add_iteration, iteration_keys
-from burnqed_pipeline.factory import CELERY_PRIORITY_TAG, PRIORITY_TAG, op_tags
+from burnqed_pipeline.factory import CELERY_DEFAULT_PRIORITY, CELERY_PRIORITY_TAG, PRIORITY_TAG, op_tags
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = {"base_tactic_pairs", "base_model", "automation_baselines"}
@@ -90,7 +90,10 @@ def test_search_stages_fan_out_over_shards() -> None:
 
 def test_eval_report_steps_go_before_the_trajectory_search() -> None:
     """Both wait on the iteration's model; every step of the report carries Dagster's priority tag."""
+    from dagster_celery.defaults import task_default_priority
+
     assert (PRIORITY_TAG, CELERY_PRIORITY_TAG) == (DAGSTER_PRIORITY_TAG, DAGSTER_CELERY_STEP_PRIORITY_TAG)
+    assert task_default_priority == CELERY_DEFAULT_PRIORITY  # said here, so that the factory needs no dagster_celery
     assets = _assets()
     # Celery's tag stays at its default (the broker orders: Redis and RabbitMQ in opposite senses)
     for tag, value in ((PRIORITY_TAG, "1"), (CELERY_PRIORITY_TAG, "5")):
@@ -106,9 +109,9 @@ def test_dagster_runs_the_ready_step_of_higher_priority_first(priority: int, tmp
     order: list[str] = []
 
     def leaf(name: str, spec_name: str, prio: int) -> dg.AssetsDefinition:
-        spec = dataclasses.replace(BY_NAME[spec_name], priority=prio, gpu=False)
+        spec = dataclasses.replace(BY_NAME[spec_name], gpu=False)
 
-        @dg.asset(name=name, deps=["root"], op_tags=op_tags(spec))
+        @dg.asset(name=name, deps=["root"], op_tags=op_tags(spec, priority=prio))
         def body() -> None:
             order.append(name)
 
@@ -124,12 +127,24 @@ def test_dagster_runs_the_ready_step_of_higher_priority_first(priority: int, tmp
     assert order == (["root", "z_report", "a_search"] if priority else ["root", "a_search", "z_report"])
 
 
+def test_every_stage_has_its_vocabulary_and_its_code_version() -> None:
+    """What the UI calls each stage is the pipeline's (`burnqed_pipeline.vocabulary`), and each asset carries its
+    stage's code version, so that the UI marks a materialisation made by other code stale."""
+    from burnqed_core.loop.stages import ALL
+    from burnqed_pipeline.vocabulary import STYLES
+
+    assert {s.name for s in ALL} == set(STYLES)
+    for a in _assets().values():
+        spec = BY_NAME[a.key.to_user_string()]
+        assert a.code_versions_by_key[a.key] == spec.code_version and len(spec.code_version) == 16
+
+
 def test_jobs_and_resources() -> None:
     d = defs()
     assert d.resolve_job_def("iteration").partitions_def.name == ITERATIONS  # type: ignore[union-attr]
     assert d.resolve_job_def("base").partitions_def is None
     assert d.resolve_job_def("nightly").partitions_def.name == ITERATIONS  # type: ignore[union-attr]
-    assert set(d.resources or {}) >= {"profile", "lean", "policy"}
+    assert set(d.resources or {}) >= {"profile", "runtime"}
 
 
 def test_iterations_are_added_in_numeric_order(tmp_path: Path) -> None:
@@ -174,7 +189,7 @@ def test_checks_schedule_and_sensors() -> None:
 
 def test_a_stop_before_the_end_keeps_what_later_iterations_read() -> None:
     from burnqed_core.config import load_profile
-    from burnqed_pipeline.cli import carried_stages
+    from burnqed_pipeline.runner import carried_stages
 
     graph = defs().resolve_asset_graph()
     upstream = {k.to_user_string() for k in (dg.AssetSelection.groups("iteration")
@@ -187,3 +202,42 @@ def test_a_stop_before_the_end_keeps_what_later_iterations_read() -> None:
     merged = load_profile("tiny", overrides={"training.warm_start": "merged"})
     assert carried_stages(merged, {"lora_adapter"}) == {"merged_model"}
     assert carried_stages(profile, {"base_model", "merged_model"}) == set()
+
+
+BLOCK_DEPLOY = '''
+import importlib.abc, sys
+
+class NoDeployExtra(importlib.abc.MetaPathFinder):
+    """As if `pip install burnqed` had run without the deploy extra."""
+
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in ("dagster_celery", "dagster_k8s", "celery", "kombu", "redis"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, NoDeployExtra())
+'''
+
+
+def _without_deploy(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if k != "BURNQED_EXECUTOR"} | {"PYTHONPATH": str(ROOT), **env}
+    return subprocess.run([sys.executable, "-c", BLOCK_DEPLOY + code], cwd=ROOT, env=full, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_the_code_location_loads_with_only_the_base_dependencies() -> None:
+    """``dagster dev`` on an install without the ``deploy`` extra: the definitions and the ``burnqed`` command
+    load (dagster-celery and dagster-k8s are imported only where their executor is chosen), and choosing one
+    of those executors there is one clear error naming the extra."""
+    ok = _without_deploy("from burnqed_pipeline.definitions import defs\n"
+                         "d = defs()\n"
+                         "import sys\n"
+                         "assert not any(m.split('.')[0] in ('dagster_celery', 'dagster_k8s', 'celery') "
+                         "for m in sys.modules), 'an optional executor was imported'\n"
+                         "from burnqed_pipeline.cli import make_app\n"
+                         "make_app()\n"
+                         "print(len(list(d.assets)))\n")
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    assert ok.stdout.strip() == str(len(_assets()))
+    bad = _without_deploy("from burnqed_pipeline.definitions import defs\ndefs()\n", BURNQED_EXECUTOR="celery")
+    assert bad.returncode != 0 and "pip install 'burnqed[deploy]'" in bad.stderr, bad.stderr[-3000:]

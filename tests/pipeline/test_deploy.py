@@ -18,12 +18,12 @@ import pytest
 import yaml
 
 from burnqed_core.errors import BurnqedError
-from burnqed_pipeline.cli import REPO_DAGSTER_YAML, dagster_home
 from burnqed_pipeline.definitions import defs
 from burnqed_pipeline.defs.jobs import RETRY_TAGS, base_job, iteration_job
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL
 from burnqed_pipeline.defs.resources import default_resources
 from burnqed_pipeline.executors import EXECUTORS, executor_for
+from burnqed_pipeline.runner import REPO_DAGSTER_YAML, dagster_home
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -124,7 +124,7 @@ def test_gpu_op_tags_parse_as_dagster_k8s_config() -> None:
     cfg = get_user_defined_k8s_config(lora.op.tags)
     assert cfg.container_config["resources"]["limits"]["nvidia.com/gpu"] == "1"
     assert cfg.pod_spec_config["tolerations"][0]["key"] == "nvidia.com/gpu"
-    assert json.loads(json.dumps(GPU_OP_TAGS))["dagster-k8s/config"] == GPU_OP_TAGS["dagster-k8s/config"]
+    assert json.loads(json.dumps(dict(GPU_OP_TAGS)))["dagster-k8s/config"] == GPU_OP_TAGS["dagster-k8s/config"]
 
 
 @needs_k8s

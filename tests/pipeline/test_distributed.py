@@ -119,7 +119,7 @@ def test_an_iteration_on_two_celery_workers_equals_the_in_process_run(
 def test_the_broker_killed_and_restarted_mid_run_ends_with_the_same_result(
         ref: h.Reference, cluster: lc.CeleryDeployment) -> None:
     proc, log, cfg = _run(cluster, ref, "broker_killed")
-    root = BaseLayout(root=ref.work).iteration(0).trajectories
+    root = BaseLayout(root=ref.work).iteration(0).stage("trajectories")
     _mid_shard(proc, log, root)
     assert cluster.broker is not None
     lc.kill(cluster, cluster.broker)  # SIGKILL: what it had written to its append-only file survives
@@ -142,7 +142,7 @@ def test_the_broker_killed_and_restarted_mid_run_ends_with_the_same_result(
 def test_a_worker_killed_mid_shard_is_replaced_by_the_other_and_the_shard_resumes(
         ref: h.Reference, cluster: lc.CeleryDeployment) -> None:
     proc, log, _ = _run(cluster, ref, "worker_killed")
-    root = BaseLayout(root=ref.work).iteration(0).trajectories
+    root = BaseLayout(root=ref.work).iteration(0).stage("trajectories")
     shard, _ = _mid_shard(proc, log, root)
     home = Path(cluster.dagster_home)
     step = TRAJ_SHARD.format(shard)
@@ -177,7 +177,9 @@ def test_deploy_up_status_down_from_the_command_line(tmp_path: Path) -> None:
     """The commands a user types: up (a second up refuses), status (exit 1 once a worker is gone), down (no
     process of the deployment left, checked by process group)."""
     _needs_a_broker()
-    from burnqed_pipeline.cli import pipeline_app
+    from burnqed_pipeline.cli import make_app
+
+    pipeline_app = make_app()
 
     d, port = tmp_path / "celery", lc.free_port()
     common = ["--dir", str(d), "--profile", "tiny"]

@@ -22,18 +22,18 @@ import dagster as dg
 import pytest
 import pytest_asyncio
 
-from burnqed_core.loop import shards, stages
+from burnqed_core.loop import shards
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.loop.markers import run_stage
+from burnqed_core.loop.stages import trajectories as trajectories_stage
 from burnqed_core.record_io import write_jsonl
 from burnqed_core.records import StageResult, Theorem
 from burnqed_core.search.trajectories import read_run_record
 from burnqed_core.trajectory_io import finished_theorems, list_parts, read_trajectories
 from burnqed_pipeline.defs.partitions import add_iteration
-from burnqed_pipeline.runtime import attach
 from tests.core.eval.test_run_faults import kill_tree
 from tests.core.eval.test_run_lean import by_theorem
-from tests.pipeline.helpers import iteration_job, materialize, metadata, resources, step_keys
+from tests.pipeline.helpers import iteration_job, lend, lent, materialize, metadata, resources, step_keys
 from tests.pipeline.profiles import write_profile
 
 pytestmark = [pytest.mark.lean, pytest.mark.slow]
@@ -73,9 +73,9 @@ def _profile(tmp: Path, name: str) -> Path:
 def _place_model(work: Path, model: Path) -> None:
     """Iteration 0's merged model: the session's tiny search model, marked done like the merged_model stage; and
     a finished base_model (the search reads its split for withheld exercises; this profile withholds none)."""
-    base = BaseLayout(root=work).model
+    base = BaseLayout(root=work).stage("base_model")
     run_stage(base, "test-base-model", lambda: StageResult(stage="base_model", path=str(base)))
-    out = BaseLayout(root=work).iteration(0).merged
+    out = BaseLayout(root=work).iteration(0).stage("merged_model")
     run_stage(out, "test-merged-model", lambda: (shutil.copytree(model, out, dirs_exist_ok=True),
                                                  StageResult(stage="merged_model", iteration=0, path=str(out)))[1])
 
@@ -99,7 +99,7 @@ def _setup(tmp: Path, name: str, model: Path) -> Setup:
 
 def _trajectories(work: Path) -> dict[str, dict[str, list[dict[str, object]]]]:
     """Each output's rows by theorem (wall-clock fields left out); finished_theorems raises on a duplicate."""
-    root = BaseLayout(root=work).iteration(0).trajectories
+    root = BaseLayout(root=work).iteration(0).stage("trajectories")
     out = {}
     for name in OUTPUTS:
         recs = read_trajectories(root / name)
@@ -112,7 +112,7 @@ def _trajectories(work: Path) -> dict[str, dict[str, list[dict[str, object]]]]:
 
 
 async def _in_thread(lean_pool: object, fn: Callable[[], Any]) -> Any:
-    with attach(asyncio.get_running_loop(), lean_pool):  # type: ignore[arg-type]
+    with lent(lend(lean_pool)):
         return await asyncio.to_thread(fn)
 
 
@@ -144,7 +144,7 @@ async def test_a_failed_shard_is_re_executed_alone_with_the_merge(
     s = _setup(tmp_path, "fault", search_model)
     monkeypatch.setenv("BURNQED_PROFILE", str(s.profile))
     monkeypatch.setenv("DAGSTER_HOME", str(s.home))
-    real = stages.trajectories
+    real = trajectories_stage.trajectories
 
     async def faulty(profile: Any, iteration: int, policy: Any, env: Any, theorems: Any, out_dir: Path, *a: Any,
                      **kw: Any) -> Any:
@@ -154,19 +154,19 @@ async def test_a_failed_shard_is_re_executed_alone_with_the_merge(
 
     with dg.instance_for_test(temp_dir=str(s.home)) as inst:
         add_iteration(inst, 0)
-        monkeypatch.setattr(stages, "trajectories", faulty)
+        monkeypatch.setattr(trajectories_stage, "trajectories", faulty)
         first = await _in_thread(lean_pool, lambda: _execute(inst))
         assert not first.success
         assert step_keys(first, "STEP_FAILURE") == ["trajectories.trajectories_shard[shard_00001]"]
         assert sorted(step_keys(first, "STEP_SUCCESS")) == [
             "trajectories.split_trajectories", "trajectories.trajectories_shard[shard_00000]",
             "trajectories.trajectories_shard[shard_00002]"]
-        root = BaseLayout(root=s.work).iteration(0).trajectories
+        root = BaseLayout(root=s.work).iteration(0).stage("trajectories")
         assert not shards.shard_dir(root, 1).exists() and not (root / "_done.json").exists()
         kept = {p: p.stat().st_ino for i in (0, 2) for p in shards.shard_dir(root, i).rglob("part-*.parquet")}
         assert kept
 
-        monkeypatch.setattr(stages, "trajectories", real)
+        monkeypatch.setattr(trajectories_stage, "trajectories", real)
         again = await _in_thread(lean_pool, lambda: _execute(inst, first.run_id))
         assert again.success
         ran = step_keys(again)
@@ -209,7 +209,7 @@ async def test_sigkilled_materialisation_resumes_from_saved_shards_and_parts(
     monkeypatch.setenv("DAGSTER_HOME", str(s.home))
     with dg.instance_for_test(temp_dir=str(s.home)) as inst:
         add_iteration(inst, 0)
-    root = BaseLayout(root=s.work).iteration(0).trajectories
+    root = BaseLayout(root=s.work).iteration(0).stage("trajectories")
     log = tmp_path / "materialise.log"
     proc = _subprocess(s, log)
     try:

@@ -1,4 +1,4 @@
-"""A run stopped by a signal is told apart from a stage that failed (`burnqed_pipeline.cli._interrupted`):
+"""A run stopped by a signal is told apart from a stage that failed (`burnqed_pipeline.runner._interrupted`):
 `burnqed loop` and `burnqed transfer` stop on the first (exit 130), while a failed transfer fold lets the
 others go on. Real in-process Dagster runs, with a real SIGINT sent to this process mid-step; a sharded stage
 (search, eval) built by the pipeline's own factory, its shard steps with their retry policy."""
@@ -19,11 +19,12 @@ import pytest
 from burnqed_core.cli import main as core_main
 from burnqed_core.data.theorems import load_theorems
 from burnqed_core.loop.spec import Sharded, StageContext, StageSpec
+from burnqed_core.projection import StageSettings
 from burnqed_core.records import StageResult, Theorem
 from burnqed_core.search.job import SearchInterrupted
-from burnqed_pipeline.cli import RunInterrupted, _interrupted
 from burnqed_pipeline.defs.partitions import add_iteration
 from burnqed_pipeline.factory import sharded_asset
+from burnqed_pipeline.runner import RunInterrupted, _interrupted
 from burnqed_pipeline.stage import COMMAND_TAG
 from tests.pipeline.helpers import resources, step_keys
 from tests.pipeline.profiles import write_profile
@@ -108,7 +109,7 @@ class _Searches:
         return StageResult(stage="searches", path=str(work), summary=f"{len(theorems)} searched")
 
     def spec(self) -> StageSpec:
-        return StageSpec(name="searches", doc="searches in shards", out="trajectories", settings=(), shards=Sharded(
+        return StageSpec(name="searches", doc="searches in shards", settings=StageSettings, shards=Sharded(
             select=lambda ctx: load_theorems("bundled:benchmark")[:2], shard=self.shard,
             merge=lambda ctx, dirs: StageResult(stage="searches", path=str(ctx.out), summary="merged"),
             size=lambda profile: 1))

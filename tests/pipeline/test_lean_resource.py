@@ -1,6 +1,7 @@
-"""The Lean resource starts the profile's pool on first need in the run process and closes it when the run
-ends; here on the Pantograph backend with the fake REPL (tests/fake_pantograph.py: no native Lean here), as
-the prod profile would: `automation_baselines` measures a benchmark that ships no automation.json."""
+"""The run's services (`RuntimeResource`) start the profile's Lean pool on first need in the run process and close
+it when the run ends; a runtime kept by its owner (a command, a Celery worker process) outlives the runs. Here
+on the Pantograph backend with the fake REPL (tests/fake_pantograph.py: no native Lean here), as the prod
+profile would: `automation_baselines` measures a benchmark that ships no automation.json."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import psutil
 
 from burnqed_core.record_io import write_jsonl
 from burnqed_core.records import Theorem
+from burnqed_pipeline.services import StageRuntime
 from tests.pipeline.helpers import materialize, metadata, resources
 from tests.pipeline.profiles import write_profile
 
@@ -49,24 +51,41 @@ def test_pool_started_for_the_run_and_closed_at_its_end(tmp_path: Path) -> None:
         assert again["skipped"] is True and _fake_repls() == []
 
 
-def test_a_kept_pool_serves_later_runs_of_the_process_until_closed(tmp_path: Path) -> None:
-    """``keep`` (a Celery worker process, ``burnqed loop``): the pool outlives the run and serves the next one
-    (the same REPL process), until `close_kept`."""
-    from burnqed_pipeline.defs.resources import LeanResource, close_kept
+def test_a_runtime_kept_by_its_owner_serves_later_runs_until_closed(tmp_path: Path) -> None:
+    """A command that materialises many runs (``burnqed loop``) owns one `StageRuntime`: its pool outlives each
+    run and serves the next one (the same REPL process), until the command closes it."""
+    prof = _profile(tmp_path)
+    baselines = tmp_path / "work" / "base" / "automation_baselines"
+    with StageRuntime() as rt, dg.instance_for_test(temp_dir=str(tmp_path)) as inst:
+        res = resources(prof, runtime=rt)
+        first = metadata(materialize(inst, res, ["automation_baselines"]))["automation_baselines"]
+        assert first["measured_now"] == 2
+        kept = {p.pid for p in _fake_repls()}
+        assert len(kept) == 1  # still running after the run
+        shutil.rmtree(baselines)  # the next run must measure again
+        again = metadata(materialize(inst, res, ["automation_baselines"]))["automation_baselines"]
+        assert again["measured_now"] == 2 and {p.pid for p in _fake_repls()} == kept
+    assert _fake_repls() == []
+
+
+def test_a_celery_worker_s_runtime_is_used_and_left_open(tmp_path: Path) -> None:
+    """In a Celery worker process (`burnqed_pipeline.deploy.worker`: its app holds the process's runtime), the
+    resource with ``keep`` uses that runtime and leaves it open at the end of the step; without ``keep``, or
+    outside a worker, each run has its own."""
+    from celery import current_app
+
+    from burnqed_pipeline.resources import WORKER_RUNTIME_ATTR, RuntimeResource, worker_runtime
 
     prof = _profile(tmp_path)
-    res = resources(prof)
-    res["lean"] = LeanResource(profile=res["profile"], keep=True)
-    baselines = tmp_path / "work" / "base" / "automation"
-    try:
-        with dg.instance_for_test(temp_dir=str(tmp_path)) as inst:
-            first = metadata(materialize(inst, res, ["automation_baselines"]))["automation_baselines"]
-            assert first["measured_now"] == 2
-            kept = {p.pid for p in _fake_repls()}
-            assert len(kept) == 1  # still running after the run
-            shutil.rmtree(baselines)  # the next run must measure again
-            again = metadata(materialize(inst, res, ["automation_baselines"]))["automation_baselines"]
-            assert again["measured_now"] == 2 and {p.pid for p in _fake_repls()} == kept
-    finally:
-        close_kept()
+    assert worker_runtime() is None
+    with StageRuntime() as rt:
+        setattr(current_app, WORKER_RUNTIME_ATTR, rt)
+        try:
+            assert worker_runtime() is rt
+            res = {**resources(prof), "runtime": RuntimeResource(keep=True)}
+            with dg.instance_for_test(temp_dir=str(tmp_path)) as inst:
+                md = metadata(materialize(inst, res, ["automation_baselines"]))["automation_baselines"]
+            assert md["measured_now"] == 2 and rt.lean_started and len(_fake_repls()) == 1  # the worker's, open
+        finally:
+            delattr(current_app, WORKER_RUNTIME_ATTR)
     assert _fake_repls() == []

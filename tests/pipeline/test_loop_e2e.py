@@ -1,26 +1,32 @@
 """End to end: `burnqed loop` materialises the base assets and iterations 0 and 1 of the tiny profile (cheap
 settings, small slices of the bundled sets) through Dagster with the real embedded Lean and real tiny models,
 against a persistent instance (the last iteration first stopped at its eval report, ``--last-until``); the eval
-metadata is checked in the instance; a re-run skips every stage."""
+metadata is checked in the instance; a re-run skips every stage; then each of ``search.concurrency``, a
+hand-written set's file, the corpus's ``automation.json``, the benchmark file and a stage's code is changed in
+turn, and iteration 0 is run again: exactly the stages that read what changed run again (issue 57)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import re
+import shutil
 import time
 from pathlib import Path
 
 import dagster as dg
 import pytest
-from typer.testing import CliRunner
 
+from burnqed_core.data.theorems import resolve_spec
 from burnqed_core.eval.report import read_summary
 from burnqed_core.eval.steps import set_slug
+from burnqed_core.loop import spec as spec_module
 from burnqed_core.loop.inputs import LoopError
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.loop.markers import is_done
 from burnqed_core.trajectory_io import read_trajectories
-from burnqed_pipeline.cli import pipeline_app
-from burnqed_pipeline.runtime import attach
+from burnqed_pipeline.commands.loop import parse_iterations, run_loop
+from tests.pipeline.helpers import lend
 from tests.pipeline.profiles import slice_set, write_profile
 
 pytestmark = [pytest.mark.lean, pytest.mark.slow]
@@ -38,47 +44,52 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     corpus = slice_set("bundled:corpus", 2, tmp_path / "corpus" / "corpus.jsonl")
     bench = slice_set("bundled:benchmark", 1, tmp_path / "bench" / "benchmark.jsonl")
-    # a second set reported apart (eval.also), as the hand-written one is: its theorems share the eval's shards
-    also = slice_set("bundled:handwritten", 1, tmp_path / "also" / "hand.jsonl")
-    prof = write_profile(tmp_path / "profile.yaml", {"paths.work_dir": str(tmp_path / "work"),
-                                                     "data.corpus": str(corpus), "data.benchmark": str(bench),
-                                                     "eval.also": [str(also)],
-                                                     "data.search_theorems": 6, "pipeline.shard_size": 4,
-                                                     "pipeline.eval_shard_size": 4})  # 2 and 3 shards
+    # a second set reported apart (eval.also): a hand-written file, its theorems share the eval's shards
+    also = tmp_path / "also" / "bits.lean"
+    also.parent.mkdir()
+    shutil.copyfile(resolve_spec("bundled:handwritten") / "bits.lean", also)
+    settings = {"paths.work_dir": str(tmp_path / "work"), "data.corpus": str(corpus), "data.benchmark": str(bench),
+                "eval.also": [str(also)], "data.search_theorems": 6, "pipeline.shard_size": 4,
+                "pipeline.eval_shard_size": 4}  # 2 and 3 shards
+    prof = write_profile(tmp_path / "profile.yaml", settings)
     home = tmp_path / "dagster_home"
     monkeypatch.setenv("DAGSTER_HOME", str(home))
-    runner = CliRunner()
+    rt = lend(lean_pool)  # the session's loop and Lean serve every run (the command would start its own)
 
-    def loop(iterations: str, *flags: str) -> tuple[object, str, float]:
-        t0 = time.perf_counter()
-        r = runner.invoke(pipeline_app, ["loop", "--profile", str(prof), "--iterations", iterations, *flags])
-        return r, r.output, time.perf_counter() - t0
+    def loop(iterations: str, last_until: str | None = None) -> tuple[Exception | None, str, float]:
+        """``burnqed loop --profile P --iterations I [--last-until S]``: its error, its output, its time."""
+        t0, lines = time.perf_counter(), []
+        try:
+            run_loop(str(prof), parse_iterations(iterations), last_until=last_until, runtime=rt, echo=lines.append)
+            err = None
+        except Exception as e:
+            err = e
+        return err, "\n".join(lines), time.perf_counter() - t0
 
     def skipped(out: str) -> list[str]:
         return [ln for ln in out.splitlines() if ln.startswith("[") and "(unchanged inputs, skipped)" in ln]
 
     layout = BaseLayout(root=tmp_path / "work")
     stages_per_iteration = 7
-    with attach(asyncio.get_running_loop(), lean_pool):  # type: ignore[arg-type]
-        r, out, _ = await asyncio.to_thread(loop, "1")
-        assert isinstance(r.exception, LoopError) and "before iteration 0" in str(r.exception), out  # type: ignore[attr-defined]
-        # the last iteration stops at its report: its trajectories (only iteration 2 reads them) are left
-        r, out, seconds = await asyncio.to_thread(loop, "0,1", "--last-until", "eval_report")
-        assert r.exit_code == 0, f"{out}\n{r.exception!r}"  # type: ignore[attr-defined]
-        print(f"burnqed loop 0,1 --last-until eval_report (cheap tiny settings) through Dagster: {seconds:.0f} s")
-        for stage in ("tactic_pairs", "lora_adapter", "merged_model", "trajectories", "eval_report"):
-            assert f"[iter 0 {stage}]" in out and (f"[iter 1 {stage}]" in out) == (stage != "trajectories"), out
-        assert "[base_tactic_pairs]" in out and "Δ 0→1" in out and "automation" in out
-        assert not is_done(layout.iteration(1).trajectories)
+    err, out, _ = await asyncio.to_thread(loop, "1")
+    assert isinstance(err, LoopError) and "before iteration 0" in str(err), out
+    # the last iteration stops at its report: its trajectories (only iteration 2 reads them) are left
+    err, out, seconds = await asyncio.to_thread(loop, "0,1", "eval_report")
+    assert err is None, f"{out}\n{err!r}"
+    print(f"burnqed loop 0,1 --last-until eval_report (cheap tiny settings) through Dagster: {seconds:.0f} s")
+    for stage in ("tactic_pairs", "lora_adapter", "merged_model", "trajectories", "eval_report"):
+        assert f"[iter 0 {stage}]" in out and (f"[iter 1 {stage}]" in out) == (stage != "trajectories"), out
+    assert "[base_tactic_pairs]" in out and "Δ 0→1" in out and "automation" in out
+    assert not is_done(layout.iteration(1).stage("trajectories"))
 
-        # without the flag the loop makes just what is missing, then a re-run skips every stage
-        r, out, _ = await asyncio.to_thread(loop, "0,1")
-        assert r.exit_code == 0 and "[iter 1 trajectories]" in out, out  # type: ignore[attr-defined]
-        assert len(skipped(out)) == 3 + 2 * stages_per_iteration - 1, out
-        assert not any(ln.startswith("[iter 1 trajectories]") for ln in skipped(out)), out
-        rerun, out2, _ = await asyncio.to_thread(loop, "0,1")
-        assert rerun.exit_code == 0, out2  # type: ignore[attr-defined]
-        assert len(skipped(out2)) == 3 + 2 * stages_per_iteration, out2
+    # without the flag the loop makes just what is missing, then a re-run skips every stage
+    err, out, _ = await asyncio.to_thread(loop, "0,1")
+    assert err is None and "[iter 1 trajectories]" in out, out
+    assert len(skipped(out)) == 3 + 2 * stages_per_iteration - 1, out
+    assert not any(ln.startswith("[iter 1 trajectories]") for ln in skipped(out)), out
+    err, out2, _ = await asyncio.to_thread(loop, "0,1")
+    assert err is None, out2
+    assert len(skipped(out2)) == 3 + 2 * stages_per_iteration, out2
 
     assert (home / "dagster.yaml").is_file()
     inst = dg.DagsterInstance.from_config(str(home))
@@ -88,7 +99,9 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     # every input read is named, graph edge or not (the training pairs of the held-out check)
     assert ev1["partitions_used"] == ("merged_model[1], automation_baselines, ebm[1], tactic_pairs[1], "
                                       "base_tactic_pairs, eval_report[0]")
-    assert "| node budget |" in ev1["eval_table"] and "Δ 0→1" in ev1["comparison"]
+    assert [r.data["budget"] for r in ev1["eval_table"].records] == [2, 6]  # the summary as a table
+    assert [r.data["iteration"] for r in ev1["comparison"].records] == [0, 1]
+    assert "| node budget |" in ev1["eval_report"]
     assert ev1["solve_rate_plot"].startswith("![solve rate per budget](data:image/png;base64,")
     assert ev1["theorems"] == 6 and 0 <= ev1["cumulative_rate"] <= 1
     assert ev1["served_model"]["model_path"].endswith("iter_1/merged_model")
@@ -97,7 +110,7 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert ev1["vs_best_baseline_low"] <= ev1["vs_best_baseline"] <= ev1["vs_best_baseline_high"]
     assert ev1["shards"] == 3  # 6 benchmark + 6 hand-written theorems in shards of 4
     slug = set_slug(str(also))
-    assert "| node budget |" in ev1[f"{slug}_table"] and ev1[f"{slug}_theorems"] == 6
+    assert "| node budget |" in ev1[f"{slug}_report"] and ev1[f"{slug}_theorems"] == 6
     assert 0 <= ev1[f"{slug}_cumulative_rate_low"] <= ev1[f"{slug}_cumulative_rate_high"] <= 1
     tr1 = _latest(inst, "trajectories", "1")
     assert tr1["shards"] == max(1, -(-tr1["theorems"] // 4))
@@ -105,13 +118,47 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert _latest(inst, "lora_adapter", "1")["partitions_used"] == "tactic_pairs[1], base_model, lora_adapter[0]"
 
     for n in (0, 1):
-        s = read_summary(layout.iteration(n).eval)
+        s = read_summary(layout.iteration(n).stage("eval_report"))
         assert s.iteration == n and s.theorems == 6 and [b.budget for b in s.budgets] == [2, 6]
         assert s.structural_baseline is not None and s.structural_baseline.total == 6
-        other = read_summary(layout.iteration(n).eval / "sets" / slug)
+        other = read_summary(layout.iteration(n).stage("eval_report") / "sets" / slug)
         assert other.theorems == 6 and other.benchmark == str(also) and not set(other.solved) & set(s.solved)
-        report = (layout.iteration(n).eval / "report.md").read_text(encoding="utf-8")
+        report = (layout.iteration(n).stage("eval_report") / "report.md").read_text(encoding="utf-8")
         assert f"# {bench}" in report and f"# {also}" in report
-        recs = read_trajectories(layout.iteration(n).trajectories / "search.traj")
+        recs = read_trajectories(layout.iteration(n).stage("trajectories") / "search.traj")
         assert recs and all(r.iteration == n for r in recs)
-    assert not (layout.iteration(0).trajectories / "noisy.traj").exists()  # tiny: search.noisy_pass off
+    assert not (layout.iteration(0).stage("trajectories") / "noisy.traj").exists()  # tiny: search.noisy_pass off
+
+    # what a change re-runs (issue 57): exactly the stages that read what changed, however it reaches them
+    def ran(out: str) -> set[str]:
+        """The stages of the base and of iteration 0 that a run computed (not skipped)."""
+        found = (re.match(r"\[(?:iter 0 )?(\w+)\] \(", ln) for ln in out.splitlines() if "skipped)" not in ln)
+        return {m.group(1) for m in found if m}
+
+    async def rerun() -> set[str]:
+        err, out, _ = await asyncio.to_thread(loop, "0")
+        assert err is None, f"{out}\n{err!r}"
+        return ran(out)
+
+    # a setting that changes results, read by the searches (nodes per theorem per batch)
+    settings["search.concurrency"] = 3
+    write_profile(tmp_path / "profile.yaml", settings)
+    assert await rerun() == {"trajectories", "eval_report"}
+    # a hand-written set's file, read by the eval alone
+    also.write_text(also.read_text(encoding="utf-8") + "\n-- edited after the eval\n", encoding="utf-8")
+    assert await rerun() == {"eval_report"}
+    # the corpus's automation.json, read by the search's theorem selection (and by the split, which withholds
+    # nothing here and does not read it)
+    auto = corpus.parent / "automation.json"
+    auto.write_text(json.dumps(json.loads(auto.read_text(encoding="utf-8")), indent=2), encoding="utf-8")
+    assert await rerun() == {"trajectories"}
+    # the benchmark file, read by its automation baselines, the search (never a benchmark theorem) and the eval
+    lines = bench.read_text(encoding="utf-8").splitlines()
+    bench.write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
+    assert await rerun() == {"automation_baselines", "trajectories", "eval_report"}
+    # a stage's code
+    real = spec_module.code_version
+    monkeypatch.setattr(spec_module, "code_version",
+                        lambda m: "changed" if m.endswith(".eval_report") else real(m))
+    assert await rerun() == {"eval_report"}
+    monkeypatch.setattr(spec_module, "code_version", real)

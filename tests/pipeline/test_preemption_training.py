@@ -29,9 +29,9 @@ from safetensors.torch import load_file
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.training.metrics import TrainingMetrics
 from burnqed_core.training.sft import list_checkpoints
-from burnqed_pipeline.cli import REPO_DAGSTER_YAML
 from burnqed_pipeline.defs.partitions import GPU_POOL, add_iteration
 from burnqed_pipeline.recovery import recover_dead_runs, run_pid
+from burnqed_pipeline.runner import REPO_DAGSTER_YAML
 from tests.pipeline.helpers import materialize, metadata, resources
 from tests.pipeline.profiles import leandojo_corpus, slice_set, write_profile
 from tests.pipeline.test_ui_browser import _gql, dagster_dev
@@ -92,10 +92,10 @@ def test_sigkilled_training_run_resumes_from_its_checkpoint(tmp_path: Path) -> N
     # an uninterrupted run on a copy of the same inputs (another work dir and instance)
     layout, straight_layout = BaseLayout(root=tmp_path / "work"), BaseLayout(root=tmp_path / "straight")
     shutil.copytree(layout.dir, straight_layout.dir)
-    shutil.copytree(layout.iteration(0).pairs, straight_layout.iteration(0).pairs)
+    shutil.copytree(layout.iteration(0).stage("tactic_pairs"), straight_layout.iteration(0).stage("tactic_pairs"))
 
     # 1. the run process, killed mid-training once a checkpoint at >= KILL_AT is saved
-    out = layout.iteration(0).adapter
+    out = layout.iteration(0).stage("lora_adapter")
     cmd = [str(Path(sys.executable).parent / "dagster"), "asset", "materialize", "--select", "lora_adapter",
            "--partition", "0", "-m", "burnqed_pipeline.definitions"]
     log_path = tmp_path / "killed.log"
@@ -160,13 +160,14 @@ def test_sigkilled_training_run_resumes_from_its_checkpoint(tmp_path: Path) -> N
     smd = metadata(materialize(other, resources(sprof), ["lora_adapter"], "0"))["lora_adapter"]
     assert smd.get("resumed_from_step") is None and smd["steps"] == STEPS
 
-    resumed, straight = TrainingMetrics.load(out), TrainingMetrics.load(straight_layout.iteration(0).adapter)
+    resumed = TrainingMetrics.load(out)
+    straight = TrainingMetrics.load(straight_layout.iteration(0).stage("lora_adapter"))
     assert [p.step for p in resumed.loss_curve] == list(range(1, STEPS + 1))  # each step once
     for a, b in zip(resumed.loss_curve, straight.loss_curve, strict=True):
         assert a.loss == pytest.approx(b.loss, rel=1e-5, abs=1e-6), a.step
     assert resumed.best_step == straight.best_step
     wa = load_file(out / "adapter_model.safetensors")
-    wb = load_file(straight_layout.iteration(0).adapter / "adapter_model.safetensors")
+    wb = load_file(straight_layout.iteration(0).stage("lora_adapter") / "adapter_model.safetensors")
     assert wa.keys() == wb.keys()
     for k in wa:
         torch.testing.assert_close(wa[k], wb[k], rtol=1e-5, atol=1e-6)
@@ -202,7 +203,7 @@ def test_a_preempted_box_is_recovered_and_the_run_retried_from_failure(tmp_path:
     `burnqed recover` marks it failed, and the daemon's run retry (dagster.yaml) re-executes it from failure:
     training continues from its last checkpoint."""
     _, prof, home, instance = _prepare(tmp_path)
-    out = BaseLayout(root=tmp_path / "work").iteration(0).adapter
+    out = BaseLayout(root=tmp_path / "work").iteration(0).stage("lora_adapter")
     with dagster_dev(home, prof, tmp_path / "dagster_dev.log") as url:
         run_id = _launch_lora_run(url)
         deadline = time.monotonic() + 600

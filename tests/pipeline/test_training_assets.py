@@ -54,12 +54,12 @@ def test_base_assets_and_iteration_0_training(setup: tuple[Path, dg.DagsterInsta
 
     # one split, drawn before pre-training: iteration 0 validates on theorems the base never trained on
     work = prof.parent / "work"
-    split = read_split(work / "base" / "model" / "split.json")
+    split = read_split(work / "base" / "base_model" / "split.json")
     assert split.val and split.train
     val = {p.theorem for p in read_records(work / "iter_0" / "tactic_pairs" / "val.parquet", TacticPair)}
     train = {p.theorem for p in read_records(work / "iter_0" / "tactic_pairs" / "train.parquet", TacticPair)}
     assert val and val <= set(split.val) and train.isdisjoint(split.val)
-    pretrain_val = json.loads((work / "base" / "model" / "metrics.json").read_text(encoding="utf-8"))
+    pretrain_val = json.loads((work / "base" / "base_model" / "metrics.json").read_text(encoding="utf-8"))
     assert pretrain_val["val_examples"] > 0  # pre-training selected its checkpoint on the held-out side
 
 

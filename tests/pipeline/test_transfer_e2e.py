@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from burnqed_core.data.catalogue import BY_NAME
@@ -19,8 +20,9 @@ from burnqed_core.eval.transfer import RESULT_FILE, FoldResult, TransferReport, 
 from burnqed_core.record_io import read_parquet, write_jsonl
 from burnqed_core.records import TacticPair
 from burnqed_core.trajectory_io import read_trajectories
-from burnqed_pipeline.cli import pipeline_app
-from burnqed_pipeline.runtime import attach
+from burnqed_pipeline.cli import make_app
+from burnqed_pipeline.commands.transfer import run_transfer
+from tests.pipeline.helpers import lend
 from tests.pipeline.profiles import write_profile
 
 pytestmark = [pytest.mark.lean, pytest.mark.slow]
@@ -36,26 +38,35 @@ async def test_a_transfer_fold_through_dagster(tmp_path: Path, lean_pool: object
         "data.search_theorems": 4})
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
     out = tmp_path / "transfer"
-    runner = CliRunner()
+    runner, pipeline_app = CliRunner(), make_app()
+    rt = lend(lean_pool)  # the session's loop and Lean serve every fold (the command would start its own)
 
-    def transfer(*extra: str) -> tuple[int, str]:
-        r = runner.invoke(pipeline_app, ["transfer", "--profile", str(prof), "-o", str(out), "-f", "tmul", *extra])
-        return r.exit_code, r.output + (f"\n{r.exception!r}" if r.exception else "")
+    def transfer(iteration: int = 0) -> tuple[int, str]:
+        """``burnqed transfer --profile P -o OUT -f tmul [--iteration N]``: its exit code, its output."""
+        lines: list[str] = []
+        try:
+            run_transfer(out, str(prof), ["tmul"], None, False, False, iteration, False, runtime=rt,
+                         echo=lines.append)
+            code = 0
+        except typer.Exit as e:
+            code = e.exit_code
+        except Exception as e:
+            code, lines = 1, [*lines, repr(e)]
+        return code, "\n".join(lines)
 
-    with attach(asyncio.get_running_loop(), lean_pool):  # type: ignore[arg-type]
-        code, text = await asyncio.to_thread(transfer)
-        assert code == 0, text
-        for stage in ("tactic_pairs", "lora_adapter", "merged_model", "eval_report"):
-            assert f"[iter 0 {stage}]" in text, text
-        assert "[iter 0 trajectories]" not in text  # eval_report's upstream only (its EBM input: none at 0)
-        code2, text2 = await asyncio.to_thread(transfer)
-        assert code2 == 0, text2
-        skipped = [ln for ln in text2.splitlines() if ln.startswith("[") and "(unchanged inputs, skipped)" in ln]
-        assert len(skipped) == 3 + 6, text2  # base; tactic pairs, LoRA, merge, embeddings, EBM, eval
+    code, text = await asyncio.to_thread(transfer)
+    assert code == 0, text
+    for stage in ("tactic_pairs", "lora_adapter", "merged_model", "eval_report"):
+        assert f"[iter 0 {stage}]" in text, text
+    assert "[iter 0 trajectories]" not in text  # eval_report's upstream only (its EBM input: none at 0)
+    code2, text2 = await asyncio.to_thread(transfer)
+    assert code2 == 0, text2
+    skipped = [ln for ln in text2.splitlines() if ln.startswith("[") and "(unchanged inputs, skipped)" in ln]
+    assert len(skipped) == 3 + 6, text2  # base; tactic pairs, LoRA, merge, embeddings, EBM, eval
 
     work = out / "tmul" / "work"
     # the held-out family was never traced: no pair of it reached pre-training or fine-tuning
-    traced = read_parquet(work / "base" / "traced" / "pairs.parquet", TacticPair)
+    traced = read_parquet(work / "base" / "base_tactic_pairs" / "pairs.parquet", TacticPair)
     assert traced and not any(p.theorem.startswith("tmul_") for p in traced)
     assert not (work / "iter_0" / "trajectories").exists()
     fold = FoldResult.model_validate_json((out / "tmul" / RESULT_FILE).read_text())
@@ -84,13 +95,12 @@ async def test_a_transfer_fold_through_dagster(tmp_path: Path, lean_pool: object
     assert "| predicates | tmul * | 3 (0) |" in r.output and "read on an earlier corpus" in r.output, r.output
     assert "techniques with a held-out family above (c)" not in r.output  # no fold of this corpus to count
     (out / "tmul" / RESULT_FILE).write_text(fold.model_dump_json(indent=1) + "\n")
-    summary = json.loads((work / "iter_0" / "eval" / "summary.json").read_text())
+    summary = json.loads((work / "iter_0" / "eval_report" / "summary.json").read_text())
     assert summary["theorems"] == 3 and summary["iteration"] == 0
 
     # read at iteration 1: iteration 0's stages are reused, its corpus search runs (without the held-out family),
     # and the fold's result and table are written beside iteration 0's, which stay as they were
-    with attach(asyncio.get_running_loop(), lean_pool):  # type: ignore[arg-type]
-        code3, text3 = await asyncio.to_thread(transfer, "--iteration", "1")
+    code3, text3 = await asyncio.to_thread(transfer, 1)
     assert code3 == 0, text3
     for stage in ("[iter 0 trajectories]", "[iter 1 lora_adapter]", "[iter 1 eval_report]"):
         assert stage in text3, text3

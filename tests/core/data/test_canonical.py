@@ -180,14 +180,15 @@ def test_names_are_told_apart():
     assert stmt == "theorem ( u4 : List Nat ) ( u5 : u1 ) : u4.length + u1.u3 u5 + u5.u3 = List.length u4 + Nat.succ #"
 
 
-def test_proof_skeleton_continues_the_theorems_names():
+def test_proof_skeleton_numbers_names_from_the_statement():
     t = thm("dbl_eq", "(k : Nat) : dbl k = k + k", "def dbl : Nat → Nat\n  | 0 => 0\n  | n + 1 => dbl n + 2",
             ["induction k with\n  | zero => rfl\n  | succ m ih => simp [dbl, ih]; omega", "exact dbl_eq 3"])
-    assert proof_skeleton(t) == ("induction u3 with | zero => rfl | succ u4 u5 => simp [ u1 , u5 ] ; omega\n"
+    # k is the statement's first name, dbl its second: the definition's bound `n` takes no number
+    assert proof_skeleton(t) == ("induction u1 with | zero => rfl | succ u3 u4 => simp [ u2 , u4 ] ; omega\n"
                                  f"exact {SELF} #")
     # a proof given as text, a proof given as steps; none
     assert proof_skeleton(t, "omega") == "omega"
-    assert proof_skeleton(t, ["simp [dbl]", "omega"]) == "simp [ u1 ]\nomega"
+    assert proof_skeleton(t, ["simp [dbl]", "omega"]) == "simp [ u2 ]\nomega"
     assert proof_skeleton(thm("x", "(n : Nat) : n = n")) == ""
 
 

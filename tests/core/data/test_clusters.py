@@ -39,7 +39,7 @@ def test_instances_of_one_template_share_a_cluster_and_templates_do_not() -> Non
     assert {c[f"wlst_len_sum_{i}"] for i in range(8)} == {"wlst_len_sum_*"}
     assert len({c[n] for n in ("barith_s1_1", "barith_s1_10", "barith_s1_4", "barith_s1_7")}) == 1
     assert len({c[n] for n in ("barith_s0_0", "barith_s1_1", "barith_s2_2")}) == 3
-    assert c["fork_tips_swap"] != c["fork_weight_swap"] and c["blogic_s0"] != c["blogic_s1"]
+    assert c["weave_weave_length"] != c["weave_weave_sum"] and c["blogic_s0"] != c["blogic_s1"]
     with_twins = clusters(bench)
     assert with_twins["wlst_len_sum_0"] == "wlst_len_sum_*"
     assert with_twins["barith_s0_0"] != with_twins["barith_s1_1"]

@@ -115,10 +115,10 @@ def test_renaming_round_trips_to_the_fixed_names(fixed: dict[str, list[Theorem]]
     # every instance: the sets' theorems, the benchmark theorems dropped as corpus twins and the corpus theorems
     # dropped as twins of hand-written ones (the same ones with fixed names: twins are twins up to renaming)
     built, renamed = gs.build(rename=False), gs.build()
-    dropped = {tw.benchmark for tw in built.dropped}
-    assert dropped == {tw.benchmark for tw in renamed.dropped}
-    left = {tw.corpus for tw in built.dropped_corpus}
-    assert left == {tw.corpus for tw in renamed.dropped_corpus}
+    dropped = {tw.theorem for tw in built.dropped}
+    assert dropped == {tw.theorem for tw in renamed.dropped}
+    left = {tw.theorem for tw in built.dropped_corpus}
+    assert left == {tw.theorem for tw in renamed.dropped_corpus}
     assert checked == sum(len(ts) for ts in fixed.values()) + len(dropped) + len(left)
 
 

@@ -144,7 +144,7 @@ def test_search_selection_reads_the_earlier_searches(tmp_path: Path) -> None:
     """The loop's selection: families where iteration 0's search failed weigh more at iteration 1."""
     from burnqed_core.config import load_profile
     from burnqed_core.data.theorems import load_theorems
-    from burnqed_core.loop.inputs import search_selection
+    from burnqed_core.loop.stages.trajectories import search_selection
     from burnqed_core.search.trajectories import TrajectoryWriter
     from tests.core.search.test_trajectories import outcome
 

@@ -156,7 +156,7 @@ def test_cache_resumes_after_sigkill_without_reencoding(tiny_model_dir: Path, tm
 
 def test_encode_config_defaults() -> None:
     c = EBMConfig()
-    assert c.checkpoint_every >= 1 and c.encode_batch_size >= 1 and not c.joint.enabled
+    assert c.checkpoint_every >= 1 and c.encode_batch_size >= 1
 
 
 async def test_sglang_policy_fills_a_last_l2_cache_and_refuses_a_mean_one(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Hindsight positives (``ebm.hindsight``): the known proof of a searched theorem the search did not prove.
 
-Real `TacticPair`s and `TrajectoryRecord`s, real Parquet and split files for the stage's view, a real head
+Real `TacticPair`s and `TrajectoryRecord`s, real Parquet and split files for the stage's inputs, a real head
 trained on them."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from burnqed_core.ebm.train import train_ebm
 from burnqed_core.errors import DataError
 from burnqed_core.loop import corpus
 from burnqed_core.loop.layout import BaseLayout
-from burnqed_core.loop.settings import view
 from burnqed_core.loop.spec import StageContext
-from burnqed_core.loop.specs import EBM, _known_paths
+from burnqed_core.loop.stages.ebm import EBM
+from burnqed_core.loop.stages.shared import known_proof_states
 from burnqed_core.record_io import write_parquet
 from burnqed_core.records import TacticPair, TrajectoryRecord
 from tests.core.ebm_toy import separable_embeddings, toy_records
@@ -130,14 +130,13 @@ def test_the_stage_reads_known_proofs_of_the_training_side_only(tmp_path: Path) 
     profile = load_profile("ebm")
 
     def ctx(p: Profile) -> StageContext:
-        settings = view(p, EBM.declared(p), EBM.name)  # type: ignore[arg-type]
-        return StageContext(spec=EBM, settings=settings, n=1, layout=BaseLayout(root=tmp_path / "work"),
+        return StageContext(spec=EBM, settings=EBM.settings.of(p), n=1, layout=BaseLayout(root=tmp_path / "work"),
                             inputs={"base_tactic_pairs": traced, "base_model": model}, previous=None, earlier=[],
                             out=tmp_path / "out")
 
-    assert profile.ebm.hindsight is False and _known_paths(ctx(profile)) is None
+    assert profile.ebm.hindsight is False and known_proof_states(ctx(profile), profile.ebm.hindsight) is None
     on = profile.model_copy(update={"ebm": profile.ebm.model_copy(update={"hindsight": True})})
-    assert _known_paths(ctx(on)) == {"train_a": ["⊢ A", "⊢ A1"]}
+    assert known_proof_states(ctx(on), on.ebm.hindsight) == {"train_a": ["⊢ A", "⊢ A1"]}
 
 
 def test_stages_and_cli_encode_and_train_on_known_proofs(tiny_model_dir: Path, tmp_path: Path) -> None:
@@ -150,7 +149,8 @@ def test_stages_and_cli_encode_and_train_on_known_proofs(tiny_model_dir: Path, t
     from burnqed_core.cli import app
     from burnqed_core.ebm.embeddings import EmbeddingCache, cache_dir_for, state_key
     from burnqed_core.ebm.train import has_ebm
-    from burnqed_core.loop import stages
+    from burnqed_core.loop.stages import ebm as ebm_stage
+    from burnqed_core.loop.stages import embeddings as embeddings_stage
     from burnqed_core.policy.local import LocalPolicy
 
     unproved = [r for r in toy_records(n_theorems=12) if not r.proved]        # thm_2, thm_5, thm_8, thm_11
@@ -162,12 +162,12 @@ def test_stages_and_cli_encode_and_train_on_known_proofs(tiny_model_dir: Path, t
     known = known_paths(pairs, {p.theorem for p in pairs})
     profile = load_profile("tiny", overrides={"ebm.steps": 20, "ebm.hidden_dims": [32, 16], "ebm.batch_size": 8,
                                               "ebm.eval_every": 10, "ebm.save_every": 10})
-    emb = asyncio.run(stages.embeddings(profile, 1, LocalPolicy(tiny_model_dir), [traj], tmp_path / "emb",
+    emb = asyncio.run(embeddings_stage.embeddings(profile, 1, LocalPolicy(tiny_model_dir), [traj], tmp_path / "emb",
                                         progress=False, known=known))
     keys = EmbeddingCache.load(cache_dir_for(tmp_path / "emb")).keys()
     assert state_key("⊢ good 2 1") in keys and state_key("⊢ good 0 1") not in keys   # thm_0 was never searched
     assert emb.metrics["separation"]["positives"] == 8
-    res = stages.ebm(profile, 1, tmp_path / "emb", [traj], tmp_path / "ebm", progress=False, known=known)
+    res = ebm_stage.ebm(profile, 1, tmp_path / "emb", [traj], tmp_path / "ebm", progress=False, known=known)
     assert res.metrics["trained"] and res.metrics["hindsight_positives"] == 8 and has_ebm(tmp_path / "ebm")
 
     r = CliRunner()
@@ -195,18 +195,19 @@ def test_hindsight_that_finds_nothing_to_read_says_so(tiny_model_dir: Path, tmp_
     trains on the proved searches and the stage says why hindsight added nothing."""
     import asyncio
 
-    from burnqed_core.loop import stages
+    from burnqed_core.loop.stages import ebm as ebm_stage
+    from burnqed_core.loop.stages import embeddings as embeddings_stage
     from burnqed_core.policy.local import LocalPolicy
 
     traj = write_parquet(toy_records(n_theorems=9), tmp_path / "traj.parquet", TrajectoryRecord)
     profile = load_profile("tiny", overrides={"ebm.steps": 10, "ebm.hidden_dims": [16], "ebm.batch_size": 8,
                                               "ebm.eval_every": 5, "ebm.save_every": 5, "ebm.hindsight": True})
-    asyncio.run(stages.embeddings(profile, 1, LocalPolicy(tiny_model_dir), [traj], tmp_path / "emb", progress=False,
-                                  known={}))
-    res = stages.ebm(profile, 1, tmp_path / "emb", [traj], tmp_path / "ebm", progress=False, known={})
+    asyncio.run(embeddings_stage.embeddings(profile, 1, LocalPolicy(tiny_model_dir), [traj], tmp_path / "emb",
+                                            progress=False, known={}))
+    res = ebm_stage.ebm(profile, 1, tmp_path / "emb", [traj], tmp_path / "ebm", progress=False, known={})
     assert res.metrics["trained"] and res.metrics["hindsight_positives"] == 0
     assert "data.search_exercises" in res.summary and res.metrics["warnings"]
     plain = load_profile("tiny", overrides={"ebm.steps": 10, "ebm.hidden_dims": [16], "ebm.batch_size": 8,
                                             "ebm.eval_every": 5, "ebm.save_every": 5})
-    again = stages.ebm(plain, 1, tmp_path / "emb", [traj], tmp_path / "ebm2", progress=False)
+    again = ebm_stage.ebm(plain, 1, tmp_path / "emb", [traj], tmp_path / "ebm2", progress=False)
     assert again.metrics["trained"] and "warnings" not in again.metrics

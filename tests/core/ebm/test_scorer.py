@@ -18,7 +18,8 @@ from burnqed_core.config import EBMConfig, load_profile
 from burnqed_core.ebm.embeddings import EmbeddingMismatchError, encoder_text
 from burnqed_core.ebm.scorer import load_energy_scorer
 from burnqed_core.ebm.train import has_ebm, load_head
-from burnqed_core.loop import stages
+from burnqed_core.loop.stages import ebm as ebm_stage
+from burnqed_core.loop.stages import embeddings as embeddings_stage
 from burnqed_core.policy.local import LocalPolicy
 from burnqed_core.record_io import write_parquet
 from burnqed_core.records import TrajectoryRecord
@@ -51,12 +52,12 @@ def trained_ebm(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
     profile = load_profile("tiny", overrides={"ebm.steps": 30, "ebm.hidden_dims": [32, 16], "ebm.batch_size": 16,
                                               "ebm.eval_every": 10, "ebm.save_every": 10})
     policy = LocalPolicy(tiny_model_dir, batch_size=16)
-    res = asyncio.run(stages.embeddings(profile, 1, policy, [traj], root / "emb", progress=False))
+    res = asyncio.run(embeddings_stage.embeddings(profile, 1, policy, [traj], root / "emb", progress=False))
     assert res.metrics["encoded"] == res.metrics["states"] > 0 and res.metrics["pooling"] == "last_l2"
     assert res.metrics["separation"]["positives"] > 0
-    again = asyncio.run(stages.embeddings(profile, 1, policy, [traj], root / "emb", progress=False))
+    again = asyncio.run(embeddings_stage.embeddings(profile, 1, policy, [traj], root / "emb", progress=False))
     assert again.metrics["encoded"] == 0 and again.metrics["cached"] == res.metrics["states"]
-    res = stages.ebm(profile, 1, root / "emb", [traj], root / "ebm", progress=False)
+    res = ebm_stage.ebm(profile, 1, root / "emb", [traj], root / "ebm", progress=False)
     assert res.metrics["trained"] and has_ebm(root / "ebm"), res.summary
     assert "rank-1" in res.summary
     return root / "ebm", traj
@@ -64,9 +65,9 @@ def trained_ebm(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
 
 def test_iteration_zero_has_no_ebm(tmp_path: Path, tiny_model_dir: Path) -> None:
     profile = load_profile("tiny")
-    res = stages.ebm(profile, 0, tmp_path / "emb", [], tmp_path / "ebm")
+    res = ebm_stage.ebm(profile, 0, tmp_path / "emb", [], tmp_path / "ebm")
     assert not res.metrics["trained"] and "no EBM" in res.summary and not has_ebm(tmp_path / "ebm")
-    emb = asyncio.run(stages.embeddings(profile, 0, LocalPolicy(tiny_model_dir), [], tmp_path / "emb"))
+    emb = asyncio.run(embeddings_stage.embeddings(profile, 0, LocalPolicy(tiny_model_dir), [], tmp_path / "emb"))
     assert emb.metrics["states"] == 0 and not (tmp_path / "emb").exists()
 
 
@@ -184,7 +185,7 @@ def test_no_proof_path_means_no_ebm(tiny_model_dir: Path, tmp_path: Path) -> Non
     unproved = [r for r in toy_records(n_theorems=6) if not r.proved]
     traj = write_parquet(unproved, tmp_path / "traj.parquet", TrajectoryRecord)
     profile = load_profile("tiny")
-    asyncio.run(stages.embeddings(profile, 1, LocalPolicy(tiny_model_dir), [traj], tmp_path / "emb",
+    asyncio.run(embeddings_stage.embeddings(profile, 1, LocalPolicy(tiny_model_dir), [traj], tmp_path / "emb",
                                   progress=False))
-    res = stages.ebm(profile, 1, tmp_path / "emb", [traj], tmp_path / "ebm", progress=False)
+    res = ebm_stage.ebm(profile, 1, tmp_path / "emb", [traj], tmp_path / "ebm", progress=False)
     assert not res.metrics["trained"] and "no positive" in res.summary and not has_ebm(tmp_path / "ebm")

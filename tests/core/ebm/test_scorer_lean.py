@@ -10,7 +10,9 @@ import pytest
 
 from burnqed_core.config import load_profile
 from burnqed_core.ebm.train import has_ebm
-from burnqed_core.loop import stages
+from burnqed_core.loop.stages import ebm as ebm_stage
+from burnqed_core.loop.stages import embeddings as embeddings_stage
+from burnqed_core.loop.stages import trajectories as trajectories_stage
 from burnqed_core.record_io import write_parquet
 from burnqed_core.records import Theorem, TrajectoryRecord
 from burnqed_core.search.trajectories import read_run_record
@@ -39,20 +41,21 @@ async def test_ebm_guided_search_on_lean(lean_pool: object, search_model: Path, 
         "search.noisy_pass": True})
     policy = LocalPolicy(model, batch_size=64, max_new_tokens=12, seed=0)
     it0 = tmp_path / "iter_0"
-    res0 = await stages.trajectories(profile, 0, policy, lean_pool, THEOREMS, it0 / "trajectories", model)  # type: ignore[arg-type]
+    res0 = await trajectories_stage.trajectories(profile, 0, policy, lean_pool, THEOREMS, it0 / "trajectories", model)  # type: ignore[arg-type]
     assert "EBM" not in res0.summary
-    dirs = stages.trajectory_outputs(it0 / "trajectories")
+    dirs = trajectories_stage.trajectory_outputs(it0 / "trajectories")
     assert [d.name for d in dirs] == ["noisy.traj", "search.traj"]
     # real search nodes plus toy ones (so that the split always has held-out positives)
     toy = write_parquet(toy_records(n_theorems=9), tmp_path / "toy.parquet", TrajectoryRecord)
-    emb = await stages.embeddings(profile, 1, policy, [*dirs, toy], tmp_path / "iter_1" / "embeddings",
+    emb = await embeddings_stage.embeddings(profile, 1, policy, [*dirs, toy], tmp_path / "iter_1" / "embeddings",
                                   progress=False)
     assert emb.metrics["encoded"] > 0
-    ebm = stages.ebm(profile, 1, tmp_path / "iter_1" / "embeddings", [*dirs, toy], tmp_path / "iter_1" / "ebm",
+    ebm = ebm_stage.ebm(profile, 1, tmp_path / "iter_1" / "embeddings", [*dirs, toy], tmp_path / "iter_1" / "ebm",
                      progress=False)
     assert ebm.metrics["trained"] and has_ebm(tmp_path / "iter_1" / "ebm"), ebm.summary
 
-    res1 = await stages.trajectories(profile, 1, policy, lean_pool, THEOREMS, tmp_path / "iter_1" / "trajectories",  # type: ignore[arg-type]
+    res1 = await trajectories_stage.trajectories(profile, 1, policy, lean_pool, THEOREMS,
+                                                 tmp_path / "iter_1" / "trajectories",  # type: ignore[arg-type]
                                      model, ebm_dir=tmp_path / "iter_1" / "ebm")
     assert "EBM" in res1.summary and "T=1.0" in res1.summary  # the EBM's sampling temperature
     out = tmp_path / "iter_1" / "trajectories" / "search.traj"

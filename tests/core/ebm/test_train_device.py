@@ -3,8 +3,8 @@ float32 `LocalPolicy` on the device, train the head on those embeddings (`train_
 `run.train_from_dirs`), score with the saved head over the device's encoder.
 
 `train_ebm` itself has no device setting: the head is small and trains on CPU from the cached embeddings; what
-runs on the GPU is the encoder that makes the embeddings and, in the search, scores new states, and (in joint
-training) the head moved to the device. So the ``cuda`` case (marked ``gpu``) checks that the device's
+runs on the GPU is the encoder that makes the embeddings and, in the search, scores new states. So the ``cuda``
+case (marked ``gpu``) checks that the device's
 embeddings are the CPU's (to float rounding), that a head trained on them learns and trains as on the CPU's, that
 the saved head gives the same energies on the device as on CPU, and that the scorer over the device's encoder
 scores as over the CPU's.

@@ -1,6 +1,7 @@
 """`burnqed compare` with intervals: paired cluster-bootstrap changes between consecutive evals and the
-go/no-go on them (better only when an interval lies above zero), the point rule where no interval can be
-had, the text, markdown and plot. Pure functions: no Lean."""
+go/no-go on the primary statistic (pass@1 by cluster; better only when its interval lies above zero), nothing
+decided with fewer than 10 clusters, the point rule where no interval can be had, the text, markdown and plot.
+Pure functions: no Lean."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from burnqed_core.eval.compare import (
 )
 from burnqed_core.eval.gonogo import BEST_BASELINE_FIGURE, go_no_go
 from burnqed_core.eval.report import write_report
-from burnqed_core.eval.summary import EvalSummary, joint_clusters, paired_deltas, summarize
+from burnqed_core.eval.summary import EvalSummary, joint_clusters, paired_deltas, primary_delta_name, summarize
 from burnqed_core.records import EvalResult
 
 PP = re.compile(r"[+-]\d+\.\d pp \[[+-]\d+\.\d, [+-]\d+\.\d\]")
@@ -59,6 +60,10 @@ def test_a_clear_improvement_is_better() -> None:
     assert by_cluster.by_cluster and by_cluster.change.value == pytest.approx(0.5)
     assert next(f for f in cv.figures if f.name == "best lower bound").value > 0
     assert "paired cluster bootstrap over 60 theorems" in cv.markdown()
+    # the primary statistic alone decides: pass@1 by cluster at the largest budget
+    deciding = [d.name for d in paired.deltas if d.decides]
+    assert deciding == [primary_delta_name(32)]  # no hard split here (no baselines)
+    assert not next(d for d in paired.deltas if d.name == "pass@1 (mean per attempt), budget 32").decides
 
 
 def test_one_more_cluster_is_noise_not_an_improvement() -> None:
@@ -90,18 +95,19 @@ def test_a_clear_drop_is_a_regression() -> None:
     v, cv = interval_verdict(after, before, regression_pp=2.0)
     assert not v.go and "regression" in {r.code for r in v.reasons}
     assert "the whole 95% interval below -2.0pp" in v.summary()
-    assert any(f.failed and f.name.startswith("upper bound of pass@k") for f in cv.figures)
+    assert any(f.failed and f.name == f"upper bound of {primary_delta_name(32)}" for f in cv.figures)
     # a drop whose interval reaches above -regression_pp is no regression (but no improvement either)
     v, _ = interval_verdict(bench(names("c", 9), 1), bench(names("c", 10), 0))
     assert {r.code for r in v.reasons if r.blocking} == {"no_improvement"}
 
 
-def test_the_point_rule_decides_where_no_interval_can_be_had() -> None:
+def test_too_few_clusters_decide_nothing_and_the_point_rule_decides_where_no_interval_can_be_had() -> None:
     small_before, small_after = bench(names("c", 1), 0, clusters=4), bench(names("c", 2), 1, clusters=4)
     v, cv = interval_verdict(small_after, small_before)
-    assert v == go_no_go(small_after, small_before) and v.go
-    assert any(n.startswith(f"decided on point estimates: only 4 clusters in both evals (fewer than {MIN_CLUSTERS}")
-               for n in cv.notes)
+    assert not v.go and [r.code for r in v.reasons if r.blocking] == ["too_few_clusters"] and not cv.passed
+    assert f"4 clusters in both evals (fewer than {MIN_CLUSTERS}): the set decides nothing" in v.summary()
+    point = go_no_go(small_after, small_before)  # the point rule says so too
+    assert not point.go and [r.code for r in point.reasons if r.blocking] == ["too_few_clusters"]
     old_before = bench(names("c", 10), 0).model_copy(update={"outcomes": []})  # a summary.json from before
     after = bench(names("c", 11), 1)
     v, cv = interval_verdict(after, old_before)
@@ -132,7 +138,7 @@ def test_compare_shows_each_change_with_its_interval(tmp_path: Path) -> None:
     text = format_compare(c)
     assert re.search(r"pass@k, budget 32 .*\+50\.0 pp \[\+\d+\.\d, \+\d+\.\d\]", text)
     assert "by cluster, 32" in text and "hard split, 32" in text and "theorems / clusters" in text
-    assert len(PP.findall(text)) >= 8 and "go/no-go: NO-GO (iteration 2)" in text
+    assert len(PP.findall(text)) >= 8 and "go/no-go (decided on pass@1 by cluster): NO-GO (iteration 2)" in text
     assert "paired cluster bootstrap over 60 theorems in both evals (30 clusters" in text
     md = format_compare_markdown(c)
     assert "| statistic | before | after | change [95% interval] |" in md and PP.search(md)
@@ -161,3 +167,27 @@ def test_the_verdict_says_whether_the_prover_beats_the_best_baseline() -> None:
     assert next(f for f in cv.figures if f.name == BEST_BASELINE_FIGURE).ok
     text = format_compare(compare_summaries([at(20, 1), at(30, 2)], ["one", "two"]))
     assert "baseline (c) | vs best baseline [95%]" in text and "(c) +33.3 pp [" in text
+
+
+def test_baseline_c_at_pass_k_is_read_at_equal_compute() -> None:
+    """The prover at pass@3 against (c) searched three times: its pass@k against (c)'s pass@k, its pass@1 (the
+    primary statistic) against (c)'s mean over its three attempts; never three searches against one."""
+    names_ = [f"c{c:02d}_{i}" for c in range(20) for i in range(2)]
+    # (c) proves c00..c09 in every attempt and c10..c14 in one attempt of three
+    per = {n: [3, 3, 3] if n < "c10" else [None, 3, None] if n < "c15" else [None, None, None] for n in names_}
+    c = StructuralBaseline(key="k", budget=32, attempts=3, per_attempt=per,
+                           nodes={n: min((x for x in v if x is not None), default=None) for n, v in per.items()})
+    b = Baselines(single=dict.fromkeys(names_), defaware=dict.fromkeys(names_), structural=c)
+    rows = [EvalResult(iteration=0, benchmark="bench", theorem=n, budget=32, attempt=a, proved=ok,
+                       nodes_to_proof=3 if ok else None, nodes_used=3 if ok else 32, time_s=1.0,
+                       proof=["simp"] if ok else [], cluster=n[:3])
+            for n in names_ for a in range(3) for ok in [(n < "c15" and a == 0) or n < "c10"]]
+    s = summarize(rows, b, iteration=0, benchmark="bench", budgets=[32])
+    assert s.pass_k == 3 and s.structural_baseline is not None and s.structural_baseline.solved == 30
+    assert s.structural_pass1 is not None and s.structural_pass1.value == pytest.approx((20 + 10 / 3) / 40)
+    best = s.best_baseline
+    assert best is not None and best.name == "c"
+    assert best.versus is not None and best.versus.change.value == pytest.approx(0.0)  # 30 = 30 at pass@3
+    assert best.versus_primary is not None and best.versus_primary.change.value == pytest.approx(0.0)
+    assert best.versus_primary.name.startswith("prover vs baseline (c)") and "pass@1 by cluster" in \
+        best.versus_primary.name

@@ -45,13 +45,13 @@ def test_results_written_before_the_cluster_column_read_back(tmp_path: Path) -> 
 def test_a_shard_gets_the_clusters_of_the_whole_benchmark() -> None:
     bench = load_theorems("bundled:benchmark")
     whole = clusters(bench)
-    shard = [t for t in bench if t.name in ("weave_dup_sum", "suit_turn_rank", "barith_s0_3", "wlst_len_sum_2")]
+    shard = [t for t in bench if t.name in ("weave_weave_sum", "two_odd_1_1_2", "barith_s0_3", "wlst_len_sum_2")]
     got = eval_clusters(shard, "bundled:benchmark")
     assert got == {t.name: whole[t.name] for t in shard}
     assert got["wlst_len_sum_2"] == "wlst_len_sum_*"
     # their twins are in other shards: alone, the shard would not know
-    assert got["weave_dup_sum"] == "weave_dup_length" and got["suit_turn_rank"] == "suit_red_*"
-    assert clusters(shard)["weave_dup_sum"] == "weave_dup_sum"
+    assert got["weave_weave_sum"] == "weave_weave_length" and got["two_odd_1_1_2"] == "two_even_*"
+    assert clusters(shard)["weave_weave_sum"] == "weave_weave_sum"
     # theorems that are not the profile's benchmark: clustered among themselves
     own = [Theorem(name="p", statement="(a b : Nat) : a + b = b + a"),
            Theorem(name="q", statement="(x y : Nat) : x + y = y + x")]

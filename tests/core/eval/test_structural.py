@@ -79,6 +79,19 @@ async def test_baseline_c_proves_induction_then_automation_and_caches_it(lean_po
     assert Baselines.model_validate_json(carried.model_dump_json()).structural == b
 
 
+@pytest.mark.lean
+async def test_at_pass_k_the_real_search_runs_k_seeded_attempts(lean_pool: ProofEnv, tmp_path: Path) -> None:
+    """Equal compute on the real Lean: read at pass@2, (c) searches each theorem twice (its rows, per attempt),
+    proves the induction theorem in both and the false one in neither."""
+    prof = profile(**{"eval.pass_k": 2})
+    b = await measure_structural(prof, lean_pool, THMS, cache_dir=tmp_path / "cache", shipped=None,
+                                 lean_version="lean-x")
+    assert b.attempts == 2 and b.key == structural_key(THMS, prof, "lean-x") != structural_key(THMS, profile(),
+                                                                                                 "lean-x")
+    assert set(b.per_attempt) == {"twirl_eq", "succ_ne"} and all(len(v) == 2 for v in b.per_attempt.values())
+    assert b.attempt_rate("twirl_eq") == 1.0 and b.attempt_rate("succ_ne") == 0.0 and b.proved("twirl_eq")
+
+
 def test_the_key_covers_budget_timeout_theorems_and_settings() -> None:
     base = structural_key(THMS, profile(), "lean-x")
     assert structural_key(list(reversed(THMS)), profile(), "lean-x") == base  # order does not matter
@@ -228,18 +241,56 @@ def test_rows_to_baseline_leave_lean_failures_unmeasured() -> None:
     assert not b.measured("crashed") and not b.proved("crashed")
 
 
+def test_at_pass_k_baseline_c_gets_k_searches() -> None:
+    """Equal compute: read at pass@3, (c) searches each theorem three times, with seeds of their own (its key
+    says so; a one-attempt key is unchanged); its rows give pass@3 and the mean over the attempts."""
+    one = structural_key(THMS, profile(), "lean-x")
+    three = structural_key(THMS, profile(**{"eval.pass_k": 3}), "lean-x")
+    assert three != one and structural_key(THMS, profile(**{"eval.pass_k": 1}), "lean-x") == one
+
+    def r(theorem: str, attempt: int, nodes: int | None) -> EvalResult:
+        return EvalResult(iteration=0, benchmark="b", theorem=theorem, budget=12, attempt=attempt,
+                          proved=nodes is not None, nodes_to_proof=nodes, nodes_used=nodes or 12, time_s=1.0,
+                          proof=["simp"] if nodes is not None else [])
+
+    b = from_rows([r("twirl_eq", 0, None), r("twirl_eq", 1, 9), r("twirl_eq", 2, 5),
+                   r("succ_ne", 0, None), r("succ_ne", 1, None), r("succ_ne", 2, None)], THMS, key="k", budget=12,
+                  attempts=3)
+    assert b.attempts == 3 and b.nodes == {"twirl_eq": 5, "succ_ne": None}
+    assert b.per_attempt == {"twirl_eq": [None, 9, 5], "succ_ne": [None, None, None]}
+    assert b.proved("twirl_eq") and b.attempt_rate("twirl_eq") == pytest.approx(2 / 3)
+    assert b.attempt_rate("twirl_eq", 6) == pytest.approx(1 / 3) and b.attempt_rate("succ_ne") == 0.0
+    assert StructuralBaseline.model_validate_json(b.model_dump_json()) == b
+
+
+async def test_the_seeded_structural_policy_orders_each_state_by_its_seed() -> None:
+    """Baseline (c)'s k searches differ: each state's steps in an order of its seed (the same seed, the same
+    order); without seeds, or unseeded, the fixed order."""
+    from burnqed_core.policy.structural import StructuralPolicy, structural_steps
+
+    state = "xs ys : List Nat\nn m : Nat\n⊢ f xs ys n = g m"
+    fixed = structural_steps(state)
+    seeded = StructuralPolicy(seeded=True)
+    orders = [[c.tactic for c in (await seeded.generate([state], 8, 0.8, seeds=[s]))[0]] for s in range(6)]
+    assert all(sorted(o) == sorted(fixed) for o in orders) and len({tuple(o) for o in orders}) > 1
+    assert orders[0] == [c.tactic for c in (await seeded.generate([state], 8, 0.8, seeds=[0]))[0]]
+    assert [c.tactic for c in (await StructuralPolicy().generate([state], 8, 0.8, seeds=[3]))[0]] == fixed
+    assert [c.tactic for c in (await seeded.generate([state], 8, 0.8))[0]] == fixed
+
+
 def test_tiny_ships_baseline_c_for_every_set_it_evaluates() -> None:
     """The main job reads baseline (c) of test and of the hand-written sample from the shipped files: a change
     to tiny's search or eval settings changes the key (re-ship with `burnqed lean baseline SET --structural
     --profile tiny [--sample N]`), else every fresh machine searches them again."""
     from burnqed_core.config import load_profile
     from burnqed_core.data.theorems import set_dir
+    from burnqed_core.eval.plan import set_theorems
+    from burnqed_core.eval.settings import EvalSettings
     from burnqed_core.eval.structural import read_cached, structural_key
     from burnqed_core.lean.install import expected_stamp
-    from burnqed_core.loop.inputs import eval_theorems
 
     prof = load_profile("tiny", environ={})
-    for spec, theorems in eval_theorems(prof).items():
+    for spec, theorems in set_theorems(EvalSettings.of(prof)).items():
         found = read_cached(set_dir(spec), structural_key(theorems, prof, expected_stamp()))
         assert found is not None, f"{spec}: no shipped baseline (c) for tiny's settings"
         assert set(found.nodes) == {t.name for t in theorems} and not found.infra

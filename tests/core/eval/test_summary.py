@@ -79,23 +79,30 @@ def test_both_baselines_and_solved_beyond_automation() -> None:
     table = format_table(s)
     assert "baseline (a) single tactic" in table and "1/4 (25.0%)" in table
     assert "baseline (b) definition-aware" in table and "2/4 (50.0%)" in table
-    assert "solved beyond automation: 1 (hard1)" in table
+    assert "solved beyond automation (a proof step only the policy proposed): 1 (hard1)" in table
     md = format_markdown(s)
-    assert "solved beyond automation (a proof with a policy step): **1**: `hard1`" in md and "pass@1" in md
+    assert "solved beyond automation (a proof step only the policy proposed): **1**: `hard1`" in md and "pass@1" in md
 
 
 def test_beyond_automation_needs_a_policy_step() -> None:
     """A hard theorem counts beyond automation only through a proof with a
-    step the policy proposed ('policy' or 'both'); proved by automation
-    candidates alone (or with no recorded origins) it is listed apart, also
+    step only the policy proposed at its node ('policy'); one whose policy
+    steps the automation also proposed ('both') is counted apart, as is one
+    proved by automation candidates alone (or with no recorded origins), also
     when another attempt failed; any attempt with a policy step is enough."""
     rows = [row("easy1", 2, sources=("automation",)),
             row("hard1", 5, sources=("automation", "automation")),
             row("hard2", 6, sources=("automation", "both"))]
     s = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8])
-    assert s.beyond_automation == ["hard2"] and s.automation_only == ["hard1"]
-    assert "hard but by automation steps alone: 1 (hard1)" in format_table(s)
+    assert s.beyond_automation == [] and s.beyond_by_both == ["hard2"] and s.automation_only == ["hard1"]
+    table = format_table(s)
+    assert "solved beyond automation (a proof step only the policy proposed): 0" in table
+    assert "hard, with policy steps the automation also proposed ('both'), not beyond it: 1 (hard2)" in table
+    assert "hard but by automation steps alone: 1 (hard1)" in table
     assert "automation steps alone: 1: `hard1`" in format_markdown(s)
+    mixed = summarize([row("hard2", 6, sources=("both", "policy"))], BASE, iteration=0, benchmark="bench",
+                      budgets=[8])
+    assert mixed.beyond_automation == ["hard2"] and mixed.beyond_by_both == []
     unknown = summarize([row("hard1", 5, sources=())], BASE, iteration=0, benchmark="bench", budgets=[8])
     assert unknown.beyond_automation == [] and unknown.automation_only == ["hard1"]
     two = summarize([row("hard1", 5, sources=("automation",)), row("hard1", 7, attempt=1)], BASE,
@@ -136,21 +143,37 @@ def test_ebm_ablation_rows_give_a_summary_with_and_without() -> None:
         summarize(rows, BASE, iteration=1, benchmark="bench")
 
 
+def twelve(solved: dict[str, int | None], iteration: int, ebm: str = "") -> list[EvalResult]:
+    """Twelve theorems in twelve clusters (enough to decide): ``solved`` gives nodes to proof per theorem."""
+    return [row(n, solved.get(n), iteration=iteration, ebm=ebm) for n in WIDE]
+
+
+WIDE = [f"t{i:02d}" for i in range(12)]
+WIDE_BASE = Baselines(single={n: "omega" if n < "t02" else None for n in WIDE},
+                      defaware={n: "simp" if n < "t04" else None for n in WIDE})
+
+
 def test_go_no_go_verdicts() -> None:
-    base = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32])
+    """The point rule, on the primary statistic (pass@1 by cluster): better, the same, a regression; fewer than
+    ten clusters decide nothing; an EBM gaining nothing over its ablation is a no-go."""
+    def at(solved: list[str], iteration: int) -> EvalSummary:
+        return summarize(twelve(dict.fromkeys(solved, 3), iteration), WIDE_BASE, iteration=iteration,
+                         benchmark="bench", budgets=[8, 32])
+
+    base = at(WIDE[:6], 0)
     first = go_no_go(base, None)
     assert first.go and first.reasons[0].code == "first_iteration"
-    same = summarize([r.model_copy(update={"iteration": 1}) for r in results()], BASE, iteration=1, benchmark="bench",
-                     budgets=[8, 32])
-    v = go_no_go(same, base)
+    v = go_no_go(at(WIDE[:6], 1), base)
     assert not v.go and [r.code for r in v.reasons if r.blocking] == ["no_improvement"]
-    better = summarize([*results()[:3], row("hard2", 6)], BASE, iteration=1, benchmark="bench", budgets=[8, 32])
-    assert go_no_go(better, base).go
-    worse = summarize([row("easy1", 2), row("easy2", None), row("hard1", None), row("hard2", 3)], BASE, iteration=1,
-                      benchmark="bench", budgets=[8, 32])
+    assert go_no_go(at(WIDE[:7], 1), base).go
+    worse = at(WIDE[:3], 1)
     v = go_no_go(worse, base, regression_pp=2.0)
     assert not v.go and "regression" in {r.code for r in v.reasons}
-    assert "budget 32: -25.0pp" in v.summary()
+    assert "pass@1 by cluster: -25.0pp" in v.summary()
+    small = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32])  # four clusters
+    better = summarize([*results()[:3], row("hard2", 6)], BASE, iteration=1, benchmark="bench", budgets=[8, 32])
+    v = go_no_go(better, small)
+    assert not v.go and [r.code for r in v.reasons if r.blocking] == ["too_few_clusters"]
     # an EBM that gains nothing over its own ablation is a no-go
     flat = summarize_variants(results() + [r.model_copy(update={"ebm": "e"}) for r in results()], BASE,
                               iteration=0, benchmark="bench", budgets=[8, 32])
@@ -177,7 +200,7 @@ def test_reports_plot_compare_and_errors_naming_files(tmp_path: Path) -> None:
     assert c.changes[0].newly_solved == ["hard2"] and c.changes[0].newly_lost == ["hard1"]
     text = format_compare(c)
     assert "pass@k, budget 8" in text and "hard split, 32" in text and "newly lost 1 (hard1)" in text
-    assert "go/no-go: GO" in text
+    assert "NO-GO (iteration 1): 4 clusters in both evals (fewer than 10): the set decides nothing" in text
 
     res = CliRunner().invoke(app, ["compare", str(d0), str(d1), "--plot", str(tmp_path / "cmp.png")])
     assert res.exit_code == 0, res.output
@@ -375,8 +398,9 @@ def test_reports_and_the_verdict_show_baseline_c_and_the_best_baseline(tmp_path:
     table = format_table(s)
     assert "baseline (c) structural steps + automation, no learned policy (32 nodes): 32/60 (53.3%) [" in table
     assert "per budget 2: 50.0%, 8: 50.0%, 32: 53.3%; hard split 12/40 (30.0%)" in table
-    assert re.search(r"best baseline \(all theorems\): \(c\) structural search, no learned policy 32/60 \(53\.3%\); "
-                     r"prover vs it: \+30\.0 pp \[\+\d+\.\d, \+\d+\.\d\], by cluster \+30\.0 pp .* \(beats it", table)
+    assert re.search(r"best baseline \(all theorems\): \(c\) structural search, no learned policy 32/60 \(53\.3%\), "
+                     r"pass@1 53\.3%; prover vs it, pass@1 by cluster: \+30\.0 pp \[\+\d+\.\d, \+\d+\.\d\]; at pass@k "
+                     r"\+30\.0 pp \[\+\d+\.\d, \+\d+\.\d\], by cluster \+30\.0 pp .* \(beats it", table)
     assert "best baseline (hard split): (c) structural search, no learned policy 12/40 (30.0%)" in table
     md = format_markdown(s)
     assert "| avg nodes to proof | baseline (c) |" in md and "| 30/60 (50.0%) |" in md
@@ -387,8 +411,8 @@ def test_reports_and_the_verdict_show_baseline_c_and_the_best_baseline(tmp_path:
     v = go_no_go(s, None)
     reason = next(r for r in v.reasons if r.code == "best_baseline")
     assert not reason.blocking and v.go
-    assert "all theorems: beats the best baseline (c) structural search, no learned policy, 83.3% vs 53.3%" \
-        in reason.message and "hard split: beats" in reason.message
+    assert "all theorems: beats the best baseline (c) structural search, no learned policy on pass@1 by cluster, " \
+        "83.3% vs 53.3%" in reason.message and "hard split: beats" in reason.message
     assert "does not beat the best baseline (c)" in next(r.message for r in go_no_go(flat, None).reasons
                                                            if r.code == "best_baseline")
     low = c_bench(structural=24, prover=5)  # (c) proves 19 clusters more: the interval lies below zero
@@ -403,10 +427,13 @@ def test_old_summaries_without_baseline_c_still_load(tmp_path: Path) -> None:
     s = c_bench()
     write_report(s, tmp_path, plot=False)
     data = json.loads((tmp_path / "summary.json").read_text())
-    new = {k for k in data if k.startswith(("structural", "best_baseline", "versus_structural"))}
+    new = {k for k in data if k.startswith(("structural", "best_baseline", "versus_structural", "similarity",
+                                            "unseen", "beyond_by_both", "start_failures"))}
     assert new == {"structural_baseline", "structural_budget", "structural_ci", "structural_by_cluster",
+                   "structural_pass1", "structural_pass1_by_cluster",
                    "structural_hard", "structural_hard_ci", "structural_hard_by_cluster", "best_baseline",
-                   "best_baseline_hard", "versus_structural"}
+                   "best_baseline_hard", "versus_structural", "similarity", "unseen", "beyond_by_both",
+                   "start_failures"}
     old = {k: v for k, v in data.items() if k not in new}
     old["budgets"] = [{k: v for k, v in b.items() if k != "structural"} for b in old["budgets"]]
     (tmp_path / "summary.json").write_text(json.dumps(old))
@@ -418,3 +445,50 @@ def test_old_summaries_without_baseline_c_still_load(tmp_path: Path) -> None:
     old_row, new_row = format_comparison([back, s]).splitlines()[2:4]
     assert [c.strip() for c in old_row.split("|")[-2:]] == ["-", "-"]
     assert new_row.split("|")[-2].strip() == "53.3%" and new_row.split("|")[-1].strip().startswith("(c) +30.0 pp")
+
+
+# -- held out in substance, and theorems that cannot start -------------------------------------------------
+
+
+def test_a_theorem_that_cannot_start_is_reported_with_leans_error() -> None:
+    rows = [row("easy1", 2), row("easy2", 4),
+            row("hard1", None, error="start").model_copy(update={"message": "<stdin>:3:40: Unknown identifier `x`"}),
+            row("hard2", None)]
+    s = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8])
+    assert s.start_errors == 1 and s.start_failures == {"hard1": "<stdin>:3:40: Unknown identifier `x`"}
+    assert s.cumulative.total == 4  # counted unsolved, and said so
+    table = format_table(s)
+    assert "could not start (the statement did not elaborate; counted unsolved): 1" in table
+    assert "  hard1: <stdin>:3:40: Unknown identifier `x`" in table
+    assert "hard1: <stdin>:3:40: Unknown identifier `x`" in format_markdown(s)
+
+
+def test_the_similarity_block_and_the_unseen_theorems() -> None:
+    from burnqed_core.data.similarity import similarity_report
+    from burnqed_core.records import Theorem
+
+    corpus = [Theorem(name="c_rev", statement="(xs : List Nat) : xs.reverse.reverse = xs", proof=["simp"]),
+              Theorem(name="c_add", statement="(a b : Nat) : a + b = b + a", proof=["omega"])]
+    bench = [Theorem(name=n, statement=st, proof=["omega"]) for n, st in (
+        ("easy1", "(m n : Nat) : m + n = n + m"),          # the corpus's statement renamed: a twin
+        ("easy2", "(k : Nat) : k * 1 = k"),
+        ("hard1", "(p q : Nat) (h : p < q) : p + 1 ≤ q"),
+        ("hard2", "(xs ys : List Nat) : (xs ++ ys).length = xs.length + ys.length"))]
+    report = similarity_report(corpus, bench, reference_name="tiny corpus")
+    assert {n.theorem: n.how for n in report.strong} == {"easy1": "statement"}
+    rows = [row("easy1", 2), row("easy2", 4), row("hard1", 20), row("hard2", None)]
+    s = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8, 32], similarity=report)
+    assert s.similarity == report and s.unseen is not None
+    assert s.unseen.theorems == sorted(set(n.name for n in bench) - report.with_near_twin())
+    assert "easy1" not in s.unseen.theorems and s.unseen.solved.total == len(s.unseen.theorems)
+    assert s.unseen.pass1_by_cluster is not None
+    table = format_table(s)
+    assert "nearest-neighbour similarity to the training corpus (tiny corpus, 2 theorems" in table
+    assert "statement with definitions: median" in table and "easy1 ~ c_add (statement, 1.00)" in table
+    assert f"unseen (no near-twin of any kind in the corpus): {len(s.unseen.theorems)} theorems" in table
+    assert "Held out in substance:" in format_markdown(s)
+    # the block is carried once, on the main variant, and survives summary.json
+    both = summarize_variants(rows + [r.model_copy(update={"search_automation": True}) for r in rows], BASE,
+                              iteration=0, benchmark="bench", budgets=[8, 32], similarity=report)
+    assert both.similarity == report and both.policy_only is not None and both.policy_only.similarity is None
+    assert EvalSummary.model_validate_json(both.model_dump_json()) == both

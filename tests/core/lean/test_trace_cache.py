@@ -13,7 +13,7 @@ from burnqed_core.data.catalogue import BY_NAME
 from burnqed_core.data.generate_sets import family_theorems
 from burnqed_core.lean.pool import LeanPool
 from burnqed_core.lean.trace_cache import TraceCache
-from burnqed_core.loop.stages import trace_base
+from burnqed_core.loop.stages.base_tactic_pairs import trace_base
 from burnqed_core.record_io import read_parquet, write_jsonl
 from burnqed_core.records import TacticPair, Theorem
 

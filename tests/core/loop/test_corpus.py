@@ -13,7 +13,8 @@ from burnqed_core.config import load_profile
 from burnqed_core.data.pairs import prepare_pairs
 from burnqed_core.errors import DataError
 from burnqed_core.loop import corpus as loop_corpus
-from burnqed_core.loop import stages
+from burnqed_core.loop.stages import base_model as base_model_stage
+from burnqed_core.loop.stages import tactic_pairs as tactic_pairs_stage
 from burnqed_core.record_io import read_records, write_parquet
 from burnqed_core.records import TacticPair
 from burnqed_core.training.run_record import fingerprint_pairs
@@ -33,7 +34,7 @@ def test_validation_theorems_are_never_seen_in_pretraining(tmp_path: Path) -> No
         "paths.work_dir": str(tmp_path / "work"), "training.tiny_model": TINY, "training.eval_every": 2,
         "training.save_every": 2, "training.warmup_steps": 1, "data.val_fraction": 0.2, "data.seed": 5})
     model = tmp_path / "model"
-    res = stages.base_model(profile, traced, model)
+    res = base_model_stage.base_model(profile, traced, model)
 
     split = loop_corpus.read_base_split(model)
     names = {p.theorem for p in pairs}
@@ -55,7 +56,7 @@ def test_validation_theorems_are_never_seen_in_pretraining(tmp_path: Path) -> No
 
     # the iteration's SFT pairs reuse the split: validation = the theorems pre-training never saw
     out = tmp_path / "iter_0_pairs"
-    stages.tactic_pairs(profile, 0, pairs, [], out, tokenizer_dir=model, split=split)
+    tactic_pairs_stage.tactic_pairs(profile, 0, pairs, [], out, tokenizer_dir=model, split=split)
     val = read_records(out / "val.parquet", TacticPair)
     train = read_records(out / "train.parquet", TacticPair)
     assert {p.theorem for p in val} == set(split.val)
@@ -74,7 +75,7 @@ def test_withheld_exercises_are_never_trained_on(tmp_path: Path) -> None:
     select (automation-resistant by the corpus's map, two steps or more): pre-training and every iteration's SFT
     pairs leave them out, and the search selection draws them first."""
     from burnqed_core.data.theorems import AUTOMATION_FILE
-    from burnqed_core.loop.inputs import search_selection
+    from burnqed_core.loop.stages.trajectories import search_selection
     from burnqed_core.record_io import write_jsonl
     from burnqed_core.records import Theorem
 
@@ -99,7 +100,7 @@ def test_withheld_exercises_are_never_trained_on(tmp_path: Path) -> None:
         "data.corpus": str(corpus_dir / "corpus.jsonl"), "data.benchmark": str(corpus_dir / "corpus.jsonl"),
         "data.withhold_fraction": 0.5, "data.search_theorems": 6})
     model = tmp_path / "model"
-    res = stages.base_model(profile, traced, model)
+    res = base_model_stage.base_model(profile, traced, model)
     split = loop_corpus.read_base_split(model)
     withheld = set(split.withheld)
     assert withheld and not withheld & easy and all(depth[n] >= 2 for n in withheld)
@@ -109,7 +110,7 @@ def test_withheld_exercises_are_never_trained_on(tmp_path: Path) -> None:
     prepared = prepare_pairs(split.trainable(pairs), 0.2, 5, profile.data.max_tokens, val_theorems=split.val)
     assert run["data"]["pairs"] == fingerprint_pairs(loop_corpus.frame_pairs(prepared.train))
     out = tmp_path / "iter_0_pairs"
-    stages.tactic_pairs(profile, 0, pairs, [], out, tokenizer_dir=model, split=split)
+    tactic_pairs_stage.tactic_pairs(profile, 0, pairs, [], out, tokenizer_dir=model, split=split)
     seen = {p.theorem for f in ("train.parquet", "val.parquet") for p in read_records(out / f, TacticPair)}
     assert seen == set(names) - withheld
     stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
@@ -170,7 +171,7 @@ def test_excluded_families_are_never_traced_trained_on_or_searched(tmp_path: Pat
     """``data.exclude_families`` takes whole families out of the corpus for every stage that reads it (the
     trace, the split, the search selection, the checks); a family the corpus lacks is logged."""
     from burnqed_core.loop.checks import _source_theorems
-    from burnqed_core.loop.inputs import search_selection
+    from burnqed_core.loop.stages.trajectories import search_selection
     from burnqed_core.record_io import write_jsonl
     from burnqed_core.records import Theorem
 

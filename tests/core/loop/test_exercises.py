@@ -16,10 +16,12 @@ import pytest
 from burnqed_core.config import Profile, load_profile
 from burnqed_core.data.pairs import TheoremSplit, write_split
 from burnqed_core.errors import DataError
-from burnqed_core.loop import stages
 from burnqed_core.loop.corpus import SPLIT_FILE
 from burnqed_core.loop.exercises import PLAN_FILE, ExercisePlan, plan_exercises, run_exercise_ablation
 from burnqed_core.loop.layout import BaseLayout
+from burnqed_core.loop.stages import ebm as ebm_stage
+from burnqed_core.loop.stages import embeddings as embeddings_stage
+from burnqed_core.loop.stages import trajectories as trajectories_stage
 from burnqed_core.record_io import write_parquet
 from burnqed_core.records import Theorem, TrajectoryRecord
 from tests.core.ebm_toy import toy_records
@@ -51,7 +53,7 @@ def profile_for(tmp_path: Path, **over: object) -> Profile:
 
 
 def base_split(profile: Profile, withheld: list[str]) -> None:
-    model = BaseLayout(root=profile.paths.work_dir).model
+    model = BaseLayout(root=profile.paths.work_dir).stage("base_model")
     model.mkdir(parents=True, exist_ok=True)
     train = [t.name for t in CORPUS if t.name not in withheld]
     write_split(TheoremSplit(seed=0, val_fraction=0.0, train=train, val=[], withheld=withheld), model / SPLIT_FILE)
@@ -69,19 +71,20 @@ async def test_exercises_are_searched_with_and_without_the_ebm(lean_pool: object
     policy = LocalPolicy(search_model, batch_size=64, max_new_tokens=12, seed=0)
     try:
         # iteration 0 searched one exercise
-        await stages.trajectories(prof, 0, policy, lean_pool, [CORPUS[0]], it0.trajectories,  # type: ignore[arg-type]
+        await trajectories_stage.trajectories(prof, 0, policy, lean_pool, [CORPUS[0]], it0.stage("trajectories"),  # type: ignore[arg-type]
                                   search_model)
         with pytest.raises(DataError, match="no merged_model"):
             plan_exercises(prof, 1)  # iteration 1 not materialised yet
         it1.dir.mkdir(parents=True)
-        it1.merged.symlink_to(search_model)
+        it1.stage("merged_model").symlink_to(search_model)
         with pytest.raises(DataError, match="no trained EBM"):
             plan_exercises(prof, 1)
         # iteration 1's EBM: the loop's stages on iteration 0's trees plus toy ones (held-out positives)
-        dirs = stages.trajectory_outputs(it0.trajectories)
+        dirs = trajectories_stage.trajectory_outputs(it0.stage("trajectories"))
         toy = write_parquet(toy_records(n_theorems=9), tmp_path / "toy.parquet", TrajectoryRecord)
-        await stages.embeddings(prof, 1, policy, [*dirs, toy], it1.embeddings, progress=False)
-        assert stages.ebm(prof, 1, it1.embeddings, [*dirs, toy], it1.ebm, progress=False).metrics["trained"]
+        await embeddings_stage.embeddings(prof, 1, policy, [*dirs, toy], it1.stage("embeddings"), progress=False)
+        trained = ebm_stage.ebm(prof, 1, it1.stage("embeddings"), [*dirs, toy], it1.stage("ebm"), progress=False)
+        assert trained.metrics["trained"]
     finally:
         await policy.close()
 

@@ -12,7 +12,7 @@ from burnqed_core.loop.inputs import LoopError, require
 from burnqed_core.loop.layout import DONE, STARTED, BaseLayout
 from burnqed_core.loop.markers import fingerprint_payload, input_digest, read_marker, run_stage
 from burnqed_core.loop.spec import resolve
-from burnqed_core.loop.specs import BY_NAME
+from burnqed_core.loop.stages import BY_NAME
 from burnqed_core.records import StageResult
 
 
@@ -77,17 +77,18 @@ def test_missing_partitions_are_named(tmp_path: Path) -> None:
     prof = load_profile("tiny", overrides={"paths.work_dir": str(tmp_path)})
     layout = BaseLayout(root=tmp_path)
     tactic_pairs = BY_NAME["tactic_pairs"]
-    for d in (layout.traced, layout.model):
+    for d in (layout.stage("base_tactic_pairs"), layout.stage("base_model")):
         run_stage(d, "f", lambda d=d: _stage(d, [], "base"))
     with pytest.raises(LoopError, match=r"tactic_pairs\[2\] needs trajectories\[0\].*materialise trajectories\[0\]"):
         resolve(tactic_pairs, BY_NAME, prof, layout, 2)
-    t0 = layout.iteration(0).trajectories
+    t0 = layout.iteration(0).stage("trajectories")
     run_stage(t0, "f", lambda: _stage(t0, [], "t"))
     with pytest.raises(LoopError, match=r"trajectories\[1\]"):
         resolve(tactic_pairs, BY_NAME, prof, layout, 2)
     assert resolve(tactic_pairs, BY_NAME, prof, layout, 1).used.earlier == {"trajectories": [0]}
     it1 = layout.iteration(1)
-    for d in (it1.merged, it1.ebm, it1.pairs, layout.baselines):
+    for d in (it1.stage("merged_model"), it1.stage("ebm"), it1.stage("tactic_pairs"),
+              layout.stage("automation_baselines")):
         run_stage(d, "f", lambda d=d: _stage(d, [], "x"))
     with pytest.raises(LoopError, match=r"eval_report\[1\] needs eval_report\[0\]"):
         resolve(BY_NAME["eval_report"], BY_NAME, prof, layout, 1)

@@ -1,5 +1,6 @@
-"""Stage specs: the settings each stage receives decide its fingerprint, for every leaf setting; the view a
-stage reads through refuses what its spec does not declare; inputs are resolved and named from the specs."""
+"""Stage specs: the settings each stage receives (its typed projection of the profile) decide its fingerprint,
+for every leaf setting; a projection holds only what its model declares, typed as in the profile; inputs are
+resolved and named from the specs; the code version enters the fingerprint."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ from typing import Any, Literal, get_args, get_origin
 import pytest
 from pydantic import ValidationError
 
-from burnqed_core.config import Profile, load_profile
+from burnqed_core.config import DataConfig, PathsConfig, Profile, TrainingConfig, load_profile
 from burnqed_core.loop.inputs import LoopError
 from burnqed_core.loop.layout import DONE, BaseLayout
-from burnqed_core.loop.settings import UndeclaredSetting, leaves, resolve, view
 from burnqed_core.loop.spec import resolve as resolve_inputs
 from burnqed_core.loop.spec import settings_fingerprint, topological
-from burnqed_core.loop.specs import BY_NAME, SPECS
+from burnqed_core.loop.stages import ALL, BY_NAME
+from burnqed_core.projection import Projection, StageSettings, holds, leaves, problems, resolve
 from burnqed_core.records import StageResult
 
 
@@ -85,9 +86,8 @@ def _changed(base: Profile, path: str) -> Profile:
     raise AssertionError(f"no other valid value found for {path} (is {old!r})")
 
 
-def _holders(profile: Profile, path: str) -> set[str]:
-    return {s.name for s in SPECS
-            if any(path == d or path.startswith(d + ".") for d in s.declared(profile))}
+def _holders(path: str) -> set[str]:
+    return {s.name for s in ALL if holds(s.settings, path)}
 
 
 LEAVES = list(leaves(Profile))
@@ -107,11 +107,11 @@ def test_each_setting_changes_exactly_the_stages_that_hold_it(path: str, machine
     if path in {"lean.embedded.install_dir", "source"}:
         pytest.skip("filled in from other settings at load")
     other = _changed(base, path)
-    changed = {s.name for s in SPECS if settings_fingerprint(s, base) != settings_fingerprint(s, other)}
+    changed = {s.name for s in ALL if settings_fingerprint(s, base) != settings_fingerprint(s, other)}
     if machine:
         assert changed == set(), f"{path} is the machine's: it must not re-run {changed}"
         return
-    expected = _holders(base, path) | _holders(other, path)
+    expected = _holders(path)
     assert expected, f"{path}: no stage holds it (a dead setting, or mark it `machine` in burnqed_core/config.py)"
     assert changed == expected
 
@@ -123,50 +123,82 @@ def test_the_old_stale_result_bugs_are_gone() -> None:
                          "training.max_grad_norm": {"base_model", "lora_adapter"},
                          "training.eval_every": {"base_model", "lora_adapter"}}.items():
         other = _changed(base, path)
-        rerun = {s.name for s in SPECS if settings_fingerprint(s, base) != settings_fingerprint(s, other)}
+        rerun = {s.name for s in ALL if settings_fingerprint(s, base) != settings_fingerprint(s, other)}
         assert rerun == stages, path
 
 
-def test_joint_training_gives_the_adapter_the_ebm_section() -> None:
-    lora = BY_NAME["lora_adapter"]
-    separate, joint = _profile(), _profile(**{"ebm.joint.enabled": True})
-    assert settings_fingerprint(lora, separate) == settings_fingerprint(lora, _changed(separate, "ebm.lr"))
-    assert settings_fingerprint(lora, joint) != settings_fingerprint(lora, _changed(joint, "ebm.lr"))
+def test_search_concurrency_is_a_result_setting() -> None:
+    """Nodes per theorem per batch are frontier_batch // concurrency: a stage that searches must re-run."""
+    base = _profile()
+    other = _changed(base, "search.concurrency")
+    rerun = {s.name for s in ALL if settings_fingerprint(s, base) != settings_fingerprint(s, other)}
+    assert rerun == {"trajectories", "eval_report", "nightly_eval"}
 
 
-def test_a_stage_reads_only_what_its_spec_declares() -> None:
+class _Data(Projection):
+    SOURCE = DataConfig
+    alpha_copies: int
+
+
+class _Demo(StageSettings):
+    data: _Data
+    training: TrainingConfig
+    paths: PathsConfig
+
+
+def test_a_stage_receives_only_what_its_model_declares() -> None:
     prof = _profile()
-    v = view(prof, ("data.alpha_copies", "training"), "demo")
-    assert v.data.alpha_copies == prof.data.alpha_copies and v.training.lora.r == prof.training.lora.r
-    assert v.paths.work_dir == prof.paths.work_dir  # the machine's: readable anywhere
-    assert v.lean.num_workers == prof.lean.num_workers
-    with pytest.raises(UndeclaredSetting, match=r"stage demo reads data.seed"):
-        _ = v.data.seed
-    with pytest.raises(UndeclaredSetting, match=r"search.max_nodes"):
-        _ = v.search.max_nodes
-    with pytest.raises(AttributeError, match="read-only"):
-        v.data = prof.data  # type: ignore[misc]
-    copy = v.model_copy(update={"name": "x"})
-    with pytest.raises(UndeclaredSetting):
-        _ = copy.eval
-    assert set(v.data.model_dump()) == {"alpha_copies"}
-    # a copied sub-section (the eval's other benchmark) goes in as the section, still behind the view
-    other = v.model_copy(update={"data": v.data.model_copy(update={"alpha_copies": 7})})
-    assert other.data.alpha_copies == 7 and v.data.alpha_copies == prof.data.alpha_copies
-    with pytest.raises(UndeclaredSetting):
-        _ = other.data.seed
+    s = _Demo.of(prof)
+    assert s.data.alpha_copies == prof.data.alpha_copies and s.training.lora.r == prof.training.lora.r
+    with pytest.raises(AttributeError):
+        _ = s.data.seed  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        _ = s.search  # type: ignore[attr-defined]
+    with pytest.raises(ValidationError):
+        s.data = prof.data  # type: ignore[misc]
+    # the fingerprint's payload: the declared values, less the machine's (paths, training.device, ...)
+    payload = s.payload()
+    assert set(payload) == {"data", "training"} and payload["data"] == {"alpha_copies": prof.data.alpha_copies}
+    assert "device" not in payload["training"] and "lr" in payload["training"]
+    # a copy with a section changed (the eval's other set) stays a projection
+    other = s.model_copy(update={"data": s.data.model_copy(update={"alpha_copies": 7})})
+    assert other.data.alpha_copies == 7 and s.data.alpha_copies == prof.data.alpha_copies
 
 
-def test_a_misspelt_spec_path_fails_naming_it() -> None:
-    with pytest.raises(Exception, match=r"data\.alpha_copy"):
-        view(_profile(), ("data.alpha_copy",), "demo")
+def test_every_stage_model_is_a_projection_of_the_profile() -> None:
+    for spec in ALL:
+        assert problems(spec.settings) == [], spec.name
+
+
+def test_a_wrong_projection_is_named() -> None:
+    class Bad(Projection):
+        SOURCE = DataConfig
+        alpha_copy: int  # misspelt
+        seed: str  # the profile's is an int
+
+    class BadStage(StageSettings):
+        data: Bad
+
+    found = problems(BadStage)
+    assert any("data.alpha_copy is not a setting of DataConfig" in p for p in found), found
+    assert any("data.seed is typed" in p for p in found), found
+
+
+def test_the_code_version_enters_the_fingerprint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    prof = _profile(**{"paths.work_dir": str(tmp_path)})
+    layout = BaseLayout(root=tmp_path)
+    _done(layout.stage("base_tactic_pairs"), "t")
+    spec = BY_NAME["base_model"]
+    before = resolve_inputs(spec, BY_NAME, prof, layout, None).fingerprint
+    monkeypatch.setattr(type(spec), "code_version", property(lambda s: "another"))
+    assert resolve_inputs(spec, BY_NAME, prof, layout, None).fingerprint != before
 
 
 def test_specs_are_in_dependency_order_with_unique_outputs() -> None:
-    names = [s.name for s in SPECS]
-    for i, s in enumerate(SPECS):
+    names = [s.name for s in ALL]
+    for i, s in enumerate(ALL):
         assert all(names.index(inp.asset) < i for inp in s.inputs), s.name
-    assert len({(s.partitioned, s.out) for s in SPECS}) == len(SPECS)
+    assert len({s.name for s in ALL}) == len(ALL)
     with pytest.raises(LoopError, match="cycle"):
         a = BY_NAME["merged_model"]
         topological([a.__class__(**{**a.__dict__, "inputs": (type(a.inputs[0])("merged_model"),)})])
@@ -183,33 +215,34 @@ def test_inputs_are_resolved_named_and_recorded(tmp_path: Path) -> None:
     traj = BY_NAME["trajectories"]
     with pytest.raises(LoopError, match=r"trajectories\[0\] needs merged_model\[0\].*materialise merged_model\[0\]"):
         resolve_inputs(traj, BY_NAME, prof, layout, 0)
-    _done(layout.iteration(0).merged, "m0")
-    _done(layout.model, "base")
+    _done(layout.iteration(0).stage("merged_model"), "m0")
+    _done(layout.stage("base_model"), "base")
     r0 = resolve_inputs(traj, BY_NAME, prof, layout, 0)
     assert r0.inputs["ebm"] is None and r0.used.same_iteration == ["merged_model[0]", "base_model"]
     # iteration 1 needs its EBM and every earlier iteration's trajectories
-    _done(layout.iteration(1).merged, "m1")
+    _done(layout.iteration(1).stage("merged_model"), "m1")
     with pytest.raises(LoopError, match=r"ebm\[1\]"):
         resolve_inputs(traj, BY_NAME, prof, layout, 1)
-    _done(layout.iteration(1).ebm, "e1")
+    _done(layout.iteration(1).stage("ebm"), "e1")
     with pytest.raises(LoopError, match=r"trajectories\[0\]"):
         resolve_inputs(traj, BY_NAME, prof, layout, 1)
-    _done(layout.iteration(0).trajectories, "t0")
+    _done(layout.iteration(0).stage("trajectories"), "t0")
     r1 = resolve_inputs(traj, BY_NAME, prof, layout, 1)
     assert r1.used.earlier == {"trajectories": [0]} and r1.fingerprint != r0.fingerprint
     # a recomputed upstream stage changes the fingerprint
-    _done(layout.iteration(1).ebm, "e1 again")
+    _done(layout.iteration(1).stage("ebm"), "e1 again")
     assert resolve_inputs(traj, BY_NAME, prof, layout, 1).fingerprint != r1.fingerprint
 
 
 def test_warm_start_follows_the_setting(tmp_path: Path) -> None:
     layout = BaseLayout(root=tmp_path)
     lora = BY_NAME["lora_adapter"]
-    for d in (layout.model, layout.iteration(1).pairs, layout.iteration(0).adapter):
+    for d in (layout.stage("base_model"), layout.iteration(1).stage("tactic_pairs"),
+              layout.iteration(0).stage("lora_adapter")):
         _done(d, "x")
     adapter = _profile(**{"paths.work_dir": str(tmp_path)})
     r = resolve_inputs(lora, BY_NAME, adapter, layout, 1)
-    assert r.previous == layout.iteration(0).adapter and r.used.earlier == {"lora_adapter": [0]}
+    assert r.previous == layout.iteration(0).stage("lora_adapter") and r.used.earlier == {"lora_adapter": [0]}
     merged = _profile(**{"paths.work_dir": str(tmp_path), "training.warm_start": "merged"})
     with pytest.raises(LoopError, match=r"merged_model\[0\]"):
         resolve_inputs(lora, BY_NAME, merged, layout, 1)

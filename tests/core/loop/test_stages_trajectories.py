@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import load_profile
-from burnqed_core.loop.stages import trajectories
+from burnqed_core.loop.stages.trajectories import trajectories
 from burnqed_core.policy.base import Candidate
 from burnqed_core.policy.fixed import FixedTacticsPolicy
 from burnqed_core.records import Theorem

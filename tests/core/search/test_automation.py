@@ -20,7 +20,9 @@ from burnqed_core.eval.gonogo import go_no_go
 from burnqed_core.eval.report import format_comparison, format_markdown, format_table
 from burnqed_core.eval.run import variant_rows, variants
 from burnqed_core.eval.summary import summarize_variants
-from burnqed_core.loop import stages
+from burnqed_core.loop.corpus import base_split
+from burnqed_core.loop.stages import tactic_pairs as tactic_pairs_stage
+from burnqed_core.loop.stages import trajectories as trajectories_stage
 from burnqed_core.policy.base import Candidate
 from burnqed_core.policy.fixed import FixedTacticsPolicy
 from burnqed_core.records import EvalResult, Theorem, TrajectoryRecord
@@ -105,7 +107,7 @@ def test_baseline_at_root_adds_baseline_b_at_the_root_only_and_not_when_collecti
 
     profile = load_profile("tiny", overrides={"search.automation.baseline_at_root": True})
     assert profile.search.automation.baseline_at_root
-    collect = stages._collection_profile(profile)
+    collect = trajectories_stage._collection_settings(profile)
     assert not collect.search.automation.baseline_at_root
     assert collect.search.automation.tactics == profile.search.automation.tactics
     assert profile.search.automation.baseline_at_root  # the profile itself is not changed
@@ -169,7 +171,8 @@ def test_training_mix_includes_or_excludes_automation_steps(tmp_path: Path) -> N
     counts = {}
     for flag in ("include", "exclude"):
         prof = load_profile("tiny", overrides={"data.automation_steps": flag})
-        res = stages.tactic_pairs(prof, 1, base, [tmp_path / "search.traj"], tmp_path / flag)
+        res = tactic_pairs_stage.tactic_pairs(prof, 1, base, [tmp_path / "search.traj"], tmp_path / flag,
+                                              split=base_split(prof, base))
         mix = json.loads((tmp_path / flag / "stats.json").read_text())["mix"]
         counts[flag] = mix["trajectory_steps"]
         train = pq.read_table(tmp_path / flag / "train.parquet").to_pylist()
@@ -201,8 +204,9 @@ def test_summary_report_and_verdict_show_both_variants(tmp_path: Path) -> None:
                               benchmark="b", budgets=[8, 24])
     comp = format_comparison([prev, s])
     assert "policy alone (max, hard)" in comp and "+0.0pp" in comp.splitlines()[-1]
-    v = go_no_go(s, prev)  # decided on policy + automation (2/4 vs 1/4: improved); the policy alone reported
-    assert v.go and any(r.code == "policy_only" and "+0.0pp" in r.message for r in v.reasons), v
+    v = go_no_go(s, prev)  # decided on policy + automation (four clusters: nothing decides); the policy alone reported
+    assert [r.code for r in v.reasons if r.blocking] == ["too_few_clusters"]
+    assert any(r.code == "policy_only" and "+0.0pp" in r.message for r in v.reasons), v
     # with an EBM: main = EBM + automation; ablation without the EBM; the policy alone with the EBM
     e_rows = rows + [row(n, n in "abc", True, "E") for n in names] + [row(n, n == "b", False, "E") for n in names]
     s2 = summarize_variants(e_rows, None, iteration=1, benchmark="b", budgets=[24])

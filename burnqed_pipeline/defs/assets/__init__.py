@@ -1,1 +1,0 @@
-"""One module per stage: ~20-line asset bodies over `burnqed_core.loop.stages`."""

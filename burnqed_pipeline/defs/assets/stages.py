@@ -1,7 +1,0 @@
-"""Every stage of the loop as an asset, made from its spec (`burnqed_core.loop.specs`, `burnqed_pipeline.factory`)."""
-
-from burnqed_core.loop.specs import SPECS
-from burnqed_pipeline.factory import build
-
-for _spec in SPECS:
-    globals()[_spec.name] = build(_spec)
