@@ -350,7 +350,7 @@ meta partial def elabCommands (inputCtx : Parser.InputContext) (ps : Parser.Modu
 
 meta def elabText (text : String) : CommandElabM Unit := do
   let inputCtx : Parser.InputContext := Parser.InputContext.mk text "<burnqed>"
-  let inner (ctx : Context) : Context :=
+  let inner (ctx : Command.Context) : Command.Context :=
     { ctx with fileName := "<burnqed>", fileMap := inputCtx.fileMap, snap? := none, cancelTk? := none }
   withReader inner (withEnableInfoTree false (elabCommands inputCtx {}))
 
