@@ -76,13 +76,14 @@ async def test_core_loop_never_searches_a_held_out_theorem(tmp_path: Path, lean_
     allowed = {t.name for t in pool}
     searched: list[set[str]] = []
     for n in (0, 1):
-        recs = read_trajectories(layout.iteration(n).trajectories / "search.traj")
+        recs = read_trajectories(layout.iteration(n).stage("trajectories") / "search.traj")
         names = {r.theorem for r in recs}
         assert names and not names & held, names & held
         assert names <= allowed
         searched.append(names)
     assert len(searched[0]) == 4  # search_theorems, all new
-    failed0 = {r.theorem for r in read_results(layout.iteration(0).trajectories / "search.traj") if not r.proved}
+    results0 = read_results(layout.iteration(0).stage("trajectories") / "search.traj")
+    failed0 = {r.theorem for r in results0 if not r.proved}
     again = searched[1] & searched[0]
     assert again <= failed0 and len(again) <= 2  # only failed ones come back, at most search_retry_max
     assert searched[1] - searched[0]  # and new ones
