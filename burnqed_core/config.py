@@ -347,6 +347,12 @@ class DataConfig(Section):
         "share of its searched theorems no earlier search proved); 0: proportional to family size")
     search_retry_failed: bool = Field(True, description="selection: search theorems again that earlier "
                                       "iterations failed on, when never-searched ones run out")
+    search_pool: str | None = Field(None, description="a theorem set searched instead of the corpus, e.g. "
+                                    "core:pool (Lean's own library, burnqed_core.data.core_pool); the corpus is "
+                                    "still traced and trained on. None: the corpus")
+    search_retry_max: int | None = Field(None, ge=0, description="with search_pool: at most this many theorems that "
+                                         "earlier iterations failed on are searched again each iteration, drawn "
+                                         "first, beside new ones. None: only when new ones run out")
     automation_steps: AutomationSteps = Field(
         "exclude", description="iteration N > 0: positive trajectory steps whose tactic came from the search's "
         "automation candidates alone (source 'automation'): 'exclude' trains the policy on the structural steps "
@@ -409,6 +415,9 @@ class EvalConfig(Section):
     structural_baseline: bool = Field(True, description="measure baseline (c), the same search with no learned "
                                       "policy (structural steps + automation), once per set and settings (cached; "
                                       "shipped for the bundled sets under tiny)")
+    sample: int | None = Field(None, ge=1, description="evaluate a fixed sample of this many theorems of "
+                               "data.benchmark, spread over its families (seed 0; "
+                               "`burnqed_core.data.selection.stratified_sample`); None: all")
     also_sample: int | None = Field(None, ge=1, description="evaluate a fixed sample of this many theorems of "
                                     "each set of eval.also, spread over its families (seed 0; "
                                     "`burnqed_core.data.selection.stratified_sample`); None: all")

@@ -47,6 +47,9 @@ class Theorem(Record):
     proof may use only constants of the modules that module (transitively)
     imports -- never the module itself or anything after it; enforced by the
     trusted checker (`burnqed_core.lean.judge`, status ``premise``).
+    ``cluster``: the cluster the eval counts it in when its set fixes one (Lean's
+    library: its module, near-twins merged, `burnqed_core.data.core_pool`); ""
+    for the rule of `burnqed_core.data.clusters.cluster_of`.
     """
 
     kind: ClassVar[str] = "theorem"
@@ -58,16 +61,19 @@ class Theorem(Record):
     family: str = ""
     proof: list[str] = Field(default_factory=list)
     module: str = ""
+    cluster: str = ""
 
     @model_serializer(mode="wrap")
-    def _json_without_empty_module(self, handler: SerializerFunctionWrapHandler,
-                                   info: SerializationInfo) -> Any:
-        """In JSON an empty ``module`` is left out (it reads back as the default): the theorem files written
-        before the field existed, and the bundled sets regenerated from their families, stay byte for byte
-        what they were."""
+    def _json_without_empty_library_fields(self, handler: SerializerFunctionWrapHandler,
+                                           info: SerializationInfo) -> Any:
+        """In JSON an empty ``module`` or ``cluster`` is left out (it reads back as the default): the theorem
+        files written before the fields existed, and the bundled sets regenerated from their families, stay
+        byte for byte what they were."""
         data = handler(self)
-        if info.mode_is_json() and isinstance(data, dict) and not data.get("module"):
-            data.pop("module", None)
+        if info.mode_is_json() and isinstance(data, dict):
+            for key in ("module", "cluster"):
+                if not data.get(key):
+                    data.pop(key, None)
         return data
 
     def declaration(self, name: str | None = None) -> str:

@@ -134,3 +134,122 @@ def stats(
         typer.echo(f"  proof length: {_hist(ps['proof_length_histogram'])}")  # type: ignore[arg-type]
     if as_json:
         typer.echo(json.dumps(report, indent=1))
+
+
+@app.command("core-pool")
+def core_pool(
+    out: Annotated[Path | None, typer.Option("--out", help="write pool.jsonl, dev.jsonl, test.jsonl and build.json "
+                                             "here (burnqed_core/data/sets/core: the bundled core:* sets)")] = None,
+    max_size: Annotated[int | None, typer.Option("--max-size", min=1, help="largest statement kept, in nodes of its "
+                                                 "type (default: the pool rules')")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="the seed of the held-out families' draw")] = 0,
+    pool_sample: Annotated[int, typer.Option("--pool-sample", min=1, help="the pool's baselines are read on a "
+                                             "fixed sample of this many theorems (`burnqed lean baseline "
+                                             "core:pool --sample N`)")] = 300,
+    scans: Annotated[Path | None, typer.Option("--scans", help="build from the scans saved by --save-scans "
+                                               "instead of reading the library with Lean (the same Lean)")] = None,
+    save_scans: Annotated[Path | None, typer.Option("--save-scans", help="save what Lean read (every module's "
+                                                    "theorems up to --max-size, and the import graph) as JSON")
+                          ] = None,
+    profile: ProfileOpt = "core",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Lean's own library as a theorem pool: enumerate the theorems of the installed Init and Std modules with
+    the embedded Lean, hold out whole module families as core:test and core:dev (seeded, before any result), and
+    print the counts per family and the share of each split that each baseline closes (where measured)."""
+    import asyncio
+
+    from tqdm import tqdm
+
+    from burnqed_core.data.core_pool import (
+        PoolRules,
+        SplitRules,
+        build_pool,
+        read_scans,
+        save_scans_file,
+        scan_library,
+        write_pool,
+    )
+    from burnqed_core.lean.pool import LeanPool
+
+    prof = load(profile, verbose)
+    rules = PoolRules() if max_size is None else PoolRules(max_size=max_size)
+    split_rules = SplitRules(seed=seed)
+    from burnqed_core.lean.library import SCAN_TIMEOUT_S
+
+    # one worker; a document that reads a large module takes minutes, far above a tactic's request timeout
+    cfg = prof.lean.model_copy(update={"num_workers": 1, "embedded": prof.lean.embedded.model_copy(
+        update={"request_timeout_s": SCAN_TIMEOUT_S})})
+
+    async def run():  # type: ignore[no-untyped-def]
+        if scans is not None:  # no Lean: what an earlier run read
+            read, graph = read_scans(scans)
+            return read, graph, await _baseline_lookup(prof, None)
+        async with LeanPool(cfg) as pool:
+            typer.echo("reading the library's modules with the embedded Lean ...")
+            with tqdm(desc="modules", unit="module") as bar:
+                read, graph = await scan_library(pool, rules, progress=bar)
+            return read, graph, await _baseline_lookup(prof, pool)
+
+    read, graph, lookup = asyncio.run(run())
+    if save_scans is not None:
+        typer.echo(f"wrote {save_scans_file(read, graph, save_scans)}")
+    build = build_pool(read, graph, rules, split_rules)
+    typer.echo(f"{build.modules_scanned} modules scanned; left out: "
+               + ", ".join(f"{k} {v}" for k, v in build.excluded.items()))
+    if build.modules_unread:
+        typer.echo(f"warning: {len(build.modules_unread)} modules could not be read (no answer from Lean): "
+                   + ", ".join(build.modules_unread), err=True)
+    typer.echo(f"{'family':32} {'split':5} {'modules':>7} {'theorems':>8} {'kept':>6} {'clusters':>8}")
+    for f in build.families:
+        if f.kept:
+            typer.echo(f"{f.family:32} {f.split:5} {f.modules:7d} {f.enumerated:8d} {f.kept:6d} {f.clusters:8d}")
+    for split, c in build.counts().items():
+        typer.echo(f"core:{split}: {c['theorems']} theorems, {c['families']} families, {c['modules']} modules, "
+                   f"{c['clusters']} clusters")
+    for split in ("pool", "dev", "test"):
+        typer.echo(f"core:{split} baselines: {lookup(split, build, pool_sample)}")
+    if out is not None:
+        paths = write_pool(build, out)
+        typer.echo("wrote " + ", ".join(str(p) for p in paths.values()))
+
+
+async def _baseline_lookup(prof, pool):  # type: ignore[no-untyped-def]
+    """A function (split, build, pool sample) -> the line of the baselines measured on that split (shipped beside
+    the bundled sets or cached), read only: measuring is `burnqed lean baseline core:<split> --eval-baselines
+    --structural`."""
+    from burnqed_core.data.core_pool import CORE_DIR, split_theorems
+    from burnqed_core.eval.baselines import baseline_key, read_cached
+    from burnqed_core.eval.structural import read_cached as read_structural
+    from burnqed_core.eval.structural import structural_key
+    from burnqed_core.search.job import lean_version
+
+    version = lean_version(prof, pool)
+    cache = prof.paths.baselines_dir()
+
+    def line(split: str, build, pool_sample: int) -> str:  # type: ignore[no-untyped-def]
+        thms = split_theorems(build, split, pool_sample)
+        n = len(thms)
+        key = baseline_key(thms, version, prof.lean.tactic_timeout_s)
+        ab = next((b for d in (cache, CORE_DIR) if (b := read_cached(d, key)) is not None), None)
+        on_set = prof.model_copy(update={"data": prof.data.model_copy(update={"benchmark": f"core:{split}"})})
+        skey = structural_key(thms, on_set, version)
+        c = next((b for d in (cache, CORE_DIR) if (b := read_structural(d, skey)) is not None), None)
+        parts = []
+        if ab is None:
+            parts.append("(a), (b) not measured")
+        else:
+            a = sum(v is not None for v in ab.single.values())
+            b = sum(v is not None for v in ab.defaware.values())
+            parts.append(f"(a) {a}/{n} ({a / n:.1%}), (b) {b}/{n} ({b / n:.1%})")
+        if c is None:
+            parts.append("(c) not measured")
+        else:
+            k = sum(v is not None for v in c.nodes.values())
+            parts.append(f"(c) {k}/{n} ({k / n:.1%}) at {c.budget} nodes")
+        where = f" on a fixed sample of {n}" if split == "pool" else ""
+        return "; ".join(parts) + where + (f" (measure: burnqed lean baseline core:{split}"
+                                            f"{f' --sample {n}' if split == 'pool' else ''} --eval-baselines "
+                                            f"--structural -p {prof.name})" if ab is None or c is None else "")
+
+    return line

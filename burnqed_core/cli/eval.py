@@ -39,13 +39,20 @@ def check_out(out: Path, resume: bool) -> None:
 
 
 def plan_cli(settings: EvalSettings, theorems_spec: str, out: Path, model: Path | None, *, ebm: Path | None,
-             iteration: int, limit: int | None, training_pairs: Sequence[Path]) -> EvalPlan:
-    """The plan of ``burnqed eval``: one set, ``--theorems`` (its first ``--limit`` by name), into ``--out``."""
+             iteration: int, limit: int | None, training_pairs: Sequence[Path], sample: int | None = None
+             ) -> EvalPlan:
+    """The plan of ``burnqed eval``: one set, ``--theorems`` (its fixed ``--sample`` spread over its families,
+    then its first ``--limit`` by name), into ``--out``."""
+    from burnqed_core.data.selection import stratified_sample
     from burnqed_core.data.theorems import load_theorems, set_dir
     from burnqed_core.eval.plan import plan_set
     from burnqed_core.search.job import check_unique_names
 
     theorems = load_theorems(theorems_spec)
+    if sample is not None:
+        if sample < 1:
+            raise BurnqedError("--sample must be >= 1")
+        theorems = stratified_sample(theorems, sample)
     if limit is not None:
         if limit < 1:
             raise BurnqedError("--limit must be >= 1")
@@ -73,6 +80,7 @@ async def _eval_main(
     profile_name: str, model: Path | None, ebm: Path | None, theorems_spec: str, budgets: str | None,
     pass_k: int | None, out: Path, resume: bool, iteration: int, limit: int | None,
     training_pairs: list[Path], progress: bool, verbose: bool, automation: bool | None = None,
+    sample: int | None = None,
 ) -> int:
     from burnqed_core.config import load_profile
     from burnqed_core.eval import plan as eval_plan
@@ -95,7 +103,7 @@ async def _eval_main(
     check_out(out, resume)
     model_path = model or settings.policy.model_path
     plan = plan_cli(settings, theorems_spec, out, model_path, ebm=ebm, iteration=iteration, limit=limit,
-                    training_pairs=training_pairs)
+                    training_pairs=training_pairs, sample=sample)
     check_ebm(settings, ebm)
     eval_plan.check(settings, plan)  # before the policy loads and Lean starts
     pool = LeanPool(settings.lean)
@@ -144,6 +152,9 @@ def eval_cmd(
     resume: Annotated[bool, typer.Option("--resume", help="continue a partial eval output")] = False,
     iteration: Annotated[int, typer.Option("--iteration", help="iteration number written in the rows")] = 0,
     limit: Annotated[int | None, typer.Option("--limit", help="only the first N theorems (by name)")] = None,
+    sample: Annotated[int | None, typer.Option(
+        "--sample", help="a fixed sample of N theorems of the set, spread over its families (seed 0; the same "
+        "set gives the same sample)")] = None,
     training_pairs: Annotated[list[Path] | None, typer.Option(
         "--training-pairs", help="tactic-pair files/dirs the model was trained on: fail if a benchmark "
         "theorem occurs in them (repeatable)")] = None,
@@ -161,7 +172,7 @@ def eval_cmd(
     A theorem that is a twin of a theorem of the profile's corpus (the same up to renaming and numerals) is
     an error before anything starts."""
     code = asyncio.run(_eval_main(profile, model, ebm, theorems, budgets, pass_k, out, resume, iteration, limit,
-                                  training_pairs or [], not no_progress, verbose, automation))
+                                  training_pairs or [], not no_progress, verbose, automation, sample))
     if code:
         raise typer.Exit(code)
 

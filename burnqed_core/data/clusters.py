@@ -21,6 +21,8 @@ The rule (`cluster_of`, then `clusters`):
   of its own, named as the theorem. The family prefix is never stripped (a key made only of numbers,
   ``wit_3_5``, gives ``wit_*``). The ``*`` cannot occur in a Lean name, so a template cluster never takes the
   name of a theorem.
+* **a cluster the set fixes** (`Theorem.cluster`, e.g. Lean's library: the theorem's module, near-twins'
+  modules merged, `burnqed_core.data.core_pool`): that cluster.
 * **other theorems** (any other ``source``): each is its own cluster, named as the theorem.
 * **twins and strong near-twins**: theorems that are one theorem up to renaming and numerals, or up to binder
   style and order and isomorphic definitions, by `burnqed_core.data.near_twins.near_twin_groups` (equal
@@ -52,6 +54,8 @@ _NUMERIC_TAIL = re.compile(r"(?:_\d+)+$")
 def cluster_of(theorem: Theorem) -> str:
     """The cluster of one theorem by its name alone (the template rule of the module docstring)."""
     name = theorem.name
+    if theorem.cluster:
+        return theorem.cluster
     if theorem.source != GENERATED_SOURCE:
         return name
     prefix = f"{theorem.family}_" if theorem.family and name.startswith(f"{theorem.family}_") else ""

@@ -7,8 +7,12 @@
   with the package: the tiny profile's corpus and benchmark, the hand-written
   benchmark); ``bundled:dev`` and ``bundled:test`` are the records of
   ``benchmark.jsonl`` whose split is ``dev`` / ``test`` (`SPLIT_VIEWS`);
-* a ``.jsonl`` of `Theorem` records, or a miniF2F JSONL (rows with
-  ``formal_statement``), told apart by the first row;
+* ``core:pool``, ``core:dev``, ``core:test``: Lean's own library as a
+  theorem pool and its held-out splits (`burnqed_core.data.core_pool`);
+* a ``.jsonl`` of `Theorem` records, a miniF2F JSONL (rows with
+  ``formal_statement``) or a core pool file (rows with a ``module`` and no
+  statement, `burnqed_core.data.core_pool.PoolTheorem`), told apart by the
+  first row;
 * a ``.parquet`` of `Theorem` records;
 * a ``.lean`` file (every theorem in it, see `parse_lean_file`);
 * a directory of ``.lean`` files (one problem per file, miniF2F style);
@@ -72,6 +76,12 @@ def resolve_spec(spec: str | Path) -> Path:
     """The file or directory a theorem-set spec names (checked to exist); for ``bundled:dev`` /
     ``bundled:test`` the file they are a split of."""
     s = str(spec)
+    from burnqed_core.data.core_pool import core_path
+
+    if (core := core_path(s)) is not None:
+        if not core.exists():
+            raise DataError(f"{spec}: {core} is missing (build it: burnqed data core-pool --out {core.parent})")
+        return core
     if s.startswith(BUNDLED_PREFIX):
         name = s[len(BUNDLED_PREFIX):]
         path = BUNDLED_DIR / f"{SPLIT_VIEWS[name][0] if name in SPLIT_VIEWS else name}.jsonl"
@@ -109,6 +119,10 @@ def _read_any(path: Path) -> list[Theorem]:
         first = next(_iter_jsonl_objects(path), None)
         if first is not None and is_minif2f_row(first[1]):
             return read_minif2f_jsonl(path)
+        from burnqed_core.data.core_pool import is_pool_row, read_pool_jsonl
+
+        if first is not None and is_pool_row(first[1]):
+            return read_pool_jsonl(path)
         return read_jsonl(path, Theorem)
     if suffix == ".parquet":
         return read_parquet(path, Theorem)

@@ -90,8 +90,9 @@ def _cut(settings: EvalSettings, theorems: list[Theorem]) -> list[Theorem]:
 
 
 def set_theorems(settings: EvalSettings, extra: Sequence[str] = ()) -> dict[str, list[Theorem]]:
-    """Every set the eval reports (`set_specs`), each of ``eval.also`` its ``eval.also_sample`` when set, each
-    cut to ``eval.max_theorems``. A theorem name in two sets is an error naming both (the eval's rows are
+    """Every set the eval reports (`set_specs`): ``data.benchmark`` its ``eval.sample`` when set, each of
+    ``eval.also`` its ``eval.also_sample`` when set (fixed samples spread over the families), each cut to
+    ``eval.max_theorems``. A theorem name in two sets is an error naming both (the eval's rows are
     keyed by theorem)."""
     from burnqed_core.data.selection import stratified_sample
     from burnqed_core.data.theorems import load_theorems
@@ -102,6 +103,8 @@ def set_theorems(settings: EvalSettings, extra: Sequence[str] = ()) -> dict[str,
         theorems = load_theorems(spec)
         if spec in settings.eval.also and spec != settings.data.benchmark and settings.eval.also_sample is not None:
             theorems = stratified_sample(theorems, settings.eval.also_sample)
+        if spec == settings.data.benchmark and settings.eval.sample is not None:
+            theorems = stratified_sample(theorems, settings.eval.sample)
         theorems = _cut(settings, theorems)
         if not theorems:
             raise DataError(f"eval set {spec}: no theorems")

@@ -38,7 +38,7 @@ JUDGE_SOURCE = JUDGE_PATH.read_text()
 # this order (e.g. a library enumeration module): each may start with its
 # `import` lines (hoisted into the header's imports) and must close every
 # namespace it opens.
-EXTRA_SOURCES: list[Path] = []
+EXTRA_SOURCES: list[Path] = [Path(__file__).with_name("library.lean")]  # Lean's library as a theorem pool
 # Every document of the worker: the checker, then a public, exposed section so
 # that what follows behaves as in a plain (non-`module`) file.
 SECTION = "\n@[expose] public section\n\n"
@@ -75,11 +75,17 @@ def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
         raise ValueError("judge.lean has no load marker")
     extras = [p.read_text() for p in EXTRA_SOURCES] if extra is None else list(extra)
     hoisted: list[str] = []
-    bodies: list[str] = []
+    loads: list[str] = []
     for text in extras:
-        imps, rest_text = _split_imports(text)
+        if LOAD_MARKER in text:  # a source laid out as the checker: imports, the marker, one namespace
+            before = text.partition(LOAD_MARKER)[0]
+            imps = [line.strip() for line in before.split("\n") if _IMPORT_LINE.match(line.strip())]
+            loads.append(trusted_load(text))
+        else:
+            imps, rest_text = _split_imports(text)
+            if rest_text.strip():
+                loads.append(f"burnqed_load {lean_string(rest_text.strip())}\n")
         hoisted += [i for i in imps if i not in hoisted and i not in head]
-        bodies.append(rest_text.strip())
     more = "".join(f"{line}\n" for line in hoisted)
     more += "".join(f"public import {m}\n" for m in imports if m != "Init")
     if more:
@@ -92,8 +98,24 @@ def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
     body, end, _ = body.rpartition(NAMESPACE_END)
     if not end:
         raise ValueError("judge.lean does not end with its namespace's end")
-    loads = "".join(f"burnqed_load {lean_string(b)}\n" for b in bodies if b)
-    return f"{head}burnqed_load {lean_string(body)}\n{NAMESPACE_END}\n{loads}{SECTION}"
+    return f"{head}burnqed_load {lean_string(body)}\n{NAMESPACE_END}\n{''.join(loads)}{SECTION}"
+
+
+def trusted_load(source: str) -> str:
+    """A trusted source laid out as the checker (its imports, the load marker, then one namespace that its
+    first line opens and its last closes) for the header: ``namespace N`` / ``burnqed_load "<the rest>"`` /
+    ``end N``, the namespace opened and closed outside the string, as the checker's."""
+    _, marker, rest = source.partition(LOAD_MARKER)
+    if not marker:
+        raise ValueError("a trusted source has no load marker")
+    opening, _, body = rest.split("\n", 1)[1].partition("\n")
+    if not opening.startswith("namespace "):
+        raise ValueError("a trusted source must open a namespace after its load marker")
+    ns = opening.removeprefix("namespace ").strip()
+    body, end, _ = body.rstrip().rpartition(f"end {ns}")
+    if not end:
+        raise ValueError(f"a trusted source must end with `end {ns}`")
+    return f"namespace {ns}\nburnqed_load {lean_string(body)}\nend {ns}\n"
 
 
 def checker_fingerprint() -> str:
@@ -538,7 +560,8 @@ def verdict_problems(name: str, v: NameVerdict | None) -> list[str]:
                "type_differs": "its type is not the trusted statement's",
                "not_theorem": "it is not a theorem",
                "closure": "its dependencies cannot be replayed",
-               "premise": "it uses library constants outside the modules its module imports"}.get(v.status, v.status)
+               "premise": "it uses library constants outside the modules its module imports (premise rule)",
+               }.get(v.status, v.status)
         extra = f" ({'; '.join(v.detail)})" if v.detail else ""
         return [f"`{name}`: {why}{extra}"]
     bad = sorted(a for a in leaf_axioms(v.leaves) if a not in ALLOWED_AXIOMS)

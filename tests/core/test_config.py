@@ -270,13 +270,14 @@ def test_bad_key_names_the_file_it_was_written_in(tmp_path: Path) -> None:
 
 def test_layers_are_not_profiles(tmp_path: Path) -> None:
     for layer in ("base", "cpu"):
-        with pytest.raises(ProfileError, match=r"is a layer .*bundled: ebm, ebm_hindsight, ebm_wide, prod, small, "
-                                               r"tiny, transfer, transfer_k3, transfer_model, transfer_pretrain"):
+        with pytest.raises(ProfileError, match=r"is a layer .*bundled: core, ebm, ebm_hindsight, ebm_wide, prod, "
+                                               r"small, tiny, transfer, transfer_k3, transfer_model, "
+                                               r"transfer_pretrain"):
             load_profile(layer, environ={})
     with pytest.raises(ProfileError) as e:
         load_profile("nope", environ={})
     # the layers are not offered
-    assert ("['ebm', 'ebm_hindsight', 'ebm_wide', 'prod', 'small', 'tiny', 'transfer', 'transfer_k3', "
+    assert ("['core', 'ebm', 'ebm_hindsight', 'ebm_wide', 'prod', 'small', 'tiny', 'transfer', 'transfer_k3', "
             "'transfer_model', 'transfer_pretrain']"
             in str(e.value))
     # a layer of one's own: extended, never loaded; `layer` is not inherited

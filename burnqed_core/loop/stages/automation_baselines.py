@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from burnqed_core.config import DataConfig, LeanConfig
+from burnqed_core.config import DataConfig, EvalConfig, LeanConfig
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.loop.corpus import (
     benchmark_slug,
@@ -21,10 +21,17 @@ class Data(Projection):
     benchmark: str
 
 
+class Eval(Projection):
+    SOURCE = EvalConfig
+    sample: int | None
+
+
 class Settings(StageSettings):
-    """The benchmark, and the Lean that measures what its automation.json does not give."""
+    """The benchmark (its fixed sample of ``eval.sample`` when set: the theorems the eval reports), and the Lean
+    that measures what its automation.json does not give."""
 
     data: Data
+    eval: Eval
     lean: LeanConfig
 
 
@@ -32,11 +39,14 @@ async def automation_baselines(settings: Settings, env: Callable[[], Awaitable[P
                                out_dir: Path) -> StageResult:
     """Per benchmark, the automation-only baseline (which single tactic closes each theorem): read from the
     ``automation.json`` beside the benchmark where it covers every theorem, measured in Lean for the rest."""
+    from burnqed_core.data.selection import stratified_sample
     from burnqed_core.data.theorems import automation_map, load_theorems
     from burnqed_core.lean.baseline import automation_baseline, write_automation
 
     spec = settings.data.benchmark
     theorems = load_theorems(spec)
+    if settings.eval.sample is not None:  # the eval's own sample (`burnqed_core.eval.plan.set_theorems`)
+        theorems = stratified_sample(theorems, settings.eval.sample)
     known = {k: v for k, v in (automation_map(spec) or {}).items() if k in {t.name for t in theorems}}
     missing = [t for t in theorems if t.name not in known]
     if missing:

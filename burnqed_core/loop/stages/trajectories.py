@@ -8,7 +8,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from burnqed_core.config import DataConfig, LeanConfig, PolicyConfig, SearchConfig
+from burnqed_core.config import DataConfig, EvalConfig, LeanConfig, PolicyConfig, SearchConfig
 from burnqed_core.data.selection import Selection
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.loop import corpus
@@ -34,6 +34,15 @@ class Data(Projection):
     search_retry_failed: bool
     withhold_fraction: float
     withhold_families: list[str]
+    search_pool: str | None
+    search_retry_max: int | None
+
+
+class Eval(Projection):
+    """The sets the eval reports besides the benchmark: never searched (`_pool_selection`)."""
+
+    SOURCE = EvalConfig
+    also: list[str]
 
 
 class Settings(StageSettings):
@@ -44,6 +53,7 @@ class Settings(StageSettings):
     policy: PolicyConfig
     lean: LeanConfig
     data: Data
+    eval: Eval
     name: str
     seed: int
     source: Path | None
@@ -62,6 +72,8 @@ def search_selection(settings: Settings, n: int, earlier_trajectories: list[Path
     from burnqed_core.trajectory_io import finished_theorems, read_results
 
     d = settings.data
+    if d.search_pool is not None:
+        return _pool_selection(settings, n, earlier_trajectories)
     corpus = corpus_theorems(settings)
     benchmark = load_theorems(d.benchmark)
     easy = {k for k, v in (automation_map(d.corpus) or {}).items() if v is not None}
@@ -78,6 +90,38 @@ def search_selection(settings: Settings, n: int, earlier_trajectories: list[Path
                            held_out={t.name for t in benchmark}, easy=easy, held_out_theorems=benchmark,
                            retry=retry, family_fail_rate=rates, failed_family_boost=d.search_failed_family_boost,
                            prefer=withheld, prefer_max=d.search_exercises)
+
+
+def _pool_selection(settings: Settings, n: int, earlier_trajectories: list[Path]) -> Selection:
+    """`search_selection` on ``data.search_pool`` (e.g. ``core:pool``, Lean's own library): a seeded draw of
+    theorems never searched, spread over the pool's families (weighted towards failing ones), with up to
+    ``data.search_retry_max`` theorems that earlier searches failed on drawn first; those one automation tactic
+    closes alone (the ``automation.json`` beside the pool, when there is one) are left out. Every theorem of an
+    eval set (``data.benchmark``, ``eval.also``: the whole sets, not their samples) and of a held-out split
+    (``dev``/``test``) is left out, by name and by split."""
+    from burnqed_core.data.selection import family_fail_rates, select_theorems
+    from burnqed_core.data.theorems import automation_map, load_theorems
+    from burnqed_core.trajectory_io import finished_theorems, read_results
+
+    d = settings.data
+    assert d.search_pool is not None
+    pool = load_theorems(d.search_pool)
+    easy = {k for k, v in (automation_map(d.search_pool) or {}).items() if v is not None}
+    held = [t for spec in dict.fromkeys([d.benchmark, *settings.eval.also]) for t in load_theorems(spec)]
+    searched: set[str] = set()
+    verdicts: dict[str, bool] = {}
+    for p in earlier_trajectories:
+        searched |= finished_theorems(p)
+        for r in read_results(p):
+            if r.error != "start":
+                verdicts[r.theorem] = verdicts.get(r.theorem, False) or r.proved
+    rates = family_fail_rates(verdicts, {t.name: t.family for t in pool})
+    failed = sorted(name for name, ok in verdicts.items() if not ok) if d.search_retry_failed else []
+    return select_theorems(pool, d.search_theorems, d.seed + n, searched=searched, held_out_theorems=held,
+                           easy=easy, retry=failed, family_fail_rate=rates,
+                           failed_family_boost=d.search_failed_family_boost,
+                           prefer=failed if d.search_retry_max is not None else (),
+                           prefer_max=d.search_retry_max)
 
 
 def _collection_settings(settings: Settings) -> Settings:

@@ -69,3 +69,10 @@ def test_clusters_are_deterministic() -> None:
     random.Random(3).shuffle(shuffled)
     assert clusters(shuffled) == first == clusters(bench)
     assert list(first) == sorted(first)
+
+
+def test_a_cluster_fixed_by_the_set_wins() -> None:
+    a = Theorem(name="List.map_append", statement=": True", cluster="Init.Data.List.Lemmas", source="lean-library")
+    b = Theorem(name="List.append_nil", statement=": False", cluster="Init.Data.List.Lemmas", source="lean-library")
+    assert cluster_of(a) == "Init.Data.List.Lemmas"
+    assert clusters([a, b], twins=False) == {a.name: "Init.Data.List.Lemmas", b.name: "Init.Data.List.Lemmas"}

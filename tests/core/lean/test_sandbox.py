@@ -423,7 +423,7 @@ def test_worker_header_loads_the_checker_from_one_string() -> None:
 
     from burnqed_core.lean.judge import JUDGE_SOURCE, LOAD_MARKER, NAMESPACE_END, SECTION, worker_header
 
-    header = worker_header()
+    header = worker_header(extra=[])
     head = JUDGE_SOURCE.split(LOAD_MARKER)[0]
     assert header.startswith(head) and header.endswith(f"\n{NAMESPACE_END}\n{SECTION}")
     load = header[len(head):].split("\n")[0]

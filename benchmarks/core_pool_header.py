@@ -1,0 +1,98 @@
+"""What the embedded worker's header allows and costs, for Lean's library as a theorem pool (docs/core-pool.md).
+
+    python benchmarks/core_pool_header.py [--variants default,no-library,std,lean] [--edits 20] [--json OUT]
+
+For each header variant one worker is started (one after the other, never two at once) and measured: start-up
+time (wall), RSS after start and after the edits, the modules its environment holds by root (Init, Std, Lean,
+Lake: `burnqed_modules`), and the median time of ``--edits`` single-tactic edits (a proof block after the
+header, as the search sends them). Variants:
+
+* ``default``: the worker's header today (the checker, then `library.lean`);
+* ``no-library``: the checker alone (what `library.lean` costs an edit);
+* ``std``: the default plus ``public import Std`` (every Std module);
+* ``lean``: the default plus ``public import Lean`` (every Lean module).
+
+A worker has one header (it exits when a document's imports change), so "a document can import Std" means
+"the header imports Std". On a shared machine take ratios within one run, not absolutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+from burnqed_core.config import load_profile
+from burnqed_core.lean.install import require_installed
+from burnqed_core.lean.judge import worker_header
+from burnqed_core.lean.library import modules_command, parse_modules
+from burnqed_core.lean.lsp import LspWorker, process_rss_mb
+from burnqed_core.lean.scratch import make as make_scratch
+
+VARIANTS = {
+    "default": lambda: worker_header(),
+    "no-library": lambda: worker_header(extra=()),
+    "std": lambda: worker_header(imports=["Std"]),
+    "lean": lambda: worker_header(imports=["Lean"]),
+}
+EDIT = "theorem bench_{k} (a b : Nat) (h : a ≤ b) : a ≤ b + {k} := by\n  omega\n"
+
+
+async def measure(name: str, header: str, edits: int) -> dict[str, object]:
+    prof = load_profile("tiny")
+    inst = require_installed(prof.lean.embedded.install_dir)
+    scratch = make_scratch()
+    w = LspWorker(inst.command("-Dserver.reportDelayMs=0", "-DElab.async=false", "--worker"),
+                  env=dict(inst.env(), BURNQED_LEAN_SCRATCH=scratch), timeout_s=1800, cwd=scratch)
+    t0 = time.monotonic()
+    try:
+        diags = await w.start(header + "theorem warm : 1 + 1 = 2 := by decide\n", timeout_s=1800)
+        start_s = time.monotonic() - t0
+        errors = [d.message[:200] for d in diags if d.is_error]
+        rss_start = process_rss_mb(w.pid)
+        from burnqed_core.lean.judge import new_nonce
+
+        nonce = new_nonce()
+        diags = await w.check(header + modules_command(nonce))
+        try:
+            mods = parse_modules(diags, nonce)
+            roots: dict[str, int] = {}
+            for m in mods:
+                roots[m.split(".")[0]] = roots.get(m.split(".")[0], 0) + 1
+        except Exception as e:  # the variant without library.lean has no such command
+            roots = {"?": 0, "error": str(e)[:100]}  # type: ignore[dict-item]
+        times = []
+        for k in range(edits):
+            t = time.monotonic()
+            await w.check(header + EDIT.format(k=k))
+            times.append(time.monotonic() - t)
+        return {"variant": name, "start_s": round(start_s, 1), "errors": errors, "rss_start_mb": rss_start,
+                "rss_end_mb": process_rss_mb(w.pid), "modules": roots,
+                "edit_median_s": round(statistics.median(times), 3), "edit_max_s": round(max(times), 3),
+                "header_chars": len(header)}
+    finally:
+        await w.close()
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--variants", default="default,no-library,std,lean")
+    ap.add_argument("--edits", type=int, default=20)
+    ap.add_argument("--json", type=Path)
+    a = ap.parse_args()
+    out = []
+    for name in a.variants.split(","):
+        r = await measure(name, VARIANTS[name](), a.edits)
+        r["load_avg"] = os.getloadavg()[0]
+        print(json.dumps(r), flush=True)
+        out.append(r)
+    if a.json:
+        a.json.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

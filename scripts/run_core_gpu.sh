@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The core profile (Lean's own library as the theorem pool, docs/core-pool.md) on a GPU machine with 16 cores:
+# a larger model built and pre-trained here (no download: ~30 M parameters instead of tiny's ~1 M), trained and
+# served on the GPU, and more embedded Lean workers (one per 2 cores) for larger searches, iterations 0, 1, 2.
+# Prepared for when such a machine is available; no test depends on it. Needs the embedded Lean (`burnqed lean
+# setup`, ~1 GB under ~/.cache/burnqed) and the package installed (scripts/setup.sh).
+#
+#   bash scripts/run_core_gpu.sh [extra `burnqed loop` arguments]
+#
+# Environment: WORKERS (Lean workers, default: cores / 2, at most 7: each holds 5-8 GB), RUN (the run directory,
+# default runs/core_gpu). The profile written to $RUN/profile.yaml extends configs/core.yaml; edit it there to
+# change a setting (the run's fingerprints follow the file).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO="$PWD"
+bash scripts/setup.sh
+. .venv/bin/activate
+python -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'no CUDA GPU visible to torch')"
+CORES="$(nproc)"
+WORKERS="${WORKERS:-$(( CORES / 2 < 7 ? CORES / 2 : 7 ))}"
+RUN="${RUN:-$REPO/runs/core_gpu}"
+mkdir -p "$RUN"
+cat > "$RUN/profile.yaml" <<EOF
+# written by scripts/run_core_gpu.sh: the core profile with a larger model on a GPU and ${WORKERS} Lean workers
+extends: $REPO/configs/core.yaml
+name: core_gpu
+paths:
+  work_dir: $RUN
+lean:
+  num_workers: $WORKERS
+  worker_rss_limit_mb: 9000
+policy:
+  device: cuda
+  batch_size: 128
+search:
+  max_nodes: 64
+  max_depth: 24
+  concurrency: $(( WORKERS * 4 ))
+  frontier_batch: 16
+training:
+  device: cuda
+  max_seq_len: 512
+  batch_size: 32
+  max_steps: 600
+  max_steps_later: 300
+  tiny_model:                  # ~30 M parameters, built and pre-trained here
+    vocab_size: 2048
+    hidden_size: 512
+    num_layers: 8
+    num_heads: 8
+    num_kv_heads: 4
+    intermediate_size: 1408
+    max_position_embeddings: 1024
+    pretrain_steps: 3000
+    pretrain_lr: 6.0e-4
+    pretrain_batch_size: 64
+  lr: 6.0e-4
+data:
+  max_tokens: 512
+  search_theorems: 400         # pool theorems per iteration (more workers, more searches)
+  search_retry_max: 100
+eval:
+  budgets: [16, 64]
+  sample: null                 # all of core:test (524) and core:dev (530)
+  also_sample: null
+pipeline:
+  shard_size: 100
+  eval_shard_size: 200
+EOF
+export DAGSTER_HOME="${DAGSTER_HOME:-$RUN/dagster}"
+echo "core on the GPU: $WORKERS Lean workers, profile $RUN/profile.yaml"
+exec burnqed loop --profile "$RUN/profile.yaml" --iterations 0,1,2 --last-until eval_report "$@"
