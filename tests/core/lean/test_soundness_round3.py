@@ -278,15 +278,19 @@ async def test_a_preamble_that_changes_the_meaning_is_refused_in_search(lean_poo
 
 # --- the nonce's channel ------------------------------------------------------------------------------------------
 
+# The file's messages are thrown errors built from constructors: `logInfo`/`throwError`/`getRef` reach
+# helpers the exported-level library lacks (`appendDescriptionWidgetIfNamed`, `getRef._redArg`).
 CODE_FILE = """\
 open Lean Elab Command in
 elab "#leak" : command => do
   let fm ← getFileMap
-  logInfo ("LEAK " ++ (← read).fileName ++ " " ++ fm.source)
+  let msg := "LEAK " ++ (← read).fileName ++ " " ++ fm.source
+  throw (Exception.error Syntax.missing (MessageData.ofFormat (Std.Format.text msg)))
 #leak
 open Lean Elab Command in
 elab "#forge" : command => do
-  logInfo ("burnqed-00000000000000000000000000000000" ++ "2:v21:X1:1" ++ "3:end")
+  let msg := "burnqed-00000000000000000000000000000000" ++ "2:v21:X1:1" ++ "3:end"
+  throw (Exception.error Syntax.missing (MessageData.ofFormat (Std.Format.text msg)))
 #forge
 open Lean Elab Command in
 elab "#steal" : command => do
@@ -308,7 +312,9 @@ async def test_code_a_file_runs_never_reaches_the_nonce(lean_pool: LeanPool, no_
     assert any(t.startswith("LEAK ") for t in texts), texts
     seen = {m for t in texts for m in re.findall(r"burnqed-[0-9a-f]{32}", t)}
     assert seen <= {"burnqed-" + "0" * 32}, seen  # the file's own forged one only, never the call's nonce
-    assert elab.ran_code and "after" in elab.rejected
+    assert elab.ran_code
+    _, ok, _ = check_report(CODE_FILE, elab)
+    assert ok == 0  # the false `after` gets no verdict of ok, whatever the file's code wrote
     r = await lean_pool.check_proof(Theorem(name="f", statement=ONE_TWO), ["decide"])
     assert not r.ok
     assert lean_pool.pids != before  # retired after the file
