@@ -486,6 +486,36 @@ meta def keepNew (base : Environment) (acc : List Name) (self : Name) : List Nam
   | d :: ds => if base.contains d || mem d acc || d == self then keepNew base acc self ds
     else d :: keepNew base acc self ds
 
+meta def dropOwn (own : List Name) : List Name → List Name
+  | [] => []
+  | d :: ds => if mem d own then dropOwn own ds else d :: dropOwn own ds
+
+/-- The constructors of every inductive type of a block. -/
+meta def blockCtors (envU : Environment) : List Name → List Name
+  | [] => []
+  | i :: is => match envU.find? i with
+    | some (.inductInfo w) => app w.ctors (blockCtors envU is)
+    | _ => blockCtors envU is
+
+/-- What the constructors `cs` mention in their types, less the block's own
+types and constructors `own`: an inductive depends on them (a predicate whose
+constructor takes a proof of another predicate needs that one first). -/
+meta def ctorUses (envU : Environment) (own : List Name) : List Name → List Name
+  | [] => []
+  | c :: cs => match envU.find? c with
+    | some ci => let a := ci.type.getUsedConstants
+      app (dropOwn own (arrList a a.size [])) (ctorUses envU own cs)
+    | none => ctorUses envU own cs
+
+/-- What the constant `ci` needs before it: the constants of its type and
+value, and for an inductive those of its block's constructors' types. -/
+meta def needs (envU : Environment) (ci : ConstantInfo) : List Name :=
+  match ci with
+  | .inductInfo v =>
+    let cs := blockCtors envU v.all
+    app (usedBy ci) (ctorUses envU (app v.all cs) cs)
+  | _ => usedBy ci
+
 /-- Constants of `envU` reachable from `todo` that `base` lacks, dependencies first. -/
 meta def closure (envU base : Environment) : Nat → List Name → List Name → Except String (List Name)
   | 0, _, _ => .error "declaration graph too large"
@@ -495,7 +525,7 @@ meta def closure (envU base : Environment) : Nat → List Name → List Name →
     else match envU.find? n with
       | none => .error s!"unknown constant {nm n}"
       | some ci =>
-        match keepNew base acc n (usedBy ci) with
+        match keepNew base acc n (needs envU ci) with
         | [] => closure envU base fuel rest (app acc [n])
         | deps => closure envU base fuel (app deps (n :: rest)) acc
 
