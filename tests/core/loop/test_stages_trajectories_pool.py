@@ -27,7 +27,7 @@ def _searched(out: Path, verdicts: dict[str, bool]) -> Path:
     return out
 
 
-def test_stages_trajectories_pool_searches_new_and_failed_never_held_out(tmp_path: Path) -> None:
+def test_pool_selection_searches_new_and_failed_never_held_out(tmp_path: Path) -> None:
     from burnqed_core.data.core_pool import PoolTheorem
 
     def row(name: str, split: str, family: str) -> PoolTheorem:
