@@ -285,7 +285,7 @@ async def _trusted_check(backend: object, theorem: Theorem, tactics: Sequence[st
     errors = trusted_problems(report)
     flags = report.flags.get(CHECK_NAME, [])
     if flags and not trusted and meaning == "refuse":
-        errors += meaning_problems(flags)
+        errors += meaning_problems(flags, theorem.preamble)
     read = None
     if positions and not errors:
         got = [report.states.get(i) for i in range(len(positions))]
@@ -310,7 +310,9 @@ async def audit_theorem(backend: object, theorem: Theorem) -> list[str]:
                                      module=theorem.module, mode="audit")
     except ReportError as e:
         return [f"the trusted checker gave no usable answer: {e}"]
-    if report.preamble_error is not None or report.expected_error or report.unknown_module is not None:
+    if report.expected_error and report.preamble_error is None:
+        return []  # the statement does not elaborate: the start itself fails, with Lean's error
+    if report.preamble_error is not None or report.unknown_module is not None:
         return trusted_problems(report)
     problems = unsafe_problem(report)
     # The compiler's unsafe auxiliary of a recursive definition (`f._unsafe_rec`) is no proof's dependency (the
@@ -320,7 +322,7 @@ async def audit_theorem(backend: object, theorem: Theorem) -> list[str]:
     if not report.complete:
         problems.append("Lean did not process the whole preamble (`#exit` ...)")
     if not trust.is_trusted(theorem.preamble):
-        problems += meaning_problems(report.flags.get(CHECK_NAME, []))
+        problems += meaning_problems(report.flags.get(CHECK_NAME, []), theorem.preamble)
     return problems
 
 

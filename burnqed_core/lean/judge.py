@@ -493,10 +493,19 @@ def statement_notes(flags: Sequence[str]) -> list[str]:
     return out
 
 
-def meaning_problems(flags: Sequence[str]) -> list[str]:
+_INCLUDE = re.compile(r"(?m)^\s*include\s")
+
+
+def meaning_problems(flags: Sequence[str], preamble: str | None = None) -> list[str]:
     """The flags as reasons to refuse a theorem whose preamble is not one of
     the package's own (search, evaluation and tracing of a set: a preamble
-    may not change what the statement means)."""
+    may not change what the statement means). Section ``variable``s alone are
+    how a file states its theorems (Lean adds to a theorem only the variables
+    its statement names, and the instances over them): they refuse only when
+    ``preamble`` (when given) has an ``include``, which adds a hypothesis the
+    statement's text does not show; the note stays either way."""
+    if preamble is not None and not _INCLUDE.search(preamble):
+        flags = [f for f in flags if f != "variables"]
     return [f"the preamble changes what the statement means: {n}" for n in statement_notes(flags)]
 
 

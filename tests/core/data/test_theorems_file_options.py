@@ -82,6 +82,11 @@ async def test_a_file_with_auto_bound_names_starts_and_checks_as_lean_reads_it(l
     # a wrong proof still fails, auto-bound names or not
     wrong = await lean_pool.check_proof(thms[0], ["rfl"])
     assert not wrong.ok
+    # a section variable the statement names is how the file states it; one that `include` adds to every
+    # theorem is a hypothesis the statement's text does not show: refused (a file's preamble is not trusted)
+    hidden = thms[1].model_copy(update={"preamble": thms[1].preamble + "variable (hf : False)\ninclude hf\n"})
+    refused = await lean_pool.check_proof(hidden, ["exact hf.elim"])
+    assert not refused.ok and any("changes what the statement means" in e for e in refused.errors), refused.errors
 
 
 @pytest.mark.lean
