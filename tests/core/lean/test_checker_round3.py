@@ -292,6 +292,11 @@ elab "#forge" : command => do
   let msg := "burnqed-00000000000000000000000000000000" ++ "2:v21:X1:1" ++ "3:end"
   throw (Exception.error Syntax.missing (MessageData.ofFormat (Std.Format.text msg)))
 #forge
+theorem after : (1:Nat) = 2 := by decide
+"""
+
+# A task that reads the worker's stdin, where the next request would arrive.
+STEAL_FILE = """\
 open Lean Elab Command in
 elab "#steal" : command => do
   let _ ← IO.asTask (do let h ← IO.getStdin; let l ← h.getLine; IO.println ("STOLE " ++ l))
@@ -303,9 +308,8 @@ theorem after : (1:Nat) = 2 := by decide
 async def test_code_a_file_runs_never_reaches_the_nonce(lean_pool: LeanPool, no_static: None) -> None:
     """The file's own elaborators run in the checker's run: they see their own
     text only (never the request with the nonce), a report they forge is not
-    the call's, and the process is retired after the file (a task reading
-    stdin would get the next request): the next check runs on a fresh one and
-    its verdicts are right."""
+    the call's, and the process is retired after the file: the next check runs
+    on a fresh one and its verdicts are right."""
     before = list(lean_pool.pids)
     elab = await lean_pool.elaborate(CODE_FILE, declared=True)
     texts = [d.message for d in elab.diagnostics]
@@ -319,6 +323,29 @@ async def test_code_a_file_runs_never_reaches_the_nonce(lean_pool: LeanPool, no_
     assert not r.ok
     assert lean_pool.pids != before  # retired after the file
     assert (await lean_pool.check_proof(Theorem(name="g", statement=": (1:Nat) = 1"), ["rfl"])).ok
+
+
+async def test_a_task_reading_stdin_never_reads_a_request(lean_pool: LeanPool, no_static: None) -> None:
+    """A file whose code starts a task reading the worker's stdin: the embedded worker may answer the file (the
+    task then waits for the next request, which goes to a fresh process: the worker is retired after the file)
+    or hang on the read (no answer in time: an infrastructure failure, the process replaced). Either way the
+    false `after` is not ok, and the next checks run on a fresh process with right verdicts. A short limit: the
+    hang is a timeout, whose length this test need not wait for twice at the default."""
+    one = Theorem(name="g", statement=": (1:Nat) = 1")
+    assert (await lean_pool.check_proof(one, ["rfl"])).ok  # a warm process: the limit below is the file's alone
+    before = list(lean_pool.pids)
+    try:
+        elab = await lean_pool.elaborate(STEAL_FILE, declared=True, timeout_s=20.0 * pool_module.load_factor())
+    except pool_module.InfraFailure:
+        pass
+    else:
+        assert elab.ran_code
+        assert check_report(STEAL_FILE, elab)[1] == 0
+        assert not any("STOLE" in d.message for d in elab.diagnostics)
+    r = await lean_pool.check_proof(Theorem(name="f", statement=ONE_TWO), ["decide"])
+    assert not r.ok and not r.infra, r.errors
+    assert lean_pool.pids != before
+    assert (await lean_pool.check_proof(one, ["rfl"])).ok
 
 
 async def test_unsafe_code_gets_no_verdict(lean_pool: LeanPool) -> None:
