@@ -30,7 +30,7 @@ from burnqed_core.lean.library import LibraryConstant, ModuleScan, type_statemen
 
 
 def const(name: str, module: str, skeleton: str = "", size: int = 10, mods: tuple[str, ...] = ()) -> LibraryConstant:
-    return LibraryConstant(name=name, module=module, size=size, type=f"type of {name}",
+    return LibraryConstant(name=name, module=module, size=size, type=f"Nat.{name.replace('.', '_')} = 0",
                            skeleton=skeleton or f"skel {name}", type_modules=list(mods))
 
 
