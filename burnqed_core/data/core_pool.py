@@ -462,7 +462,7 @@ def read_build(directory: Path) -> PoolBuild:
         theorems += rows
     meta.pop("counts", None)
     try:
-        return PoolBuild.model_validate(meta | {"theorems": theorems})
+        return PoolBuild.model_validate(meta | {"theorems": sorted(theorems, key=lambda t: t.name)})
     except ValueError as e:
         raise DataError(f"{directory / 'build.json'}: not a core pool build ({str(e).splitlines()[0]})") from None
 
