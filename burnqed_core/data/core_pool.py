@@ -49,11 +49,14 @@ statements whose text is one but whose hidden parts differ are near-twins by the
 cast to ``Int`` or to ``Rat``; ``0 <<< n = 0`` over ``Nat`` or ``Int``; a proof printed ``⋯``): the check errs
 towards dropping a pool theorem, never towards leaving a twin on both sides. A lowercase library function that
 `burnqed_core.data.canonical.LIBRARY_NAMES` does not list is read as a variable (the same direction). A printed
-type that does not read back as Lean text is still compared as text.
+type that does not read back as Lean text is still compared as text. The check's own limits (`near_twins`
+module doc: ``¬ P`` and ``P → False`` differ ...) hold here too; there it misses a twin, the Lean key may not.
 
 The bundled files (``burnqed_core/data/sets/core/{pool,dev,test}.jsonl``, `CORE_DIR`) are written by
 ``burnqed data core-pool --out burnqed_core/data/sets/core`` and read by the theorem-set specs ``core:pool``,
-``core:dev`` and ``core:test`` (`burnqed_core.data.theorems`); each line is a `PoolTheorem`.
+``core:dev`` and ``core:test`` (`burnqed_core.data.theorems`); each line is a `PoolTheorem`. `resplit`
+(``--resplit DIR``) applies the near-twin rules again to written sets without Lean or scans; it sees only the
+written rows, so it misses a chain through a theorem the Lean key dropped earlier (``--scans`` sees those).
 """
 
 from __future__ import annotations
