@@ -151,6 +151,11 @@ def core_pool(
     save_scans: Annotated[Path | None, typer.Option("--save-scans", help="save what Lean read (every module's "
                                                     "theorems up to --max-size, and the import graph) as JSON")
                           ] = None,
+    resplit_dir: Annotated[Path | None, typer.Option("--resplit", help="no Lean, no scans: apply the near-twin "
+                                                     "rules again to the sets written in this directory (every "
+                                                     "theorem keeps its split; twins of a more held-out split are "
+                                                     "dropped, clusters merged); --scans sees more (module doc)")
+                           ] = None,
     profile: ProfileOpt = "core",
     verbose: VerboseOpt = False,
 ) -> None:
@@ -165,7 +170,9 @@ def core_pool(
         PoolRules,
         SplitRules,
         build_pool,
+        read_build,
         read_scans,
+        resplit,
         save_scans_file,
         scan_library,
         write_pool,
@@ -191,10 +198,16 @@ def core_pool(
                 read, graph = await scan_library(pool, rules, progress=bar)
             return read, graph, await _baseline_lookup(prof, pool)
 
-    read, graph, lookup = asyncio.run(run())
-    if save_scans is not None:
-        typer.echo(f"wrote {save_scans_file(read, graph, save_scans)}")
-    build = build_pool(read, graph, rules, split_rules)
+    if resplit_dir is not None:
+        if scans is not None or save_scans is not None:
+            raise DataError("--resplit reads written sets: not with --scans or --save-scans")
+        build = resplit(read_build(resplit_dir))
+        lookup = asyncio.run(_baseline_lookup(prof, None))
+    else:
+        read, graph, lookup = asyncio.run(run())
+        if save_scans is not None:
+            typer.echo(f"wrote {save_scans_file(read, graph, save_scans)}")
+        build = build_pool(read, graph, rules, split_rules)
     typer.echo(f"{build.modules_scanned} modules scanned; left out: "
                + ", ".join(f"{k} {v}" for k, v in build.excluded.items()))
     if build.modules_unread:

@@ -23,15 +23,40 @@ theorems, in the order of ``sha256(f"{seed}:{family}")``, the first ones go to `
 `SplitRules.test_clusters` clusters, the next ones to ``dev`` likewise; every other family is ``pool``.
 
 **Near-twins.** The library states many lemmas several times (``List.map_append``, ``Array.map_append``,
-``Vector.map_append``; ``Nat.add_comm``, ``Int.add_comm``). `near_twin_key` is the type's skeleton (binder
-names, universes and namespaces erased, instances and inductive types abstracted: computed by Lean, see
-``library.lean``): theorems with one key are near-twins. A near-twin keeps to one side: a pool (or dev)
-theorem with the key of a test (or dev) theorem is dropped (counted as ``twin``). Within a split, each module
-is a cluster and near-twins merge their modules' clusters (union-find, named by the smallest module).
+``Vector.map_append``; ``Nat.add_comm``, ``Int.add_comm``; ``ite_id`` and ``ite_self``). Two rules find them,
+and a theorem is a near-twin of another when either says so:
+
+* the **Lean key** (`near_twin_key`): the type's skeleton (binder names, universes and namespaces erased,
+  instances and inductive types abstracted: computed by Lean, see ``library.lean``). It sees through namespaces
+  and elaborated types (``List.map_append`` ~ ``Array.map_append``), which the text does not show;
+* the **eval's near-twin check** (`burnqed_core.data.near_twins`, what hygiene refuses: twins and strong
+  near-twins, ``STRONG``), read on the statement as Lean prints it (`eval_theorem`: ``: <printed type>``). It
+  sees through binder style and order, instance binders named or not, and library variants whose printed text
+  is one (``Std.DHashMap.Const.values_empty`` and ``Std.HashMap.values_empty``: ``∅.values = []``), which the
+  Lean key keeps apart.
+
+Both are kept because neither contains the other, and the eval is the authority on what it calls a near-twin:
+a held-out theorem the eval would refuse as a twin of a training theorem must not be held out beside it.
+`keep_twins_apart` groups the theorems by both rules, closed transitively (union-find); a group keeps to the
+side of its most held-out member (``test``, then ``dev``, then ``pool``): every other member is dropped and
+counted in `PoolBuild.excluded` (``twin of a test theorem`` when the Lean key alone links it there, ``near-twin
+of a test theorem (eval check)`` when the eval's check is needed). Within a split, each module is a cluster and
+near-twins by either rule merge their modules' clusters (named by the smallest module); the seeded split rule
+counts clusters the same way.
+
+Known limits of the eval's check on printed types: the printed text hides what elaboration fixed, so two
+statements whose text is one but whose hidden parts differ are near-twins by the check (``↑(OfNat.ofNat n)``
+cast to ``Int`` or to ``Rat``; ``0 <<< n = 0`` over ``Nat`` or ``Int``; a proof printed ``⋯``): the check errs
+towards dropping a pool theorem, never towards leaving a twin on both sides. A lowercase library function that
+`burnqed_core.data.canonical.LIBRARY_NAMES` does not list is read as a variable (the same direction). A printed
+type that does not read back as Lean text is still compared as text. The check's own limits (`near_twins`
+module doc: ``¬ P`` and ``P → False`` differ ...) hold here too; there it misses a twin, the Lean key may not.
 
 The bundled files (``burnqed_core/data/sets/core/{pool,dev,test}.jsonl``, `CORE_DIR`) are written by
 ``burnqed data core-pool --out burnqed_core/data/sets/core`` and read by the theorem-set specs ``core:pool``,
-``core:dev`` and ``core:test`` (`burnqed_core.data.theorems`); each line is a `PoolTheorem`.
+``core:dev`` and ``core:test`` (`burnqed_core.data.theorems`); each line is a `PoolTheorem`. `resplit`
+(``--resplit DIR``) applies the near-twin rules again to written sets without Lean or scans; it sees only the
+written rows, so it misses a chain through a theorem the Lean key dropped earlier (``--scans`` sees those).
 """
 
 from __future__ import annotations
@@ -238,13 +263,93 @@ def exclusion(c: LibraryConstant, closure: frozenset[str], rules: PoolRules) -> 
 
 
 def near_twin_key(c: LibraryConstant | PoolTheorem | str) -> str:
-    """The near-twin key (one function, to swap for the eval's near-twin check): the Lean-computed skeleton of
-    the type, as a digest."""
+    """The Lean key of the near-twin rules (module doc): the Lean-computed skeleton of the type, as a digest
+    (a `PoolTheorem` carries it as ``twin``)."""
     skeleton = c if isinstance(c, str) else getattr(c, "skeleton", None)
     if skeleton is None:
         assert isinstance(c, PoolTheorem)
         return c.twin
     return hashlib.sha256(skeleton.encode()).hexdigest()[:12]
+
+
+def eval_theorem(t: PoolTheorem) -> Theorem:
+    """The theorem as the eval's near-twin check reads it: its statement is the type as Lean prints it (the
+    form a reader compares; `PoolTheorem.theorem` poses the stored type, which no text check can see)."""
+    return Theorem(name=t.name, statement=f": {t.type}", split=THEOREM_SPLIT[t.split], source=SOURCE,
+                   family=t.family, module=t.module)
+
+
+_SIDE_RANK: dict[str, int] = {"pool": 0, "dev": 1, "test": 2}
+
+
+def _twin_groups(theorems: Sequence[PoolTheorem], eval_check: bool = True) -> UnionFind[str]:
+    """Names grouped by the Lean key and (``eval_check``) the eval's twins and strong near-twins, closed
+    transitively."""
+    from burnqed_core.data.near_twins import near_twin_groups
+
+    uf = UnionFind([t.name for t in theorems])
+    first: dict[str, str] = {}
+    for t in theorems:
+        if not t.twin:  # a row without its key: the eval's check alone
+            continue
+        if t.twin in first:
+            uf.union(first[t.twin], t.name)
+        else:
+            first[t.twin] = t.name
+    if eval_check:
+        for group in near_twin_groups([eval_theorem(t) for t in theorems]):
+            for n in group[1:]:
+                uf.union(group[0], n)
+    return uf
+
+
+def pool_clusters(theorems: Sequence[PoolTheorem]) -> dict[str, str]:
+    """Name -> cluster for the theorems of one split: its module, with the modules of near-twins (either rule)
+    merged, named by the smallest module."""
+    groups = _twin_groups(theorems)
+    module = {t.name: t.module for t in theorems}
+    uf = UnionFind(sorted(set(module.values())))
+    for members in groups.groups().values():
+        for n in members[1:]:
+            uf.union(module[members[0]], module[n])
+    return {t.name: uf.find(t.module) for t in theorems}
+
+
+def keep_twins_apart(theorems: Sequence[PoolTheorem]) -> tuple[list[PoolTheorem], Counter[str]]:
+    """The near-twin rules (module doc) on theorems with their provisional split: each group of near-twins (the
+    Lean key and the eval's check, closed transitively) keeps only its members of its most held-out split, and
+    each split's clusters are its modules with near-twins' merged. Returns the theorems kept (sorted by name,
+    ``cluster`` set; the split of none changes) and the reason -> count of those dropped. No Lean: the rows'
+    ``twin`` and ``type`` are all it reads."""
+    names = [t.name for t in theorems]
+    if len(set(names)) != len(names):
+        dup = sorted(n for n, k in Counter(names).items() if k > 1)
+        raise DataError(f"core pool: a theorem named twice: {', '.join(dup[:5])}")
+    split = {t.name: t.split for t in theorems}
+
+    def sides(uf: UnionFind[str]) -> dict[str, str]:
+        top: dict[str, str] = {}
+        for root, members in uf.groups().items():
+            top[root] = max((split[n] for n in members), key=_SIDE_RANK.__getitem__)
+        return {n: top[uf.find(n)] for n in names}
+
+    by_lean = sides(_twin_groups(theorems, eval_check=False))
+    by_both = sides(_twin_groups(theorems))
+    dropped: Counter[str] = Counter()
+    kept: list[PoolTheorem] = []
+    for t in theorems:
+        side = by_both[t.name]
+        if side == t.split:
+            kept.append(t)
+        elif by_lean[t.name] != t.split:
+            dropped[f"twin of a {by_lean[t.name]} theorem"] += 1
+        else:
+            dropped[f"near-twin of a {side} theorem (eval check)"] += 1
+    clusters: dict[str, str] = {}
+    for s in SPLITS:
+        clusters |= pool_clusters([t for t in kept if t.split == s])
+    out = [t.model_copy(update={"cluster": clusters[t.name]}) for t in sorted(kept, key=lambda t: t.name)]
+    return out, dropped
 
 
 def _order(family: str, seed: int) -> str:
@@ -298,35 +403,21 @@ def build_pool(scans: Sequence[ModuleScan], graph: Mapping[str, Sequence[str]],
                 excluded[why] += 1
             else:
                 kept.append(c)
-    sizes = Counter(module_family(c.module) for c in kept)
-    by_family: dict[str, list[LibraryConstant]] = {}
-    for c in kept:
-        by_family.setdefault(module_family(c.module), []).append(c)
+    rows = [PoolTheorem(name=c.name, module=c.module, family=module_family(c.module), split="pool",
+                        cluster=c.module, type=c.type, size=c.size, universes=c.universes, twin=near_twin_key(c))
+            for c in kept]
+    sizes = Counter(t.family for t in rows)
+    by_family: dict[str, list[PoolTheorem]] = {}
+    for t in rows:
+        by_family.setdefault(t.family, []).append(t)
 
     def clusters_of(families: Collection[str]) -> int:
-        members = [c for f in families for c in by_family[f]]
-        return len(set(_clusters(members, dict.fromkeys((c.name for c in members), "x")).values()))
+        return len(set(pool_clusters([t for f in families for t in by_family[f]]).values()))
 
     split_of = choose_held_out(sizes, split_rules, clusters_of)
-    split = {c.name: split_of.get(module_family(c.module), "pool") for c in kept}
-    # near-twins keep to one side: test first, then dev
-    keys_in: dict[str, set[str]] = {"test": set(), "dev": set()}
-    for c in kept:
-        if split[c.name] in keys_in:
-            keys_in[split[c.name]].add(near_twin_key(c))
-    final: list[LibraryConstant] = []
-    for c in kept:
-        k = near_twin_key(c)
-        s = split[c.name]
-        if (s in ("pool", "dev") and k in keys_in["test"]) or (s == "pool" and k in keys_in["dev"]):
-            excluded[f"twin of a {'test' if k in keys_in['test'] else 'dev'} theorem"] += 1
-            continue
-        final.append(c)
-    clusters = _clusters(final, split)
-    theorems = [PoolTheorem(name=c.name, module=c.module, family=module_family(c.module), split=split[c.name],
-                            cluster=clusters[c.name], type=c.type, size=c.size, universes=c.universes,
-                            twin=near_twin_key(c))
-                for c in sorted(final, key=lambda c: c.name)]
+    rows = [t.model_copy(update={"split": split_of.get(t.family, "pool")}) for t in rows]
+    theorems, dropped = keep_twins_apart(rows)
+    excluded.update(dropped)
     families = []
     for fam in sorted(set(enumerated) | set(sizes)):
         mine = [t for t in theorems if t.family == fam]
@@ -336,19 +427,6 @@ def build_pool(scans: Sequence[ModuleScan], graph: Mapping[str, Sequence[str]],
                                     clusters=len({t.cluster for t in mine})))
     return PoolBuild(rules=rules, split_rules=split_rules, theorems=theorems, excluded=dict(sorted(excluded.items())),
                      families=families, modules_scanned=len(scans), modules_unread=unread)
-
-
-def _clusters(theorems: Sequence[LibraryConstant], split: Mapping[str, str]) -> dict[str, str]:
-    """Name -> cluster: its module, with the modules of near-twins in one split merged."""
-    uf = UnionFind(sorted({c.module for c in theorems}))
-    first: dict[tuple[str, str], str] = {}
-    for c in theorems:
-        key = (split[c.name], near_twin_key(c))
-        if key in first:
-            uf.union(first[key], c.module)
-        else:
-            first[key] = c.module
-    return {c.name: uf.find(c.module) for c in theorems}
 
 
 def write_pool(build: PoolBuild, out: Path) -> dict[str, Path]:
@@ -363,6 +441,49 @@ def write_pool(build: PoolBuild, out: Path) -> dict[str, Path]:
     meta = build.model_dump(mode="json", exclude={"theorems"}) | {"counts": build.counts()}
     paths["build"] = atomic_write_text(out / "build.json", json.dumps(meta, indent=1) + "\n")
     return paths
+
+
+def read_build(directory: Path) -> PoolBuild:
+    """The build a directory written by `write_pool` holds (``build.json`` and the three split files)."""
+    try:
+        meta = json.loads((directory / "build.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{directory}: no build.json (build the core pool: burnqed data core-pool --out DIR)") from None
+    except ValueError as e:
+        raise DataError(f"{directory / 'build.json'}: not JSON ({e})") from None
+    theorems: list[PoolTheorem] = []
+    for s in SPLITS:
+        path = directory / f"{s}.jsonl"
+        try:
+            rows = read_pool_rows(path)
+        except FileNotFoundError:
+            raise DataError(f"{path}: no such file") from None
+        except ValueError as e:
+            raise DataError(f"{path}: not core pool rows ({str(e).splitlines()[0]})") from None
+        if any(r.split != s for r in rows):
+            raise DataError(f"{path}: a row of another split")
+        theorems += rows
+    meta.pop("counts", None)
+    try:
+        return PoolBuild.model_validate(meta | {"theorems": sorted(theorems, key=lambda t: t.name)})
+    except ValueError as e:
+        raise DataError(f"{directory / 'build.json'}: not a core pool build ({str(e).splitlines()[0]})") from None
+
+
+def resplit(build: PoolBuild) -> PoolBuild:
+    """The near-twin rules (`keep_twins_apart`) applied again to a build's theorems, without Lean: the split of
+    every theorem stays (the families were drawn by the seeded rule before any result), near-twins of a more
+    held-out split are dropped (added to ``excluded``) and clusters merged; the families' counts follow.
+    Applying it twice changes nothing the second time."""
+    theorems, dropped = keep_twins_apart(build.theorems)
+    excluded = Counter(build.excluded)
+    excluded.update(dropped)
+    families = []
+    for f in build.families:
+        mine = [t for t in theorems if t.family == f.family]
+        families.append(f.model_copy(update={"kept": len(mine), "clusters": len({t.cluster for t in mine})}))
+    return build.model_copy(update={"theorems": theorems, "excluded": dict(sorted(excluded.items())),
+                                    "families": families})
 
 
 def is_pool_row(row: Mapping[str, Any]) -> bool:

@@ -120,3 +120,27 @@ def test_subprocess_error_is_one_line(tmp_path: Path) -> None:
     assert bad.returncode == 1
     assert bad.stderr.strip().splitlines() == [bad.stderr.strip()]  # one line, no traceback
     assert bad.stderr.startswith("error: no bundled theorem set 'nope'")
+
+
+def test_core_pool_resplit_applies_the_near_twin_rules_without_lean(tmp_path: Path) -> None:
+    """`burnqed data core-pool --resplit DIR --out OUT`: the written sets with the near-twin rules applied again
+    (a pool row that prints as a test theorem leaves, counted under the eval's check); no Lean, no scans."""
+    from burnqed_core.data.core_pool import SplitRules, build_pool, read_build, write_pool
+    from tests.core.data.test_core_pool import _scans, row
+
+    scans, graph = _scans()
+    b = build_pool(scans, graph, split_rules=SplitRules(test_theorems=10, test_families=1, dev_theorems=10,
+                                                         dev_families=1, min_family=1, test_clusters=1,
+                                                         dev_clusters=1))
+    t = b.split("test")[0]
+    b = b.model_copy(update={"theorems": [*b.theorems, row("Z.copy", "Init.Data.Z.Lemmas", "pool", t.type)]})
+    write_pool(b, tmp_path / "sets")
+    res = runner.invoke(app, ["data", "core-pool", "--resplit", str(tmp_path / "sets"), "--out",
+                              str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    assert "near-twin of a test theorem (eval check) 1" in res.output
+    after = read_build(tmp_path / "out")
+    assert {x.name for x in after.theorems} == {x.name for x in b.theorems} - {"Z.copy"}
+    assert after.counts()["pool"]["theorems"] == len(b.split("pool")) - 1
+    res = runner.invoke(app, ["data", "core-pool", "--resplit", str(tmp_path / "sets"), "--scans", "x.json"])
+    assert isinstance(res.exception, DataError) and "--resplit" in str(res.exception)

@@ -11,17 +11,22 @@ import pytest
 from burnqed_core.data.core_pool import (
     CORE_DIR,
     PoolRules,
+    PoolTheorem,
     SplitRules,
     build_pool,
     choose_held_out,
     core_path,
+    eval_theorem,
     exclusion,
     generated_name,
     import_closures,
     is_pool_row,
+    keep_twins_apart,
     module_family,
     modules_to_scan,
+    read_build,
     read_pool_rows,
+    resplit,
     write_pool,
 )
 from burnqed_core.data.theorems import load_theorems
@@ -30,7 +35,7 @@ from burnqed_core.lean.library import LibraryConstant, ModuleScan, type_statemen
 
 
 def const(name: str, module: str, skeleton: str = "", size: int = 10, mods: tuple[str, ...] = ()) -> LibraryConstant:
-    return LibraryConstant(name=name, module=module, size=size, type=f"type of {name}",
+    return LibraryConstant(name=name, module=module, size=size, type=f"Nat.{name.replace('.', '_')} = 0",
                            skeleton=skeleton or f"skel {name}", type_modules=list(mods))
 
 
@@ -176,3 +181,85 @@ def test_modules_to_scan() -> None:
     graph = {"Init.Core": [], "Init.Grind.Lemmas": [], "Std.Data.HashMap.Lemmas": [], "Lean.Expr": [],
              "Std.Tactic.BVDecide": []}
     assert modules_to_scan(graph, PoolRules()) == ["Init.Core", "Std.Data.HashMap.Lemmas"]
+
+
+def row(name: str, module: str, split: str, type_: str, twin: str = "") -> PoolTheorem:
+    return PoolTheorem(name=name, module=module, split=split, cluster=module, type=type_,  # type: ignore[arg-type]
+                       twin=twin or f"key-{name}")
+
+
+def test_eval_check_drops_what_the_lean_key_misses_and_merges_clusters() -> None:
+    """The eval's check (`near_twins`) on the printed types, on top of the Lean key: a pool theorem that states
+    a test theorem with its binders swapped and made explicit has another Lean key (binder order) but is a strong
+    near-twin by the eval's check, so it leaves; a chain (pool ~eval~ pool ~Lean key~ test) leaves too; within a
+    split near-twins by the check merge their modules' clusters; everything else stays, on its split."""
+    rows = [
+        row("T.lt_ne", "Init.Data.T.Lemmas", "test", "∀ {a b : Nat}, a < b → b ≠ a"),
+        row("T.other", "Init.Data.T.Lemmas", "test", "∀ (xs : List Nat), xs.reverse.reverse = xs", twin="k-rev"),
+        row("P.gt_ne", "Init.Data.P.Lemmas", "pool", "∀ (x y : Nat), y < x → x ≠ y"),  # eval twin of T.lt_ne
+        row("P.rev", "Init.Data.P.Basic", "pool", "∀ {l : List Int}, l.reverse.reverse = l", twin="k-rev"),  # Lean
+        row("P.rev'", "Init.Data.P.Extra", "pool", "∀ (l : List Int), l.reverse.reverse = l"),  # eval ~ P.rev
+        row("D.add", "Init.Data.D.Lemmas", "dev", "∀ {n : Nat}, n + 0 = n"),
+        row("P.add", "Init.Data.P.Lemmas", "pool", "∀ (m : Nat), m + 0 = m"),  # eval twin of a dev theorem
+        row("P.mul", "Init.Data.P.Lemmas", "pool", "∀ (m : Nat), m * 1 = m"),
+        row("Q.mul", "Init.Data.Q.Lemmas", "pool", "∀ {k : Nat}, k * 1 = k"),  # eval ~ P.mul: one cluster
+        row("Q.sub", "Init.Data.Q.Lemmas", "pool", "∀ (m : Nat), m - 0 = m"),
+    ]
+    # by the Lean key alone, every key but k-rev is its theorem's own
+    assert len({r.twin for r in rows}) == len(rows) - 1
+    kept, dropped = keep_twins_apart(rows)
+    names = {t.name: t for t in kept}
+    assert set(names) == {"T.lt_ne", "T.other", "D.add", "P.mul", "Q.mul", "Q.sub"}
+    assert dropped == {"near-twin of a test theorem (eval check)": 2, "twin of a test theorem": 1,
+                       "near-twin of a dev theorem (eval check)": 1}
+    assert all(t.split == next(r.split for r in rows if r.name == t.name) for t in kept)  # no split changes
+    assert names["P.mul"].cluster == names["Q.mul"].cluster == names["Q.sub"].cluster == "Init.Data.P.Lemmas"
+    assert names["T.lt_ne"].cluster == "Init.Data.T.Lemmas" and names["D.add"].cluster == "Init.Data.D.Lemmas"
+    assert [t.name for t in kept] == sorted(names)
+    # the rows apart (no test or dev twin), nothing is dropped and each module is its own cluster
+    alone, none = keep_twins_apart([r for r in rows if r.split == "pool" and r.name != "P.mul"])
+    assert not none and len(alone) == 6 and {t.cluster for t in alone} == {t.module for t in alone} - {
+        "Init.Data.P.Extra"} | {"Init.Data.P.Basic"}
+    assert next(t for t in alone if t.name == "P.rev'").cluster == "Init.Data.P.Basic"  # P.rev ~ P.rev'
+
+
+def test_resplit_keeps_splits_and_is_idempotent(tmp_path: Path) -> None:
+    scans, graph = _scans()
+    b = build_pool(scans, graph, split_rules=SplitRules(test_theorems=10, test_families=1, dev_theorems=10,
+                                                         dev_families=1, min_family=1, test_clusters=1,
+                                                         dev_clusters=1))
+    write_pool(b, tmp_path)
+    back = read_build(tmp_path)
+    assert back.theorems == b.theorems and back.excluded == b.excluded
+    # a pool row of another module and Lean key that prints as a test theorem: the eval's check finds it
+    t = b.split("test")[0]
+    twin = row("Z.copy", "Init.Data.Z.Lemmas", "pool", t.type, twin="z-key")
+    more = back.model_copy(update={"theorems": [*back.theorems, twin]})
+    again = resplit(more)
+    assert "Z.copy" not in {x.name for x in again.theorems}
+    assert again.excluded["near-twin of a test theorem (eval check)"] == 1
+    assert {x.name: x.split for x in again.theorems} == {x.name: x.split for x in b.theorems}
+    assert resplit(again) == again
+    with pytest.raises(DataError, match=r"build\.json"):
+        read_build(tmp_path / "missing")
+
+
+def test_bundled_sets_hold_no_twin_across_splits() -> None:
+    """The bundled core sets: no core:pool or core:dev theorem is a twin or strong near-twin of a core:test
+    theorem by the eval's check (`find_near_twins`, what hygiene refuses) or shares its Lean key, none of
+    core:pool is one of core:dev, and the issue's floor holds (>= 2000 pool theorems, >= 300 core:test theorems
+    over >= 5 families)."""
+    from burnqed_core.data.near_twins import find_near_twins, forms_of
+
+    rows = {s: read_pool_rows(CORE_DIR / f"{s}.jsonl") for s in ("pool", "dev", "test")}
+    forms = {s: forms_of([eval_theorem(r) for r in rs]) for s, rs in rows.items()}
+    assert find_near_twins(forms["test"], forms["pool"] + forms["dev"], partial=False) == []
+    assert find_near_twins(forms["dev"], forms["pool"], partial=False) == []
+    keys = {s: {r.twin for r in rs} for s, rs in rows.items()}
+    assert not (keys["test"] & (keys["pool"] | keys["dev"])) and not (keys["dev"] & keys["pool"])
+    assert len(rows["pool"]) >= 2000
+    assert len(rows["test"]) >= 300 and len({r.family for r in rows["test"]}) >= 5
+    # the sets as written are what the rules give: applying them again drops nothing and merges nothing
+    kept, dropped = keep_twins_apart([r for rs in rows.values() for r in rs])
+    assert not dropped and {t.name: t.cluster for t in kept} == {r.name: r.cluster for rs in rows.values()
+                                                                  for r in rs}
