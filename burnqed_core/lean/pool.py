@@ -549,17 +549,18 @@ class LeanPool:
         return await self._call(None, lambda b: b.check_source(text), timeout_s or max(60.0, self._timeout(1)))
 
     async def elaborate(self, text: str, axioms_of: Sequence[str] = (), timeout_s: float | None = None,
-                        declared: bool = False) -> Elaboration:
+                        declared: bool = False, retry: bool = True) -> Elaboration:
         """`LeanBackend.elaborate` on some worker (``declared``: every theorem of the text, listed and judged);
         an infrastructure failure (timeout, crash, protocol error) is retried once on a fresh process with a
-        doubled limit, then raised as `InfraFailure` (never a verdict)."""
+        doubled limit (``retry``; without it, at once), then raised as `InfraFailure` (never a verdict). A text
+        whose own code hangs the worker costs a limit and a restart per attempt: ``retry=False`` pays once."""
         def go(b: LeanBackend) -> Awaitable[Elaboration]:
             return b.elaborate(text, axioms_of, declared=True) if declared else b.elaborate(text, axioms_of)
-        for attempt in range(2):
+        for attempt in range(2 if retry else 1):
             try:
                 return await self._call(None, go, timeout_s or max(60.0, self._timeout(1, retry=attempt > 0)))
             except InfraFailure:
-                if attempt:
+                if attempt or not retry:
                     raise
                 self._stats.retries += 1
         raise AssertionError("unreachable")
