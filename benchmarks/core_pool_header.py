@@ -10,7 +10,12 @@ header, as the search sends them). Variants:
 * ``default``: the worker's header today (the checker, then `library.lean`);
 * ``no-library``: the checker alone (what `library.lean` costs an edit);
 * ``std``: the default plus ``public import Std`` (every Std module);
-* ``lean``: the default plus ``public import Lean`` (every Lean module).
+* ``lean``: the default plus ``public import Lean`` (every Lean module);
+* ``imports-only``: the checker's imports and section alone, without its code: what elaborating the checker's
+  source (`burnqed_load`) adds to every worker's start.
+
+Start-up is reported as wall time and as the CPU seconds of the worker process (``start_cpu_s``): the suite and
+a pool pay the latter at every (re)start.
 
 A worker has one header (it exits when a document's imports change), so "a document can import Std" means
 "the header imports Std". On a shared machine take ratios within one run, not absolutes.
@@ -22,13 +27,14 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import statistics
 import time
 from pathlib import Path
 
 from burnqed_core.config import load_profile
 from burnqed_core.lean.install import require_installed
-from burnqed_core.lean.judge import worker_header
+from burnqed_core.lean.judge import SECTION, worker_header
 from burnqed_core.lean.library import modules_command, parse_modules
 from burnqed_core.lean.lsp import LspWorker, process_rss_mb
 from burnqed_core.lean.scratch import make as make_scratch
@@ -38,8 +44,27 @@ VARIANTS = {
     "no-library": lambda: worker_header(extra=()),
     "std": lambda: worker_header(imports=["Std"]),
     "lean": lambda: worker_header(imports=["Lean"]),
+    "imports-only": lambda: imports_only(worker_header()),
 }
+
+
+def imports_only(header: str) -> str:
+    """``module``, the header's import commands and its closing section, without the checker's code."""
+    head = header.split("burnqed_load", 1)[0]
+    imports = re.findall(r"(?m)(?:^|-/)((?:public\s+)?(?:meta\s+)?import\s+\S+)", head)
+    return "module\n" + "".join(f"{i}\n" for i in imports) + SECTION
+
+
 EDIT = "theorem bench_{k} (a b : Nat) (h : a ≤ b) : a ≤ b + {k} := by\n  omega\n"
+
+
+def process_cpu_s(pid: int | None) -> float | None:
+    """User + system CPU seconds of a live process (its threads included), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 1)
 
 
 async def measure(name: str, header: str, edits: int) -> dict[str, object]:
@@ -52,6 +77,7 @@ async def measure(name: str, header: str, edits: int) -> dict[str, object]:
     try:
         diags = await w.start(header + "theorem warm : 1 + 1 = 2 := by decide\n", timeout_s=1800)
         start_s = time.monotonic() - t0
+        start_cpu_s = process_cpu_s(w.pid)
         errors = [d.message[:200] for d in diags if d.is_error]
         rss_start = process_rss_mb(w.pid)
         from burnqed_core.lean.judge import new_nonce
@@ -70,8 +96,8 @@ async def measure(name: str, header: str, edits: int) -> dict[str, object]:
             t = time.monotonic()
             await w.check(header + EDIT.format(k=k))
             times.append(time.monotonic() - t)
-        return {"variant": name, "start_s": round(start_s, 1), "errors": errors, "rss_start_mb": rss_start,
-                "rss_end_mb": process_rss_mb(w.pid), "modules": roots,
+        return {"variant": name, "start_s": round(start_s, 1), "start_cpu_s": start_cpu_s, "errors": errors,
+                "rss_start_mb": rss_start, "rss_end_mb": process_rss_mb(w.pid), "modules": roots,
                 "edit_median_s": round(statistics.median(times), 3), "edit_max_s": round(max(times), 3),
                 "header_chars": len(header)}
     finally:
