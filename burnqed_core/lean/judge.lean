@@ -25,6 +25,14 @@ Written for the WebAssembly build's exported-level library: no library function
 that the compiler would specialise (their private helpers are missing), no
 `partial def` walks over characters, no character-level string code (it traps
 in this build), hence the hand-written list functions.
+
+A walk whose `let rec`/`where` helper calls back into the walk (`paList`,
+`theoremsOf`, `commandKinds`, `listed`) is `partial` (its fuel or its list still
+bounds it): Lean cannot make such a walk structural, and its termination
+search (well-founded recursion, `decreasing_tactic` on every guessed measure)
+took about two thirds of this file's load at every worker start
+(docs/testing.md). `partial` compiles the same code; only the kernel's copy
+of the walk becomes opaque, which nothing proves anything about.
 -/public meta import Lean.Elab.Frontend
 public meta import Lean.Replay
 public meta import Lean.Compiler.ExternAttr
@@ -276,7 +284,7 @@ meta def renamings : List OpenDecl → List String
 
 /-! ## Elaborating a text with Lean's parser and command elaborator -/
 
-meta def paList {α : Type} (fuel : Nat) : PersistentArrayNode α → List α → List α
+meta partial def paList {α : Type} (fuel : Nat) : PersistentArrayNode α → List α → List α
   | .leaf vs, acc => arr vs vs.size acc
   | .node cs, acc => match fuel with
     | 0 => acc
@@ -350,7 +358,7 @@ meta def appT : List (Name × String × Nat × Nat) → List (Name × String × 
 /-- The theorem-like declarations of a command (`theorem`, `example` renamed
 `example_<line>`, inside `… in` and `mutual`), and the command with its
 examples renamed. `used`: example names taken so far. -/
-meta def theoremsOf (fm : FileMap) (env : Environment) (ns : Name) :
+meta partial def theoremsOf (fm : FileMap) (env : Environment) (ns : Name) :
     Nat → Syntax → List Name → (Syntax × List (Name × String × Nat × Nat) × List Name)
   | 0, stx, used => (stx, [], used)
   | fuel + 1, stx, used =>
@@ -407,7 +415,7 @@ meta def classify (env : Environment) (lp : Loop) : List Name → Loop
       let lp := if unsafeCode env n ci then { lp with unsafeDecls := n :: lp.unsafeDecls } else lp
       classify env lp ns
 
-meta def commandKinds : Nat → Syntax → List String
+meta partial def commandKinds : Nat → Syntax → List String
   | 0, _ => []
   | fuel + 1, stx =>
     let k := stx.getKind
@@ -811,7 +819,7 @@ meta def resolve (w : Name) : List Name → Option Name
 
 /-- The theorem-like declarations of the text, in order: (constant or the
 written name, `T` fields). -/
-meta def listed (envU : Environment) (ns : Name) : List CmdRec → List (Name × List String)
+meta partial def listed (envU : Environment) (ns : Name) : List CmdRec → List (Name × List String)
   | [] => []
   | r :: rs =>
     let rec each : List (Name × String × Nat × Nat) → List (Name × List String)
