@@ -12,7 +12,10 @@ header, as the search sends them). Variants:
 * ``std``: the default plus ``public import Std`` (every Std module);
 * ``lean``: the default plus ``public import Lean`` (every Lean module);
 * ``imports-only``: the checker's imports and section alone, without its code: what elaborating the checker's
-  source (`burnqed_load`) adds to every worker's start.
+  source (`burnqed_load`) adds to every worker's start;
+* ``ref:REV``: the default header built from the checker's sources (`judge.lean` and the extra trusted sources)
+  as they are at git revision ``REV`` (e.g. ``ref:main``): a change to the checker measured against its
+  predecessor in one run (``--variants ref:main,default``).
 
 Start-up is reported as wall time and as the CPU seconds of the worker process (``start_cpu_s``): the suite and
 a pool pay the latter at every (re)start.
@@ -29,12 +32,13 @@ import json
 import os
 import re
 import statistics
+import subprocess
 import time
 from pathlib import Path
 
 from burnqed_core.config import load_profile
 from burnqed_core.lean.install import require_installed
-from burnqed_core.lean.judge import SECTION, worker_header
+from burnqed_core.lean.judge import EXTRA_SOURCES, JUDGE_PATH, SECTION, worker_header
 from burnqed_core.lean.library import modules_command, parse_modules
 from burnqed_core.lean.lsp import LspWorker, process_rss_mb
 from burnqed_core.lean.scratch import make as make_scratch
@@ -53,6 +57,26 @@ def imports_only(header: str) -> str:
     head = header.split("burnqed_load", 1)[0]
     imports = re.findall(r"(?m)(?:^|-/)((?:public\s+)?(?:meta\s+)?import\s+\S+)", head)
     return "module\n" + "".join(f"{i}\n" for i in imports) + SECTION
+
+
+def at_ref(rev: str) -> str:
+    """The default header from the checker's sources at git revision ``rev`` (read with ``git show``)."""
+    root = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=JUDGE_PATH.parent, check=True,
+                               capture_output=True, text=True).stdout.strip())
+
+    def show(path: Path) -> str:
+        rel = path.resolve().relative_to(root.resolve()).as_posix()
+        return subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=root, check=True, capture_output=True,
+                              text=True).stdout
+
+    return worker_header(show(JUDGE_PATH), extra=[show(p) for p in EXTRA_SOURCES])
+
+
+def header_of(variant: str) -> str:
+    """The header a variant names (`VARIANTS`, or ``ref:REV``)."""
+    if variant.startswith("ref:"):
+        return at_ref(variant.removeprefix("ref:"))
+    return VARIANTS[variant]()
 
 
 EDIT = "theorem bench_{k} (a b : Nat) (h : a ≤ b) : a ≤ b + {k} := by\n  omega\n"
@@ -112,7 +136,7 @@ async def main() -> None:
     a = ap.parse_args()
     out = []
     for name in a.variants.split(","):
-        r = await measure(name, VARIANTS[name](), a.edits)
+        r = await measure(name, header_of(name), a.edits)
         r["load_avg"] = os.getloadavg()[0]
         print(json.dumps(r), flush=True)
         out.append(r)

@@ -25,6 +25,14 @@ Written for the WebAssembly build's exported-level library: no library function
 that the compiler would specialise (their private helpers are missing), no
 `partial def` walks over characters, no character-level string code (it traps
 in this build), hence the hand-written list functions.
+
+A walk whose `let rec`/`where` helper calls back into the walk (`paList`,
+`theoremsOf`, `commandKinds`, `listed`) is `partial` (its fuel or its list still
+bounds it): Lean cannot make such a walk structural, and its termination
+search (well-founded recursion, `decreasing_tactic` on every guessed measure)
+took about two thirds of this file's load at every worker start
+(docs/testing.md). `partial` compiles the same code; only the kernel's copy
+of the walk becomes opaque, which nothing proves anything about.
 -/public meta import Lean.Elab.Frontend
 public meta import Lean.Replay
 public meta import Lean.Compiler.ExternAttr
@@ -69,7 +77,7 @@ sends the references of every info tree in the document after each edit
 (~0.4 MB of JSON for this file, measured): loaded as a string, the checker
 costs an edit 0.043 s instead of 0.131 s (median, one tactic). -/
 @[command_elab loadCmd] public meta def elabLoad : CommandElab := fun stx => do
-  let text := (stx[1].isStrLit?).getD ""
+  let text := ((stx.getArg 1).isStrLit?).getD ""
   let inputCtx : Parser.InputContext := Parser.InputContext.mk text "<burnqed-judge>"
   let inner (ctx : Context) : Context :=
     { ctx with fileName := "<burnqed-judge>", fileMap := inputCtx.fileMap, snap? := none, cancelTk? := none }
@@ -276,7 +284,7 @@ meta def renamings : List OpenDecl → List String
 
 /-! ## Elaborating a text with Lean's parser and command elaborator -/
 
-meta def paList {α : Type} (fuel : Nat) : PersistentArrayNode α → List α → List α
+meta partial def paList {α : Type} (fuel : Nat) : PersistentArrayNode α → List α → List α
   | .leaf vs, acc => arr vs vs.size acc
   | .node cs, acc => match fuel with
     | 0 => acc
@@ -334,14 +342,14 @@ meta def pos0 (fm : FileMap) (p : Option String.Pos.Raw) : Nat × Nat :=
 /-- `example … := v` as `theorem <name> … := v` (Lean adds no constant for an
 example: to be judged it needs a name); none for an example without a type. -/
 meta def exampleAsTheorem (name : Name) (ex : Syntax) : Option Syntax :=
-  let kw := ex[0]
-  let sig := ex[1]
-  let optType := sig[1]
+  let kw := ex.getArg 0
+  let sig := ex.getArg 1
+  let optType := sig.getArg 1
   if optType.getNumArgs == 0 then none
   else
     let declId := Syntax.node .none ``Lean.Parser.Command.declId #[mkIdentFrom kw name, Syntax.node .none nullKind #[]]
-    let declSig := Syntax.node .none ``Lean.Parser.Command.declSig #[sig[0], optType[0]]
-    some (Syntax.node .none ``Lean.Parser.Command.theorem #[Syntax.atom kw.getHeadInfo "theorem", declId, declSig, ex[2]])
+    let declSig := Syntax.node .none ``Lean.Parser.Command.declSig #[sig.getArg 0, optType.getArg 0]
+    some (Syntax.node .none ``Lean.Parser.Command.theorem #[Syntax.atom kw.getHeadInfo "theorem", declId, declSig, ex.getArg 2])
 
 meta def appT : List (Name × String × Nat × Nat) → List (Name × String × Nat × Nat) → List (Name × String × Nat × Nat)
   | [], ys => ys
@@ -350,17 +358,17 @@ meta def appT : List (Name × String × Nat × Nat) → List (Name × String × 
 /-- The theorem-like declarations of a command (`theorem`, `example` renamed
 `example_<line>`, inside `… in` and `mutual`), and the command with its
 examples renamed. `used`: example names taken so far. -/
-meta def theoremsOf (fm : FileMap) (env : Environment) (ns : Name) :
+meta partial def theoremsOf (fm : FileMap) (env : Environment) (ns : Name) :
     Nat → Syntax → List Name → (Syntax × List (Name × String × Nat × Nat) × List Name)
   | 0, stx, used => (stx, [], used)
   | fuel + 1, stx, used =>
     let k := stx.getKind
     if k == ``Lean.Parser.Command.declaration then
-      let inner := stx[1]
+      let inner := stx.getArg 1
       let ik := inner.getKind
       if ik == ``Lean.Parser.Command.theorem then
         let (l, c) := pos0 fm inner.getPos?
-        (stx, [(inner[1][0].getId, "theorem", l, c)], used)
+        (stx, [(((inner.getArg 1).getArg 0).getId, "theorem", l, c)], used)
       else if ik == ``Lean.Parser.Command.example then
         let (l, c) := pos0 fm inner.getPos?
         let base := Name.mkSimple ("example_" ++ toString (l + 1))
@@ -371,10 +379,10 @@ meta def theoremsOf (fm : FileMap) (env : Environment) (ns : Name) :
         | none => (stx, [(nm0, "example", l, c)], used)
       else (stx, [], used)
     else if k == ``Lean.Parser.Command.in then
-      let (inner, ts, used') := theoremsOf fm env ns fuel stx[2] used
+      let (inner, ts, used') := theoremsOf fm env ns fuel (stx.getArg 2) used
       (stx.setArg 2 inner, ts, used')
     else if k == ``Lean.Parser.Command.mutual then
-      let cs := stx[1].getArgs
+      let cs := (stx.getArg 1).getArgs
       let rec each : Nat → List (Name × String × Nat × Nat) → List Name → List (Name × String × Nat × Nat) × List Name
         | 0, acc, u => (acc, u)
         | j + 1, acc, u =>
@@ -407,13 +415,13 @@ meta def classify (env : Environment) (lp : Loop) : List Name → Loop
       let lp := if unsafeCode env n ci then { lp with unsafeDecls := n :: lp.unsafeDecls } else lp
       classify env lp ns
 
-meta def commandKinds : Nat → Syntax → List String
+meta partial def commandKinds : Nat → Syntax → List String
   | 0, _ => []
   | fuel + 1, stx =>
     let k := stx.getKind
-    if k == ``Lean.Parser.Command.in then appS (commandKinds fuel stx[0]) (commandKinds fuel stx[2])
+    if k == ``Lean.Parser.Command.in then appS (commandKinds fuel (stx.getArg 0)) (commandKinds fuel (stx.getArg 2))
     else if k == ``Lean.Parser.Command.mutual then
-      let cs := stx[1].getArgs
+      let cs := (stx.getArg 1).getArgs
       let rec each : Nat → List String → List String
         | 0, acc => acc
         | j + 1, acc => each j (appS (commandKinds fuel (cs.getD j .missing)) acc)
@@ -811,7 +819,7 @@ meta def resolve (w : Name) : List Name → Option Name
 
 /-- The theorem-like declarations of the text, in order: (constant or the
 written name, `T` fields). -/
-meta def listed (envU : Environment) (ns : Name) : List CmdRec → List (Name × List String)
+meta partial def listed (envU : Environment) (ns : Name) : List CmdRec → List (Name × List String)
   | [] => []
   | r :: rs =>
     let rec each : List (Name × String × Nat × Nat) → List (Name × List String)
@@ -982,14 +990,14 @@ meta def addInfo (text : String) : CommandElabM Unit := do
 
 /-- `burnqed_judge "nonce" "mode" "trust" "module" "preamble" "expected" "candidate" (line col)* name*` -/
 @[command_elab judgeCmd] public meta def elabJudge : CommandElab := fun stx => do
-  let arg (i : Nat) := (stx[i].isStrLit?).getD ""
+  let arg (i : Nat) := ((stx.getArg i).isStrLit?).getD ""
   let env ← getEnv
   let ctx ← read
   let opts := match (← get).scopes with
     | sc :: _ => sc.opts
     | [] => {}
-  let ps := stx[8].getArgs
-  let ids := stx[9].getArgs
+  let ps := (stx.getArg 8).getArgs
+  let ids := (stx.getArg 9).getArgs
   let out ← judge env ctx.fileName opts (arg 1) (arg 2) (arg 3) (arg 4) (arg 5) (arg 6) (arg 7)
     (pairs ps (ps.size - ps.size % 2) []) (idents ids ids.size [])
   addInfo out
@@ -1011,8 +1019,8 @@ syntax (name := tacticsCmd) "burnqed_tactics " str str* : command
 /-- `burnqed_tactics "nonce" "c1" "c2" ...`: whether each candidate is one
 tactic sequence by Lean's own parser (`oneSeq`), answered like `burnqed_judge`. -/
 @[command_elab tacticsCmd] public meta def elabTactics : CommandElab := fun stx => do
-  let nonce := (stx[1].isStrLit?).getD ""
-  let cs := stx[2].getArgs
+  let nonce := ((stx.getArg 1).isStrLit?).getD ""
+  let cs := (stx.getArg 2).getArgs
   addInfo (nonce ++ nets (appS ("v2" :: seqAll (← getEnv) cs cs.size []) ["end"]))
 
 /-! ## The goal reader of a batch block -/
@@ -1060,8 +1068,8 @@ through the kernel (with the auxiliary declarations the candidate made) and
 the leaves of its axioms are reported; else the leaves of the partial term's
 constants. -/
 @[tactic stepTac] public meta def evalStep : Tactic.Tactic := fun stx => do
-  let nonce := (stx[1].isStrLit?).getD ""
-  let idx := (stx[2].isNatLit?).getD 0
+  let nonce := ((stx.getArg 1).isStrLit?).getD ""
+  let idx := ((stx.getArg 2).isNatLit?).getD 0
   let root ← match (← get).goals with
     | g :: _ => pure g
     | [] => throwError "burnqed_step: no goals"
@@ -1070,7 +1078,7 @@ constants. -/
   -- A failing candidate throws: Lean reports its error in the block (no answer
   -- of this reader is needed). (No `try … catch` here: `Tactic.tryCatch` needs
   -- a helper the exported-level library lacks, `saveState._redArg`.)
-  Tactic.evalTactic stx[3]
+  Tactic.evalTactic (stx.getArg 3)
   let gs ← Tactic.getUnsolvedGoals
   let after ← getEnv
   let opts ← getOptions

@@ -216,7 +216,7 @@ syntax (name := modulesCmd) "burnqed_modules " str : command
 
 /-- `burnqed_modules "nonce"`: `M name imports` for every imported module. -/
 @[command_elab modulesCmd] public meta def elabModules : CommandElab := fun stx => do
-  let nonce := (stx[1].isStrLit?).getD ""
+  let nonce := ((stx.getArg 1).isStrLit?).getD ""
   let env ← getEnv
   let fs := moduleFields env 0 env.header.moduleNames.size #["v1"]
   answer stx (nonce ++ nets (fs.push "end"))
@@ -249,10 +249,10 @@ syntax (name := libraryCmd) "burnqed_library " str num ident* : command
 theorems (`constFields`) and the counts of the rules (`C reason count`); `N name`
 for a module the worker lacks. -/
 @[command_elab libraryCmd] public meta def elabLibrary : CommandElab := fun stx => do
-  let nonce := (stx[1].isStrLit?).getD ""
-  let maxSize := (stx[2].isNatLit?).getD 0
+  let nonce := ((stx.getArg 1).isStrLit?).getD ""
+  let maxSize := ((stx.getArg 2).isNatLit?).getD 0
   let env ← getEnv
-  let mods := stx[3].getArgs
+  let mods := (stx.getArg 3).getArgs
   let fs ← liftIO <| modulesOut env maxSize mods 0 mods.size #["v1"]
   answer stx (nonce ++ nets (fs.push "end"))
 
@@ -265,8 +265,8 @@ syntax (name := typeTerm) "burnqed_type% " ident ident : term
 /-- `burnqed_type% M X`: the type of constant `X`, which must come from module
 `M`, exactly as the library stores it. -/
 @[term_elab typeTerm] public meta def elabType : Term.TermElab := fun stx _ => do
-  let m := stx[1].getId
-  let n := stx[2].getId
+  let m := (stx.getArg 1).getId
+  let n := (stx.getArg 2).getId
   let env ← getEnv
   match env.find? n with
   | none => throwError "burnqed_type%: no such library constant"
