@@ -33,10 +33,11 @@ def test_the_loop_and_the_command_evaluate_one_sample(tmp_path: Path) -> None:
 
 
 async def test_the_shipped_core_baselines_are_the_samples() -> None:
-    """Baselines (a) and (b) of the core profile's eval samples are shipped beside the sets (measured by the
-    core run of 2026-11-28): the loop and `burnqed eval` read them by key, without Lean (env None). A change of
-    the samples, the tactics, the Lean version or the timeout changes the key: this fails, re-measure them
-    (`burnqed lean baseline core:test --eval-baselines --structural -p core --sample 80`, docs/core-pool.md)."""
+    """Baselines (a) and (b) of the core profile's eval samples are shipped beside the sets (measured by
+    `burnqed lean baseline`, docs/core-pool.md section 6): the loop and `burnqed eval` read them by key, without
+    Lean (env None). A change of the samples, the tactics, the Lean version or the timeout changes the key: this
+    fails, re-measure them (`burnqed lean baseline core:test --eval-baselines --structural -p core --sample 80`,
+    and `core:dev ... --sample 24`)."""
     from burnqed_core.data.theorems import set_dir
     from burnqed_core.eval.baselines import measure_baselines
     from burnqed_core.lean.install import expected_stamp
