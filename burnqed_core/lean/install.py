@@ -121,7 +121,18 @@ def write_axioms_record(inst: LeanInstall) -> Path:
 
 
 def expected_stamp() -> str:
-    return f"{LEAN_PACKAGE.spec} {NODE_PACKAGE.spec} patch:{patches_digest()}"
+    """What an install must record to be current: the packages and the glue patches (`patches_digest`)."""
+    return f"{lean_identity()} patch:{patches_digest()}"
+
+
+def lean_identity() -> str:
+    """What decides Lean's answers in this install: the Lean build with its library, and the Node that runs it.
+
+    Keys of measured results (shipped baselines, trace caches, run records) use this, not the install stamp:
+    the glue patches change how the process reads, writes, threads and mounts (`patch_leanjs`), never what Lean
+    elaborates. A patch that did would show in `test_shipped_baselines_are_what_lean_measures`, which measures a
+    sample of the shipped baselines again on every suite run."""
+    return f"{LEAN_PACKAGE.spec} {NODE_PACKAGE.spec}"
 
 
 def install_problem(root: Path) -> str | None:

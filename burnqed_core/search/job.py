@@ -243,9 +243,9 @@ def lean_version(profile: Profile, env: Any) -> str:
     if isinstance(v, str) and v:
         return v
     if profile.lean.backend == "embedded":
-        from burnqed_core.lean.install import expected_stamp
+        from burnqed_core.lean.install import lean_identity
 
-        return expected_stamp()
+        return lean_identity()
     return f"pantograph {profile.lean.pantograph.executable} (LEAN_PATH={profile.lean.pantograph.lean_path})"
 
 

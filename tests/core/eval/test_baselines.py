@@ -13,7 +13,7 @@ from burnqed_core.config import load_profile
 from burnqed_core.data.theorems import BUNDLED_DIR, load_theorems, set_dir
 from burnqed_core.errors import DataError
 from burnqed_core.eval.baselines import Baselines, StructuralBaseline, baseline_key, measure_baselines, write_shipped
-from burnqed_core.lean.install import expected_stamp
+from burnqed_core.lean.install import lean_identity
 from burnqed_core.lean.types import GoalState, TacticResult
 from burnqed_core.records import Theorem
 
@@ -40,9 +40,9 @@ def test_bundled_benchmark_ships_current_baselines(spec: str) -> None:
     # `burnqed lean baseline <spec> --eval-baselines`
     # measured with the tiny profile's tactic timeout: another timeout is another key
     timeout = load_profile("tiny", environ={}).lean.tactic_timeout_s
-    key = baseline_key(bench, expected_stamp(), timeout)
+    key = baseline_key(bench, lean_identity(), timeout)
     (b,) = [b for b in files.values() if b.key == key]
-    assert baseline_key(bench, expected_stamp(), timeout * 2) != b.key
+    assert baseline_key(bench, lean_identity(), timeout * 2) != b.key
     assert set(b.single) == set(b.defaware) == {t.name for t in bench} and not b.infra
     hard = [n for n in b.single if b.hard(n)]
     assert 0 < len(hard) < len(bench)

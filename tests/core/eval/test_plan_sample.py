@@ -40,12 +40,12 @@ async def test_the_shipped_core_baselines_are_the_samples() -> None:
     and `core:dev ... --sample 24`)."""
     from burnqed_core.data.theorems import set_dir
     from burnqed_core.eval.baselines import measure_baselines
-    from burnqed_core.lean.install import expected_stamp
+    from burnqed_core.lean.install import lean_identity
 
     settings = EvalSettings.of(load_profile("core", environ={}))
     plan = plan_sets(settings, 0, Path("unused"), None)
     for es in plan.sets:
-        b = await measure_baselines(None, es.theorems, None, lean_version=expected_stamp(),  # type: ignore[arg-type]
+        b = await measure_baselines(None, es.theorems, None, lean_version=lean_identity(),  # type: ignore[arg-type]
                                     shipped=set_dir(es.spec), tactic_timeout_s=settings.lean.tactic_timeout_s)
         assert set(b.single) == set(b.defaware) == {t.name for t in es.theorems}
         assert 0 < sum(v is not None for v in b.single.values()) < len(es.theorems)

@@ -94,13 +94,13 @@ async def test_shipped_baselines_are_what_lean_measures(lean_pool: ProofEnv, tmp
     """The baseline file shipped beside the bundled benchmark is used by key, and a sample of it (hard
     theorems and theorems each baseline closes) is what Lean measures now."""
     from burnqed_core.data.theorems import load_theorems, set_dir
-    from burnqed_core.lean.install import expected_stamp
+    from burnqed_core.lean.install import lean_identity
 
     bench = load_theorems("bundled:benchmark")
     from burnqed_core.config import load_profile
 
     timeout = load_profile("tiny", environ={}).lean.tactic_timeout_s  # what the shipped file was measured with
-    shipped = await measure_baselines(None, bench, None, lean_version=expected_stamp(),  # type: ignore[arg-type]
+    shipped = await measure_baselines(None, bench, None, lean_version=lean_identity(),  # type: ignore[arg-type]
                                       shipped=set_dir("bundled:benchmark"), tactic_timeout_s=timeout)
     hard = [t for t in bench if shipped.hard(t.name)][:3]
     single = [t for t in bench if shipped.single[t.name] is not None][:3]

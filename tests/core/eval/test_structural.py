@@ -287,10 +287,10 @@ def test_tiny_ships_baseline_c_for_every_set_it_evaluates() -> None:
     from burnqed_core.eval.plan import set_theorems
     from burnqed_core.eval.settings import EvalSettings
     from burnqed_core.eval.structural import read_cached, structural_key
-    from burnqed_core.lean.install import expected_stamp
+    from burnqed_core.lean.install import lean_identity
 
     prof = load_profile("tiny", environ={})
     for spec, theorems in set_theorems(EvalSettings.of(prof)).items():
-        found = read_cached(set_dir(spec), structural_key(theorems, prof, expected_stamp()))
+        found = read_cached(set_dir(spec), structural_key(theorems, prof, lean_identity()))
         assert found is not None, f"{spec}: no shipped baseline (c) for tiny's settings"
         assert set(found.nodes) == {t.name for t in theorems} and not found.infra
