@@ -1,5 +1,6 @@
 """`scripts/test.sh` runs the suite as two pytest processes at once (`--part lean`, `--part rest`; tests/conftest.py):
-together they must run every test exactly once, and every test that starts Lean must be in the `lean` part."""
+together they must run every test exactly once; every test that uses the session's Lean worker is in the `lean`
+part, and the `own_lean` tests that do not run last in the `rest` part."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = ["tests/core/lean/test_pool_faults.py", "tests/core/search/test_engine_lean.py",
-         "tests/core/data/test_prompt.py", "tests/pipeline/test_distributed.py", "tests/pipeline/test_ui_browser.py"]
+         "tests/pipeline/test_fanout.py", "tests/core/data/test_prompt.py", "tests/pipeline/test_distributed.py",
+         "tests/pipeline/test_ui_browser.py"]
 
 
 def _collect(*args: str) -> list[str]:
@@ -22,9 +24,16 @@ def _collect(*args: str) -> list[str]:
 def test_the_two_parts_split_the_suite_and_lean_tests_are_in_one() -> None:
     everything, lean, rest = _collect(), _collect("--part", "lean"), _collect("--part", "rest")
     assert sorted(lean + rest) == sorted(everything) and not set(lean) & set(rest)
-    marked = set(_collect("-m", "lean or distributed or browser"))
+    marked = set(_collect("-m", "(lean or distributed or browser) and not own_lean"))
     assert marked and marked <= set(lean)
     assert any("test_prompt.py" in t for t in rest) and not any("test_prompt.py" in t for t in lean)
-    # the distributed tests run first in their part (before the session's shared Lean worker starts)
+    # the distributed tests run first in their part (before the session's shared Lean worker starts), then the
+    # tests that start a Lean beside the session's worker (test_fanout.py uses it: it stays in the lean part)
     first_other = next(i for i, t in enumerate(lean) if "test_distributed.py" not in t)
     assert all("test_distributed.py" not in t for t in lean[first_other:])
+    fanout = [i for i, t in enumerate(lean) if "test_fanout.py" in t]
+    assert fanout and fanout == list(range(first_other, first_other + len(fanout)))
+    # a test with a Lean of its own and without the session's worker: in the rest part, after every other test
+    faults = [i for i, t in enumerate(rest) if "test_pool_faults.py" in t]
+    assert faults and faults == list(range(len(rest) - len(faults), len(rest)))
+    assert not any("test_pool_faults.py" in t for t in lean)

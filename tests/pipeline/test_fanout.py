@@ -36,7 +36,7 @@ from tests.core.eval.test_run_lean import by_theorem
 from tests.pipeline.helpers import iteration_job, lend, lent, materialize, metadata, resources, step_keys
 from tests.pipeline.profiles import write_profile
 
-pytestmark = [pytest.mark.lean, pytest.mark.slow]
+pytestmark = [pytest.mark.lean, pytest.mark.slow, pytest.mark.own_lean]  # a subprocess with its own Lean
 
 # Corpus theorems the search model proves or refutes within a few nodes; a known two-step proof each so the
 # selection keeps them (no automation.json beside the file: none is left out as "easy").

@@ -34,7 +34,7 @@ from tests.core.eval.test_run_lean import THEOREMS as EVAL_THEOREMS
 from tests.core.eval.test_run_lean import by_theorem, strip
 from tests.fixtures_lean import tiny_lean_config
 
-pytestmark = [pytest.mark.lean, pytest.mark.slow]
+pytestmark = [pytest.mark.lean, pytest.mark.slow, pytest.mark.own_lean]  # a subprocess with its own Lean
 
 THEOREMS = [
     *EVAL_THEOREMS,

@@ -699,6 +699,7 @@ def test_command_ranges_stand_in_for_declaration_names() -> None:
 # --- the trusted checker through frontend.process ---------------------------------------------------------------
 
 @pytest.mark.lean
+@pytest.mark.own_lean  # a batch Lean of its own, never the session's worker
 @pytest.mark.parametrize("proto", ["0.3.4", "0.3.1"])
 async def test_trusted_checker_runs_through_frontend_process(
         make: Factory, lean_config: LeanConfig, monkeypatch: pytest.MonkeyPatch, proto: str) -> None:

@@ -19,7 +19,7 @@ from burnqed_core.lean.types import BackendDied, Status
 from burnqed_core.records import Theorem
 from tests.fixtures_lean import skip_unless_lean_installed, tiny_lean_config
 
-pytestmark = [pytest.mark.lean, pytest.mark.slow]
+pytestmark = [pytest.mark.lean, pytest.mark.slow, pytest.mark.own_lean]  # never the session's worker
 
 THM = Theorem(name="comm", statement="(a b : Nat) : a + b = b + a")
 

@@ -35,7 +35,7 @@ from burnqed_core.search.job import run_search
 from burnqed_core.search.trajectories import RunRecord, read_run_record
 from burnqed_core.trajectory_io import finished_theorems, list_parts, read_results, read_trajectories
 
-pytestmark = [pytest.mark.lean, pytest.mark.slow]
+pytestmark = [pytest.mark.lean, pytest.mark.slow, pytest.mark.own_lean]  # a subprocess with its own Lean
 
 TACTICS = ["omega", "decide", "simp", "intro h", "exact h", "constructor", "exact h.2", "exact h.1"]
 
