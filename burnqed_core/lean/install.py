@@ -26,7 +26,6 @@ import hashlib
 import json
 import logging
 import os
-import resource
 import shutil
 import subprocess
 import tarfile
@@ -99,28 +98,11 @@ class LeanInstall:
         return self.root / STAMP_NAME
 
     def command(self, *args: str) -> list[str]:
-        """argv running the embedded ``lean`` with ``args`` (and V8's stack limit raised: `v8_stack_kb`)."""
-        return [str(self.node), f"--stack-size={v8_stack_kb()}", str(self.glue), *args]
+        """argv running the embedded ``lean`` with ``args``."""
+        return [str(self.node), str(self.glue), *args]
 
     def env(self) -> dict[str, str]:
         return dict(os.environ, LEAN_PATH=str(self.lib))
-
-
-V8_DEFAULT_STACK_KB = 984
-V8_MAX_STACK_KB = 32 * 1024
-
-
-def v8_stack_kb() -> int:
-    """V8's stack limit for the embedded Lean's main thread, in KiB: 1 MiB below the stack the process gets
-    (its soft ``RLIMIT_STACK``, inherited; 8 MiB by default), at most 32 MiB, never below V8's default.
-
-    Lean's elaborator, run as wasm on Node's main thread, recurses deeply: a document of 46 theorems checked
-    right after a large one exhausted V8's default of 984 KiB ("RangeError: Maximum call stack size exceeded"),
-    and the worker died (the pool restarted it and retried, at the cost of a start). The limit must stay below
-    the real stack, or an overflow is a segfault instead of that error."""
-    soft, _hard = resource.getrlimit(resource.RLIMIT_STACK)
-    real_kb = V8_MAX_STACK_KB + 1024 if soft == resource.RLIM_INFINITY else soft // 1024
-    return max(V8_DEFAULT_STACK_KB, min(real_kb - 1024, V8_MAX_STACK_KB))
 
 
 def write_axioms_record(inst: LeanInstall) -> Path:

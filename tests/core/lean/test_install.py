@@ -135,17 +135,3 @@ def test_library_axioms_record_is_tied_to_the_pinned_library(tmp_path: Path,
     monkeypatch.setattr(install_mod, "LEAN_PACKAGE", moved)
     with pytest.raises(LeanSetupError, match="establish it again"):
         write_axioms_record(LeanInstall(tmp_path))
-
-
-@pytest.mark.parametrize(("soft", "expected_kb"), [(8 * 2**20, 7 * 1024), (-1, 32 * 1024), (512 * 1024, 984)])
-def test_v8_stack_stays_below_the_process_stack(monkeypatch: pytest.MonkeyPatch, soft: int, expected_kb: int) -> None:
-    """The embedded Lean runs with V8's stack limit raised (the default overflowed on a real document), 1 MiB
-    below the stack the process gets, so that an overflow stays a catchable error."""
-    import resource
-
-    from burnqed_core.lean import install
-
-    monkeypatch.setattr(resource, "getrlimit",
-                        lambda _r: (resource.RLIM_INFINITY if soft < 0 else soft, resource.RLIM_INFINITY))
-    assert install.v8_stack_kb() == expected_kb
-    assert f"--stack-size={expected_kb}" in LeanInstall(Path("/x")).command("--version")
