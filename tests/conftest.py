@@ -111,7 +111,8 @@ _MEMORY, _EXTRA = _Turn("memory"), _Turn("extra-lean")
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """The distributed tests hold ``memory`` exclusively from the first one's set-up to the last one's teardown
     (their module fixtures' Celery deployment included); another test that starts Lean holds it shared, and an
-    ``own_lean`` test also holds ``extra-lean``; a test without Lean holds neither."""
+    ``own_lean`` test also holds ``extra-lean``; a test without Lean holds neither. A lock changes mode, or is let
+    go, when the next test's needs differ (`_Turn.hold`)."""
     distributed = item.get_closest_marker("distributed") is not None
     own = item.get_closest_marker("own_lean") is not None
     if starts_lean(item):
@@ -123,7 +124,6 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     else:
         _EXTRA.release()
     yield
-    if nextitem is None or (distributed and nextitem.get_closest_marker("distributed") is None):
+    if nextitem is None:
         _MEMORY.release()
-    if nextitem is None or (own and nextitem.get_closest_marker("own_lean") is None):
         _EXTRA.release()

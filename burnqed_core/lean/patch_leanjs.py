@@ -229,7 +229,8 @@ def slim_exports(src: str) -> str:
     The emitted glue declares a global `var` for each of ~201k wasm exports
     and assigns each one, and a `Module` property, at start-up: 87.5 MB of
     the 89.5 MB file, parsed and run again by every pthread Worker (each
-    Lean thread), ~4 CPU-s and ~0.3 GB per thread. Only ~50 of those globals
+    Lean thread), ~2-3 CPU-s and ~0.25 GB per thread (`benchmarks/lean_glue.py`:
+    a worker start 50.7 -> 37.3 CPU-s, 6.0 -> 3.8 GB). Only ~50 of those globals
     are read by the rest of the glue (malloc, free, the thread entry points,
     ...): their declarations and assignments stay, byte for byte, as does
     every statement not of the plain shape ``_x=Module["_x"]=wasmExports["x"]``.
