@@ -220,6 +220,49 @@ class AutomationConfig(Section):
         return v
 
 
+class StructuralStepsConfig(Section):
+    """Baseline (c)'s structural steps as candidates of the prover's search (`burnqed_core.policy.structural`):
+    with them, the prover's candidates at a state contain (c)'s, so (c) is exactly the prover's search with the
+    policy removed and what the prover adds over it is the policy's own."""
+
+    enabled: bool = Field(False, description="add the structural steps of each state (intro, induction x, cases "
+                          "x, constructor ...) to the policy's samples, source 'structural'")
+    limit: int = Field(64, ge=1, description="at most this many per state (baseline (c) takes 24 of the same list)")
+
+
+class PremiseStepsConfig(Section):
+    """Retrieved premises as candidates (`burnqed_core.premises.steps`): for each of the top ``k`` premises the
+    premise rule allows at the theorem, the ``templates`` with ``{p}`` its name, and the ``joint`` templates with
+    ``{ps}`` all of them. Source 'premise'."""
+
+    enabled: bool = Field(False, description="add premise steps (needs the premise index: the premise_index stage "
+                          "or `burnqed search --premises`)")
+    k: int = Field(4, ge=1, description="premises retrieved per expanded state")
+    templates: list[str] = Field(default_factory=lambda: ["rw [{p}]", "simp only [{p}]", "exact {p}", "apply {p}"],
+                                 description="steps per premise; {p} = its name")
+    joint: list[str] = Field(default_factory=lambda: ["simp [{ps}]"],
+                             description="steps with every retrieved premise; {ps} = their names, comma-separated")
+    prior_logprob: float = Field(-2.5, le=0, description="the best premise's steps' log-probability in the node "
+                                 "priority")
+    rank_penalty: float = Field(0.25, ge=0, description="subtracted per rank below the best premise")
+
+    @field_validator("templates")
+    @classmethod
+    def _one_premise(cls, v: list[str]) -> list[str]:
+        bad = [t for t in v if "{p}" not in t]
+        if bad:
+            raise ValueError(f"premise templates need a {{p}} placeholder: {bad}")
+        return v
+
+    @field_validator("joint")
+    @classmethod
+    def _all_premises(cls, v: list[str]) -> list[str]:
+        bad = [t for t in v if "{ps}" not in t]
+        if bad:
+            raise ValueError(f"joint premise templates need a {{ps}} placeholder: {bad}")
+        return v
+
+
 class SearchConfig(Section):
     max_nodes: int = 100
     max_depth: int = 50
@@ -246,6 +289,11 @@ class SearchConfig(Section):
     resample_temperature_step: float = Field(
         0.2, ge=0, description="round r samples at the search temperature + r x this (more diverse each round)")
     automation: AutomationConfig = Field(default_factory=AutomationConfig)
+    structural: StructuralStepsConfig = Field(default_factory=StructuralStepsConfig)
+    premises: PremiseStepsConfig = Field(default_factory=PremiseStepsConfig)
+    max_checks: int | None = Field(
+        None, ge=1, description="per theorem: at most this many Lean tactic checks (every candidate sent to Lean, "
+        "closing or not); the compute measure searchers are compared at (None: only max_nodes and timeout_s bind)")
 
 
 class LoraConfig(Section):

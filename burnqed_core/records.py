@@ -25,7 +25,7 @@ from pydantic import (
 
 Split = Literal["train", "valid", "dev", "test", "benchmark"]
 Label = Literal["positive", "negative", "unknown"]
-TacticSource = Literal["", "policy", "automation", "both"]
+TacticSource = Literal["", "policy", "automation", "both", "structural", "premise"]
 
 
 class Record(BaseModel):

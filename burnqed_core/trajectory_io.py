@@ -31,7 +31,7 @@ from burnqed_core.records import TrajectoryRecord, arrow_schema
 RESULTS_KEY = b"burnqed.search_results"
 PART_PREFIX = "part-"
 
-StopReason = Literal["proved", "max_nodes", "exhausted", "timeout", "start_error", "infra"]
+StopReason = Literal["proved", "max_nodes", "max_checks", "exhausted", "timeout", "start_error", "infra"]
 
 
 class SearchResult(BaseModel):
@@ -65,7 +65,8 @@ class SearchResult(BaseModel):
     recheck_failures: int = 0
     automation_tried: int = Field(0, description="automation candidates tried that the policy did not sample")
     proof_sources: list[str] = Field(default_factory=list,
-                                     description="per proof step: 'policy', 'automation' or 'both' (its origin)")
+                                     description="per proof step: 'policy', 'automation', 'both', 'structural' "
+                                     "or 'premise' (its origin)")
 
 
 def list_parts(path: str | Path) -> list[Path]:

@@ -33,11 +33,12 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from burnqed_core.config import Profile
+from burnqed_core.config import Profile, SearchConfig
 from burnqed_core.errors import BurnqedError, DataError
 from burnqed_core.eval.baselines import Baselines
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.base import Policy, derive_seed
+from burnqed_core.premises.index import PremiseIndex
 from burnqed_core.record_io import atomic_write_text, read_parquet, write_parquet
 from burnqed_core.records import EvalResult, Theorem
 from burnqed_core.search.engine import resolve_sampling
@@ -90,19 +91,23 @@ async def run_eval(
     automation: bool | None = None,
     progress: bool = True,
     handle_signals: bool = True,
+    search: SearchConfig | None = None,
+    premises: PremiseIndex | None = None,
 ) -> list[EvalResult]:
     """Search every theorem ``pass_k`` times at the largest budget; return one
     row per (theorem, attempt) for this variant (with or without ``scorer``;
     with or without the automation candidates: ``automation`` None follows
     ``search.automation.enabled``) and merge them into
-    ``<out_dir>/results.parquet`` (rows of the other variants kept)."""
+    ``<out_dir>/results.parquet`` (rows of the other variants kept). ``search``: the search settings (None: the
+    profile's; baseline (c) passes its own), ``premises``: the premise index of its premise steps."""
     from burnqed_core.search.job import search_theorems
 
     out_dir = Path(out_dir)
     budgets = sorted(set(budgets or profile.eval.budgets))
     top = budgets[-1]
     k = pass_k or profile.eval.pass_k
-    auto = profile.search.automation.enabled if automation is None else automation
+    base = search or profile.search
+    auto = base.automation.enabled if automation is None else automation
     variant = variant_name(ebm if scorer is not None else None, auto)
     sampling = resolve_sampling(profile.search, ebm=scorer is not None, num_candidates=profile.eval.num_candidates,
                                 max_new_tokens=profile.policy.max_new_tokens)
@@ -112,16 +117,16 @@ async def run_eval(
     rows: list[EvalResult] = []
     for attempt in range(k):
         seed = attempt_seed(profile.search.seed, attempt)
-        config = profile.search.model_copy(update={
+        config = (search or profile.search).model_copy(update={
             "max_nodes": top, "seed": seed, "timeout_s": profile.eval.timeout_s,
-            "automation": profile.search.automation.model_copy(update={"enabled": auto})})
+            "automation": base.automation.model_copy(update={"enabled": auto})})
         out = attempt_dir(out_dir, variant, attempt)
         log.info("eval (%s): attempt %d/%d, %d theorems at %d nodes -> %s", variant, attempt + 1, k, len(theorems),
                  top, out)
         report, _ = await search_theorems(
             profile, policy, env, theorems, out, sampling=sampling, config=config, model_path=model_path,
             theorems_source=benchmark, iteration=iteration, scorer=scorer, ebm=ebm, resume=True, progress=progress,
-            handle_signals=handle_signals)
+            handle_signals=handle_signals, premises=premises)
         if report.interrupted:
             raise EvalInterrupted(f"interrupted by {report.signal}; rerun with --resume to continue {out_dir}")
         rows.extend(rows_of(out, iteration=iteration, benchmark=benchmark, budget=top, attempt=attempt, seed=seed,

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from burnqed_core.config import Profile, SearchConfig
+from burnqed_core.config import PremiseStepsConfig, Profile, SearchConfig, StructuralStepsConfig
 from burnqed_core.errors import DataError
 from burnqed_core.eval.baselines import StructuralBaseline, keyed_path, read_keyed, theorems_key, write_keyed
 from burnqed_core.file_lock import file_lock
@@ -53,24 +53,43 @@ FILE_PREFIX = "structural-"
 OUTPUT_ONLY = frozenset({"flush_every"})  # search settings that change where results go, never what they are
 
 
-def search_config(profile: Profile) -> SearchConfig:
+def search_config(profile: Profile, retrieval: bool = False) -> SearchConfig:
     """The settings baseline (c)'s search runs with: ``search`` at the largest eval budget, the first eval
-    attempt's seed and the eval's per-theorem time cap (what `run_eval` gives the engine)."""
+    attempt's seed and the eval's per-theorem time cap (what `run_eval` gives the engine), the policy removed:
+    its structural steps come from the `StructuralPolicy` (the same list the prover's search adds), so the
+    search's own structural candidates are off; with ``retrieval`` ("(c) with retrieval") the prover's premise
+    steps are on, else off. ``search.max_checks`` stays the prover's: equal checks."""
     from burnqed_core.eval.run import attempt_seed
 
+    premises = profile.search.premises.model_copy(update={"enabled": True}) if retrieval else PremiseStepsConfig()
     return profile.search.model_copy(update={"max_nodes": max(profile.eval.budgets),
                                              "seed": attempt_seed(profile.search.seed, 0),
-                                             "timeout_s": profile.eval.timeout_s})
+                                             "timeout_s": profile.eval.timeout_s,
+                                             "structural": StructuralStepsConfig(), "premises": premises})
+
+
+# Search settings added after baseline (c) files were shipped: left out of the key while at their defaults, so
+# that a file measured before them (when the search had none of them) still matches.
+_NEWER: dict[str, Any] = {"structural": StructuralStepsConfig().model_dump(mode="json"),
+                          "premises": PremiseStepsConfig().model_dump(mode="json"), "max_checks": None}
+
+
+def _search_payload(config: SearchConfig) -> dict[str, Any]:
+    d = config.model_dump(mode="json", exclude=set(OUTPUT_ONLY))
+    for k, default in _NEWER.items():
+        if d.get(k) == default:
+            d.pop(k, None)
+    return d
 
 
 def structural_key(theorems: Sequence[Theorem], profile: Profile, lean_version: str,
-                   *, limit: int | None = None) -> str:
+                   *, limit: int | None = None, retrieval: bool = False) -> str:
     """What a baseline (c) file was measured for (see the module docstring); ``limit``: the structural
-    policy's step limit (None: the default `StructuralPolicy`'s)."""
+    policy's step limit (None: the default `StructuralPolicy`'s); ``retrieval``: "(c) with retrieval"."""
     payload: dict[str, Any] = {
         "version": STRUCTURAL_VERSION,
         "lean": lean_version,
-        "search": search_config(profile).model_dump(mode="json", exclude=set(OUTPUT_ONLY)),
+        "search": _search_payload(search_config(profile, retrieval)),
         "tactic_timeout_s": float(profile.lean.tactic_timeout_s),
         "budget": max(profile.eval.budgets),
         "timeout_s": float(profile.eval.timeout_s),
@@ -205,7 +224,7 @@ async def _search(profile: Profile, env: ProofEnv, theorems: Sequence[Theorem], 
     try:
         rows = await run_eval(profile, policy, env, theorems, work, iteration=0,  # type: ignore[arg-type]
                               benchmark=str(profile.data.benchmark), budgets=[budget], pass_k=k,
-                              progress=progress)
+                              progress=progress, search=search_config(profile))
     finally:
         await policy.close()
     b = from_rows(rows, theorems, key=key, budget=budget, attempts=k).model_copy(update={"profile": profile.name})

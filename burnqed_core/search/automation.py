@@ -33,8 +33,8 @@ from burnqed_core.lean.baseline import definition_aware_tactics, mentioned_defin
 from burnqed_core.policy.base import Candidate
 from burnqed_core.records import Theorem
 
-Source = Literal["policy", "automation", "both"]
-SOURCES: tuple[str, ...] = ("policy", "automation", "both")
+Source = Literal["policy", "automation", "both", "structural", "premise"]
+SOURCES: tuple[str, ...] = ("policy", "automation", "both", "structural", "premise")
 
 
 def tactic_key(tactic: str) -> str:

@@ -54,6 +54,13 @@ edge: rewriting steps of the automation (a ``simp_all`` that unfolds a
 definition and stops) no longer fill the node budget, which is then spent on
 the policy's structural steps between automation calls.
 
+The candidates of an expansion come from one builder for every searcher (`burnqed_core.search.candidates`):
+the policy's samples, the automation tactics, with ``search.structural`` baseline (c)'s structural steps and
+with ``search.premises`` the premise steps of the premises retrieved for the state under the premise rule. Each
+candidate sent to Lean is one check (`SearchResult.tactics_tried`); ``search.max_checks`` caps them per theorem
+(the most likely candidates of the last expansion first), and a search that spends them ends ``max_checks``:
+the compute measure searchers are compared at, whatever share of their checks become nodes.
+
 All per-theorem state lives in a `_Search` created for that theorem and
 dropped when it ends; the engine object only holds settings and aggregate
 counters (`EngineStats`).
@@ -75,8 +82,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from burnqed_core.config import SearchConfig
 from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
 from burnqed_core.policy.base import Candidate, Policy, dedup_candidates, derive_seed
+from burnqed_core.premises.index import PremiseIndex
 from burnqed_core.records import Theorem, TrajectoryRecord
-from burnqed_core.search.automation import AutomationCandidates, Source, plain, tactic_key
+from burnqed_core.search.automation import Source, tactic_key
+from burnqed_core.search.candidates import CandidateBuilder
 from burnqed_core.search.scoring import EnergyScorer, priority, score_states
 from burnqed_core.search.tree import Node, NodeStatus, SearchTree
 from burnqed_core.trajectory_io import SearchResult, StopReason
@@ -174,7 +183,8 @@ class _Search:
     transpositions: int = 0
     recheck_failures: int = 0
     automation_tried: int = 0
-    automation: AutomationCandidates | None = None
+    checks: int = 0  # Lean tactic checks sent (every candidate, closing or not), in flight included
+    builder: CandidateBuilder | None = None
     resample_round: int = 0
     reexpand: list[tuple[float, int, int]] = field(default_factory=list)
     times_expanded: dict[int, int] = field(default_factory=dict)
@@ -256,8 +266,12 @@ class SearchEngine:
         iteration: int = 0,
         overlap: bool = True,
         check_invariants: bool = False,
+        premises: PremiseIndex | None = None,
     ) -> None:
+        if config.premises.enabled and premises is None:
+            raise ValueError("search.premises.enabled needs a premise index (the premise_index stage's)")
         self.policy = policy
+        self.premises = premises
         self.env = env
         self.config = config
         self.scorer = scorer
@@ -348,8 +362,7 @@ class SearchEngine:
 
     async def _start(self, theorem: Theorem) -> _Search | SearchOutcome:
         s = _Search(theorem=theorem, t0=time.perf_counter(), t0_unix=time.time())
-        if self.config.automation.enabled:
-            s.automation = AutomationCandidates(self.config.automation, theorem=theorem)
+        s.builder = CandidateBuilder(self.config, theorem, self.premises)
         res = await self.env.start_proof(theorem)
         s.lean_s += time.perf_counter() - s.t0
         if not res.ok:
@@ -397,6 +410,8 @@ class SearchEngine:
             for s in order:
                 if s.done or s.charged() > cfg.timeout_s or len(s.tree) + s.in_flight >= cfg.max_nodes:
                     continue
+                if cfg.max_checks is not None and s.checks >= cfg.max_checks:
+                    continue
                 if taken.get(id(s), 0) >= self.per_theorem:
                     continue
                 node = s.pop()
@@ -434,11 +449,17 @@ class SearchEngine:
         for e, cands in zip(expansions, raw, strict=True):
             e.search.policy_s += dt / len(expansions)
             unique = dedup_candidates(cands)
-            auto = e.search.automation
-            merged = auto.merge(unique, e.node.text, e.node.depth) if auto is not None else plain(unique)
+            builder = e.search.builder
+            assert builder is not None
+            merged = builder.build(unique, e.node.text, e.node.depth)
             if e.node.edges:  # a re-expansion: only tactics not tried on this node yet
                 tried = {tactic_key(edge.tactic) for edge in e.node.edges}
                 merged = [m for m in merged if tactic_key(m.tactic) not in tried]
+            if self.config.max_checks is not None:  # the checks left: the most likely candidates first
+                left = max(0, self.config.max_checks - e.search.checks)
+                if len(merged) > left:
+                    merged = sorted(merged, key=lambda m: -m.logprob)[:left]
+            e.search.checks += len(merged)
             e.candidates = [m.candidate for m in merged]
             e.sources = [m.source for m in merged]
         self._charge_engine(time.perf_counter() - t, [e.search for e in expansions])
@@ -578,6 +599,8 @@ class SearchEngine:
                     stop = "timeout"
                 elif len(s.tree) >= cfg.max_nodes:
                     stop = "max_nodes"
+                elif cfg.max_checks is not None and s.checks >= cfg.max_checks:
+                    stop = "max_checks"
                 elif not s.has_open():
                     if s.resample_round < cfg.resample_rounds and s.resample(cfg.max_depth):
                         self._resampled = True

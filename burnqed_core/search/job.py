@@ -44,6 +44,7 @@ from burnqed_core.data.prompt import format_of
 from burnqed_core.errors import BurnqedError, DataError
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.base import Policy
+from burnqed_core.premises.index import PremiseIndex
 from burnqed_core.records import Theorem
 from burnqed_core.search.engine import EngineStats, Sampling, SearchEngine, resolve_sampling
 from burnqed_core.search.scoring import EnergyScorer
@@ -309,13 +310,16 @@ async def search_theorems(
     resume: bool = True,
     progress: bool = True,
     handle_signals: bool = True,
+    premises: PremiseIndex | None = None,
 ) -> tuple[RunReport, SearchEngine]:
-    """Search ``theorems`` into ``out`` (resuming a partial output by default)."""
+    """Search ``theorems`` into ``out`` (resuming a partial output by default); ``premises``: the premise index
+    the search's premise steps retrieve from (``search.premises.enabled``)."""
     config = config or profile.search
     record = build_run_record(profile, config, sampling, model_path=model_path, policy=policy, env=env,
                               theorems=theorems, theorems_source=theorems_source, iteration=iteration, ebm=ebm,
                               served_model=await served_model(policy))
-    engine = SearchEngine(policy, env, config, sampling=sampling, scorer=scorer, iteration=iteration)
+    engine = SearchEngine(policy, env, config, sampling=sampling, scorer=scorer, iteration=iteration,
+                          premises=premises if config.premises.enabled else None)
     report = await run_search(engine, theorems, out, record, resume=resume, flush_every=config.flush_every,
                               progress=progress, handle_signals=handle_signals)
     return report, engine

@@ -16,9 +16,10 @@ Layers, from top to bottom (a module may import its own layer and the layers bel
    three packages stays acyclic (today ``search -> ebm``: `search.job.load_scorer`; ``training -> ebm``: the
    joint policy+EBM training); a cycle between two packages is refused even when their modules do not form one;
 4. ``policy``: the policies (the prompt format is data: `burnqed_core.data.prompt`);
-5. ``data``: theorem sets, tactic pairs, the prompt format;
-6. ``lean``: the Lean backends and the checker;
-7. the bottom: every top-level module of ``burnqed_core`` (``records``, ``record_io``, ``trajectory_io``,
+5. ``premises``: premise retrieval under the premise rule, and premise steps;
+6. ``data``: theorem sets, tactic pairs, the prompt format;
+7. ``lean``: the Lean backends and the checker;
+8. the bottom: every top-level module of ``burnqed_core`` (``records``, ``record_io``, ``trajectory_io``,
    ``config``, ``errors``, ``logutil``, ``verdict`` ..., and the package's own ``__init__``). They may import
    each other (acyclically: checked like everything else) and nothing above. A new top-level module is put
    here by default; a new subpackage must be given a layer in `LAYERS`.
@@ -51,8 +52,9 @@ LAYERS: dict[str, int] = {
     "training": 3,
     "ebm": 3,
     "policy": 4,
-    "data": 5,
-    "lean": 6,
+    "premises": 5,
+    "data": 6,
+    "lean": 7,
 }
 BOTTOM = max(LAYERS.values()) + 1
 FORBIDDEN = ("dagster", "dagster_", "burnqed_pipeline")

@@ -447,3 +447,31 @@ async def test_resampling_is_bounded_by_its_rounds() -> None:
     assert not out.result.proved and out.result.stop == "exhausted"
     assert len(policy.calls) == 4  # the first expansion and three rounds
     assert env.apply_calls == [1]  # every later round only re-proposed the tactic already tried
+
+
+async def test_max_checks_caps_every_candidate_sent_to_lean() -> None:
+    """search.max_checks counts every candidate sent to Lean, failing or not; the search ends ``max_checks``
+    with the rest of its node budget unspent, and never sends more than the cap."""
+    env = ToyEnv()
+    policy = ToyPolicy({"fail": -0.1, "garbage": -0.2, "dec": -0.3})
+    engine = SearchEngine(policy, env, cfg(max_checks=7, frontier_batch=1, concurrency=1), check_invariants=True)
+    r = (await engine.search(thm(40))).result
+    assert not r.proved and r.stop == "max_checks"
+    assert r.tactics_tried == 7 == sum(env.apply_calls)
+    assert r.tactic_errors >= 4  # the failing candidates count too
+    assert r.nodes < 50
+
+
+async def test_max_checks_keeps_the_most_likely_candidates_of_the_last_expansion() -> None:
+    env = ToyEnv()
+    policy = ToyPolicy({"fail": -3.0, "dec": -0.1, "garbage": -2.0})
+    engine = SearchEngine(policy, env, cfg(max_checks=4, frontier_batch=1, concurrency=1))
+    r = (await engine.search(thm(2))).result
+    # 3 checks at the root, the one left goes to the most likely candidate of the next expansion
+    assert r.proved and r.proof == ["dec", "dec"] and r.tactics_tried == 4
+
+
+async def test_without_max_checks_nothing_changes() -> None:
+    a = await SearchEngine(ToyPolicy({"dec": -0.1, "fail": -1.0}), ToyEnv(), cfg()).search(thm(5))
+    b = await SearchEngine(ToyPolicy({"dec": -0.1, "fail": -1.0}), ToyEnv(), cfg(max_checks=10_000)).search(thm(5))
+    assert a.result.proof == b.result.proof and a.result.tactics_tried == b.result.tactics_tried
