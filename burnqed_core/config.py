@@ -485,6 +485,15 @@ class EvalConfig(Section):
         return sorted(set(v))
 
 
+class PremisesConfig(Section):
+    """The premise index (the ``premise_index`` stage, `burnqed_core.premises`): what a proof may cite, retrieved
+    under the premise rule by the search's premise steps (``search.premises``)."""
+
+    library: bool = Field(False, description="read the library's premises (Init and Std theorems, the module "
+                          "import graph) with Lean: a few minutes once per Lean, cached under <home>/premises; off: "
+                          "a theorem's own file's definitions and lemmas only")
+
+
 class PipelineConfig(Section):
     """How the Dagster pipeline spreads a search stage: ``trajectories`` and ``eval_report`` run one step per
     shard of theorems (a pod of its own on Kubernetes), then merge. Not part of any stage's fingerprint: the
@@ -538,6 +547,7 @@ class Profile(Section):
     data: DataConfig = Field(default_factory=DataConfig)
     ebm: EBMConfig = Field(default_factory=EBMConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    premises: PremisesConfig = Field(default_factory=PremisesConfig)
     pipeline: PipelineConfig = machine(default_factory=PipelineConfig)
     nightly: NightlyConfig = Field(default_factory=NightlyConfig)
     source: Path | None = machine(None, description="the file this profile was loaded from")

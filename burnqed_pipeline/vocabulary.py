@@ -42,6 +42,7 @@ STYLES: Mapping[str, Style] = MappingProxyType({
     "base_model": Style(BASE_GROUP, frozenset({"pytorch"}), label="pre-training", progress="training",
                         extras=("loss_curve", "model_fingerprint")),
     "automation_baselines": Style(BASE_GROUP, frozenset({"json"})),
+    "premise_index": Style(BASE_GROUP, frozenset({"parquet"})),
     "tactic_pairs": Style(ITERATION_GROUP, frozenset({"parquet"})),
     "lora_adapter": Style(ITERATION_GROUP, frozenset({"pytorch"}), label="LoRA", progress="training",
                           extras=("loss_curve",)),

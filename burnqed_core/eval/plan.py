@@ -55,6 +55,8 @@ class EvalPlan(BaseModel):
     sets: list[EvalSet]
     model: Path | None = Field(None, description="the policy's model (none for a policy without one)")
     ebm: Path | None = None
+    premises: Path | None = Field(None, description="the premise_index folder the search's premise steps "
+                                  "retrieve from (``search.premises.enabled``)")
     training_pairs: list[Path] = Field(default_factory=list, description="files or prepared-pairs folders the "
                                        "model was trained on: a theorem of a held-out set in them is an error")
 
@@ -118,8 +120,8 @@ def set_theorems(settings: EvalSettings, extra: Sequence[str] = ()) -> dict[str,
 
 
 def plan_sets(settings: EvalSettings, iteration: int, out: Path, model: Path | None, *, ebm: Path | None = None,
-              training_pairs: Sequence[Path] = (), earlier: Sequence[Path] = (), extra: Sequence[str] = ()
-              ) -> EvalPlan:
+              training_pairs: Sequence[Path] = (), earlier: Sequence[Path] = (), extra: Sequence[str] = (),
+              premises: Path | None = None) -> EvalPlan:
     """The profile's eval (`set_theorems`: the benchmark, ``eval.also``, ``extra``) into ``out``; ``earlier``:
     the eval folders of earlier iterations (each set's own under them)."""
     from burnqed_core.data.theorems import set_dir
@@ -128,7 +130,7 @@ def plan_sets(settings: EvalSettings, iteration: int, out: Path, model: Path | N
     sets = [EvalSet(spec=spec, theorems=theorems, out=set_out(out, bench, spec), shipped=set_dir(spec),
                     earlier=[set_out(e, bench, spec) for e in earlier])
             for spec, theorems in set_theorems(settings, extra).items()]
-    return EvalPlan(iteration=iteration, out=out, sets=sets, model=model, ebm=ebm,
+    return EvalPlan(iteration=iteration, out=out, sets=sets, model=model, ebm=ebm, premises=premises,
                     training_pairs=list(training_pairs))
 
 
@@ -178,12 +180,19 @@ async def search(settings: EvalSettings, plan: EvalPlan, policy: Any, env: Proof
     set's part in its place (`EvalPlan.work`)."""
     mine = {t.name for t in theorems}
     results: list[StageResult] = []
+    index = None
+    if settings.search.premises.enabled:
+        from burnqed_core.premises.library import load_index
+
+        if plan.premises is None:
+            raise DataError("search.premises.enabled: the eval needs the premise_index stage's folder")
+        index = load_index(plan.premises)
     for es in plan.sets:
         part = [t for t in es.theorems if t.name in mine]
         if part:
             results.append(await steps.eval_search(
                 on_set(settings, es.spec), plan.iteration, policy, env, part, steps.load_baselines(es.out),
-                plan.work(es, work), plan.model, ebm_dir=plan.ebm, progress=progress))
+                plan.work(es, work), plan.model, ebm_dir=plan.ebm, progress=progress, premises=index))
     metrics = {k: sum(r.metrics[k] for r in results) for k in ("theorems", "rows", "proved")}
     return StageResult(stage="eval_search", iteration=plan.iteration, path=str(work),
                        summary="; ".join(r.summary for r in results), metrics=metrics)

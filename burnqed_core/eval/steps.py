@@ -122,6 +122,7 @@ async def eval_search(
     model_path: Path,
     ebm_dir: Path | None = None,
     progress: bool = True,
+    premises: Any = None,
 ) -> StageResult:
     """The eval searches of ``theorems`` into ``out_dir`` (`run_eval`: resumable, every proof re-checked),
     for every variant of `burnqed_core.eval.run.variants` (with and without the EBM when ``ebm_dir`` holds
@@ -138,7 +139,7 @@ async def eval_search(
         scorer = load_scorer(Path(ebm_dir), policy)
     rows = await run_variants(settings, policy, env, theorems, out_dir, scorer=scorer, ebm=ebm_dir,
                               iteration=iteration, benchmark=bench_name, baselines=baselines, model_path=model_path,
-                              progress=progress)
+                              progress=progress, premises=premises)
     n_rows, proved = len(rows), sum(r.proved for r in rows)
     return StageResult(stage="eval_search", iteration=iteration, path=str(out_dir),
                        summary=f"{len(theorems)} theorems: {proved}/{n_rows} rows proved",

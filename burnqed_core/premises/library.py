@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from burnqed_core.data.core_pool import PoolRules, generated_name, scan_library
 from burnqed_core.errors import DataError
 from burnqed_core.lean.library import ModuleScan, SourceChecker
+from burnqed_core.premises.index import PremiseIndex
 from burnqed_core.premises.records import Premise
 from burnqed_core.record_io import atomic_write_bytes, atomic_write_text
 
@@ -69,7 +70,7 @@ def _left_out(name: str, module: str, rules: PoolRules) -> str | None:
 
     if has(name, rules.exclude_names) or "Internal" in name.split(".") or "Internal" in module.split("."):
         return "internal namespace"
-    if generated_name(name):
+    if any(generated_name(part) or part.startswith("congr_eq_") for part in name.split(".")):
         return "generated"
     return None
 
@@ -78,9 +79,11 @@ def premises_of(scans: Sequence[ModuleScan], rules: PoolRules = LIBRARY_RULES) -
     """The premises of scanned modules (the rules' left-out names dropped), and the count per reason."""
     out: list[Premise] = []
     left: dict[str, int] = {}
+    seen: set[str] = set()
     for scan in scans:
         for c in scan.theorems:
-            why = _left_out(c.name, c.module, rules)
+            why = _left_out(c.name, c.module, rules) or ("named twice" if c.name in seen else None)
+            seen.add(c.name)
             if why is not None:
                 left[why] = left.get(why, 0) + 1
                 continue
@@ -150,3 +153,9 @@ async def cached_library(cache_root: Path, lean: SourceChecker | None, lean_iden
     if not build.modules_unread:  # an incomplete read is used, never cached
         write_library(directory, premises, graph, build)
     return premises, graph, build, True
+
+
+def load_index(directory: Path) -> PremiseIndex:
+    """The `PremiseIndex` of a library folder (the ``premise_index`` stage's output)."""
+    premises, graph, _ = read_library(directory)
+    return PremiseIndex(premises, graph)

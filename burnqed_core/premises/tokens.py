@@ -30,14 +30,18 @@ _NOISE = frozenset({"fun", "let", "have", "if", "then", "else", "match", "with",
 
 def name_pieces(name: str) -> list[str]:
     """The words of a name, lowercased, in order: components split on ``.``, ``_`` and case changes
-    (``List.getElem?_map`` -> ``list``, ``get``, ``elem``, ``map``); pieces of one character dropped."""
+    (``List.getElem?_map`` -> ``list``, ``get``, ``elem``, ``getelem``, ``map``: a part of several words also
+    whole); pieces of one character dropped."""
     out: list[str] = []
     for comp in name.split("."):
         for part in comp.translate(_SUBSCRIPTS).split("_"):
-            for w in _CAMEL.findall(part) or ([part] if part else []):
+            words = _CAMEL.findall(part) or ([part] if part else [])
+            for w in words:
                 w = w.lower()
                 if len(w) > 1:
                     out.append(w)
+            if len(words) > 1:  # the part whole too: `UInt16` is more than `int` and `16`
+                out.append(part.lower())
     return out
 
 

@@ -70,6 +70,7 @@ def test_eval_report_is_requested_when_merged_model_lands_unless_a_blocking_chec
     add_iteration(inst, 0)
     add_iteration(inst, 1)
     landed(inst, "automation_baselines")
+    landed(inst, "premise_index")
     first = dg.evaluate_automation_conditions(defs=d, instance=inst)
     assert first.get_requested_partitions(EVAL) == set()  # nothing of iteration 0 has landed
 

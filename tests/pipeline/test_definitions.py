@@ -22,7 +22,7 @@ from burnqed_pipeline.defs.partitions import GPU_POOL, ITERATIONS, add_iteration
 from burnqed_pipeline.factory import CELERY_DEFAULT_PRIORITY, CELERY_PRIORITY_TAG, PRIORITY_TAG, op_tags
 
 ROOT = Path(__file__).resolve().parents[2]
-BASE = {"base_tactic_pairs", "base_model", "automation_baselines"}
+BASE = {"base_tactic_pairs", "base_model", "automation_baselines", "premise_index"}
 ITERATION = {"tactic_pairs", "lora_adapter", "merged_model", "trajectories", "eval_report"} | (
     {"embeddings", "ebm"})
 NIGHTLY = {"nightly_eval"}
@@ -49,8 +49,8 @@ def test_assets_partitions_and_graph() -> None:
     assert parents("tactic_pairs") == {"base_tactic_pairs", "base_model"}
     assert parents("lora_adapter") == {"tactic_pairs", "base_model"}
     assert parents("merged_model") == {"lora_adapter"}
-    assert parents("trajectories") == {"merged_model", "ebm"}
-    assert parents("eval_report") == {"merged_model", "automation_baselines", "ebm"}
+    assert parents("trajectories") == {"merged_model", "premise_index", "ebm"}
+    assert parents("eval_report") == {"merged_model", "automation_baselines", "premise_index", "ebm"}
 
 
 def _ops(a: dg.AssetsDefinition) -> list[dg.OpDefinition]:

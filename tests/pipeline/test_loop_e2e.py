@@ -85,11 +85,11 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     # without the flag the loop makes just what is missing, then a re-run skips every stage
     err, out, _ = await asyncio.to_thread(loop, "0,1")
     assert err is None and "[iter 1 trajectories]" in out, out
-    assert len(skipped(out)) == 3 + 2 * stages_per_iteration - 1, out
+    assert len(skipped(out)) == 4 + 2 * stages_per_iteration - 1, out
     assert not any(ln.startswith("[iter 1 trajectories]") for ln in skipped(out)), out
     err, out2, _ = await asyncio.to_thread(loop, "0,1")
     assert err is None, out2
-    assert len(skipped(out2)) == 3 + 2 * stages_per_iteration, out2
+    assert len(skipped(out2)) == 4 + 2 * stages_per_iteration, out2
 
     assert (home / "dagster.yaml").is_file()
     inst = dg.DagsterInstance.from_config(str(home))
@@ -97,8 +97,8 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     ev1 = _latest(inst, "eval_report", "1")
     assert ev1["skipped"] is True  # the latest one is the re-run's
     # every input read is named, graph edge or not (the training pairs of the held-out check)
-    assert ev1["partitions_used"] == ("merged_model[1], automation_baselines, ebm[1], tactic_pairs[1], "
-                                      "base_tactic_pairs, eval_report[0]")
+    assert ev1["partitions_used"] == ("merged_model[1], automation_baselines, premise_index, ebm[1], "
+                                      "tactic_pairs[1], base_tactic_pairs, eval_report[0]")
     assert [r.data["budget"] for r in ev1["eval_table"].records] == [2, 6]  # the summary as a table
     assert [r.data["iteration"] for r in ev1["comparison"].records] == [0, 1]
     assert "| node budget |" in ev1["eval_report"]
@@ -114,7 +114,7 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert 0 <= ev1[f"{slug}_cumulative_rate_low"] <= ev1[f"{slug}_cumulative_rate_high"] <= 1
     tr1 = _latest(inst, "trajectories", "1")
     assert tr1["shards"] == max(1, -(-tr1["theorems"] // 4))
-    assert tr1["partitions_used"] == "merged_model[1], ebm[1], base_model, trajectories[0]"
+    assert tr1["partitions_used"] == "merged_model[1], premise_index, ebm[1], base_model, trajectories[0]"
     assert _latest(inst, "lora_adapter", "1")["partitions_used"] == "tactic_pairs[1], base_model, lora_adapter[0]"
 
     for n in (0, 1):

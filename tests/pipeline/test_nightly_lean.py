@@ -41,7 +41,7 @@ async def test_nightly_eval_of_the_newest_complete_iteration(tmp_path: Path, lea
     with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as inst:
 
         def run() -> tuple[dg.RunRequest, dg.ExecuteInProcessResult]:
-            materialize(inst, res, ["base_tactic_pairs", "base_model", "automation_baselines"])
+            materialize(inst, res, ["base_tactic_pairs", "base_model", "automation_baselines", "premise_index"])
             add_iteration(inst, 0)
             materialize(inst, res, ["tactic_pairs", "lora_adapter", "merged_model"], "0")
             add_iteration(inst, 1)  # added, nothing materialised: not complete

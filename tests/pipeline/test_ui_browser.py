@@ -129,7 +129,8 @@ def test_materialize_a_partition_from_the_ui(tmp_path: Path) -> None:
     home.mkdir()
     shutil.copyfile(ROOT / "dagster.yaml", home / "dagster.yaml")
     inst = dg.DagsterInstance.from_config(str(home))
-    materialize(inst, resources(prof), ["base_tactic_pairs", "base_model", "automation_baselines"])
+    materialize(inst, resources(prof), ["base_tactic_pairs", "base_model", "automation_baselines",
+                                         "premise_index"])
     add_iteration(inst, 0)
 
     with dagster_dev(home, prof, tmp_path / "dagster-dev.log") as url:

@@ -22,12 +22,14 @@ from burnqed_core.loop.stages import (
     lora_adapter,
     merged_model,
     nightly_eval,
+    premise_index,
     tactic_pairs,
     trajectories,
 )
 
 SPECS: tuple[StageSpec, ...] = tuple(topological([
     base_tactic_pairs.BASE_TACTIC_PAIRS, base_model.BASE_MODEL, automation_baselines.AUTOMATION_BASELINES,
+    premise_index.PREMISE_INDEX,
     tactic_pairs.TACTIC_PAIRS, lora_adapter.LORA_ADAPTER, merged_model.MERGED_MODEL, embeddings.EMBEDDINGS,
     ebm.EBM, trajectories.TRAJECTORIES, eval_report.EVAL_REPORT,
 ]))

@@ -25,7 +25,7 @@ def training_pairs(ctx: StageContext[EvalSettings]) -> list[Path]:
 def _plan(ctx: StageContext[EvalSettings]) -> EvalPlan:
     return eval_plan.plan_sets(ctx.settings, ctx.iteration, ctx.out, ctx.input("merged_model"),
                                ebm=ctx.inputs.get("ebm"), training_pairs=training_pairs(ctx),
-                               earlier=ctx.earlier_outputs())
+                               earlier=ctx.earlier_outputs(), premises=ctx.input("premise_index"))
 
 
 def _select(ctx: StageContext[EvalSettings]) -> Sequence[Theorem]:
@@ -49,8 +49,8 @@ def _merge(ctx: StageContext[EvalSettings], shard_dirs: Sequence[Path]) -> Stage
 
 EVAL_REPORT = StageSpec(
     name="eval_report", gpu=True, settings=EvalSettings, earlier="eval_report",
-    inputs=(Input("merged_model"), Input("automation_baselines"), Input("ebm", from_iteration=1),
-            Input("tactic_pairs", edge=False), Input("base_tactic_pairs", edge=False)),
+    inputs=(Input("merged_model"), Input("automation_baselines"), Input("premise_index"),
+            Input("ebm", from_iteration=1), Input("tactic_pairs", edge=False), Input("base_tactic_pairs", edge=False)),
     shards=Sharded(select=_select, prepare=_prepare, shard=_shard, merge=_merge, size=lambda p: p.pipeline.eval_shard),
     doc="Solve rate per node budget (hard split apart), the automation-only baseline, theorems newly solved "
         "compared with every iteration < N, and the comparison table and plot across iterations. One step per "

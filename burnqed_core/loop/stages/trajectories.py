@@ -145,6 +145,7 @@ async def trajectories(
     out_dir: Path,
     model_path: Path,
     ebm_dir: Path | None = None,
+    premises: Any = None,
 ) -> StageResult:
     """Search the selected theorems (and, at iteration 0, again at the noise
     temperature for diverse data). With an EBM in ``ebm_dir`` (none at
@@ -169,7 +170,7 @@ async def trajectories(
         report, _ = await search_theorems(_collection_settings(settings), policy, env, theorems, out,
                                           sampling=sampling, model_path=model_path, theorems_source="selection",
                                           iteration=iteration, scorer=scorer,
-                                          ebm=ebm_dir if scorer is not None else None)
+                                          ebm=ebm_dir if scorer is not None else None, premises=premises)
         if report.interrupted:
             # a partial search must not pass for the stage's output: the step fails, and the next run of
             # the stage resumes `out` where it stopped
@@ -226,8 +227,13 @@ def _select(ctx: StageContext[Settings]) -> Sequence[Theorem]:
 async def _shard(ctx: StageContext[Settings], theorems: Sequence[Theorem], work: Path) -> StageResult:
     merged = ctx.input("merged_model")
     pol, served = await ctx.policy_for(merged)
+    index = None
+    if ctx.settings.search.premises.enabled:
+        from burnqed_core.premises.library import load_index
+
+        index = load_index(ctx.input("premise_index"))
     res = await trajectories(ctx.settings, ctx.iteration, pol, await ctx.env(), theorems, work, merged,
-                             ebm_dir=ctx.inputs.get("ebm"))
+                             ebm_dir=ctx.inputs.get("ebm"), premises=index)
     return res.model_copy(update={"metrics": {**res.metrics, "served": served}})
 
 
@@ -237,7 +243,8 @@ def _merge(ctx: StageContext[Settings], shard_dirs: Sequence[Path]) -> StageResu
 
 TRAJECTORIES = StageSpec(
     name="trajectories", gpu=True, settings=Settings, earlier="trajectories",
-    inputs=(Input("merged_model"), Input("ebm", from_iteration=1), Input("base_model", edge=False)),
+    inputs=(Input("merged_model"), Input("premise_index"), Input("ebm", from_iteration=1),
+            Input("base_model", edge=False)),
     shards=Sharded(select=_select, shard=_shard, merge=_merge, size=lambda p: p.pipeline.shard_size),
     doc="Every node of the searches (Parquet, resumable), on theorems not searched by iterations < N; iteration 0 "
         "searches a second time at the noise temperature. One step per shard of ``pipeline.shard_size`` "

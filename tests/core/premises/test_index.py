@@ -49,7 +49,7 @@ def names(index: PremiseIndex, thm: Theorem, goal: str, k: int = 10) -> list[str
 
 
 def test_pieces() -> None:
-    assert name_pieces("List.getElem?_map") == ["list", "get", "elem", "map"]
+    assert name_pieces("List.getElem?_map") == ["list", "get", "elem", "getelem", "map"]
     assert name_pieces("Nat.succ_le_of_lt") == ["nat", "succ", "le", "of", "lt"]
     toks = text_tokens("⊢ ∀ {α : Type u_1} (l₁ l₂ : List α), List.map f (l₁ ++ l₂) = l₁.length")
     assert {"list", "map", "List.map", "++", "length"} <= set(toks)
