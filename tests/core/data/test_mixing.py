@@ -151,3 +151,25 @@ def test_steps_follow_the_saved_split() -> None:
     val_traj = mix.val.filter(pl.col("source").str.starts_with("trajectory"))
     assert set(val_traj["theorem"]) == set(chosen_val)
     assert not set(mix.train["theorem"]) & set(chosen_val)
+
+
+def test_a_premise_step_found_on_a_pool_theorem_is_trained_on_never_validation() -> None:
+    """Issue 65: a step the search found with a retrieved premise, on a library theorem the base split never saw,
+    is in the next iteration's training data (the automation-only steps left out, the premise step kept) and
+    never in validation, whatever its name hashes to."""
+    pairs = make_pairs(40)
+    split = TheoremSplit(seed=0, val_fraction=0.5, train=sorted({p.theorem for p in pairs})[:20],
+                         val=sorted({p.theorem for p in pairs})[20:])
+    base = prepare_pairs(pairs, val_fraction=0.5, seed=0, max_tokens=10_000)
+    steps = []
+    for i in range(30):
+        tree = search_tree(f"Pool.lemma_{i}", iteration=0)
+        tree[1] = tree[1].model_copy(update={"tactic": "rw [List.map_append]", "source": "premise"})
+        tree[3] = tree[3].model_copy(update={"tactic": "simp_all", "source": "automation"})
+        steps += positive_steps(tree, source="trajectory", exclude_sources={"automation"})
+    assert len(steps) == 30 and all(s.tactic == "rw [List.map_append]" for s in steps)
+    mix = mix_iteration(base, steps, base_subsample=10_000, trajectory_upsample=2, seed=0, split=split)
+    trained = set(mix.train.filter(pl.col("tactic") == "rw [List.map_append]")["theorem"])
+    assert trained == {f"Pool.lemma_{i}" for i in range(30)}
+    assert mix.val.filter(pl.col("theorem").str.starts_with("Pool.")).height == 0
+    assert mix.stats.trajectory_steps_val == 0
