@@ -160,6 +160,8 @@ class EvalResult(Record):
                                          "cut to 2000 characters; '' in files written before the column")
     model: str = ""
     ebm: str = Field("", description="the EBM directory that scored the search; '' without one (ablation rows)")
+    checks: int = Field(0, ge=0, description="Lean tactic checks the search sent (every candidate, closing or "
+                        "not): its compute; 0 in files written before the column")
     search_automation: bool = Field(False, description="the search added automation tactics to the policy's "
                                     "candidates (search.automation); False: the policy alone")
     cluster: str = Field("", description="the theorem's cluster (burnqed_core.data.clusters: instances of one "

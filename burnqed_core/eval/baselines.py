@@ -67,6 +67,8 @@ class StructuralBaseline(BaseModel):
     timeouts: list[str] = Field(default_factory=list,
                                 description="searches stopped by the per-theorem time cap (counted unproved)")
     proofs: dict[str, list[str]] = Field(default_factory=dict, description="the proof found, per proved theorem")
+    checks: dict[str, float] = Field(default_factory=dict, description="Lean tactic checks per measured theorem "
+                                     "(the mean over its attempts); empty in files measured before it was counted")
     profile: str = Field("", description="the profile it was measured with (its key covers the settings; the "
                                          "name tells shipped files of one set apart)")
 
@@ -99,6 +101,9 @@ class Baselines(BaseModel):
     structural: StructuralBaseline | None = Field(
         None, description="baseline (c): the search with no learned policy (None: not measured; files written "
                           "before it have none)")
+    structural_retrieval: StructuralBaseline | None = Field(
+        None, description="baseline (c) with retrieval: the same search with the prover's premise steps too (None: "
+                          "not measured; the search has no premise steps)")
 
     def measured(self, name: str) -> bool:
         return name in self.single and name in self.defaware

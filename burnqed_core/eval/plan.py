@@ -161,6 +161,19 @@ def check(settings: EvalSettings, plan: EvalPlan) -> None:
                                 held_out=es.held_out)
 
 
+def premise_index(settings: EvalSettings, plan: EvalPlan) -> Any:
+    """The premise index of the plan's searches (`burnqed_core.premises.library.load_index` of its
+    ``premises`` folder) when the search has premise steps, else None."""
+    if not settings.search.premises.enabled:
+        return None
+    from burnqed_core.premises.library import load_index
+
+    if plan.premises is None:
+        raise DataError("search.premises.enabled: the eval needs the premise index (the premise_index stage's "
+                        "folder)")
+    return load_index(plan.premises)
+
+
 async def prepare(settings: EvalSettings, plan: EvalPlan, env: Callable[[], Awaitable[ProofEnv]],
                   progress: bool = True, checked: bool = False) -> None:
     """Before any search: `check` (unless ``checked``: done already), then per set both automation baselines
@@ -169,8 +182,10 @@ async def prepare(settings: EvalSettings, plan: EvalPlan, env: Callable[[], Awai
     plan.save()
     if not checked:
         check(settings, plan)
+    index = premise_index(settings, plan)
     for es in plan.sets:
-        baselines = await steps.prepare_set(on_set(settings, es.spec), env, es.theorems, es.shipped, progress=progress)
+        baselines = await steps.prepare_set(on_set(settings, es.spec), env, es.theorems, es.shipped, progress=progress,
+                                            premises=index)
         steps.save_baselines(es.out, baselines)
 
 
@@ -180,13 +195,7 @@ async def search(settings: EvalSettings, plan: EvalPlan, policy: Any, env: Proof
     set's part in its place (`EvalPlan.work`)."""
     mine = {t.name for t in theorems}
     results: list[StageResult] = []
-    index = None
-    if settings.search.premises.enabled:
-        from burnqed_core.premises.library import load_index
-
-        if plan.premises is None:
-            raise DataError("search.premises.enabled: the eval needs the premise_index stage's folder")
-        index = load_index(plan.premises)
+    index = premise_index(settings, plan)
     for es in plan.sets:
         part = [t for t in es.theorems if t.name in mine]
         if part:

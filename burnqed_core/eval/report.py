@@ -95,13 +95,38 @@ def _best_line(b: BaselineChoice, split: str) -> str:
     return f"best baseline ({split}): {b.describe()}{verdict}"
 
 
+def _retrieval_line(s: EvalSummary) -> str | None:
+    """Baseline (c) with retrieval and the prover against it, when measured."""
+    if s.retrieval_baseline is None:
+        return None
+    out = f"{s.retrieval_baseline}"
+    v = s.versus_retrieval
+    if v is not None and v.versus_primary is not None:
+        out += f"; prover vs it, {v.versus_primary.change.pp()} (pass@1 by cluster)"
+    return out
+
+
+def checks_line(s: EvalSummary) -> str | None:
+    """Lean tactic checks per theorem (every candidate sent to Lean): the prover's and each searched baseline's."""
+    parts = [(what, v) for what, v in (("prover", s.checks_per_theorem), ("(c)", s.structural_checks),
+                                        ("(c) with retrieval", s.retrieval_checks)) if v is not None]
+    if not parts:
+        return None
+    return "Lean checks per theorem (compute): " + ", ".join(f"{what} {v:.1f}" for what, v in parts)
+
+
 def baseline_lines(s: EvalSummary) -> list[str]:
-    """The baselines (a), (b), (c), either of (a)/(b), the best one per split and the prover against it."""
+    """The baselines (a), (b), (c), (c) with retrieval, either of (a)/(b), the best one per split and the prover
+    against it, and the checks each search spent."""
     out = [f"baseline (a) single tactic (rfl/trivial/decide/omega/simp/simp_all/grind): {s.automation_baseline}",
            f"baseline (b) definition-aware (simp/grind [defs], induction x <;> ...):    {s.defaware_baseline}"]
     if (line := _structural_line(s)) is not None:
         out.append(f"baseline (c) structural steps + automation, no learned policy ({s.structural_budget} nodes): "
                    + line)
+    if (line := _retrieval_line(s)) is not None:
+        out.append(f"baseline (c) with retrieval (premise steps too), no learned policy: {line}")
+    if (line := checks_line(s)) is not None:
+        out.append(line)
     out.append(f"either baseline: {s.either_baseline}")
     if s.best_baseline is not None:
         out.append(_best_line(s.best_baseline, "all theorems"))
@@ -124,6 +149,9 @@ def attribution_lines(s: EvalSummary) -> list[str]:
                    f"{len(s.beyond_by_both)} ({_names(s.beyond_by_both)})")
     if s.automation_only:
         out.append(f"hard but by automation steps alone: {len(s.automation_only)} ({_names(s.automation_only)})")
+    if s.beyond_by_premise:
+        out.append(f"hard, with a premise step (a retrieved premise's rw/simp only/exact/apply): "
+                   f"{len(s.beyond_by_premise)} ({_names(s.beyond_by_premise)})")
     return out
 
 
@@ -222,6 +250,10 @@ def format_markdown(s: EvalSummary) -> str:
     if (line := _structural_line(s)) is not None:
         out.append(f"- baseline (c) structural steps + automation, no learned policy ({s.structural_budget} nodes): "
                    f"**{line}**")
+    if (line := _retrieval_line(s)) is not None:
+        out.append(f"- baseline (c) with retrieval (premise steps too), no learned policy: **{line}**")
+    if (line := checks_line(s)) is not None:
+        out.append(f"- {line}")
     out.append(f"- either baseline ((a) or (b)): {s.either_baseline}")
     for choice, split in ((s.best_baseline, "all theorems"), (s.best_baseline_hard, "hard split")):
         if choice is not None:

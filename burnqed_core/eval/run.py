@@ -183,7 +183,7 @@ def rows_of(out: Path, *, iteration: int, benchmark: str, budget: int, attempt: 
             automation=baselines.single.get(r.theorem) if baselines else None,
             defaware=baselines.defaware.get(r.theorem) if baselines else None,
             error=r.error, message=r.message if r.error else "", model=model, ebm=ebm, search_automation=automation,
-            cluster=(clusters or {}).get(r.theorem, ""),
+            cluster=(clusters or {}).get(r.theorem, ""), checks=r.tactics_tried,
         ))
     return rows
 

@@ -76,11 +76,13 @@ def check_before_lean(settings: EvalSettings, iteration: int, spec: str, theorem
 
 
 async def prepare_set(settings: EvalSettings, env: Callable[[], Awaitable[ProofEnv]], theorems: Sequence[Theorem],
-                      shipped: Path | None, progress: bool = True) -> Any:
+                      shipped: Path | None, progress: bool = True, premises: Any = None) -> Any:
     """Both automation baselines of a set's ``theorems`` (`Baselines`, measured in the environment ``env()``
     gives, cached per theorem set under ``paths.baselines_dir()``, or read from a file shipped in ``shipped``
     whose key matches) with baseline (c), the same search with no learned policy (`burnqed_core.eval.structural`;
-    ``eval.structural_baseline``), measured or read the same way."""
+    ``eval.structural_baseline``), measured or read the same way; when the search has premise steps
+    (``search.premises.enabled``), also baseline (c) with retrieval (the same search with them, from the premise
+    index ``premises``): the prover must beat the stronger of the two."""
     from burnqed_core.eval.baselines import measure_baselines
     from burnqed_core.eval.structural import measure_structural
     from burnqed_core.search.job import lean_version
@@ -93,7 +95,12 @@ async def prepare_set(settings: EvalSettings, env: Callable[[], Awaitable[ProofE
         return baselines
     c = await measure_structural(settings, lean, theorems, cache_dir=cache, shipped=shipped,
                                  lean_version=version, progress=progress)
-    return baselines.model_copy(update={"structural": c})
+    update: dict[str, Any] = {"structural": c}
+    if settings.search.premises.enabled:
+        update["structural_retrieval"] = await measure_structural(
+            settings, lean, theorems, cache_dir=cache, shipped=shipped, lean_version=version, progress=progress,
+            retrieval=True, premises=premises)
+    return baselines.model_copy(update=update)
 
 
 def save_baselines(out_dir: Path, baselines: Any) -> Path:
@@ -223,10 +230,15 @@ def _held_out_metrics(s: Any) -> dict[str, Any]:
 
 
 def _baseline_metrics(s: Any) -> dict[str, Any]:
-    """Baseline (c) and the prover against the best of (a), (b), (c), all theorems and the hard split."""
+    """Baseline (c) (and with retrieval), the prover's checks per theorem, and the prover against the best of
+    (a), (b), (c), (c) with retrieval, all theorems and the hard split."""
     out: dict[str, Any] = {}
     if s.structural_baseline is not None:
         out["structural_baseline"] = s.structural_baseline.rate
+    if s.retrieval_baseline is not None:
+        out["retrieval_baseline"] = s.retrieval_baseline.rate
+    if s.checks_per_theorem is not None:
+        out["checks_per_theorem"] = s.checks_per_theorem
     for key, best in (("best_baseline", s.best_baseline), ("best_baseline_hard", s.best_baseline_hard)):
         if best is None:
             continue

@@ -40,6 +40,7 @@ from burnqed_core.eval.baselines import StructuralBaseline, keyed_path, read_key
 from burnqed_core.file_lock import file_lock
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.structural import StructuralPolicy
+from burnqed_core.premises.index import PremiseIndex
 from burnqed_core.record_io import atomic_write_text
 from burnqed_core.records import EvalResult, Theorem
 
@@ -158,10 +159,15 @@ def from_rows(rows: Sequence[EvalResult], theorems: Sequence[Theorem], *, key: s
         nodes.pop(n, None)
     wanted = set(names)
     per_attempt = {n: per[n] for n in names if n in nodes and n in per} if attempts > 1 else {}
+    spent: dict[str, list[int]] = {}
+    for r in rows:
+        if r.attempt < attempts and not r.error:
+            spent.setdefault(r.theorem, []).append(r.checks)
     return StructuralBaseline(key=key, budget=budget, attempts=attempts,
                               nodes={n: nodes[n] for n in names if n in nodes}, per_attempt=per_attempt,
                               infra=sorted(infra & wanted), timeouts=sorted((timeouts & wanted) - infra),
-                              proofs={n: proofs[n] for n in names if n in proofs})
+                              proofs={n: proofs[n] for n in names if n in proofs},
+                              checks={n: sum(spent[n]) / len(spent[n]) for n in names if n in nodes and n in spent})
 
 
 async def measure_structural(
@@ -173,6 +179,8 @@ async def measure_structural(
     shipped: Path | None,
     lean_version: str,
     progress: bool = False,
+    retrieval: bool = False,
+    premises: PremiseIndex | None = None,
 ) -> StructuralBaseline:
     """Baseline (c) of ``theorems``: read from ``cache_dir`` when measured before, else from ``shipped`` (the
     theorem set's own directory, read only), else searched now in ``env`` (the eval's search with the
@@ -180,13 +188,15 @@ async def measure_structural(
     `partial_dir` of ``cache_dir``, so that a killed measurement resumes, or a temporary directory without
     one) and cached in ``cache_dir`` unless Lean failures left theorems unmeasured. Holds `lock_file` of
     ``cache_dir`` while it measures: a second process that needs the same baseline waits, then reads it."""
-    key = structural_key(theorems, profile, lean_version)
+    if retrieval and premises is None:
+        raise DataError("baseline (c) with retrieval needs the premise index")
+    key = structural_key(theorems, profile, lean_version, retrieval=retrieval)
     found = _read_measured(key, cache_dir, shipped)
     if found is not None:
         return found
     if cache_dir is None:
         with tempfile.TemporaryDirectory(prefix="burnqed-structural-") as work:
-            return await _search(profile, env, theorems, Path(work), key, None, progress)
+            return await _search(profile, env, theorems, Path(work), key, None, progress, retrieval, premises)
     # Two runs that need the same baseline (a nightly eval beside a backfill, two profiles' experiments) share
     # the cache: the second waits for the first, then reads what it cached (or resumes its partial search).
     async with file_lock(lock_file(cache_dir, key), "baseline (c)"):
@@ -197,7 +207,8 @@ async def measure_structural(
             return found
         # Searched in a directory of this key there: a killed measurement (hours for a large set at a large
         # budget) resumes from its flushed parts; removed once the result is cached.
-        return await _search(profile, env, theorems, partial_dir(cache_dir, key), key, cache_dir, progress)
+        return await _search(profile, env, theorems, partial_dir(cache_dir, key), key, cache_dir, progress,
+                             retrieval, premises)
 
 
 def _read_measured(key: str, cache_dir: Path | None, shipped: Path | None) -> StructuralBaseline | None:
@@ -212,19 +223,21 @@ def _read_measured(key: str, cache_dir: Path | None, shipped: Path | None) -> St
 
 
 async def _search(profile: Profile, env: ProofEnv, theorems: Sequence[Theorem], work: Path, key: str,
-                  cache_dir: Path | None, progress: bool) -> StructuralBaseline:
+                  cache_dir: Path | None, progress: bool, retrieval: bool = False,
+                  premises: PremiseIndex | None = None) -> StructuralBaseline:
     """Search ``theorems`` with the structural policy in ``work``; cache the result in ``cache_dir`` (and
     remove ``work``) unless Lean failures left theorems unmeasured."""
     from burnqed_core.eval.run import run_eval
 
     k = profile.eval.pass_k
     policy, budget = StructuralPolicy(seeded=k > 1), max(profile.eval.budgets)
-    log.info("baseline (c): searching %d theorems with the structural policy at %d nodes, %d attempt(s) "
-             "(automation %s)", len(theorems), budget, k, "on" if profile.search.automation.enabled else "off")
+    log.info("baseline (c)%s: searching %d theorems with the structural policy at %d nodes, %d attempt(s) "
+             "(automation %s)", " with retrieval" if retrieval else "", len(theorems), budget, k,
+             "on" if profile.search.automation.enabled else "off")
     try:
         rows = await run_eval(profile, policy, env, theorems, work, iteration=0,  # type: ignore[arg-type]
                               benchmark=str(profile.data.benchmark), budgets=[budget], pass_k=k,
-                              progress=progress, search=search_config(profile))
+                              progress=progress, search=search_config(profile, retrieval), premises=premises)
     finally:
         await policy.close()
     b = from_rows(rows, theorems, key=key, budget=budget, attempts=k).model_copy(update={"profile": profile.name})

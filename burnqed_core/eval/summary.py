@@ -183,14 +183,16 @@ class Delta(BaseModel):
 
 
 BASELINE_LABELS = {"a": "(a) single tactic", "b": "(b) definition-aware",
-                   "c": "(c) structural search, no learned policy"}
+                   "c": "(c) structural search, no learned policy",
+                   "r": "(c) with retrieval: structural and premise steps, no learned policy"}
+BaselineName = Literal["a", "b", "c", "r"]
 
 
 class BaselineChoice(BaseModel):
     """The best baseline on a split, its rate, and the prover's paired changes against it."""
 
     model_config = ConfigDict(frozen=True)
-    name: Literal["a", "b", "c"]
+    name: BaselineName
     rate: Rate = Field(description="the baseline's rate on the split ((c): pass@k over the theorems it measured)")
     pass1: float | None = Field(None, description="the baseline's mean per-attempt rate ((a), (b): its rate)")
     versus: Delta | None = Field(None, description="prover (pass@k, largest budget) minus this baseline (pass@k: "
@@ -294,6 +296,17 @@ class EvalSummary(BaseModel):
     beyond_by_both: list[str] = Field(default_factory=list,
                                       description="hard theorems solved, not beyond automation, by a proof with a "
                                                   "step both the policy and the automation proposed ('both')")
+    beyond_by_premise: list[str] = Field(default_factory=list, description="hard theorems solved at the largest "
+                                         "budget whose proof has a premise step (source 'premise': a retrieved "
+                                         "premise's rw/simp only/exact/apply)")
+    checks_per_theorem: float | None = Field(None, description="Lean tactic checks per theorem and attempt, the "
+                                             "search's compute (None: rows written before checks were counted)")
+    retrieval_baseline: Rate | None = Field(None, description="baseline (c) with retrieval: the search with no "
+                                            "learned policy and the premise steps, of the theorems it measured")
+    structural_checks: float | None = Field(None, description="baseline (c)'s checks per theorem")
+    retrieval_checks: float | None = Field(None, description="baseline (c) with retrieval's checks per theorem")
+    versus_retrieval: BaselineChoice | None = Field(None, description="baseline (c) with retrieval and the prover's "
+                                                    "paired change against it")
     automation_only: list[str] = Field(default_factory=list,
                                        description="hard theorems solved only by proofs made of automation "
                                                    "candidates the policy did not propose (or of unrecorded origin)")
@@ -483,8 +496,8 @@ def _closed_by(baselines: Baselines, which: str, within: int) -> Closed:
     """Baseline ``which`` ('a', 'b', 'c') on a theorem: (pass@k, pass@1) as 0/1 and a fraction, None when it did
     not measure it; (c) within ``within`` nodes, pass@k over its attempts and pass@1 their mean (a single tactic:
     both its one result)."""
-    if which == "c":
-        s = baselines.structural
+    if which in ("c", "r"):
+        s = baselines.structural if which == "c" else baselines.structural_retrieval
         assert s is not None
         return lambda n: (float(s.proved(n, within)), s.attempt_rate(n, within)) if s.measured(n) else None
     tactics = baselines.single if which == "a" else baselines.defaware
@@ -498,7 +511,7 @@ def _closed_by(baselines: Baselines, which: str, within: int) -> Closed:
     return single
 
 
-def _versus(which: Literal["a", "b", "c"], rate: Rate, units: Sequence[TheoremOutcome], closed: Closed, top: int,
+def _versus(which: BaselineName, rate: Rate, units: Sequence[TheoremOutcome], closed: Closed, top: int,
             samples: int, seed: int, confidence: float) -> BaselineChoice:
     """``which`` with the prover's paired changes against it on ``units`` (the theorems it measured): at pass@k
     (the prover's k searches against the baseline's, (c) searched as often) and on the primary statistic
@@ -530,9 +543,9 @@ def _versus(which: Literal["a", "b", "c"], rate: Rate, units: Sequence[TheoremOu
                           versus_primary=delta(3, 1, "pass@1"))
 
 
-def _best(rates: dict[Literal["a", "b", "c"], float]) -> Literal["a", "b", "c"]:
-    """The baseline of the highest rate; at a tie the later of (a), (b), (c)."""
-    order = ["a", "b", "c"]
+def _best(rates: dict[BaselineName, float]) -> BaselineName:
+    """The baseline of the highest rate; at a tie the later of (a), (b), (c), (c) with retrieval."""
+    order = ["a", "b", "c", "r"]
     return max(rates, key=lambda k: (rates[k], order.index(k)))
 
 
@@ -550,8 +563,8 @@ def _baseline_fields(outcomes: Sequence[TheoremOutcome], baselines: Baselines, b
     out: dict[str, object] = {}
     per_budget: dict[int, Rate] = {}
     hard = [o for o in outcomes if o.hard]
-    rates: dict[Literal["a", "b", "c"], Rate] = {"a": automation, "b": defaware}
-    hard_rates: dict[Literal["a", "b", "c"], Rate] = {}
+    rates: dict[BaselineName, Rate] = {"a": automation, "b": defaware}
+    hard_rates: dict[BaselineName, Rate] = {}
     s = baselines.structural
     if s is not None:
         within = min(top, s.budget) if s.budget else top
@@ -580,6 +593,22 @@ def _baseline_fields(outcomes: Sequence[TheoremOutcome], baselines: Baselines, b
                 hard_rates[which] = Rate(solved=sum(bool(v and v[0]) for o in hard if (v := closed(o.theorem))),
                                          total=len(hard))
             hard_rates["c"] = out["structural_hard"]  # type: ignore[assignment]
+        if s.checks:
+            out["structural_checks"] = statistics.fmean(s.checks.values())
+    sr = baselines.structural_retrieval
+    if sr is not None:
+        within = min(top, sr.budget) if sr.budget else top
+        measured_r = [o for o in outcomes if sr.measured(o.theorem)]
+        rates["r"] = Rate(solved=sum(sr.proved(o.theorem, within) for o in measured_r), total=len(measured_r))
+        out["retrieval_baseline"] = rates["r"]
+        if sr.checks:
+            out["retrieval_checks"] = statistics.fmean(sr.checks.values())
+        if outcomes:
+            out["versus_retrieval"] = _versus("r", rates["r"], outcomes, _closed_by(baselines, "r", top), top,
+                                              samples, seed, confidence)
+        if hard:
+            hard_rates["r"] = Rate(solved=sum(sr.proved(o.theorem, within) for o in hard if sr.measured(o.theorem)),
+                                   total=sum(sr.measured(o.theorem) for o in hard))
     if outcomes and (baselines.single or baselines.defaware or s is not None):
         which = _best({k: _pass1_rate(_closed_by(baselines, k, top), outcomes) for k in rates})
         out["best_baseline"] = _versus(which, rates[which], outcomes, _closed_by(baselines, which, top), top,
@@ -681,6 +710,8 @@ def summarize(
     solved_top = {r.theorem for r in results if r.proved_within(top)}
     by_policy = {r.theorem for r in results if r.proved_within(top) and has_policy_step(r)}
     by_both = {r.theorem for r in results if r.proved_within(top) and has_both_step(r)} - by_policy
+    by_premise = {r.theorem for r in results if r.proved_within(top) and "premise" in r.proof_sources}
+    counted = [r.checks for r in results if r.checks]
     starts: dict[str, str] = {}
     for r in results:
         if r.error == "start":
@@ -713,6 +744,8 @@ def summarize(
         unmeasured=len(names) - len(measured),
         beyond_automation=sorted(solved_top & hard_names & by_policy),
         beyond_by_both=sorted(solved_top & hard_names & by_both),
+        beyond_by_premise=sorted(solved_top & hard_names & by_premise),
+        checks_per_theorem=statistics.fmean(counted) if counted else None,
         automation_only=sorted((solved_top & hard_names) - by_policy - by_both),
         solved=sorted(solved_top),
         hard_names=sorted(hard_names),

@@ -430,7 +430,7 @@ def test_old_summaries_without_baseline_c_still_load(tmp_path: Path) -> None:
     new = {k for k in data if k.startswith(("structural", "best_baseline", "versus_structural", "similarity",
                                             "unseen", "beyond_by_both", "start_failures"))}
     assert new == {"structural_baseline", "structural_budget", "structural_ci", "structural_by_cluster",
-                   "structural_pass1", "structural_pass1_by_cluster",
+                   "structural_pass1", "structural_pass1_by_cluster", "structural_checks",
                    "structural_hard", "structural_hard_ci", "structural_hard_by_cluster", "best_baseline",
                    "best_baseline_hard", "versus_structural", "similarity", "unseen", "beyond_by_both",
                    "start_failures"}
@@ -492,3 +492,39 @@ def test_the_similarity_block_and_the_unseen_theorems() -> None:
                               iteration=0, benchmark="bench", budgets=[8, 32], similarity=report)
     assert both.similarity == report and both.policy_only is not None and both.policy_only.similarity is None
     assert EvalSummary.model_validate_json(both.model_dump_json()) == both
+
+
+def test_baseline_c_with_retrieval_is_reported_and_the_stronger_baseline_is_the_one_to_beat() -> None:
+    """Issue 65: with premise steps the eval also measures (c) with retrieval; the summary reports it, the checks
+    each searcher spent, the hard theorems a premise step proved, and picks the stronger of (c) and (c) with
+    retrieval as the best baseline."""
+    def cl(n: str) -> int:
+        return int(n[1:3])
+
+    names = [f"c{c:02d}_{i}" for c in range(30) for i in range(2)]
+    c = StructuralBaseline(key="k", budget=32, nodes={n: 2 if cl(n) < 12 else None for n in names},
+                           checks={n: 40.0 for n in names})
+    r = StructuralBaseline(key="r", budget=32, nodes={n: 2 if cl(n) < 18 else None for n in names},
+                           checks={n: 60.0 for n in names})
+    b = Baselines(single={n: "omega" if cl(n) < 5 else None for n in names},
+                  defaware={n: "simp [f]" if cl(n) < 10 else None for n in names}, structural=c,
+                  structural_retrieval=r)
+    rows = [crow(n, n[:3], 4 if cl(n) < 20 else None).model_copy(update={
+        "checks": 50, "proof_sources": ["premise", "automation"] if cl(n) in (10, 11) else ["policy"]})
+        for n in names]
+    s = summarize(rows, b, iteration=0, benchmark="bench", budgets=[32])
+    assert str(s.retrieval_baseline) == "36/60 (60.0%)" and str(s.structural_baseline) == "24/60 (40.0%)"
+    assert s.best_baseline is not None and s.best_baseline.name == "r"
+    assert s.versus_retrieval is not None and s.versus_retrieval.versus_primary is not None
+    assert s.versus_retrieval.versus_primary.change.value == pytest.approx((20 - 18) / 30)
+    assert s.checks_per_theorem == 50 and s.structural_checks == 40 and s.retrieval_checks == 60
+    assert s.beyond_by_premise == sorted(n for n in names if cl(n) in (10, 11))
+    text = format_table(s)
+    assert "baseline (c) with retrieval" in text and "Lean checks per theorem (compute): prover 50.0, (c) 40.0, " \
+        "(c) with retrieval 60.0" in text and "hard, with a premise step" in text
+    assert "baseline (c) with retrieval" in format_markdown(s)
+    # without it, nothing of it shows
+    plain = summarize(rows, b.model_copy(update={"structural_retrieval": None}), iteration=0, benchmark="bench",
+                      budgets=[32])
+    assert plain.retrieval_baseline is None and plain.best_baseline is not None and plain.best_baseline.name == "c"
+    assert "with retrieval" not in format_table(plain)
