@@ -56,6 +56,7 @@ REPO_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 NameFormat = Literal["as_printed", "canonical"]
 LrSchedule = Literal["cosine", "linear", "constant"]
 AutomationSteps = Literal["include", "exclude"]
+Curriculum = Literal["random", "size"]
 
 
 class Section(BaseModel):
@@ -398,6 +399,9 @@ class DataConfig(Section):
     search_pool: str | None = Field(None, description="a theorem set searched instead of the corpus, e.g. "
                                     "core:pool (Lean's own library, burnqed_core.data.core_pool); the corpus is "
                                     "still traced and trained on. None: the corpus")
+    search_curriculum: Curriculum = Field(
+        "random", description="with search_pool: how each family's quota of never-searched theorems is drawn: a "
+        "seeded random draw, or the smallest statements first (`burnqed_core.data.core_pool.curriculum_rank`)")
     search_retry_max: int | None = Field(None, ge=0, description="with search_pool: at most this many theorems that "
                                          "earlier iterations failed on are searched again each iteration, drawn "
                                          "first, beside new ones. None: only when new ones run out")

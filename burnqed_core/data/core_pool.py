@@ -513,6 +513,13 @@ def read_pool_rows(path: Path) -> list[PoolTheorem]:
             if line.strip()]
 
 
+def curriculum_rank(rows: Sequence[PoolTheorem]) -> dict[str, tuple[int, int, str]]:
+    """The pool's curriculum: a theorem's place is its statement's size (nodes of its type), then its printed
+    length, then its name: smaller statements first, within each family (the selection's quota per family keeps
+    the families spread). Read off the statements alone, never off a result."""
+    return {r.name: (r.size, len(r.type), r.name) for r in rows}
+
+
 def core_path(spec: str) -> Path | None:
     """The bundled file of a ``core:<split>`` spec (None: not such a spec); an unknown split is an error."""
     if not spec.startswith(CORE_PREFIX):

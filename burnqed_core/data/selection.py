@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,6 +41,9 @@ from burnqed_core.records import Split, Theorem
 
 HELD_OUT_SPLITS: tuple[Split, ...] = ("benchmark", "dev", "test")
 
+
+# The place of a theorem that has none in a curriculum: after every placed one.
+CURRICULUM_LAST: tuple[float, ...] = (float("inf"),)
 
 class SelectionStats(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -104,7 +108,7 @@ def allocate(sizes: Mapping[str, int], weights: Mapping[str, float], n: int) -> 
 
 
 def _stratified(pool: Sequence[Theorem], n: int, seed: int, fail_rate: Mapping[str, float],
-                boost: float) -> list[Theorem]:
+                boost: float, rank: Mapping[str, Any] | None = None) -> list[Theorem]:
     by_family: dict[str, list[Theorem]] = {}
     for t in pool:
         by_family.setdefault(t.family, []).append(t)
@@ -114,7 +118,10 @@ def _stratified(pool: Sequence[Theorem], n: int, seed: int, fail_rate: Mapping[s
     out: list[Theorem] = []
     for f in sorted(by_family):
         members = sorted(by_family[f], key=lambda t: t.name)
-        out += random.Random(f"{seed}:{f}").sample(members, quota[f])
+        if rank is not None:  # a curriculum: each family's first theorems in its order
+            out += sorted(members, key=lambda t: (rank.get(t.name, CURRICULUM_LAST), t.name))[:quota[f]]
+        else:
+            out += random.Random(f"{seed}:{f}").sample(members, quota[f])
     return out
 
 
@@ -145,6 +152,7 @@ def select_theorems(
     failed_family_boost: float = 0.0,
     prefer: Iterable[str] = (),
     prefer_max: int | None = None,
+    curriculum: Mapping[str, Any] | None = None,
 ) -> Selection:
     """A seeded sample of up to ``n`` theorems to search, weighted towards failing families (module doc).
 
@@ -161,7 +169,9 @@ def select_theorems(
     a preferred theorem in ``retry`` (searched, never proved) is drawn first
     again, whether or not never-searched theorems remain; at most
     ``prefer_max`` of them (None: up to ``n``), the same ones as a draw of
-    ``prefer_max`` with nothing else to fill.
+    ``prefer_max`` with nothing else to fill. ``curriculum``: theorem -> its place in a curriculum (a sortable
+    key, `curriculum_rank`); each family's quota then takes its first eligible theorems in that order instead of
+    a seeded draw (a theorem without a place comes last).
     """
     if failed_family_boost < 0:
         raise ValueError(f"failed_family_boost must be >= 0, got {failed_family_boost}")
@@ -195,11 +205,14 @@ def select_theorems(
     again_first = [t for t in again if t.name in prefer_set]
     again = [t for t in again if t.name not in prefer_set]
     first = [t for t in eligible if t.name in prefer_set] + again_first
-    chosen = _stratified(first, n if prefer_max is None else min(n, prefer_max), seed, rates, failed_family_boost)
+    cur = curriculum
+    chosen = _stratified(first, n if prefer_max is None else min(n, prefer_max), seed, rates, failed_family_boost,
+                         cur)
     if len(chosen) < n:
         chosen += _stratified([t for t in eligible if t.name not in prefer_set], n - len(chosen), seed, rates,
-                              failed_family_boost)
-    retried = _stratified(again, n - len(chosen), seed + 1, rates, failed_family_boost) if len(chosen) < n else []
+                              failed_family_boost, cur)
+    retried = _stratified(again, n - len(chosen), seed + 1, rates, failed_family_boost, cur) \
+        if len(chosen) < n else []
     chosen = sorted(chosen + retried, key=lambda t: t.name)
     by_family: dict[str, int] = {}
     for t in chosen:

@@ -8,8 +8,10 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from burnqed_core.config import DataConfig, EvalConfig, LeanConfig, PolicyConfig, SearchConfig
+from burnqed_core import reads
+from burnqed_core.config import Curriculum, DataConfig, EvalConfig, LeanConfig, PolicyConfig, SearchConfig
 from burnqed_core.data.selection import Selection
+from burnqed_core.errors import DataError
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.loop import corpus
 from burnqed_core.loop.inputs import trajectory_dirs
@@ -35,6 +37,7 @@ class Data(Projection):
     withhold_fraction: float
     withhold_families: list[str]
     search_pool: str | None
+    search_curriculum: Curriculum
     search_retry_max: int | None
 
 
@@ -98,7 +101,8 @@ def _pool_selection(settings: Settings, n: int, earlier_trajectories: list[Path]
     ``data.search_retry_max`` theorems that earlier searches failed on drawn first; those one automation tactic
     closes alone (the ``automation.json`` beside the pool, when there is one) are left out. Every theorem of an
     eval set (``data.benchmark``, ``eval.also``: the whole sets, not their samples) and of a held-out split
-    (``dev``/``test``) is left out, by name and by split."""
+    (``dev``/``test``) is left out, by name and by split. With ``data.search_curriculum: size`` each family's
+    quota takes its smallest statements first (`burnqed_core.data.core_pool.curriculum_rank`)."""
     from burnqed_core.data.selection import family_fail_rates, select_theorems
     from burnqed_core.data.theorems import automation_map, load_theorems
     from burnqed_core.trajectory_io import finished_theorems, read_results
@@ -117,11 +121,20 @@ def _pool_selection(settings: Settings, n: int, earlier_trajectories: list[Path]
                 verdicts[r.theorem] = verdicts.get(r.theorem, False) or r.proved
     rates = family_fail_rates(verdicts, {t.name: t.family for t in pool})
     failed = sorted(name for name, ok in verdicts.items() if not ok) if d.search_retry_failed else []
+    curriculum = None
+    if d.search_curriculum == "size":
+        from burnqed_core.data.core_pool import core_path, curriculum_rank, read_pool_rows
+
+        path = core_path(d.search_pool)
+        if path is None:
+            raise DataError(f"data.search_curriculum 'size' needs a core:* pool (statement sizes), not "
+                            f"{d.search_pool}")
+        curriculum = curriculum_rank(read_pool_rows(reads.record(path)))
     return select_theorems(pool, d.search_theorems, d.seed + n, searched=searched, held_out_theorems=held,
                            easy=easy, retry=failed, family_fail_rate=rates,
                            failed_family_boost=d.search_failed_family_boost,
                            prefer=failed if d.search_retry_max is not None else (),
-                           prefer_max=d.search_retry_max)
+                           prefer_max=d.search_retry_max, curriculum=curriculum)
 
 
 def _collection_settings(settings: Settings) -> Settings:

@@ -217,3 +217,27 @@ def test_stratified_sample_is_spread_fixed_and_order_free() -> None:
     assert got == stratified_sample(list(reversed(pool)), 10) == sorted(got, key=lambda t: t.name)
     assert stratified_sample(pool, 10, seed=1) != got
     assert [t.name for t in stratified_sample(pool, 99)] == sorted(t.name for t in pool)
+
+
+def test_a_curriculum_takes_each_familys_smallest_first_and_moves_on() -> None:
+    """Issue 65: with a curriculum each family's quota takes its first eligible theorems in curriculum order
+    (not a seeded draw), automation-closed and searched ones left out, so the next iteration takes the next."""
+    from burnqed_core.data.core_pool import PoolTheorem, curriculum_rank
+
+    rows = [PoolTheorem(name=f"{fam}.t{i}", module=f"Init.Data.{fam}.Lemmas", split="pool", cluster=fam,
+                        type="x" * (10 - i), size=10 + (i * 7) % 13, twin="k")
+            for fam in ("A", "B") for i in range(10)]
+    rank = curriculum_rank(rows)
+    theorems = [r.theorem() for r in rows]
+    order = {fam: [r.name for r in sorted((r for r in rows if r.name.startswith(fam)),
+                                          key=lambda r: (r.size, len(r.type), r.name))] for fam in ("A", "B")}
+    easy = {order["A"][0]}
+    first = select_theorems(theorems, 6, seed=0, easy=easy, curriculum=rank, min_length=0)
+    assert {t.name for t in first.theorems} == set(order["A"][1:4] + order["B"][:3])
+    assert select_theorems(theorems, 6, seed=5, easy=easy, curriculum=rank, min_length=0).theorems == first.theorems
+    then = select_theorems(theorems, 6, seed=1, easy=easy, curriculum=rank, min_length=0,
+                           searched={t.name for t in first.theorems})
+    assert {t.name for t in then.theorems} == set(order["A"][4:7] + order["B"][3:6])
+    # without it, a seeded draw
+    drawn = [select_theorems(theorems, 6, seed=s, min_length=0).theorems for s in range(4)]
+    assert len({tuple(t.name for t in d) for d in drawn}) > 1
