@@ -125,11 +125,13 @@ def _pool_selection(settings: Settings, n: int, earlier_trajectories: list[Path]
     if d.search_curriculum == "size":
         from burnqed_core.data.core_pool import core_path, curriculum_rank, read_pool_rows
 
-        path = core_path(d.search_pool)
-        if path is None:
-            raise DataError(f"data.search_curriculum 'size' needs a core:* pool (statement sizes), not "
-                            f"{d.search_pool}")
-        curriculum = curriculum_rank(read_pool_rows(reads.record(path)))
+        path = core_path(d.search_pool) or Path(d.search_pool)
+        try:
+            rows = read_pool_rows(reads.record(path))
+        except (OSError, ValueError):
+            raise DataError(f"data.search_curriculum 'size' needs a pool of library theorems with their statement "
+                            f"sizes (core:pool, or a file of its rows), not {d.search_pool}") from None
+        curriculum = curriculum_rank(rows)
     return select_theorems(pool, d.search_theorems, d.seed + n, searched=searched, held_out_theorems=held,
                            easy=easy, retry=failed, family_fail_rate=rates,
                            failed_family_boost=d.search_failed_family_boost,
