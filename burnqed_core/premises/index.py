@@ -116,7 +116,7 @@ class PremiseIndex:
             self._local.move_to_end(key)
             return hit
         prem = file_premises(preamble)
-        entry = _Local(prem, _bm25([premise_tokens(p.name, p.type) for p in prem]) if prem else None)
+        entry = _Local(prem, _bm25([premise_tokens(p.name, p.type, whole=True) for p in prem]) if prem else None)
         self._local[key] = entry
         if len(self._local) > _LOCAL_CACHE:
             self._local.popitem(last=False)
@@ -131,17 +131,15 @@ class PremiseIndex:
         if k < 1:
             return []
         query = text_tokens(goal)
-        if not query:
-            return []
         local: list[tuple[Premise, float]] = []
         if theorem.preamble and not theorem.module:
             f = self._file(theorem.preamble)
             if f.index is not None:
-                scores = f.index.get_scores(query)  # type: ignore[attr-defined]
+                scores = f.index.get_scores(text_tokens(goal, whole=True))  # type: ignore[attr-defined]
                 local = [(f.premises[i], float(scores[i])) for i in np.argsort(-scores, kind="stable")
                          if scores[i] > 0 and f.premises[i].name != theorem.name]
         library: list[tuple[Premise, float]] = []
-        if self._bm25 is not None:
+        if self._bm25 is not None and query:
             scores = self._bm25.get_scores(query, weight_mask=self.mask(theorem))
             want = k + 1  # one spare: the theorem itself may be among them
             top = np.argpartition(-scores, min(want, len(scores) - 1))[:want] if len(scores) > want else \

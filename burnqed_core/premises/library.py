@@ -16,7 +16,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,18 +138,18 @@ async def read_library_with_lean(lean: SourceChecker, lean_identity: str, rules:
     return premises, graph, build
 
 
-async def cached_library(cache_root: Path, lean: SourceChecker | None, lean_identity: str,
+async def cached_library(cache_root: Path, lean: Callable[[], Awaitable[SourceChecker]] | None, lean_identity: str,
                          rules: PoolRules = LIBRARY_RULES, progress: Any = None
                          ) -> tuple[list[Premise], dict[str, list[str]], LibraryBuild, bool]:
-    """The library's premises from ``cache_root/<key>`` when a complete read is there, else read with ``lean``
-    and cached; the last value says whether it was read now."""
+    """The library's premises from ``cache_root/<key>`` when a complete read is there, else read with the Lean
+    that ``lean()`` gives (called only then) and cached; the last value says whether it was read now."""
     directory = cache_root / library_key(lean_identity, rules)
     if (directory / BUILD_FILE).exists():
         premises, graph, build = read_library(directory)
         return premises, graph, build, False
     if lean is None:
         raise DataError(f"no premise library cached in {directory} and no Lean to read one")
-    premises, graph, build = await read_library_with_lean(lean, lean_identity, rules, progress)
+    premises, graph, build = await read_library_with_lean(await lean(), lean_identity, rules, progress)
     if not build.modules_unread:  # an incomplete read is used, never cached
         write_library(directory, premises, graph, build)
     return premises, graph, build, True

@@ -24,6 +24,8 @@ _SYMBOL = re.compile("|".join(re.escape(s) for s in sorted(SYMBOLS, key=len, rev
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _SUBSCRIPTS = str.maketrans("", "", "₀₁₂₃₄₅₆₇₈₉'!?")
 _UNIVERSE = re.compile(r"^u_\d+$|^[uvw]$")
+# A whole identifier component, whatever its length, as its own token (pieces drop single letters).
+WHOLE = "="
 _NOISE = frozenset({"fun", "let", "have", "if", "then", "else", "match", "with", "do", "in", "by", "at", "from",
                     "type", "sort", "prop", "inst"})
 
@@ -45,9 +47,12 @@ def name_pieces(name: str) -> list[str]:
     return out
 
 
-def text_tokens(text: str) -> list[str]:
+def text_tokens(text: str, whole: bool = False) -> list[str]:
     """The pieces of a goal or a type as Lean prints it: each identifier's name pieces (universe names and
-    keywords dropped), each dotted identifier also whole (``List.map``), and the notation symbols."""
+    keywords dropped), each dotted identifier also whole (``List.map``), the notation symbols, and with
+    ``whole`` each component of an identifier whole (``=f``: a user's file names its functions as it likes,
+    single letters included; left out for the library, where they are bound variables and only add noise:
+    recall@4 on the library premises corpus proofs cite fell from 2.2% to 0.0% with them)."""
     out: list[str] = []
     for m in _IDENT.finditer(text):
         ident = m.group(0)
@@ -57,12 +62,16 @@ def text_tokens(text: str) -> list[str]:
         out.extend(pieces)
         if "." in ident and ident[0].isupper():
             out.append(ident)
+        if whole:
+            out.extend(WHOLE + part for part in ident.split(".") if part)
     out.extend(_SYMBOL.findall(_IDENT.sub(" ", text)))
     return out
 
 
-def premise_tokens(name: str, type_text: str) -> list[str]:
-    """A premise's document: its name pieces twice (a name is written to say what the lemma is about) and the
-    pieces of its type."""
+def premise_tokens(name: str, type_text: str, whole: bool = False) -> list[str]:
+    """A premise's document: its name pieces twice (a name is written to say what the lemma is about), the
+    pieces of its type, and with ``whole`` (a file's own premises) its last component whole (a file's ``def f``
+    is found by a goal that applies ``f``) and its type's identifiers whole."""
     pieces = name_pieces(name)
-    return pieces + pieces + text_tokens(type_text)
+    last = [WHOLE + name.rsplit(".", 1)[-1]] if whole else []
+    return pieces + pieces + last + text_tokens(type_text, whole)

@@ -49,8 +49,7 @@ async def premise_index(settings: Settings, env: Callable[[], Awaitable[ProofEnv
     fresh = False
     if settings.premises.library:
         with tqdm(desc="premise library: modules", unit="module", disable=None) as bar:
-            lean = await env()
-            premises, graph, build, fresh = await cached_library(settings.paths.home / "premises", lean,  # type: ignore[arg-type]
+            premises, graph, build, fresh = await cached_library(settings.paths.home / "premises", env,  # type: ignore[arg-type]
                                                                  identity, LIBRARY_RULES, progress=bar)
     else:
         premises, graph = [], {}
