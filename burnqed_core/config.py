@@ -236,8 +236,8 @@ class PremiseStepsConfig(Section):
     premise rule allows at the theorem, the ``templates`` with ``{p}`` its name, and the ``joint`` templates with
     ``{ps}`` all of them. Source 'premise'."""
 
-    enabled: bool = Field(False, description="add premise steps (needs the premise index: the premise_index stage "
-                          "or `burnqed search --premises`)")
+    enabled: bool = Field(False, description="add premise steps (needs the premise index: the premise_index stage's "
+                          "folder; `burnqed search --premises DIR`)")
     k: int = Field(4, ge=1, description="premises retrieved per expanded state")
     templates: list[str] = Field(default_factory=lambda: ["rw [{p}]", "simp only [{p}]", "exact {p}", "apply {p}"],
                                  description="steps per premise; {p} = its name")

@@ -39,8 +39,8 @@ def check_out(out: Path, resume: bool) -> None:
 
 
 def plan_cli(settings: EvalSettings, theorems_spec: str, out: Path, model: Path | None, *, ebm: Path | None,
-             iteration: int, limit: int | None, training_pairs: Sequence[Path], sample: int | None = None
-             ) -> EvalPlan:
+             iteration: int, limit: int | None, training_pairs: Sequence[Path], sample: int | None = None,
+             premises: Path | None = None) -> EvalPlan:
     """The plan of ``burnqed eval``: one set, ``--theorems`` (its fixed ``--sample`` spread over its families,
     then its first ``--limit`` by name), into ``--out``."""
     from burnqed_core.data.selection import stratified_sample
@@ -58,8 +58,12 @@ def plan_cli(settings: EvalSettings, theorems_spec: str, out: Path, model: Path 
             raise BurnqedError("--limit must be >= 1")
         theorems = sorted(theorems, key=lambda t: t.name)[:limit]
     check_unique_names(theorems)
-    return plan_set(theorems_spec, theorems, iteration, out, model, ebm=ebm, training_pairs=training_pairs,
+    plan = plan_set(theorems_spec, theorems, iteration, out, model, ebm=ebm, training_pairs=training_pairs,
                     shipped=set_dir(theorems_spec))
+    if settings.search.premises.enabled and premises is None:
+        raise BurnqedError("search.premises.enabled: pass the premise index (--premises DIR: the loop's "
+                           "base/premise_index folder), or turn the premise steps off")
+    return plan.model_copy(update={"premises": premises})
 
 
 def check_ebm(settings: EvalSettings, ebm: Path | None) -> None:
@@ -81,6 +85,7 @@ async def _eval_main(
     pass_k: int | None, out: Path, resume: bool, iteration: int, limit: int | None,
     training_pairs: list[Path], progress: bool, verbose: bool, automation: bool | None = None,
     sample: int | None = None,
+    premises: Path | None = None,
 ) -> int:
     from burnqed_core.config import load_profile
     from burnqed_core.eval import plan as eval_plan
@@ -103,7 +108,7 @@ async def _eval_main(
     check_out(out, resume)
     model_path = model or settings.policy.model_path
     plan = plan_cli(settings, theorems_spec, out, model_path, ebm=ebm, iteration=iteration, limit=limit,
-                    training_pairs=training_pairs, sample=sample)
+                    training_pairs=training_pairs, sample=sample, premises=premises)
     check_ebm(settings, ebm)
     eval_plan.check(settings, plan)  # before the policy loads and Lean starts
     pool = LeanPool(settings.lean)
@@ -162,6 +167,9 @@ def eval_cmd(
         "--automation/--no-automation", help="add automation tactics to the policy's candidates and evaluate the "
         "policy alone beside it (default: search.automation.enabled)")] = None,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bar")] = False,
+    premises: Annotated[Path | None, typer.Option("--premises", help="a premise index folder (the loop's "
+                                                  "base/premise_index) for the premise steps of "
+                                                  "search.premises; (c) with retrieval is measured too")] = None,
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
 ) -> None:
@@ -172,7 +180,7 @@ def eval_cmd(
     A theorem that is a twin of a theorem of the profile's corpus (the same up to renaming and numerals) is
     an error before anything starts."""
     code = asyncio.run(_eval_main(profile, model, ebm, theorems, budgets, pass_k, out, resume, iteration, limit,
-                                  training_pairs or [], not no_progress, verbose, automation, sample))
+                                  training_pairs or [], not no_progress, verbose, automation, sample, premises))
     if code:
         raise typer.Exit(code)
 

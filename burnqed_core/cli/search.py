@@ -30,6 +30,7 @@ async def _search_main(
     iteration: int,
     progress: bool,
     verbose: bool,
+    premises: Path | None = None,
 ) -> int:
     from burnqed_core.data.theorems import load_theorems
     from burnqed_core.search.job import SearchInterrupted, search_job
@@ -43,7 +44,7 @@ async def _search_main(
     try:
         report, st = await search_job(
             profile, theorems, out, model_path=model, ebm=ebm, temperature=temperature, num_candidates=candidates,
-            resume=resume, iteration=iteration, theorems_source=theorems_spec, progress=progress)
+            resume=resume, iteration=iteration, theorems_source=theorems_spec, progress=progress, premises=premises)
     except SearchInterrupted as e:
         typer.echo(str(e), err=True)
         return EXIT_INTERRUPTED
@@ -76,6 +77,9 @@ def search(
     limit: Annotated[int | None, typer.Option("--limit", help="only the first N theorems of the set")] = None,
     iteration: Annotated[int, typer.Option("--iteration", help="expert-iteration number written in the rows")] = 0,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bar")] = False,
+    premises: Annotated[Path | None, typer.Option("--premises", help="a premise index folder (the loop's "
+                                                  "base/premise_index) for the premise steps of "
+                                                  "search.premises")] = None,
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
 ) -> None:
@@ -84,7 +88,7 @@ def search(
     The output directory holds one Parquet part per `search.flush_every` theorems and a run record
     (_run.json). SIGTERM/SIGINT flush what is finished and exit 143; --resume continues."""
     code = asyncio.run(_search_main(profile, model, theorems, out, ebm, temperature, candidates, resume, limit,
-                                    iteration, not no_progress, verbose))
+                                    iteration, not no_progress, verbose, premises))
     if code:
         raise typer.Exit(code)
 

@@ -356,13 +356,24 @@ async def search_job(
     theorems_source: str = "",
     progress: bool = True,
     handle_signals: bool = True,
+    premises: Path | None = None,
 ) -> tuple[RunReport, EngineStats]:
     """Everything ``burnqed search`` does: check the output first (before any
-    model or Lean starts), load the policy (and EBM), start the Lean pool, run
-    `run_search`, close everything. A signal before the search started raises
-    `SearchInterrupted`; one during it returns a report with ``interrupted``."""
+    model or Lean starts), load the policy (and EBM) and the premise index
+    (``premises``: a premise_index folder, needed by ``search.premises``),
+    start the Lean pool, run `run_search`, close everything. A signal before
+    the search started raises `SearchInterrupted`; one during it returns a
+    report with ``interrupted``."""
     out = Path(out)
     cfg = profile.search
+    index = None
+    if cfg.premises.enabled:
+        if premises is None:
+            raise DataError("search.premises.enabled: pass the premise index (--premises DIR: the loop's "
+                            "base/premise_index folder), or turn the premise steps off")
+        from burnqed_core.premises.library import load_index
+
+        index = load_index(premises)
     model_path = model_path or profile.policy.model_path
     if ebm is not None and profile.policy.backend == "fixed":
         raise EbmUnavailableError("--ebm needs a model policy (the fixed-tactics policy has no encoder)")
@@ -401,7 +412,7 @@ async def search_job(
         report, engine = await search_theorems(
             profile, policy, pool, theorems, out, sampling=sampling, model_path=model_path,
             theorems_source=theorems_source, iteration=iteration, scorer=scorer, ebm=ebm, resume=resume,
-            progress=progress, handle_signals=handle_signals)
+            progress=progress, handle_signals=handle_signals, premises=index)
         install()
     except asyncio.CancelledError:
         if not caught:

@@ -18,18 +18,23 @@ def test_the_loop_and_the_command_evaluate_one_sample(tmp_path: Path) -> None:
     settings = EvalSettings.of(load_profile("core", environ={}, overrides={"eval.sample": 20, "eval.also_sample": 7}))
     loop = plan_sets(settings, 0, tmp_path / "loop", None)
     assert [(s.spec, len(s.theorems)) for s in loop.sets] == [("core:test", 20), ("core:dev", 7)]
+    index = tmp_path / "premise_index"  # core's search has premise steps: the command needs the index's folder
+    with pytest.raises(BurnqedError, match="--premises DIR"):
+        plan_cli(settings, "core:test", tmp_path / "cli", None, ebm=None, iteration=0, limit=None,
+                 training_pairs=[], sample=20)
     cli = plan_cli(settings, "core:test", tmp_path / "cli", None, ebm=None, iteration=0, limit=None,
-                   training_pairs=[], sample=20)
+                   training_pairs=[], sample=20, premises=index)
+    assert cli.premises == index
     names = [t.name for t in cli.theorems()]
     assert sorted(names) == sorted(t.name for t in loop.sets[0].theorems)
     assert len({t.family for t in cli.theorems()}) == 5  # spread over core:test's five families
     assert all(t.module and t.cluster for t in cli.theorems())
     whole = plan_cli(settings, "core:test", tmp_path / "all", None, ebm=None, iteration=0, limit=None,
-                     training_pairs=[])
+                     training_pairs=[], premises=index)
     assert len(whole.theorems()) == 524
     with pytest.raises(BurnqedError, match="--sample"):
         plan_cli(settings, "core:test", tmp_path / "bad", None, ebm=None, iteration=0, limit=None,
-                 training_pairs=[], sample=0)
+                 training_pairs=[], sample=0, premises=index)
 
 
 async def test_the_shipped_core_baselines_are_the_samples() -> None:
