@@ -2,6 +2,8 @@
 # The core profile (Lean's own library as the theorem pool, docs/core-pool.md) on a GPU machine with 16 cores:
 # a larger model built and pre-trained here (no download: ~30 M parameters instead of tiny's ~1 M), trained and
 # served on the GPU, and more embedded Lean workers (one per 2 cores) for larger searches, iterations 0, 1, 2.
+# Issue 65: the premise index (read once per Lean, cached), structural and premise steps in every search, and 512
+# Lean checks per theorem for the prover and both searched baselines ((c), (c) with retrieval) alike.
 # Prepared for when such a machine is available; no test depends on it. Needs the embedded Lean (`burnqed lean
 # setup`, ~1 GB under ~/.cache/burnqed) and the package installed (scripts/setup.sh).
 #
@@ -33,8 +35,10 @@ policy:
   device: cuda
   batch_size: 128
 search:
-  max_nodes: 64
+  max_nodes: 128
   max_depth: 24
+  max_checks: 512              # equal compute in Lean checks for every searcher (core.yaml: 128 on 2 cores)
+  premises: {enabled: true, k: 6}  # more premises per expansion when checks are cheap (core.yaml: 3)
   concurrency: $(( WORKERS * 4 ))
   frontier_batch: 16
 training:
@@ -57,10 +61,10 @@ training:
   lr: 6.0e-4
 data:
   max_tokens: 512
-  search_theorems: 400         # pool theorems per iteration (more workers, more searches)
-  search_retry_max: 100
+  search_theorems: 400         # pool theorems per iteration (more workers, more searches), by the size curriculum
+  search_retry_max: 20
 eval:
-  budgets: [16, 64]
+  budgets: [16, 64, 128]
   sample: null                 # all of core:test (524) and core:dev (530)
   also_sample: null
 pipeline:

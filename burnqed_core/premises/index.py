@@ -24,7 +24,7 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,6 +79,18 @@ class PremiseIndex:
 
     def __len__(self) -> int:
         return len(self.premises)
+
+    def without_families(self, families: Collection[str]) -> PremiseIndex:
+        """This index less every premise of a module of ``families`` (module families,
+        `burnqed_core.data.core_pool.module_family`): the index of the loop's pool searches, which must hold
+        nothing of the held-out families (``core:dev``, ``core:test``), whatever a pool module imports. The
+        import graph is kept (the rule itself does not change)."""
+        from burnqed_core.data.core_pool import module_family
+
+        held = set(families)
+        if not held:
+            return self
+        return PremiseIndex([p for p in self.premises if module_family(p.module) not in held], self.graph)
 
     # -- the premise rule --------------------------------------------------
 

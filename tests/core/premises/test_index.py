@@ -126,3 +126,29 @@ def test_index_refuses_file_premises_and_unknown_modules() -> None:
         PremiseIndex([Premise(name="x", type="True")], GRAPH)
     with pytest.raises(DataError, match="import graph lacks"):
         PremiseIndex([Premise(name="x", type="True", module="Z")], GRAPH)
+
+
+def test_the_index_of_pool_searches_holds_nothing_of_the_held_out_families() -> None:
+    """Issue 65: the loop's pool searches retrieve from an index without the module families of core:dev and
+    core:test (and of every eval set), whatever a pool module imports; the eval keeps the whole index."""
+    from burnqed_core.config import load_profile
+    from burnqed_core.data.core_pool import module_family
+    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.loop.stages.trajectories import Settings, held_out_families
+
+    held = held_out_families(Settings.of(load_profile("core", environ={})))
+    for spec in ("core:dev", "core:test"):
+        assert {module_family(t.module) for t in load_theorems(spec)} <= held
+    assert not {module_family(t.module) for t in load_theorems("core:pool")} & held
+    graph = {"Init.Data.List.Basic": [], "Init.Data.String.Lemmas": ["Init.Data.List.Basic"],
+             "Init.Data.List.Lemmas": ["Init.Data.List.Basic", "Init.Data.String.Lemmas"]}
+    premises = [Premise(name="List.append_nil'", type="l ++ [] = l", module="Init.Data.List.Basic"),
+                Premise(name="String.append_nil'", type="s ++ \"\" = s", module="Init.Data.String.Lemmas")]
+    full = PremiseIndex(premises, graph)
+    pool_index = full.without_families(held)
+    thm = lib("List.foo", "Init.Data.List.Lemmas")
+    goal = "⊢ l ++ [] = l ∧ s ++ \"\" = s"
+    assert {r.premise.name for r in full.retrieve(thm, goal, 5)} == {"List.append_nil'", "String.append_nil'"}
+    assert [r.premise.name for r in pool_index.retrieve(thm, goal, 5)] == ["List.append_nil'"]
+    assert all(module_family(p.module) not in held for p in pool_index.premises)
+    assert full.without_families(set()) is full
