@@ -388,6 +388,11 @@ class DataConfig(Section):
     exclude_families: list[str] = Field(
         default_factory=list, description="corpus families this profile leaves out entirely (never traced, trained "
         "on or searched), e.g. the tiny profile's [lfill, lsum]")
+    library_pairs: int = Field(0, ge=0, description="pre-training: this many (type -> name) pairs of the premise "
+                               "library, the goal `⊢ T` of a library lemma and the step `exact <its name>`: the "
+                               "policy learns the library's names from their statements. Only lemmas of the pool's "
+                               "module families (never a held-out family's) and never a pool theorem itself; "
+                               "the smallest statements first (0: none; needs premises.library)")
     alpha_copies: int = Field(0, ge=0, description="alpha-renamed copies of each training pair (hypothesis names "
                               "changed consistently, burnqed_core.data.alpha_rename): teaches a small model to "
                               "copy names from the goal; validation pairs are never renamed")

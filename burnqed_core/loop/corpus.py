@@ -105,3 +105,16 @@ def benchmark_slug(spec: str) -> str:
     import re
 
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec).strip("_") or "benchmark"
+
+
+def held_out_families(benchmark: str, also: Sequence[str], search_pool: str | None) -> set[str]:
+    """The module families of every library theorem of the eval's sets (``benchmark``, ``also``: the whole
+    sets) and, for a ``core:*`` search pool, of the core pool's held-out splits: nothing of them reaches the
+    loop's pool searches (their premise index) or pre-training (issue 65)."""
+    from burnqed_core.data.core_pool import module_family
+    from burnqed_core.data.theorems import load_theorems
+
+    specs = [benchmark, *also]
+    if search_pool is not None and search_pool.startswith("core:"):
+        specs += ["core:dev", "core:test"]
+    return {module_family(t.module) for spec in dict.fromkeys(specs) for t in load_theorems(spec) if t.module}

@@ -31,7 +31,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dg.DagsterIns
                                                 "data.benchmark": str(bench)})
     (tmp / "dagster").mkdir()
     inst = dg.DagsterInstance.local_temp(tempdir=str(tmp / "dagster"))
-    materialize(inst, resources(prof), ["base_tactic_pairs", "base_model"])
+    materialize(inst, resources(prof), ["base_tactic_pairs", "premise_index", "base_model"])
     add_iteration(inst, 0)
     add_iteration(inst, 1)
     return prof, inst, BaseLayout(root=tmp / "work")

@@ -31,7 +31,7 @@ def test_a_failed_blocking_check_keeps_the_next_stages_from_running(tmp_path: Pa
     res = resources(prof)
     (tmp_path / "dagster").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as inst:
-        materialize(inst, res, ["base_tactic_pairs", "base_model"])
+        materialize(inst, res, ["base_tactic_pairs", "premise_index", "base_model"])
         add_iteration(inst, 0)
         job = defs().resolve_job_def("iteration")
         result = job.execute_in_process(partition_key="0", instance=inst, resources=res, raise_on_error=False)

@@ -65,7 +65,7 @@ def _prepare(tmp_path: Path) -> tuple[dict[str, Any], Path, Path, dg.DagsterInst
     shutil.copyfile(REPO_DAGSTER_YAML, home / "dagster.yaml")
     instance = dg.DagsterInstance.from_config(str(home))
     res = resources(prof)
-    materialize(instance, res, ["base_tactic_pairs", "base_model"])
+    materialize(instance, res, ["base_tactic_pairs", "premise_index", "base_model"])
     add_iteration(instance, 0)
     materialize(instance, res, ["tactic_pairs"], "0")
     return common, prof, home, instance

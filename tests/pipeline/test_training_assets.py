@@ -35,7 +35,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dg.DagsterIns
 def test_base_assets_and_iteration_0_training(setup: tuple[Path, dg.DagsterInstance]) -> None:
     prof, inst = setup
     res = resources(prof)
-    md = metadata(materialize(inst, res, ["base_tactic_pairs", "base_model", "automation_baselines"]))
+    md = metadata(materialize(inst, res, ["base_tactic_pairs", "premise_index", "base_model", "automation_baselines"]))
     assert md["base_tactic_pairs"]["pairs"] > 20 and md["base_tactic_pairs"]["source"] == "leandojo"
     assert md["base_model"]["loss_curve"].startswith("![pre-training loss curve](data:image/png;base64,")
     assert md["base_model"]["steps"] == 30 and len(md["base_model"]["model_fingerprint"]) == 16

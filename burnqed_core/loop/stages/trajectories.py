@@ -139,19 +139,6 @@ def _pool_selection(settings: Settings, n: int, earlier_trajectories: list[Path]
                            prefer_max=d.search_retry_max, curriculum=curriculum)
 
 
-def held_out_families(settings: Settings) -> set[str]:
-    """The module families of every library theorem of the eval's sets (``data.benchmark``, ``eval.also``: the
-    whole sets) and of the held-out splits of the core pool: the premise index of the loop's searches holds
-    nothing of them (issue 65), so no statement or name of ``core:dev``/``core:test`` reaches a pool search."""
-    from burnqed_core.data.core_pool import module_family
-    from burnqed_core.data.theorems import load_theorems
-
-    specs = [settings.data.benchmark, *settings.eval.also]
-    if settings.data.search_pool is not None and settings.data.search_pool.startswith("core:"):
-        specs += ["core:dev", "core:test"]
-    return {module_family(t.module) for spec in dict.fromkeys(specs) for t in load_theorems(spec) if t.module}
-
-
 def _collection_settings(settings: Settings) -> Settings:
     """The settings the trajectories search with: baseline (b)'s tactics are not tried at the root
     (``search.automation.baseline_at_root`` is for the eval), so that a corpus theorem that
@@ -259,7 +246,9 @@ async def _shard(ctx: StageContext[Settings], theorems: Sequence[Theorem], work:
     if ctx.settings.search.premises.enabled:
         from burnqed_core.premises.library import load_index
 
-        index = load_index(ctx.input("premise_index")).without_families(held_out_families(ctx.settings))
+        d = ctx.settings.data
+        held = corpus.held_out_families(d.benchmark, ctx.settings.eval.also, d.search_pool)
+        index = load_index(ctx.input("premise_index")).without_families(held)
     res = await trajectories(ctx.settings, ctx.iteration, pol, await ctx.env(), theorems, work, merged,
                              ebm_dir=ctx.inputs.get("ebm"), premises=index)
     return res.model_copy(update={"metrics": {**res.metrics, "served": served}})

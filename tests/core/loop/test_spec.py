@@ -188,6 +188,7 @@ def test_the_code_version_enters_the_fingerprint(tmp_path: Path, monkeypatch: py
     prof = _profile(**{"paths.work_dir": str(tmp_path)})
     layout = BaseLayout(root=tmp_path)
     _done(layout.stage("base_tactic_pairs"), "t")
+    _done(layout.stage("premise_index"), "p")
     spec = BY_NAME["base_model"]
     before = resolve_inputs(spec, BY_NAME, prof, layout, None).fingerprint
     monkeypatch.setattr(type(spec), "code_version", property(lambda s: "another"))

@@ -134,9 +134,10 @@ def test_the_index_of_pool_searches_holds_nothing_of_the_held_out_families() -> 
     from burnqed_core.config import load_profile
     from burnqed_core.data.core_pool import module_family
     from burnqed_core.data.theorems import load_theorems
-    from burnqed_core.loop.stages.trajectories import Settings, held_out_families
+    from burnqed_core.loop.corpus import held_out_families
 
-    held = held_out_families(Settings.of(load_profile("core", environ={})))
+    prof = load_profile("core", environ={})
+    held = held_out_families(prof.data.benchmark, prof.eval.also, prof.data.search_pool)
     for spec in ("core:dev", "core:test"):
         assert {module_family(t.module) for t in load_theorems(spec)} <= held
     assert not {module_family(t.module) for t in load_theorems("core:pool")} & held
