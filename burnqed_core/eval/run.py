@@ -33,7 +33,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from burnqed_core.config import Profile, SearchConfig
+from burnqed_core.config import PremiseStepsConfig, Profile, SearchConfig, StructuralStepsConfig
 from burnqed_core.errors import BurnqedError, DataError
 from burnqed_core.eval.baselines import Baselines
 from burnqed_core.lean.types import ProofEnv
@@ -120,6 +120,8 @@ async def run_eval(
         config = (search or profile.search).model_copy(update={
             "max_nodes": top, "seed": seed, "timeout_s": profile.eval.timeout_s,
             "automation": base.automation.model_copy(update={"enabled": auto})})
+        if not auto:  # the policy alone: none of the search's own candidates (automation, structural, premise)
+            config = config.model_copy(update={"structural": StructuralStepsConfig(), "premises": PremiseStepsConfig()})
         out = attempt_dir(out_dir, variant, attempt)
         log.info("eval (%s): attempt %d/%d, %d theorems at %d nodes -> %s", variant, attempt + 1, k, len(theorems),
                  top, out)
