@@ -161,6 +161,10 @@ class TrajectoryStats(BaseModel):
     proved_with_automation: int = Field(0, description="proofs with a step only the automation proposed")
     timeouts: int = Field(0, description="searches stopped by the per-theorem time cap (search.timeout_s): their "
                           "outcome depends on the machine's speed, not on the node budget alone")
+    checks: int | None = Field(None, description="Lean tactic checks sent (every candidate tried): the compute")
+    proved_with_premise: int = Field(0, description="proofs with a premise step (source 'premise')")
+    proved_with_policy: int = Field(0, description="proofs with a step only the policy proposed")
+    stopped_by_checks: int = Field(0, description="searches that spent search.max_checks")
 
     @property
     def solve_rate(self) -> float:
@@ -203,6 +207,10 @@ def trajectory_stats(path: str | Path) -> TrajectoryStats:
             automation_tried=sum(r.automation_tried for r in results),
             proved_with_automation=sum(r.proved and "automation" in r.proof_sources for r in results),
             timeouts=sum(r.stop == "timeout" for r in results),
+            checks=sum(r.tactics_tried for r in results),
+            proved_with_premise=sum(r.proved and "premise" in r.proof_sources for r in results),
+            proved_with_policy=sum(r.proved and "policy" in r.proof_sources for r in results),
+            stopped_by_checks=sum(r.stop == "max_checks" for r in results),
         )
     names = table.column("theorem").to_pylist() if table.num_rows else []
     proved_col = table.column("proved").to_pylist() if table.num_rows else []

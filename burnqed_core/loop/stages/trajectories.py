@@ -199,6 +199,8 @@ async def trajectories(
                      f"{st.candidates_avg or 0:.1f} unique candidates per expansion"
                      + (f" ({st.automation_tried} automation candidates tried, {st.proved_with_automation} proofs "
                         f"use one)" if st.automation_tried else "")
+                     + (f"; {st.checks / max(st.theorems, 1):.0f} Lean checks per theorem, proofs with a policy step "
+                        f"{st.proved_with_policy}, with a premise step {st.proved_with_premise}" if st.checks else "")
                      + (f"; {timeout_note(st)}" if st.timeouts else ""))
     return StageResult(stage="trajectories", iteration=iteration, path=str(out_dir), summary="; ".join(lines),
                        metrics=metrics)
