@@ -227,6 +227,9 @@ def merge_trajectories(iteration: int, shard_dirs: Sequence[Path], out_dir: Path
         lines.append(f"{name.removesuffix('.traj')}: proved {st.proved}/{st.theorems}, {st.nodes} nodes, "
                      f"{st.positive} positive / {st.negative} negative labels, "
                      f"{st.candidates_avg or 0:.1f} unique candidates per expansion"
+                     + (f"; {st.checks / max(st.theorems, 1):.0f} Lean checks per theorem, proofs with a policy "
+                        f"step {st.proved_with_policy}, with a premise step {st.proved_with_premise}"
+                        if st.checks else "")
                      + (f"; {timeout_note(st)}" if st.timeouts else ""))
     metrics["shards"] = len(shard_dirs)
     return StageResult(stage="trajectories", iteration=iteration, path=str(out_dir),
