@@ -77,7 +77,7 @@ def test_missing_partitions_are_named(tmp_path: Path) -> None:
     prof = load_profile("tiny", overrides={"paths.work_dir": str(tmp_path)})
     layout = BaseLayout(root=tmp_path)
     tactic_pairs = BY_NAME["tactic_pairs"]
-    for d in (layout.stage("base_tactic_pairs"), layout.stage("base_model")):
+    for d in (layout.stage("base_tactic_pairs"), layout.stage("base_model"), layout.stage("premise_index")):
         run_stage(d, "f", lambda d=d: _stage(d, [], "base"))
     with pytest.raises(LoopError, match=r"tactic_pairs\[2\] needs trajectories\[0\].*materialise trajectories\[0\]"):
         resolve(tactic_pairs, BY_NAME, prof, layout, 2)
@@ -88,7 +88,7 @@ def test_missing_partitions_are_named(tmp_path: Path) -> None:
     assert resolve(tactic_pairs, BY_NAME, prof, layout, 1).used.earlier == {"trajectories": [0]}
     it1 = layout.iteration(1)
     for d in (it1.stage("merged_model"), it1.stage("ebm"), it1.stage("tactic_pairs"),
-              layout.stage("automation_baselines"), layout.stage("premise_index")):
+              layout.stage("automation_baselines")):
         run_stage(d, "f", lambda d=d: _stage(d, [], "x"))
     with pytest.raises(LoopError, match=r"eval_report\[1\] needs eval_report\[0\]"):
         resolve(BY_NAME["eval_report"], BY_NAME, prof, layout, 1)
