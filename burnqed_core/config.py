@@ -329,6 +329,10 @@ class TrainingConfig(Section):
         "as_printed", description="the goal's local names in the prompt: as Lean printed them, or renamed "
         "v1, v2, ... in order of appearance (tactics mapped back; `burnqed_core.policy.local_names`). Used for a "
         "base model that records no format; the trained model records it (burnqed_prompt.json)")
+    prompt_premises: int = Field(
+        0, ge=0, description="premise lines the model's prompt shows before the state: the top ones retrieved under "
+        "the premise rule (issue 65: the policy learns to copy a lemma's name from its prompt; needs the premise "
+        "index). Recorded in the trained model like local_names (0: the plain prompt)")
     numerals: NameFormat = Field(
         "as_printed", description="the goal's numerals (2 and above) in the prompt: as Lean printed them, or as "
         "placeholders k1, k2, ... in order of appearance, which a tactic uses and which are mapped back "

@@ -5,15 +5,21 @@ DeepSeek-Prover-native: the tactic state is a Lean block comment inside a
 (seed 002, gotchas 13/14). No special tokens. Training masks the loss so that
 only the completion (tactic + end-of-sequence) is learned: `split_point`
 gives the character offset where the completion starts.
+
+A model trained with premises (`PromptFormat.premises` > 0, issue 65) also
+sees, before the state, a comment of the premises retrieved for it under the
+premise rule, one ``name : type`` per line (ReProver's format, the type cut:
+`burnqed_core.premises.records.Premise.prompt_line`), so that it can copy a
+lemma's name from its prompt.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.data.local_names import LocalNames, canonicalize, canonicalize_pair, restore
 from burnqed_core.data.numerals import Numerals, canonicalize_numerals, canonicalize_numerals_pair
@@ -32,9 +38,16 @@ def _escape_state(state: str) -> str:
     return state.strip("\n").replace("-/", "- /")
 
 
-def format_prompt(state: str) -> str:
-    """The prompt for a proof state (goals text)."""
-    return f"{INSTRUCTION}{FENCE_OPEN}/- tactic state:\n{_escape_state(state)}\n{RESPONSE_TEMPLATE}"
+def premises_block(premises: Sequence[str]) -> str:
+    """The comment of premise lines before the state (empty without premises)."""
+    lines = [_escape_state(" ".join(p.split())) for p in premises if p.strip()]
+    return "/- premises:\n" + "\n".join(lines) + "\n-/\n" if lines else ""
+
+
+def format_prompt(state: str, premises: Sequence[str] = ()) -> str:
+    """The prompt for a proof state (goals text), after the premise lines when given."""
+    return (f"{INSTRUCTION}{FENCE_OPEN}{premises_block(premises)}/- tactic state:\n{_escape_state(state)}\n"
+            f"{RESPONSE_TEMPLATE}")
 
 
 def normalize_tactic(tactic: str) -> str:
@@ -49,9 +62,9 @@ def format_completion(tactic: str) -> str:
     return normalize_tactic(tactic)
 
 
-def format_example(state: str, tactic: str) -> tuple[str, str]:
+def format_example(state: str, tactic: str, premises: Sequence[str] = ()) -> tuple[str, str]:
     """(prompt, completion) of a training example."""
-    return format_prompt(state), format_completion(tactic)
+    return format_prompt(state, premises), format_completion(tactic)
 
 
 def split_point(text: str) -> int:
@@ -86,6 +99,7 @@ class PromptFormat(BaseModel):
     model_config = ConfigDict(frozen=True)
     local_names: LocalNames = "as_printed"
     numerals: Numerals = "as_printed"
+    premises: int = Field(0, ge=0, description="premise lines shown before the state (0: none, the plain prompt)")
 
     @property
     def plain(self) -> bool:
@@ -95,28 +109,34 @@ class PromptFormat(BaseModel):
     @property
     def version(self) -> str:
         v = PROMPT_VERSION if self.local_names == "as_printed" else f"{PROMPT_VERSION}+canonical-names"
-        return v if self.numerals == "as_printed" else f"{v}+canonical-numerals"
+        v = v if self.numerals == "as_printed" else f"{v}+canonical-numerals"
+        return v if not self.premises else f"{v}+premises-{self.premises}"
 
-    def prompt(self, state: str) -> tuple[str, dict[str, str]]:
-        """(the prompt for a state, the mapping that `restore` needs for its tactics)."""
+    def shown(self, premises: Sequence[str]) -> list[str]:
+        """The premise lines this format shows: the first `premises` of them (none when 0)."""
+        return list(premises[:self.premises]) if self.premises else []
+
+    def prompt(self, state: str, premises: Sequence[str] = ()) -> tuple[str, dict[str, str]]:
+        """(the prompt for a state, the mapping that `restore` needs for its tactics); ``premises``: the lines
+        retrieved for it, of which the format shows its first `premises`."""
         back: dict[str, str] = {}
         if self.local_names == "canonical":
             state, back = canonicalize(state)
         if self.numerals == "canonical":
             state, lits = canonicalize_numerals(state)   # placeholders are fresh in the renamed state
             back = {**back, **lits}
-        return format_prompt(state), back
+        return format_prompt(state, self.shown(premises)), back
 
     def prompt_text(self, state: str) -> str:
         return self.prompt(state)[0]
 
-    def example(self, state: str, tactic: str) -> tuple[str, str]:
+    def example(self, state: str, tactic: str, premises: Sequence[str] = ()) -> tuple[str, str]:
         """(prompt, completion) of a training example."""
         if self.local_names == "canonical":
             state, tactic = canonicalize_pair(state, tactic)
         if self.numerals == "canonical":
             state, tactic = canonicalize_numerals_pair(state, tactic)
-        return format_example(state, tactic)
+        return format_example(state, tactic, self.shown(premises))
 
     @staticmethod
     def restore(tactic: str, back: Mapping[str, str]) -> str:

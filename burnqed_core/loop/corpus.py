@@ -118,3 +118,22 @@ def held_out_families(benchmark: str, also: Sequence[str], search_pool: str | No
     if search_pool is not None and search_pool.startswith("core:"):
         specs += ["core:dev", "core:test"]
     return {module_family(t.module) for spec in dict.fromkeys(specs) for t in load_theorems(spec) if t.module}
+
+
+def training_premises(k: int, premises_dir: Path | None, *, corpus: str, benchmark: str, also: Sequence[str],
+                      search_pool: str | None, library: Sequence[Any] = ()) -> Any:
+    """The premise lines of a training pair's prompt (`burnqed_core.premises.prompting.PromptPremises`) when the
+    model's prompt shows ``k`` > 0 of them, else None: retrieved for each pair's theorem (a corpus or search-pool
+    theorem) from the premise index less every held-out module family (nothing of them reaches training);
+    ``library``: the premises of the (type -> name) pairs, each shown among others retrieved for its type."""
+    if k <= 0:
+        return None
+    if premises_dir is None:
+        raise DataError("training.prompt_premises needs the premise index")
+    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.premises.library import load_index
+    from burnqed_core.premises.prompting import PromptPremises, library_pair_lines
+
+    index = load_index(premises_dir).without_families(held_out_families(benchmark, also, search_pool))
+    theorems = {t.name: t for spec in [corpus] + ([search_pool] if search_pool else []) for t in load_theorems(spec)}
+    return PromptPremises(index, theorems, k, fixed=library_pair_lines(library, index, k))

@@ -43,6 +43,9 @@ class Policy(Protocol):
     ) -> list[list[Candidate]]:
         """For each state, ``n`` sampled candidates (duplicates allowed).
 
+        A backend whose model's prompt shows premises (``prompt_format.premises`` > 0: local, SGLang) also
+        takes ``premises=``, per state the premise lines retrieved for it; the search passes them only then.
+
         ``seeds``: one per state. When given, a state's samples depend only on
         the model, the sampling settings, the state and its seed, never on the
         other states of the call or on earlier calls (reproducible search);

@@ -260,11 +260,12 @@ class LocalPolicy:
         temperature: float,
         max_new_tokens: int | None = None,
         seeds: Sequence[int] | None = None,
+        premises: Sequence[Sequence[str]] | None = None,
     ) -> list[list[Candidate]]:
         """Blocking `generate`. ``temperature <= 0`` decodes greedily once per
         state and returns that candidate ``n`` times (identical anyway)."""
         return [[s.candidate() for s in per]
-                for per in self.sample_sync(states, n, temperature, max_new_tokens, seeds)]
+                for per in self.sample_sync(states, n, temperature, max_new_tokens, seeds, premises)]
 
     def sample_sync(
         self,
@@ -273,13 +274,18 @@ class LocalPolicy:
         temperature: float,
         max_new_tokens: int | None = None,
         seeds: Sequence[int] | None = None,
+        premises: Sequence[Sequence[str]] | None = None,
     ) -> list[list[Sample]]:
         """`generate_sync` with the generated token ids kept (tests, analysis). Tactics come back in the
-        states' own local names (the model may see them renamed: `PromptFormat`)."""
+        states' own local names (the model may see them renamed: `PromptFormat`). ``premises``: per state, the
+        premise lines retrieved for it (shown when the model's format shows premises)."""
         check_seeds(states, seeds)
         if not states:
             return []
-        shown = [self.prompt_format.prompt(s) for s in states]
+        if premises is not None and len(premises) != len(states):
+            raise ValueError(f"{len(premises)} premise lists for {len(states)} states")
+        shown = [self.prompt_format.prompt(s, premises[i] if premises is not None else ())
+                 for i, s in enumerate(states)]
         result = self._sample_prompts([self._encode_text(p) for p, _ in shown], n, temperature, max_new_tokens, seeds)
         if self.prompt_format.plain:
             return result
@@ -480,10 +486,12 @@ class LocalPolicy:
         temperature: float,
         max_new_tokens: int | None = None,
         seeds: Sequence[int] | None = None,
+        premises: Sequence[Sequence[str]] | None = None,
     ) -> list[list[Candidate]]:
         """For each state, ``n`` candidates (worker thread); see `generate_sync`."""
         return await asyncio.to_thread(self.generate_sync, list(states), n, temperature, max_new_tokens,
-                                       None if seeds is None else list(seeds))
+                                       None if seeds is None else list(seeds),
+                                       None if premises is None else [list(p) for p in premises])
 
     # --------------------------------------------------------------- encoding
 

@@ -390,9 +390,11 @@ class SglangPolicy:
         temperature: float,
         max_new_tokens: int | None = None,
         seeds: Sequence[int] | None = None,
+        premises: Sequence[Sequence[str]] | None = None,
     ) -> list[list[Candidate]]:
         """For each state, ``n`` candidates (greedy, ``temperature <= 0``: one
-        generation per state, returned ``n`` times). With ``seeds`` (one per
+        generation per state, returned ``n`` times); ``premises``: per state,
+        the premise lines its prompt shows when the model's format shows them. With ``seeds`` (one per
         state), sample j of state i carries ``sampling_params.sampling_seed =
         sample_seed(seeds[i], j)``; those requests are always replicated
         (SGLang's native ``n`` copies would share one seed and be identical).
@@ -405,7 +407,7 @@ class SglangPolicy:
         greedy = temperature <= 0
         max_new = max_new_tokens or self.max_new_tokens
         fmt = self.prompt_format
-        shown = [fmt.prompt(s) for s in states]
+        shown = [fmt.prompt(s, premises[i] if premises is not None else ()) for i, s in enumerate(states)]
         prompts = [p for p, _ in shown]
         if self.cfg.parallel_sampling == "native" and samples > 1 and seeds is None:
             out = await self._generate_native(prompts, samples, temperature, max_new)

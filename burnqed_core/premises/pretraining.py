@@ -20,11 +20,10 @@ from burnqed_core.records import TacticPair
 SOURCE = "library:type-name"
 
 
-def library_pairs(premises: Sequence[Premise], n: int, *, held_out_families: Collection[str],
-                  exclude_names: Collection[str]) -> list[TacticPair]:
-    """Up to ``n`` (``⊢ T``, ``exact p``) pairs of ``premises``, the shortest types first (then by name); a
-    premise of a held-out family, one named in ``exclude_names`` or one whose name cannot be written is left
-    out."""
+def choose_library_premises(premises: Sequence[Premise], n: int, *, held_out_families: Collection[str],
+                            exclude_names: Collection[str]) -> list[Premise]:
+    """Up to ``n`` of ``premises``, the shortest types first (then by name); a premise of a held-out family, one
+    named in ``exclude_names`` or one whose name cannot be written is left out."""
     if n <= 0:
         return []
     held, excluded = set(held_out_families), set(exclude_names)
@@ -32,6 +31,18 @@ def library_pairs(premises: Sequence[Premise], n: int, *, held_out_families: Col
           if p.module and p.type and module_family(p.module) not in held and p.name not in excluded
           and premise_name(p.name) is not None]
     ok.sort(key=lambda p: (len(p.type), p.name))
+    return ok[:n]
+
+
+def type_name_pairs(chosen: Sequence[Premise]) -> list[TacticPair]:
+    """The (``⊢ T``, ``exact p``) pair of each premise."""
     return [TacticPair(theorem=p.name, state_before="⊢ " + " ".join(p.type.split()),
                        tactic=f"exact {premise_name(p.name)}", state_after="", depth=0, source=SOURCE)
-            for p in ok[:n]]
+            for p in chosen]
+
+
+def library_pairs(premises: Sequence[Premise], n: int, *, held_out_families: Collection[str],
+                  exclude_names: Collection[str]) -> list[TacticPair]:
+    """Up to ``n`` (``⊢ T``, ``exact p``) pairs of ``premises`` (`choose_library_premises`)."""
+    return type_name_pairs(choose_library_premises(premises, n, held_out_families=held_out_families,
+                                                   exclude_names=exclude_names))

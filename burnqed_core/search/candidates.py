@@ -27,6 +27,7 @@ from burnqed_core.config import SearchConfig
 from burnqed_core.policy.base import Candidate
 from burnqed_core.policy.structural import structural_steps
 from burnqed_core.premises.index import PremiseIndex
+from burnqed_core.premises.records import Retrieved
 from burnqed_core.premises.steps import premise_steps
 from burnqed_core.records import Theorem
 from burnqed_core.search.automation import AutomationCandidates, Source, SourcedCandidate, plain, tactic_key
@@ -40,8 +41,25 @@ class CandidateBuilder:
         self.theorem = theorem
         self.automation = AutomationCandidates(config.automation, theorem=theorem) \
             if config.automation.enabled else None
+        self.index = premises
         self.premises = premises if config.premises.enabled else None
         self.premises_retrieved = 0
+        self._retrieved: dict[tuple[str, int], list[Retrieved]] = {}
+
+    def retrieve(self, state: str, k: int) -> list[Retrieved]:
+        """The top ``k`` premises of ``state`` under the theorem's rule (cached per state: the prompt and the
+        premise steps of one expansion share one retrieval)."""
+        if self.index is None or k < 1:
+            return []
+        key = (state, k)
+        hit = self._retrieved.get(key)
+        if hit is None:
+            hit = self._retrieved[key] = self.index.retrieve(self.theorem, state, k)
+        return hit
+
+    def prompt_lines(self, state: str, k: int) -> list[str]:
+        """The premise lines a policy's prompt shows at ``state`` (`burnqed_core.premises.prompting`)."""
+        return [r.premise.prompt_line() for r in self.retrieve(state, k)]
 
     def structural(self, state: str) -> list[Candidate]:
         if not self.config.structural.enabled:
@@ -53,7 +71,7 @@ class CandidateBuilder:
     def premise(self, state: str) -> list[Candidate]:
         if self.premises is None:
             return []
-        retrieved = self.premises.retrieve(self.theorem, state, self.config.premises.k)
+        retrieved = self.retrieve(state, self.config.premises.k)
         self.premises_retrieved += len(retrieved)
         return [Candidate(tactic=t, logprob=lp, num_tokens=0)
                 for t, lp, _ in premise_steps(retrieved, self.config.premises)]

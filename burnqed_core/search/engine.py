@@ -75,11 +75,12 @@ import logging
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.config import SearchConfig
+from burnqed_core.data.prompt import format_of
 from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
 from burnqed_core.policy.base import Candidate, Policy, dedup_candidates, derive_seed
 from burnqed_core.premises.index import PremiseIndex
@@ -272,6 +273,11 @@ class SearchEngine:
             raise ValueError("search.premises.enabled needs a premise index (the premise_index stage's)")
         self.policy = policy
         self.premises = premises
+        # premise lines the policy's prompt shows (its model's `PromptFormat.premises`): none without an index
+        self.prompt_premises = format_of(policy).premises if premises is not None else 0
+        if format_of(policy).premises and premises is None:
+            log.warning("the policy's prompt shows %d premises but the search has no premise index: it sees none",
+                        format_of(policy).premises)
         self.env = env
         self.config = config
         self.scorer = scorer
@@ -435,8 +441,12 @@ class SearchEngine:
             seeds = [expansion_seed(self.config.seed, expansions[i].search.theorem.name, expansions[i].node.node_id,
                                     r) for i in idx]
             temperature = self.sampling.temperature + r * self.config.resample_temperature_step
+            shown: dict[str, Any] = {}
+            if self.prompt_premises:  # the model's prompt shows the premises retrieved for each state
+                shown["premises"] = [expansions[i].search.builder.prompt_lines(  # type: ignore[union-attr]
+                    expansions[i].node.text, self.prompt_premises) for i in idx]
             out = await self.policy.generate([expansions[i].node.text for i in idx], self.sampling.num_candidates,
-                                             temperature, self.sampling.max_new_tokens, seeds=seeds)
+                                             temperature, self.sampling.max_new_tokens, seeds=seeds, **shown)
             if len(out) != len(idx):
                 raise RuntimeError(f"policy returned {len(out)} candidate lists for {len(idx)} states")
             for i, cands in zip(idx, out, strict=True):

@@ -42,13 +42,14 @@ class Example:
 
 
 def encode_pair(tokenizer: Any, state: str, tactic: str, completion_only: bool = True,
-                fmt: PromptFormat = PLAIN) -> Example:
-    """Tokenise one (state, tactic) example in the shared prompt format.
+                fmt: PromptFormat = PLAIN, premises: Sequence[str] = ()) -> Example:
+    """Tokenise one (state, tactic) example in the shared prompt format (with the premise lines the format
+    shows, `PromptFormat.premises`).
 
     ``completion_only=False`` puts the loss on every token after BOS (used by
     base pre-training, which should also learn the language of goal states).
     """
-    prompt, completion = fmt.example(state, tactic)
+    prompt, completion = fmt.example(state, tactic, premises)
     prompt_ids = tokenizer(prompt)["input_ids"]
     completion_ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
     return _example(tokenizer, list(prompt_ids), list(completion_ids), completion_only)
@@ -68,27 +69,28 @@ def _example(tokenizer: Any, prompt_ids: list[int], completion_ids: list[int], c
 
 def encode_pairs(
     tokenizer: Any,
-    pairs: Iterable[tuple[str, str]],
+    pairs: Iterable[tuple[str, str] | tuple[str, str, Sequence[str]]],
     max_seq_len: int,
     completion_only: bool = True,
     chunk: int = 1024,
     fmt: PromptFormat = PLAIN,
 ) -> tuple[list[Example], int]:
-    """Encode (state, tactic) pairs like `encode_pair`, tokenising in batches (prod sets hold ~250K pairs).
+    """Encode (state, tactic) pairs like `encode_pair`, tokenising in batches (prod sets hold ~250K pairs);
+    an item may carry a third element, the premise lines retrieved for its state.
 
     Pairs longer than ``max_seq_len`` tokens or with an empty tactic are
     skipped (cutting a prompt would change what the model conditions on).
     Returns the examples and the number skipped.
     """
-    items = list(pairs)
+    items = [(it[0], it[1], it[2] if len(it) > 2 else ()) for it in pairs]  # type: ignore[misc]
     out: list[Example] = []
     skipped = 0
     for start in range(0, len(items), chunk):
-        part = [(s, t) for s, t in items[start:start + chunk] if t.strip()]
+        part = [(s, t, p) for s, t, p in items[start:start + chunk] if t.strip()]
         skipped += min(chunk, len(items) - start) - len(part)
         if not part:
             continue
-        texts = [fmt.example(s, t) for s, t in part]
+        texts = [fmt.example(s, t, p) for s, t, p in part]
         prompts = tokenizer([p for p, _ in texts])["input_ids"]
         completions = tokenizer([c for _, c in texts], add_special_tokens=False)["input_ids"]
         for p_ids, c_ids in zip(prompts, completions, strict=True):

@@ -37,7 +37,7 @@ import os
 import random
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -563,6 +563,17 @@ def _count_params(model: Any) -> tuple[int, int]:
 # ----------------------------------------------------------------------------- SFT entry point
 
 
+def with_premises(pairs: Sequence[TacticPair], fmt: PromptFormat,
+                  premises: Callable[[TacticPair], Sequence[str]] | None) -> list[tuple[str, str, Sequence[str]]]:
+    """(state, tactic, premise lines) of each pair: the lines only when the format shows premises."""
+    if not fmt.premises or premises is None:
+        if fmt.premises:
+            log.warning("the model's prompt shows %d premises but none are given: training on prompts without",
+                        fmt.premises)
+        return [(p.state_before, p.tactic, ()) for p in pairs]
+    return [(p.state_before, p.tactic, premises(p)) for p in pairs]
+
+
 def train_sft(
     train: Sequence[TacticPair],
     val: Sequence[TacticPair],
@@ -576,8 +587,11 @@ def train_sft(
     data_fingerprints: dict[str, str] | None = None,
     resume: bool = True,
     progress: bool = True,
+    premises: Callable[[TacticPair], Sequence[str]] | None = None,
 ) -> TrainingMetrics:
     """LoRA (or QLoRA) SFT; writes the best adapter + tokenizer + metrics.json + run.json to ``out_dir``.
+    ``premises``: the premise lines of a pair's prompt (`burnqed_core.premises.prompting.PromptPremises.of`),
+    shown when the base model's format shows premises (`PromptFormat.premises`).
 
     ``warm_from``: the previous iteration's output: an adapter dir (training
     continues on that adapter; its base must be ``base_model``) or a merged
@@ -618,9 +632,8 @@ def train_sft(
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     fmt = PromptFormat.of_model(base, default=PromptFormat(local_names=cfg.local_names, numerals=cfg.numerals))
-    train_ex, skipped = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in train), cfg.max_seq_len,
-                                     fmt=fmt)
-    val_ex, _ = encode_pairs(tokenizer, ((p.state_before, p.tactic) for p in val), cfg.max_seq_len, fmt=fmt)
+    train_ex, skipped = encode_pairs(tokenizer, with_premises(train, fmt, premises), cfg.max_seq_len, fmt=fmt)
+    val_ex, _ = encode_pairs(tokenizer, with_premises(val, fmt, premises), cfg.max_seq_len, fmt=fmt)
     if not train_ex:
         raise DataError(f"no training example fits max_seq_len {cfg.max_seq_len} ({len(train)} pairs given)")
     prints = dict(data_fingerprints or {"train": fingerprint_pairs(train), "val": fingerprint_pairs(val)})

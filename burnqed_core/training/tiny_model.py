@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -146,8 +146,11 @@ def pretrain_base(
     data_fingerprints: dict[str, str] | None = None,
     resume: bool = True,
     progress: bool = True,
+    premises: Callable[[TacticPair], Sequence[str]] | None = None,
 ) -> TrainingMetrics:
     """Build the tiny base model: tokenizer + model trained from scratch on ``pairs``, saved as a HF model dir.
+    With ``cfg.prompt_premises`` > 0 the model's prompts show that many premise lines (``premises`` gives a
+    pair's: `burnqed_core.premises.prompting.PromptPremises.of`), and its tokenizer learns them too.
 
     The loss covers the whole prompt-format example (goal state and tactic),
     not only the tactic: the base model plays the part of a pretrained LM, so
@@ -162,7 +165,14 @@ def pretrain_base(
     from burnqed_core.data.prompt import PromptFormat
     from burnqed_core.training.collate import encode_pairs
     from burnqed_core.training.run_record import RunRecord, fingerprint_pairs
-    from burnqed_core.training.sft import LoopSettings, load_trainable, resolve_device, run_loop, settings_signature
+    from burnqed_core.training.sft import (
+        LoopSettings,
+        load_trainable,
+        resolve_device,
+        run_loop,
+        settings_signature,
+        with_premises,
+    )
     from burnqed_core.training.tokenizer import train_tokenizer
 
     t0 = time.perf_counter()
@@ -172,13 +182,13 @@ def pretrain_base(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     device = resolve_device(cfg.device)
-    fmt = PromptFormat(local_names=cfg.local_names, numerals=cfg.numerals)
-    texts = ["".join(fmt.example(p.state_before, p.tactic)) for p in pairs]
+    fmt = PromptFormat(local_names=cfg.local_names, numerals=cfg.numerals, premises=cfg.prompt_premises)
+    items = with_premises(pairs, fmt, premises)
+    texts = ["".join(fmt.example(s, t, p)) for s, t, p in items]
     tokenizer = train_tokenizer(texts, tiny.vocab_size, seed=cfg.seed, split_digits=tiny.split_digits)
     max_len = min(cfg.max_seq_len, tiny.max_position_embeddings)
-    items = [(p.state_before, p.tactic) for p in pairs]
     train_ex, skipped = encode_pairs(tokenizer, items, max_len, completion_only=False, fmt=fmt)
-    val_ex, _ = encode_pairs(tokenizer, [(p.state_before, p.tactic) for p in val], max_len, completion_only=False,
+    val_ex, _ = encode_pairs(tokenizer, with_premises(val, fmt, premises), max_len, completion_only=False,
                              fmt=fmt)
     if not train_ex:
         raise DataError(f"no pre-training example fits {max_len} tokens")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from burnqed_core.config import DataConfig, EvalConfig, LrSchedule, NameFormat, TinyModelConfig, TrainingConfig
 from burnqed_core.loop.corpus import (
@@ -24,6 +24,7 @@ from burnqed_core.records import StageResult, TacticPair
 
 if TYPE_CHECKING:
     from burnqed_core.data.pairs import TheoremSplit
+    from burnqed_core.premises.records import Premise
 
 
 class Training(Projection):
@@ -35,6 +36,7 @@ class Training(Projection):
     tiny_model: TinyModelConfig
     local_names: NameFormat
     numerals: NameFormat
+    prompt_premises: int
     seed: int
     warmup_steps: int
     lr_schedule: LrSchedule
@@ -80,6 +82,13 @@ class Settings(StageSettings):
 def library_training_pairs(settings: Settings, premises_dir: Path | None) -> list[TacticPair]:
     """``data.library_pairs`` (type -> name) pairs of the premise library (`burnqed_core.premises.pretraining`):
     none of a held-out module family, none of a search-pool theorem or eval-set theorem."""
+    from burnqed_core.premises.pretraining import type_name_pairs
+
+    return type_name_pairs(library_premises(settings, premises_dir))
+
+
+def library_premises(settings: Settings, premises_dir: Path | None) -> list[Premise]:
+    """The premises of the (type -> name) pairs (`library_training_pairs`)."""
     d = settings.data
     if d.library_pairs <= 0:
         return []
@@ -87,7 +96,7 @@ def library_training_pairs(settings: Settings, premises_dir: Path | None) -> lis
     from burnqed_core.errors import DataError
     from burnqed_core.loop.corpus import held_out_families
     from burnqed_core.premises.library import read_library
-    from burnqed_core.premises.pretraining import library_pairs
+    from burnqed_core.premises.pretraining import choose_library_premises
 
     if premises_dir is None:
         raise DataError("data.library_pairs needs the premise index (premises.library)")
@@ -96,15 +105,18 @@ def library_training_pairs(settings: Settings, premises_dir: Path | None) -> lis
         raise DataError("data.library_pairs: the premise index holds no library premise (premises.library: true)")
     specs = [d.benchmark, *settings.eval.also] + ([d.search_pool] if d.search_pool else [])
     names = {t.name for spec in dict.fromkeys(specs) for t in load_theorems(spec)}
-    return library_pairs(premises, d.library_pairs, exclude_names=names,
-                         held_out_families=held_out_families(d.benchmark, settings.eval.also, d.search_pool))
+    return choose_library_premises(premises, d.library_pairs, exclude_names=names,
+                                   held_out_families=held_out_families(d.benchmark, settings.eval.also,
+                                                                       d.search_pool))
 
 
 def pretrain(settings: Settings, pairs: Sequence[TacticPair], out_dir: Path,
-             split: TheoremSplit | None = None, library: Sequence[TacticPair] = ()) -> StageResult:
+             split: TheoremSplit | None = None, library: Sequence[TacticPair] = (), premises: Any = None
+             ) -> StageResult:
     """Pre-train the tiny base on the training side of ``split`` (default: `base_split` of ``pairs``), with the
     validation side as its eval set: validation theorems are never seen by the base (issue 21). ``library``:
-    (type -> name) pairs of the library, added to the training side only."""
+    (type -> name) pairs of the library, added to the training side only; ``premises``: the premise lines of a
+    pair's prompt (`burnqed_core.loop.corpus.training_premises`), when the model's prompt shows them."""
     from burnqed_core.data.pairs import prepare_pairs
     from burnqed_core.training.tiny_model import pretrain_base
 
@@ -113,7 +125,8 @@ def pretrain(settings: Settings, pairs: Sequence[TacticPair], out_dir: Path,
     prepared = prepare_pairs(split.trainable(pairs), d.val_fraction, d.seed, d.max_tokens, val_theorems=split.val,
                              alpha_copies=d.alpha_copies)
     train, val = frame_pairs(prepared.train) + list(library), frame_pairs(prepared.val)
-    m = pretrain_base(train, settings.training, out_dir, val=val, progress=True)
+    m = pretrain_base(train, settings.training, out_dir, val=val, progress=True,
+                      premises=premises.of if premises is not None else None)
     summary = train_summary("pre-trained tiny base", m) + (f"; on {prepared.stats.train_pairs} pairs of "
                                                            f"{prepared.stats.train_theorems} theorems, "
                                                            f"{prepared.stats.val_theorems} held out")
@@ -139,7 +152,15 @@ def base_model(settings: Settings, pairs_dir: Path, out_dir: Path, premises_dir:
     out_dir.mkdir(parents=True, exist_ok=True)
     write_split(split, out_dir / SPLIT_FILE)
     if name == "tiny":
-        return pretrain(settings, pairs, out_dir, split, library_training_pairs(settings, premises_dir))
+        from burnqed_core.loop.corpus import training_premises
+        from burnqed_core.premises.pretraining import type_name_pairs
+
+        chosen = library_premises(settings, premises_dir)
+        d = settings.data
+        shown = training_premises(settings.training.prompt_premises, premises_dir, corpus=d.corpus,
+                                  benchmark=d.benchmark, also=settings.eval.also, search_pool=d.search_pool,
+                                  library=chosen)
+        return pretrain(settings, pairs, out_dir, split, type_name_pairs(chosen), shown)
     atomic_write_text(out_dir / BASE_MODEL_FILE, json.dumps({"model": name}))
     return StageResult(stage="base_model", path=str(out_dir), summary=f"base model {name} (trained elsewhere)",
                        metrics={"model": name, "train_theorems": len(split.train), "val_theorems": len(split.val)})

@@ -242,7 +242,7 @@ def test_warm_start_follows_the_setting(tmp_path: Path) -> None:
     layout = BaseLayout(root=tmp_path)
     lora = BY_NAME["lora_adapter"]
     for d in (layout.stage("base_model"), layout.iteration(1).stage("tactic_pairs"),
-              layout.iteration(0).stage("lora_adapter")):
+              layout.iteration(0).stage("lora_adapter"), layout.stage("premise_index")):
         _done(d, "x")
     adapter = _profile(**{"paths.work_dir": str(tmp_path)})
     r = resolve_inputs(lora, BY_NAME, adapter, layout, 1)
