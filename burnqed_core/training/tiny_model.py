@@ -41,6 +41,11 @@ TINY_PRESETS: dict[str, dict[str, int]] = {
                  "intermediate_size": 704},
     "small-7m": {"vocab_size": 1024, "hidden_size": 384, "num_layers": 4, "num_heads": 6, "num_kv_heads": 2,
                  "intermediate_size": 1024},
+    # issue 65: the 5-20 M range, for a policy that reads premises (measured by benchmarks/model_size.py)
+    "mid-13m": {"vocab_size": 2048, "hidden_size": 384, "num_layers": 8, "num_heads": 6, "num_kv_heads": 2,
+                "intermediate_size": 1024},
+    "mid-19m": {"vocab_size": 2048, "hidden_size": 512, "num_layers": 6, "num_heads": 8, "num_kv_heads": 4,
+                "intermediate_size": 1408},
 }
 
 
