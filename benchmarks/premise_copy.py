@@ -2,8 +2,9 @@
 
 Synthetic and self-contained (no Lean, nothing downloaded): each example is a goal ``⊢ <f> (<g> x) = <h> x``
 over made-up function names, with k premise lines ``<name> : <statement>`` of which exactly one states the goal
-(the others state other made-up equations), and the step ``rw [<that name>]``. Names are fresh random words, so
-a model can only be right by reading its prompt. A tiny model is pre-trained on ``--train`` such examples
+(the others state other made-up equations), and the step ``rw [<that name>]``. A name is a fresh combination of
+library-like pieces (``List.zip_mod_cons``: 10 heads, 3 of 50 pieces), so a model can only be right by reading
+its prompt. A tiny model is pre-trained on ``--train`` such examples
 with premises shown (`PromptFormat.premises` = k), then asked greedily on ``--test`` examples with names it
 never saw: the share whose step names the right premise, against chance (1/k) and against the same model
 without the premise lines in its prompt (which must guess).
@@ -25,18 +26,29 @@ from pathlib import Path
 from burnqed_core.config import TinyModelConfig, TrainingConfig
 from burnqed_core.records import TacticPair
 
+# Name pieces as a library's names are made of (the tokenizer learns them): a name is fresh as a combination.
+PIECES = ("map", "append", "length", "reverse", "filter", "fold", "zip", "take", "drop", "head", "tail", "get",
+          "set", "insert", "erase", "find", "sum", "prod", "min", "max", "succ", "pred", "add", "mul", "sub", "div",
+          "mod", "pow", "comm", "assoc", "left", "right", "cons", "nil", "some", "none", "inj", "eq", "ne", "le",
+          "lt", "mem", "count", "sort", "merge", "split", "join", "flat", "range", "iota")
+HEADS = ("List", "Array", "Nat", "Int", "Option", "Fin", "Vector", "Bool", "String", "Char")
+
 
 def word(rng: random.Random) -> str:
     return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 7)))
 
 
+def lemma_name(rng: random.Random) -> str:
+    return f"{rng.choice(HEADS)}.{'_'.join(rng.sample(PIECES, 3))}"
+
+
 def example(rng: random.Random, k: int) -> tuple[TacticPair, list[str], str]:
     f, g, h = word(rng), word(rng), word(rng)
-    target = f"{word(rng)}_{word(rng)}"
+    target = lemma_name(rng)
     lines = [f"{target} : ∀ x, {f} ({g} x) = {h} x"]
     while len(lines) < k:
         a, b, c = word(rng), word(rng), word(rng)
-        lines.append(f"{word(rng)}_{word(rng)} : ∀ x, {a} ({b} x) = {c} x")
+        lines.append(f"{lemma_name(rng)} : ∀ x, {a} ({b} x) = {c} x")
     rng.shuffle(lines)
     pair = TacticPair(theorem=target, state_before=f"x : Nat\n⊢ {f} ({g} x) = {h} x", tactic=f"rw [{target}]",
                       state_after="", depth=0)
