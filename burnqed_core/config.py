@@ -186,6 +186,14 @@ class PolicyConfig(Section):
     sglang: SglangConfig = Field(default_factory=SglangConfig)
 
 
+def with_placeholder(templates: list[str], placeholder: str, what: str) -> list[str]:
+    """``templates`` when each holds ``placeholder``, else a `ValueError` naming those that do not."""
+    bad = [t for t in templates if placeholder not in t]
+    if bad:
+        raise ValueError(f"{what} need a {placeholder} placeholder: {bad}")
+    return templates
+
+
 class AutomationConfig(Section):
     """Automation tactics added to the policy's samples at every expansion
     (`burnqed_core.search.automation`): plain ones, and definition-aware
@@ -215,10 +223,7 @@ class AutomationConfig(Section):
     @field_validator("defaware")
     @classmethod
     def _templates(cls, v: list[str]) -> list[str]:
-        bad = [t for t in v if "{defs}" not in t]
-        if bad:
-            raise ValueError(f"definition-aware templates need a {{defs}} placeholder: {bad}")
-        return v
+        return with_placeholder(v, "{defs}", "definition-aware templates")
 
 
 class StructuralStepsConfig(Section):
@@ -250,18 +255,12 @@ class PremiseStepsConfig(Section):
     @field_validator("templates")
     @classmethod
     def _one_premise(cls, v: list[str]) -> list[str]:
-        bad = [t for t in v if "{p}" not in t]
-        if bad:
-            raise ValueError(f"premise templates need a {{p}} placeholder: {bad}")
-        return v
+        return with_placeholder(v, "{p}", "premise templates")
 
     @field_validator("joint")
     @classmethod
     def _all_premises(cls, v: list[str]) -> list[str]:
-        bad = [t for t in v if "{ps}" not in t]
-        if bad:
-            raise ValueError(f"joint premise templates need a {{ps}} placeholder: {bad}")
-        return v
+        return with_placeholder(v, "{ps}", "joint premise templates")
 
 
 class SearchConfig(Section):
