@@ -104,7 +104,8 @@ def test_a_later_iteration_waits_for_the_run_of_an_earlier_one(
         timer.cancel()
     assert finished.is_set()  # the stage could only have run after the earlier iteration finished
     md = metadata(result)["tactic_pairs"]
-    assert md["skipped"] is False and md["partitions_used"] == "base_tactic_pairs, base_model, trajectories[0]"
+    assert md["skipped"] is False and md["partitions_used"] == \
+        "base_tactic_pairs, base_model, premise_index, trajectories[0]"
     logs = [e.message for e in inst.all_logs(result.run_id) if e.message]
     assert any("tactic_pairs[1] waits for trajectories[0] (run" in m and "eval_report[0] (run" in m for m in logs)
     assert any("earlier iterations done after" in m for m in logs)

@@ -45,10 +45,10 @@ def test_base_assets_and_iteration_0_training(setup: tuple[Path, dg.DagsterInsta
     add_iteration(inst, 0)
     md = metadata(materialize(inst, res, ["tactic_pairs", "lora_adapter", "merged_model"], "0"))
     assert md["tactic_pairs"]["train_pairs"] > 0 and md["tactic_pairs"]["partitions_used"] == \
-        "base_tactic_pairs, base_model"
+        "base_tactic_pairs, base_model, premise_index"
     lora = md["lora_adapter"]
     assert lora["steps"] == 10 and lora["loss_curve"].startswith("![LoRA iteration 0 loss curve](data:image/png")
-    assert lora["partitions_used"] == "tactic_pairs[0], base_model" and lora["skipped"] is False
+    assert lora["partitions_used"] == "tactic_pairs[0], base_model, premise_index" and lora["skipped"] is False
     assert str(md["merged_model"]["path"]).endswith("iter_0/merged_model") and md["merged_model"]["weight_files"] == 1
     assert inst.get_materialized_partitions(dg.AssetKey("merged_model")) == {"0"}
 
