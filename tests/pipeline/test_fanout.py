@@ -72,9 +72,12 @@ def _profile(tmp: Path, name: str) -> Path:
 
 def _place_model(work: Path, model: Path) -> None:
     """Iteration 0's merged model: the session's tiny search model, marked done like the merged_model stage; and
-    a finished base_model (the search reads its split for withheld exercises; this profile withholds none)."""
+    a finished base_model (the search reads its split for withheld exercises; this profile withholds none) and
+    premise_index."""
     base = BaseLayout(root=work).stage("base_model")
     run_stage(base, "test-base-model", lambda: StageResult(stage="base_model", path=str(base)))
+    index = BaseLayout(root=work).stage("premise_index")  # read only when the search takes premise steps
+    run_stage(index, "test-premise-index", lambda: StageResult(stage="premise_index", path=str(index)))
     out = BaseLayout(root=work).iteration(0).stage("merged_model")
     run_stage(out, "test-merged-model", lambda: (shutil.copytree(model, out, dirs_exist_ok=True),
                                                  StageResult(stage="merged_model", iteration=0, path=str(out)))[1])
