@@ -99,13 +99,18 @@ def check(
 
 
 def check_lines(verdicts: list[tuple[str, str | None]], notes: dict[str, list[str]],
-                statements: dict[str, str] | None = None) -> list[str]:
+                statements: dict[str, str] | None = None, marks: dict[str, list[str]] | None = None) -> list[str]:
     """What `burnqed lean check` prints: ``ok NAME : STATEMENT`` / ``FAIL NAME: why`` per
-    theorem, each followed by its notes (``  note NAME: ...``)."""
+    theorem, each followed by its notes (``  note NAME: ...``). The statement is the one the kernel
+    checked (numerals with their type when it is not `Nat`), followed by the constants of the file it
+    names (``[file: f, Point]``)."""
     out = []
     for name, err in verdicts:
         stmt = (statements or {}).get(name, "")
         stmt = f" : {' '.join(stmt.split())}" if stmt else ""
+        own = (marks or {}).get(name)
+        if stmt and own:
+            stmt += f"  [file: {', '.join(own)}]"
         out.append(f"ok {name}{stmt}" if err is None else f"FAIL {name}: {err}")
         out += [f"  note {name}: {note}" for note in notes.get(name, [])]
     return out
@@ -160,7 +165,7 @@ def check_report(text: str, elab: Elaboration, source: str = "") -> tuple[list[s
         problems += axiom_problems(t.name, elab)
         problems += source_problems("\n".join(lines_of[t.start_line:t.end_line + 1]))
         verdicts.append((t.name, problems[0] if problems else None))
-    out = check_lines(verdicts, elab.notes, {t.name: t.statement for t in theorems})
+    out = check_lines(verdicts, elab.notes, {t.name: t.statement for t in theorems}, elab.file_constants)
     head: list[str] = []
     rest = [d for d in bad if id(d) not in covered]
     if rest:

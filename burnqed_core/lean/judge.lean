@@ -180,6 +180,18 @@ meta def endsWith (c w : Name) : Bool :=
     | _ => partsRev w
   prefixParts ws (partsRev (userName c))
 
+/-- `n` inside the namespace `ns`. -/
+meta def qualify (ns : Name) : Name → Name
+  | .anonymous => ns
+  | .str q x => .str (qualify ns q) x
+  | .num q k => .num (qualify ns q) k
+
+/-- The name Lean declares for a declaration written `w` in namespace `ns` (`_root_.x`: `x`). -/
+meta def declaredName (ns w : Name) : Name :=
+  match revN (partsRev w) [] with
+  | .str _ "_root_" :: rest => ofParts rest .anonymous
+  | _ => qualify ns w
+
 /-- The proper suffixes of `n`'s user name (`A.B.c`: `B.c`, `c`). -/
 meta def suffixes (n : Name) : List Name :=
   let rec go : List Name → List Name
@@ -282,6 +294,253 @@ meta def renamings : List OpenDecl → List String
     else (nm id ++ " → " ++ nm decl) :: renamings rest
   | _ :: rest => renamings rest
 
+meta def usedBy (ci : ConstantInfo) : List Name :=
+  let a := ci.type.getUsedConstants
+  let b := match ci.value? (allowOpaque := true) with
+    | some v => v.getUsedConstants
+    | none => #[]
+  app (arrList a a.size []) (arrList b b.size [])
+
+meta def dropOwn (own : List Name) : List Name → List Name
+  | [] => []
+  | d :: ds => if mem d own then dropOwn own ds else d :: dropOwn own ds
+
+
+/-! ## What a statement means beyond its text -/
+
+/-- Whether every constant of `e` is one of `env0`'s (the library and this checker). -/
+meta def onlyIn (env0 : Environment) (e : Expr) : Bool :=
+  let a := e.getUsedConstants
+  let rec all : List Name → Bool
+    | [] => true
+    | c :: cs => env0.contains c && all cs
+  all (arrList a a.size [])
+
+/-- The class `c`'s type concludes in (an instance, a default instance, a
+unification hint's class...), if any. -/
+meta def classOf (env : Environment) (ci : ConstantInfo) : Option Name :=
+  match ci.type.getForallBody.getAppFn.constName? with
+  | some h => if isClass env h then some h else none
+  | none => none
+
+meta def isReducible (env : Environment) (c : Name) : Bool :=
+  match getReducibilityStatusCore env c with
+  | .reducible => true
+  | _ => false
+
+/-- Whether the constants `cs` are the library's once the file's reducible
+definitions among them are unfolded (`abbrev RNat := Nat`: `OfNat RNat 2` is
+`OfNat Nat 2` to instance resolution). -/
+meta def libOnly (env0 env : Environment) : Nat → List Name → Bool
+  | 0, _ => false
+  | _, [] => true
+  | f + 1, c :: cs =>
+    if env0.contains c then libOnly env0 env f cs
+    else match env.find? c with
+      | some (.defnInfo v) =>
+        if isReducible env c then let u := v.value.getUsedConstants; libOnly env0 env f (app (arrList u u.size []) cs)
+        else false
+      | _ => false
+
+/-- `c` concludes in a class of the library for the library's types, its own
+reducible definitions unfolded: an instance (declared, `local`, `scoped` or
+a default one; active or not where it is read) that changes what the library's
+notation means. -/
+meta def libInstance (env0 env : Environment) (ci : ConstantInfo) : Option Name :=
+  match classOf env ci with
+  | some cls =>
+    let t := ci.type.getUsedConstants
+    if env0.contains cls && libOnly env0 env 10000 (arrList t t.size []) then some cls else none
+  | none => none
+
+/-- Flags on the constants reachable from `todo` through the file's own
+declarations (types, and values of definitions): an instance the file
+declared of a library class for library types (`OfNat Nat 2`, `Add Nat`),
+and a file constant whose name ends in a library name (`Foo.Nat` read as
+`Nat` inside `namespace Foo`). -/
+meta def meaningWalk (env0 envU : Environment) : Nat → List Name → NameSet → List String → List String
+  | 0, _, _, acc => "walk: out of fuel" :: acc
+  | _, [], _, acc => acc
+  | fuel + 1, c :: rest, seen, acc =>
+    if seen.contains c || env0.contains c then meaningWalk env0 envU fuel rest seen acc
+    else
+      let seen := seen.insert c
+      match envU.find? c with
+      | none => meaningWalk env0 envU fuel rest seen acc
+      | some ci =>
+        let acc := match libInstance env0 envU ci with
+          | some cls => ("instance " ++ nm (userName c) ++ " of " ++ nm cls) :: acc
+          | none => acc
+        let rec sh : List Name → List String → List String
+          | [], a => a
+          | s :: ss, a => if env0.contains s then ("shadow " ++ nm (userName c) ++ " " ++ nm s) :: a else sh ss a
+        let acc := sh (suffixes c) acc
+        let more := match ci with
+          | .thmInfo _ => let t := ci.type.getUsedConstants; arrList t t.size []
+          | _ => usedBy ci
+        meaningWalk env0 envU fuel (app more rest) seen acc
+
+meta def prefixAll (p : String) : List String → List String
+  | [] => []
+  | x :: xs => (p ++ x) :: prefixAll p xs
+
+/-- The identifiers a text names (a binder's own name names no constant:
+`(two : Nat)`, `∀ two, …`, `fun two => …` are left out), as written. -/
+meta partial def textIdents (fuel : Nat) (stx : Syntax) (acc : List Name) : List Name :=
+  match fuel with
+  | 0 => acc
+  | f + 1 => match stx with
+    | .ident _ _ v _ => v :: acc
+    | .node _ k args =>
+      if k == `Lean.binderIdent || k == `Lean.Parser.Term.binderIdent then acc
+      else
+        let skip : Nat :=
+          if k == `Lean.Parser.Term.explicitBinder || k == `Lean.Parser.Term.implicitBinder ||
+              k == `Lean.Parser.Term.strictImplicitBinder || k == `Lean.Parser.Term.instBinder ||
+              k == `Lean.Parser.Term.forall || k == `Lean.Parser.Term.depArrow then 1
+          else if k == `Lean.Parser.Term.basicFun then 0
+          else 1000000
+        go f args skip args.size acc
+    | _ => acc
+where
+  go (f : Nat) (args : Array Syntax) (skip : Nat) : Nat → List Name → List Name
+    | 0, acc => acc
+    | j + 1, acc =>
+      let a := args.getD j .missing
+      go f args skip j (if j == skip then binders f a acc else textIdents f a acc)
+  binders (f : Nat) (a : Syntax) (acc : List Name) : List Name :=
+    match a with
+    | .ident .. => acc
+    | .node _ k args => if k == nullKind then bs f args args.size acc else textIdents f a acc
+    | _ => acc
+  bs (f : Nat) (args : Array Syntax) : Nat → List Name → List Name
+    | 0, acc => acc
+    | j + 1, acc => match args.getD j .missing with
+      | .ident .. => bs f args j acc
+      | s => bs f args j (textIdents f s acc)
+
+/-- The signatures (the statement's text) of the theorem-like declarations of a command. -/
+meta partial def sigsOf : Nat → Syntax → List Syntax
+  | 0, _ => []
+  | f + 1, stx =>
+    if stx.getKind == ``Lean.Parser.Command.declaration then
+      let inner := stx.getArg 1
+      if inner.getKind == ``Lean.Parser.Command.theorem then [inner.getArg 2]
+      else if inner.getKind == ``Lean.Parser.Command.example then [inner.getArg 1]
+      else []
+    else
+      let args := stx.getArgs
+      let rec each : Nat → List Syntax → List Syntax
+        | 0, acc => acc
+        | j + 1, acc => each j (appX (sigsOf f (args.getD j .missing)) acc)
+      each args.size []
+where
+  appX : List Syntax → List Syntax → List Syntax
+    | [], ys => ys
+    | x :: xs, ys => x :: appX xs ys
+
+meta def idsOf : List Syntax → List Name
+  | [] => []
+  | s :: ss => app (textIdents 100000 s []) (idsOf ss)
+
+meta def anyPart (c : Name) : List Name → Bool
+  | [] => false
+  | p :: ps => endsWith c p || anyPart c ps
+
+/-- Whether the text names `c`: an identifier whose parts end `c`'s user name
+(`Foo.t` written `t` inside `namespace Foo`), or one of whose parts is `c`'s
+last (`e.fold.value` for `Tm.fold` and `Tm.value`: field notation). -/
+meta def named (ids : List Name) (c : Name) : Bool :=
+  match ids with
+  | [] => false
+  | w :: ws => (w != .anonymous && (endsWith c w || anyPart c (partsRev w))) || named ws c
+
+meta def memLook (c : Name) : List (Name × Name × Bool) → Option (Name × Name × Bool)
+  | [] => none
+  | (w, sk, force) :: rest => if endsWith c w then some (w, sk, force) else memLook c rest
+
+/-- `sk` or one of its proper suffixes is a constant of `env0` (`Foo.Nat`: `Nat`). -/
+meta def libSuffix (env0 : Environment) (sk : Name) : Option Name :=
+  if env0.contains sk then some sk
+  else
+    let rec go : List Name → Option Name
+      | [] => none
+      | s :: ss => if env0.contains s then some s else go ss
+    go (suffixes sk)
+
+meta def typeFormer (ci : ConstantInfo) : Bool :=
+  match ci.type.getForallBody with
+  | .sort _ => true
+  | _ => false
+
+/-- The file's constants that a statement reaches and its text does not show:
+walked from the elaborated statement's constants, in `env` (the environment
+the statement was elaborated in), into the values of reducible definitions
+(`abbrev`, `@[reducible]`), never into a definition the user named (its
+meaning is the file's own, as the file writes it) nor an instance's (an honest
+instance's implementation; the others are `meaningWalk`'s). A function the text does not name (a coercion's, a unification
+hint's, a default instance's) is flagged `hidden c`; a type inferred for a
+variable, a constructor (`⟨1, 2⟩`), a projection, an auxiliary definition and
+a class are not (the instances among them are `meaningWalk`'s). `looks`: the
+text's identifiers confusable with a library name (`Νat`), with their
+skeletons: `lookalike c lib`. -/
+meta def hiddenWalk (env0 env : Environment) (ids : List Name) (looks : List (Name × Name × Bool)) :
+    Nat → List Name → NameSet → List String → List String
+  | 0, _, _, acc => "walk: out of fuel" :: acc
+  | _, [], _, acc => acc
+  | fuel + 1, c :: rest, seen, acc =>
+    if seen.contains c || env0.contains c then hiddenWalk env0 env ids looks fuel rest seen acc
+    else
+      let seen := seen.insert c
+      match env.find? c with
+      | none => hiddenWalk env0 env ids looks fuel rest seen acc
+      | some ci =>
+        let acc := match memLook (userName c) looks with
+          | some (_, sk, force) => match libSuffix env0 sk with
+            | some lib => ("lookalike " ++ nm (userName c) ++ " " ++ nm lib) :: acc
+            | none => if force then ("lookalike " ++ nm (userName c) ++ " " ++ nm sk) :: acc else acc
+          | none => acc
+        let inst := (classOf env ci).isSome
+        let plain := match ci with
+          | .ctorInfo _ => true
+          | .recInfo _ => true
+          | .inductInfo _ => true
+          | _ => inst || typeFormer ci || c.isInternal || (env.getProjectionFnInfo? c).isSome ||
+              Meta.isMatcherCore env c || isAuxRecursor env c || isNoConfusion env c
+        let acc := if plain || named ids (userName c) then acc else ("hidden " ++ nm (userName c)) :: acc
+        let more := if !inst && isReducible env c then
+            match ci.value? (allowOpaque := false) with
+            | some v => let u := v.getUsedConstants; arrList u u.size []
+            | none => []
+          else []
+        hiddenWalk env0 env ids looks fuel (app more rest) seen acc
+
+/-- The file constants a statement names directly, instances and internal
+names aside (`file c`: marked in the printed statement). -/
+meta def fileMarks (env0 env : Environment) : List Name → List String
+  | [] => []
+  | c :: cs =>
+    if env0.contains c || c.isInternal then fileMarks env0 env cs
+    else match env.find? c with
+      | some ci => match classOf env ci with
+        | some _ => fileMarks env0 env cs
+        | none => ("file " ++ nm (userName c)) :: fileMarks env0 env cs
+      | none => fileMarks env0 env cs
+
+/-- What the statement of `n` (a constant of `env`, elaborated there from a
+signature naming `ids`) means beyond its text: `meaningWalk`'s flags and
+`hiddenWalk`'s, in the environment it was elaborated in (a `local` or
+`scoped` instance, `open … in`, a section's `attribute [local instance]`). -/
+meta def meaningAt (env0 env : Environment) (ids : List Name) (looks : List (Name × Name × Bool)) (n : Name) :
+    List String :=
+  match env.find? n with
+  | some ci =>
+    let t := ci.type.getUsedConstants
+    let cs := arrList t t.size []
+    appS (meaningWalk env0 env 100000 cs {} [])
+      (appS (hiddenWalk env0 env ids looks 100000 cs {} []) (fileMarks env0 env cs))
+  | none => []
+
 /-! ## Elaborating a text with Lean's parser and command elaborator -/
 
 meta partial def paList {α : Type} (fuel : Nat) : PersistentArrayNode α → List α → List α
@@ -319,6 +578,11 @@ structure CmdRec where
   endLine : Nat
   /-- theorem-like declarations: (written name, keyword, 0-based line, column of the keyword) -/
   thms : List (Name × String × Nat × Nat)
+  /-- the namespace the command was elaborated in -/
+  ns : Name := .anonymous
+  /-- per theorem-like declaration (its constant): what its statement means beyond its text, computed
+  in the environment it was elaborated in (`meaningAt`) -/
+  meaning : List (Name × List String) := []
 
 structure Loop where
   cmds : List CmdRec := []
@@ -333,6 +597,10 @@ structure Loop where
   msgs : List Message := []
   /-- the info trees of its commands (when kept) -/
   trees : List InfoTree := []
+  /-- the library's environment (with this checker): what `meaningAt` compares with -/
+  lib : Option Environment := none
+  /-- the text's identifiers confusable with a library name: (identifier, skeleton, always flag) -/
+  looks : List (Name × Name × Bool) := []
 
 meta def pos0 (fm : FileMap) (p : Option String.Pos.Raw) : Nat × Nat :=
   match p with
@@ -428,6 +696,22 @@ meta partial def commandKinds : Nat → Syntax → List String
       each cs.size []
     else if isPlain k || isSyntaxCommand k then [] else [nm k]
 
+/-- The constant a theorem-like declaration added: the new constant of its
+command whose user name is exactly the name Lean declares for it
+(`declaredName`); never one picked by a suffix (a `where` helper `q.q`). -/
+meta def resolve (d : Name) : List Name → Option Name
+  | [] => none
+  | c :: cs => if userName c == d then some c else resolve d cs
+
+meta def meaningsOf (env0 env : Environment) (ids : List Name) (looks : List (Name × Name × Bool)) (ns : Name)
+    (news : List Name) : List (Name × String × Nat × Nat) → List (Name × List String)
+  | [] => []
+  | (w, _, _, _) :: rest =>
+    let more := meaningsOf env0 env ids looks ns news rest
+    match resolve (declaredName ns w) news with
+    | some n => (n, meaningAt env0 env ids looks n) :: more
+    | none => more
+
 /-- Parse and elaborate the commands of `inputCtx` one by one, with Lean's
 own parser and command elaborator, recording what each did (`CmdRec`). -/
 meta partial def elabLoop (inputCtx : Parser.InputContext) (ps : Parser.ModuleParserState) (lp : Loop) :
@@ -452,8 +736,13 @@ meta partial def elabLoop (inputCtx : Parser.InputContext) (ps : Parser.ModulePa
   let lp := { lp with msgs := appMsgs lp.msgs stA.messages.toList,
                       trees := appTrees (paToList stA.infoState.trees) lp.trees }
   let news := newNames before after
+  let meaning := match lp.lib, thms with
+    | _, [] => []
+    | none, _ => []
+    | some env0, _ => meaningsOf env0 after (idsOf (sigsOf 64 cmd')) lp.looks sc.currNamespace news thms
   let rec_ : CmdRec := { news, vars := sc.varDecls.size != 0, renames := renamings sc.openDecls,
-                         metasBefore := lp.metas, ranBefore := lp.ran, line := l, endLine := el, thms }
+                         metasBefore := lp.metas, ranBefore := lp.ran, line := l, endLine := el, thms,
+                         ns := sc.currNamespace, meaning }
   let lp := classify after { lp with cmds := rec_ :: lp.cmds, exNames } news
   let lp := { lp with ran := appS (commandKinds 64 cmd) lp.ran }
   elabLoop inputCtx ps' lp
@@ -480,23 +769,12 @@ meta def runC (st : Command.State) (fileName text : String) (lp : Loop) (infoTre
 
 /-! ## The kernel replay -/
 
-meta def usedBy (ci : ConstantInfo) : List Name :=
-  let a := ci.type.getUsedConstants
-  let b := match ci.value? (allowOpaque := true) with
-    | some v => v.getUsedConstants
-    | none => #[]
-  app (arrList a a.size []) (arrList b b.size [])
-
 /-- Where the replay stops: the constants of `base` (the library, and with a
 trusted preamble the preamble's environment too). -/
-meta def keepNew (base : Environment) (acc : List Name) (self : Name) : List Name → List Name
+meta def keepNew (known : Name → Bool) (acc : List Name) (self : Name) : List Name → List Name
   | [] => []
-  | d :: ds => if base.contains d || mem d acc || d == self then keepNew base acc self ds
-    else d :: keepNew base acc self ds
-
-meta def dropOwn (own : List Name) : List Name → List Name
-  | [] => []
-  | d :: ds => if mem d own then dropOwn own ds else d :: dropOwn own ds
+  | d :: ds => if known d || mem d acc || d == self then keepNew known acc self ds
+    else d :: keepNew known acc self ds
 
 /-- The constructors of every inductive type of a block. -/
 meta def blockCtors (envU : Environment) : List Name → List Name
@@ -524,18 +802,20 @@ meta def needs (envU : Environment) (ci : ConstantInfo) : List Name :=
     app (usedBy ci) (ctorUses envU (app v.all cs) cs)
   | _ => usedBy ci
 
-/-- Constants of `envU` reachable from `todo` that `base` lacks, dependencies first. -/
-meta def closure (envU base : Environment) : Nat → List Name → List Name → Except String (List Name)
+/-- Constants of `envU` reachable from `todo` that are not `known` (the
+library's, or already replayed), dependencies first. -/
+meta def closure (envU : Environment) (known : Name → Bool) : Nat → List Name → List Name →
+    Except String (List Name)
   | 0, _, _ => .error "declaration graph too large"
   | _, [], acc => .ok acc
   | fuel + 1, n :: rest, acc =>
-    if base.contains n || mem n acc then closure envU base fuel rest acc
+    if known n || mem n acc then closure envU known fuel rest acc
     else match envU.find? n with
-      | none => .error s!"unknown constant {nm n}"
+      | none => .error s!"unknown constant {nm (userName n)}"
       | some ci =>
-        match keepNew base acc n (needs envU ci) with
-        | [] => closure envU base fuel rest (app acc [n])
-        | deps => closure envU base fuel (app deps (n :: rest)) acc
+        match keepNew known acc n (needs envU ci) with
+        | [] => closure envU known fuel rest (app acc [n])
+        | deps => closure envU known fuel (app deps (n :: rest)) acc
 
 meta def ctorsOf (envU : Environment) : List Name → Except String (List Constructor)
   | [] => .ok []
@@ -557,7 +837,7 @@ meta def indTypes (envU : Environment) : List Name → Except String (List Induc
 meta def kadd (k : Kernel.Environment) (d : Declaration) (what : Name) : Except String Kernel.Environment :=
   match k.addDecl {} d with
   | .ok k' => .ok k'
-  | .error _ => .error s!"the kernel rejects {nm what}"
+  | .error _ => .error s!"the kernel rejects {nm (userName what)}"
 
 /-- Add the constants `ns` of `envU` (dependencies first) to the kernel
 environment `k`, each checked by the kernel whatever options the document set.
@@ -580,13 +860,15 @@ meta def replayAll (envU : Environment) : List Name → Kernel.Environment → E
         | .ok ts => next (kadd k (.inductDecl v.levelParams v.numParams ts v.isUnsafe) n)
         | .error e => .error e
     | some (.ctorInfo v) => match k.find? n with
-      | some (.ctorInfo w) => if v == w then replayAll envU ns k else .error s!"constructor {nm n} differs from the kernel's"
-      | _ => .error s!"constructor {nm n} has no inductive"
+      | some (.ctorInfo w) => if v == w then replayAll envU ns k
+        else .error s!"constructor {nm (userName n)} differs from the kernel's"
+      | _ => .error s!"constructor {nm (userName n)} has no inductive"
     | some (.recInfo v) => match k.find? n with
-      | some (.recInfo w) => if v == w then replayAll envU ns k else .error s!"recursor {nm n} differs from the kernel's"
-      | _ => .error s!"recursor {nm n} has no inductive"
+      | some (.recInfo w) => if v == w then replayAll envU ns k
+        else .error s!"recursor {nm (userName n)} differs from the kernel's"
+      | _ => .error s!"recursor {nm (userName n)} has no inductive"
     | some (.quotInfo _) => .error "a quotient declaration"
-    | none => .error s!"unknown constant {nm n}"
+    | none => .error s!"unknown constant {nm (userName n)}"
 
 /-- The leaves of the constants reachable from `todo` in `k`: axioms (L: not
 from the library, I: from the library's modules), unsafe constants (U) and
@@ -666,49 +948,9 @@ meta def outside (envU lib : Environment) (allowed : NameSet) : List Name → Li
           else bad ds
       bad (usedBy ci)
 
-/-! ## What a statement means beyond its text -/
-
-/-- Whether every constant of `e` is one of `env0`'s (the library and this checker). -/
-meta def onlyIn (env0 : Environment) (e : Expr) : Bool :=
-  let a := e.getUsedConstants
-  let rec all : List Name → Bool
-    | [] => true
-    | c :: cs => env0.contains c && all cs
-  all (arrList a a.size [])
-
-/-- Flags on the constants reachable from `todo` through the file's own
-declarations (types, and values of definitions): an instance the file
-declared of a library class for library types (`OfNat Nat 2`, `Add Nat`),
-and a file constant whose name ends in a library name (`Foo.Nat` read as
-`Nat` inside `namespace Foo`). -/
-meta def meaningWalk (env0 envU : Environment) : Nat → List Name → NameSet → List String → List String
-  | 0, _, _, acc => "walk: out of fuel" :: acc
-  | _, [], _, acc => acc
-  | fuel + 1, c :: rest, seen, acc =>
-    if seen.contains c || env0.contains c then meaningWalk env0 envU fuel rest seen acc
-    else
-      let seen := seen.insert c
-      match envU.find? c with
-      | none => meaningWalk env0 envU fuel rest seen acc
-      | some ci =>
-        let acc := if Meta.isInstanceCore envU c then
-            match ci.type.getForallBody.getAppFn.constName? with
-            | some cls => if env0.contains cls && onlyIn env0 ci.type then
-                ("instance " ++ nm (userName c) ++ " of " ++ nm cls) :: acc else acc
-            | none => acc
-          else acc
-        let rec sh : List Name → List String → List String
-          | [], a => a
-          | s :: ss, a => if env0.contains s then ("shadow " ++ nm (userName c) ++ " " ++ nm s) :: a else sh ss a
-        let acc := sh (suffixes c) acc
-        let more := match ci with
-          | .thmInfo _ => let t := ci.type.getUsedConstants; arrList t t.size []
-          | _ => usedBy ci
-        meaningWalk env0 envU fuel (app more rest) seen acc
-
-meta def prefixAll (p : String) : List String → List String
-  | [] => []
-  | x :: xs => (p ++ x) :: prefixAll p xs
+meta def lookupMeaning (n : Name) : List (Name × List String) → Option (List String)
+  | [] => none
+  | (m, fs) :: rest => if m == n then some fs else lookupMeaning n rest
 
 meta def findRec (n : Name) : List CmdRec → Option CmdRec
   | [] => none
@@ -731,9 +973,14 @@ meta def flagsOf (env0 envU : Environment) (recs : List CmdRec) (n : Name) : Lis
         | cs => ["code " ++ joinS (dedupS cs [])]
       appS v (appS rn (appS ms cs))
     | none => []
-  let walk := match envU.find? n with
+  let atEnd := match envU.find? n with
     | some ci => let t := ci.type.getUsedConstants; meaningWalk env0 envU 100000 (arrList t t.size []) {} []
     | none => []
+  let walk := match findRec n recs with
+    | some r => match lookupMeaning n r.meaning with
+      | some fs => fs
+      | none => atEnd
+    | none => atEnd
   appS scope (dedupS walk [])
 
 /-! ## The judge -/
@@ -764,14 +1011,16 @@ structure Ctx where
 with every constant it needs that `base` lacks (preamble included, unless the
 preamble is trusted), its type compared with the trusted `expected`
 declaration's, the premise rule, and the leaves of its axioms. -/
-meta def judgeOne (c : Ctx) (idx : Nat) (n : Name) : List String :=
-  let out (status : String) (ls : List String) := "D" :: toString idx :: status :: toString (lenS ls) :: ls
+meta def judgeOne (c : Ctx) (kAcc : Kernel.Environment) (idx : Nat) (n : Name) :
+    List String × Option Kernel.Environment :=
+  let out (status : String) (ls : List String) :=
+    ("D" :: toString idx :: status :: toString (lenS ls) :: ls, none)
   match c.envU.find? n with
   | none => out "missing" []
   | some _ =>
-    match closure c.envU c.base 100000 [n] [] with
+    match closure c.envU (fun d => c.base.contains d || (kAcc.find? d).isSome) 100000 [n] [] with
     | .error e => out "closure" [e]
-    | .ok ns => match replayAll c.envU ns c.k0 with
+    | .ok ns => match replayAll c.envU ns kAcc with
       | .error e => out "kernel" [e]
       | .ok k => match k.find? n with
         | some (.thmInfo v) =>
@@ -785,22 +1034,53 @@ meta def judgeOne (c : Ctx) (idx : Nat) (n : Name) : List String :=
             | some allowed => match dedupS (outside c.envU c.env0 allowed ns) [] with
               | [] => out "ok" (leaves c.env0 k 1000000 [n] {} [])
               | bad => out "premise" bad
-            | none => out "ok" (leaves c.env0 k 1000000 [n] {} [])
+            | none => let ls := leaves c.env0 k 1000000 [n] {} []
+              ("D" :: toString idx :: "ok" :: toString (lenS ls) :: ls, some k)
         | _ => out "not_theorem" []
 
 meta def flagFields (idx : Nat) : List String → List String
   | [] => []
   | t :: ts => "W" :: toString idx :: t :: flagFields idx ts
 
-meta def judgeAll (c : Ctx) (recs : List CmdRec) : Nat → List Name → List String
+/-- Every judged name's verdict and flags. What the kernel accepted for one
+theorem (it and what it needs) is kept for the next: each declaration of the
+file is replayed once, not once per theorem that needs it (never with a
+premise rule, whose check reads each theorem's own replay list). -/
+meta def judgeAll (c : Ctx) (recs : List CmdRec) (kAcc : Kernel.Environment) : Nat → List Name → List String
   | _, [] => []
-  | i, n :: ns => appS (judgeOne c i n) (appS (flagFields i (flagsOf c.env0 c.envU recs n)) (judgeAll c recs (i + 1) ns))
+  | i, n :: ns =>
+    let (ds, k?) := judgeOne c kAcc i n
+    let next := match k? with
+      | some k => k
+      | none => kAcc
+    appS ds (appS (flagFields i (flagsOf c.env0 c.envU recs n)) (judgeAll c recs next (i + 1) ns))
 
-/-- `n` inside the namespace `ns`. -/
-meta def qualify (ns : Name) : Name → Name
-  | .anonymous => ns
-  | .str q x => .str (qualify ns q) x
-  | .num q k => .num (qualify ns q) k
+/-- A confusable identifier of the text, sent as the name
+`_burnqed_look.«1».«Νat».«::».«Nat»` (always flag, identifier parts, `::`,
+skeleton parts): none for any other name. -/
+meta def lookOf (n : Name) : Option (Name × Name × Bool) :=
+  match revN (partsRev n) [] with
+  | .str _ "_burnqed_look" :: .str _ force :: rest =>
+    let rec split : List Name → List Name → Option (List Name × List Name)
+      | [], _ => none
+      | .str _ "::" :: sk, acc => some (revN acc [], sk)
+      | p :: ps, acc => split ps (p :: acc)
+    match split rest [] with
+    | some (w, sk) => some (ofParts w .anonymous, ofParts sk .anonymous, force == "1")
+    | none => none
+  | _ => none
+
+meta def looksOf : List Name → List (Name × Name × Bool)
+  | [] => []
+  | n :: ns => match lookOf n with
+    | some l => l :: looksOf ns
+    | none => looksOf ns
+
+meta def notLooks : List Name → List Name
+  | [] => []
+  | n :: ns => match lookOf n with
+    | some _ => notLooks ns
+    | none => n :: notLooks ns
 
 meta def qualifyAll (ns : Name) : List Name → List Name
   | [] => []
@@ -811,12 +1091,6 @@ meta def spaceOf (st : Command.State) : Name :=
   | sc :: _ => sc.currNamespace
   | [] => .anonymous
 
-/-- The constant a theorem-like declaration added: the new constant of its
-command whose user name ends with the written name. -/
-meta def resolve (w : Name) : List Name → Option Name
-  | [] => none
-  | c :: cs => if w != .anonymous && endsWith c w then some c else resolve w cs
-
 /-- The theorem-like declarations of the text, in order: (constant or the
 written name, `T` fields). -/
 meta partial def listed (envU : Environment) (ns : Name) : List CmdRec → List (Name × List String)
@@ -825,9 +1099,10 @@ meta partial def listed (envU : Environment) (ns : Name) : List CmdRec → List 
     let rec each : List (Name × String × Nat × Nat) → List (Name × List String)
       | [] => listed envU ns rs
       | (w, kind, l, c) :: more =>
-        let (n, found) := match resolve w r.news with
+        let d := declaredName r.ns w
+        let (n, found) := match resolve d r.news with
           | some n => (n, "1")
-          | none => (qualify ns w, "0")
+          | none => (d, "0")
         (n, [nm (userName n), kind, found, toString l, toString c, toString r.line, toString r.endLine]) :: each more
     each r.thms
 
@@ -837,13 +1112,31 @@ helpers that lifting needs here). -/
 meta def ppIn (env : Environment) (opts : Options) (mctx : MetavarContext) (m : MessageData) : IO String :=
   (MessageData.withContext { env, mctx, lctx := {}, opts } m).toString
 
+/-- Whether `e` holds a numeral of a type other than `Nat` (`(1 : Νat)`): its
+statement is then printed with every numeral's type. -/
+meta def oddNumeral : Nat → Expr → Bool
+  | 0, _ => false
+  | f + 1, .app g a =>
+    let here := match g with
+      | .app (.app (.const c _) ty) _ => c == ``OfNat.ofNat && !(ty.isConstOf ``Nat)
+      | _ => false
+    here || oddNumeral f g || oddNumeral f a
+  | f + 1, .lam _ t b _ => oddNumeral f t || oddNumeral f b
+  | f + 1, .forallE _ t b _ => oddNumeral f t || oddNumeral f b
+  | f + 1, .letE _ t v b _ => oddNumeral f t || oddNumeral f v || oddNumeral f b
+  | f + 1, .mdata _ b => oddNumeral f b
+  | f + 1, .proj _ _ b => oddNumeral f b
+  | _, _ => false
+
 /-- The type of `n` (a constant of `env`) as Lean prints it in `printEnv`:
 the file's environment, or the library's alone when the file declared meta
 code (its notations and unexpanders could print a statement as another). -/
 meta def ppType (env printEnv : Environment) (opts : Options) (n : Name) : CommandElabM String := do
   match env.find? n with
   | none => return ""
-  | some ci => liftIO <| ppIn printEnv opts {} (.ofExpr ci.type)
+  | some ci =>
+    let opts := if oddNumeral 100000 ci.type then opts.setBool `pp.numericTypes true else opts
+    liftIO <| ppIn printEnv opts {} (.ofExpr ci.type)
 
 meta def typeFields (env printEnv : Environment) (opts : Options) : Nat → List (Name × List String) →
     CommandElabM (List String)
@@ -904,13 +1197,14 @@ declaration of the candidate, listed with its range and elaborated type
 makes `expected`'s statement mean more than its text. -/
 meta def judge (env0 : Environment) (fileName : String) (opts0 : Options)
     (nonce mode trust module preamble expected candidate : String)
-    (positions : List (Nat × Nat)) (names : List Name) : CommandElabM String := do
+    (positions : List (Nat × Nat)) (names0 : List Name) : CommandElabM String := do
+  let names := notLooks names0
   let opts : Options := opts0.setBool `Elab.async false
   let st0 := Command.mkState env0 {} opts
   -- The worker's document is a `module` (for `meta import`): public and
   -- exposed by default, so that names and unfolding are those of a plain file.
   let (sS, _) ← runC st0 fileName "@[expose] public section\n" {}
-  let (sP, lpP) ← runC sS fileName preamble {}
+  let (sP, lpP) ← runC sS fileName preamble { lib := some env0, looks := looksOf names0 }
   let pMsgs ← liftIO <| msgFields sP.messages.toList
   if anyError sP.messages.toList then
     return nonce ++ nets (appS ("v2" :: "P" :: pMsgs) ["end"])
@@ -931,7 +1225,7 @@ meta def judge (env0 : Environment) (fileName : String) (opts0 : Options)
         (match lp.unsafeDecls with | [] => [] | us => ["Z", joinNames us]))
   if mode == "audit" then
     let decls := newNames env0 sP.env
-    let replay := match closure sP.env base 1000000 decls [] with
+    let replay := match closure sP.env (fun d => base.contains d) 1000000 decls [] with
       | .error e => ["A", e]
       | .ok ns => match replayAll sP.env ns k0 with
         | .error e => ["A", e]
@@ -952,8 +1246,8 @@ meta def judge (env0 : Environment) (fileName : String) (opts0 : Options)
         | [] => sU.env
         | _ => env0
       let ts ← typeFields sU.env printEnv opts 0 ls
-      pure (judgeAll c recs 0 (firsts ls), ts)
-    else pure (judgeAll c recs 0 (qualifyAll (spaceOf sP) names), [])
+      pure (judgeAll c recs k0 0 (firsts ls), ts)
+    else pure (judgeAll c recs k0 0 (qualifyAll (spaceOf sP) names), [])
   let fm := (Parser.InputContext.mk candidate fileName).fileMap
   let ss ← match positions with
     | [] => pure []
@@ -1047,7 +1341,7 @@ and the leaves of its axioms. -/
 meta def stepVerdict (before after : Environment) (lps : List Name) (T V : Expr) : List String :=
   let us := V.getUsedConstants
   let ts := T.getUsedConstants
-  match closure after before 100000 (app (arrList us us.size []) (arrList ts ts.size [])) [] with
+  match closure after (fun d => before.contains d) 100000 (app (arrList us us.size []) (arrList ts ts.size [])) [] with
   | .error e => ["closure", e, "0"]
   | .ok ns => match replayAll after ns before.toKernelEnv with
     | .error e => ["kernel", e, "0"]

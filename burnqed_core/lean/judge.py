@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from burnqed_core.lean.confusables import lookalikes
 from burnqed_core.lean.types import ALLOWED_AXIOMS, LIBRARY_AXIOMS, DeclaredTheorem, Diagnostic, Elaboration
 
 JUDGE_PATH = Path(__file__).with_name("judge.lean")
@@ -190,6 +191,22 @@ def lean_ident(name: str) -> str:
     return ".".join(out)
 
 
+LOOK_ROOT = "_burnqed_look"
+
+
+def _quoted(part: str) -> str | None:
+    return None if not part or any(c in part for c in "«»\n") else f"«{part}»"
+
+
+def look_ident(ident: str, skel: str, force: bool) -> str:
+    """A confusable identifier (`burnqed_core.lean.confusables`) as the name
+    the checker reads among the judged ones (`lookOf` in ``judge.lean``):
+    ``_burnqed_look.«1».«Νat».«::».«Nat»``; "" when a part cannot be written."""
+    parts = [LOOK_ROOT, "1" if force else "0", *name_parts(ident), "::", *name_parts(skel)]
+    quoted = [_quoted(p) for p in parts]
+    return "" if any(q is None for q in quoted) else ".".join(q for q in quoted if q)
+
+
 def judge_command(nonce: str, preamble: str, expected: str, candidate: str, names: Sequence[str],
                   module: str = "", mode: str = "names", trusted: bool = False,
                   positions: Sequence[tuple[int, int]] = ()) -> str:
@@ -205,7 +222,8 @@ def judge_command(nonce: str, preamble: str, expected: str, candidate: str, name
     to read the goals (before the tactic that starts there), from the same run."""
     if mode not in ("names", "list", "audit"):
         raise ValueError(f"unknown judge mode {mode!r}")
-    idents = " ".join(lean_ident(n) for n in names)
+    idents = " ".join([*(lean_ident(n) for n in names),
+                       *(look_ident(w, sk, force) for w, sk, force in lookalikes(preamble, expected, candidate))])
     nums = " ".join(f"{line} {col}" for line, col in positions)
     return (f"burnqed_judge {lean_string(nonce)} {lean_string(mode)} {lean_string('trusted' if trusted else 'replay')} "
             f"{lean_string(module)} {lean_string(preamble)} {lean_string(expected)} {lean_string(candidate)} "
@@ -288,6 +306,19 @@ class JudgeReport:
         return [m for m in self.messages if m.severity == "error"]
 
 
+_PRIVATE = re.compile(r"_private\.\S*?\.0\.")
+_SCRATCH = re.compile(r"(?:file://)?/\S*?burnqed-lean-scratch-[^\s/]*/")
+# The worker's document as Lean names a module-specific auxiliary (`instHAddNat_external:burnqed-1-2.lean`).
+_DOCUMENT = re.compile(r"_?external:(?:file://)?[^\s`]*?burnqed-\d+-\d+\.lean")
+
+
+def user_text(text: str) -> str:
+    """A message of Lean's with the user's names: a private declaration's
+    ``_private.<document>.0.`` prefix (the document is a scratch file of the
+    worker) and scratch paths removed."""
+    return _DOCUMENT.sub("", _SCRATCH.sub("", _PRIVATE.sub("", text)))
+
+
 class ReportError(ValueError):
     """The answer is not a well-formed report of this call."""
 
@@ -334,7 +365,8 @@ def parse_report(message: str, nonce: str, names: Sequence[str] | None) -> Judge
 
     def message() -> JudgeMessage:
         sev, line, col, eline, ecol, text = take(), num(), num(), num(), num(), take()
-        return JudgeMessage(severity=sev, line=line, column=col, text=text, end_line=eline, end_column=ecol)
+        return JudgeMessage(severity=sev, line=line, column=col, text=user_text(text), end_line=eline,
+                            end_column=ecol)
 
     def name_at(idx: int) -> str:
         if not 0 <= idx < len(judged):
@@ -371,10 +403,12 @@ def parse_report(message: str, nonce: str, names: Sequence[str] | None) -> Judge
             name = name_at(idx)
             if name in rep.verdicts:
                 raise ReportError(f"two verdicts for `{name}`")
-            rep.verdicts[name] = NameVerdict(status=status, detail=[take() for _ in range(count)])
+            detail = [take() for _ in range(count)]
+            rep.verdicts[name] = NameVerdict(status=status,
+                                             detail=detail if status == "ok" else [user_text(d) for d in detail])
         elif tag == "W":
             idx, text = num(), take()
-            rep.flags.setdefault(name_at(idx), []).append(text)
+            rep.flags.setdefault(name_at(idx), []).append(user_text(text))
         elif tag == "S":
             idx, count = num(), take()
             if idx in rep.states:
@@ -468,9 +502,20 @@ def leaf_axioms(leaves: Sequence[str]) -> list[str]:
 def statement_notes(flags: Sequence[str]) -> list[str]:
     """The checker's flags on a theorem's statement, as sentences."""
     out = []
+    hidden = {tuple(f.split(" ")[1:3]) for f in flags if f.startswith("hidden ")}
     for f in flags:
         head, _, rest = f.partition(" ")
-        if f == "variables":
+        if head == "file" or (head == "instance" and tuple(rest.split(" of ", 1)) in hidden):
+            continue  # a file constant the statement names (marked in the printed statement, `file_marks`)
+        if head == "hidden":
+            own, _, cls = rest.partition(" ")
+            what = f", an instance of `{cls}`" if cls else ""
+            out.append(f"its statement uses `{own}`{what}, a constant of the file that its text does not show")
+        elif head == "lookalike":
+            own, _, lib = rest.partition(" ")
+            out.append(f"its statement uses `{own}`, a constant of the file whose name looks like the library's "
+                       f"`{lib}`")
+        elif f == "variables":
             out.append("declared with `variable`s in scope: its statement may carry hypotheses its text "
                        "does not show")
         elif head == "instance":
@@ -494,6 +539,11 @@ def statement_notes(flags: Sequence[str]) -> list[str]:
 
 
 _INCLUDE = re.compile(r"(?m)^\s*include\s")
+
+
+def file_marks(flags: Sequence[str]) -> list[str]:
+    """The file constants a statement names (the checker's ``file`` flags)."""
+    return [f.partition(" ")[2] for f in flags if f.startswith("file ")]
 
 
 def meaning_problems(flags: Sequence[str], preamble: str | None = None) -> list[str]:
@@ -533,7 +583,7 @@ def report_verdicts(report: JudgeReport, names: Sequence[str]
             axioms[name] = leaf_axioms(v.leaves)
         else:
             rejected[name] = verdict_problems(name, v)[0]
-    notes = {n: statement_notes(f) for n, f in report.flags.items() if f}
+    notes = {n: notes for n, f in report.flags.items() if (notes := statement_notes(f))}
     return axioms, rejected, notes
 
 
@@ -556,7 +606,8 @@ def elaboration_of(report: JudgeReport, names: Sequence[str] | None,
         declarations=[d.name for d in found] if listed else None,
         declaration_lines=[(d.start_line, d.end_line) for d in found] if listed else None,
         goals=[report.states.get(i) for i in range(len(positions))] if positions else None,
-        theorems=list(report.declared) if listed else None, ran_code=[*report.ran_code, *report.unsafe_code])
+        theorems=list(report.declared) if listed else None, ran_code=[*report.ran_code, *report.unsafe_code],
+        file_constants={n: m for n, f in report.flags.items() if (m := file_marks(f))})
 
 
 def verdict_problems(name: str, v: NameVerdict | None) -> list[str]:

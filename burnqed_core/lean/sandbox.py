@@ -113,7 +113,7 @@ def _is_id_rest(ch: str) -> bool:
 
 
 # Multi-character symbols the rules care about, longest first.
-_SYMBOLS = ("<;>", ":=", "=>", "@[", "#[", "%[", "`(", "``(")
+_SYMBOLS = ("<;>", ":=", "=>", "@[", "#v[", "#[", "%[", "`(", "``(")
 
 
 def tokenize(text: str, *, comments: bool = False, strict: bool = True) -> list[Token]:
@@ -202,7 +202,8 @@ def tokenize(text: str, *, comments: bool = False, strict: bool = True) -> list[
                     i += 1
             emit(TokKind.NUMBER, start)
             continue
-        if ch == "#" and i + 1 < n and _is_id_first(text[i + 1]):
+        if ch == "#" and i + 1 < n and _is_id_first(text[i + 1]) and not text.startswith("#v[", i):
+            # (`#v[a, b]` is core's vector literal, a term: lexed as the bracket `#v[`.)
             i = _scan_ident(text, i + 1, strict)
             emit(TokKind.HASH, start)
             continue
@@ -279,7 +280,7 @@ COMMAND_KEYWORDS = frozenset({
 # checks: pretty-printing and linters (messages only) and auto-bound implicits.
 ALLOWED_OPTION_PREFIXES = ("pp.", "linter.", "autoImplicit", "relaxedAutoImplicit", "push_neg.", "simprocs")
 _OPENERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⟦": "⟧", "⌊": "⌋", "⌈": "⌉",
-            "@[": "]", "#[": "]", "%[": "]", "`(": ")", "``(": ")"}
+            "@[": "]", "#v[": "]", "#[": "]", "%[": "]", "`(": ")", "``(": ")"}
 _CLOSERS = frozenset(_OPENERS.values())
 
 
@@ -295,8 +296,6 @@ def _name_problem(tok: Token) -> str | None:
     comps = tok.components
     if comps in (["sorry"], ["admit"], ["cheat"]) or "sorryAx" in comps:
         return f"`{tok.text}` leaves the proof unfinished"
-    if comps == ["stop"]:
-        return "`stop` discards the rest of the proof (it is `repeat sorry`)"
     for c in comps:
         if c in NATIVE_NAMES:
             return f"`{tok.text}` trusts compiled code instead of the kernel"
@@ -304,11 +303,38 @@ def _name_problem(tok: Token) -> str | None:
             return f"`{tok.text}` can run or replace arbitrary code"
         if c in IO_COMPONENTS or c.startswith("unsafe"):
             return f"`{tok.text}` reaches IO or unsafe code"
-    if comps and comps[0] == "System":
+    if comps and comps[0] == "System" and comps[:2] != ["System", "Platform"]:
+        # (`System.Platform.numBits_eq` and its kin are facts about the platform, not actions.)
         return f"`{tok.text}` reaches the system (IO)"
     if any(tuple(comps[: len(p)]) == p for p in META_PREFIXES):
         return f"`{tok.text}` reaches Lean's meta level"
     return None
+
+
+# What may precede the `stop` tactic (`repeat sorry` for the rest of the block), and what never follows it:
+# elsewhere `stop` is a name like any other (`(start stop : Nat)`, `stop + 1`).
+_TACTIC_BEFORE = frozenset({"by", ";", "<;>", "·", ".", "=>", "then", "else", "do", "try", "repeat", "focus",
+                            "all_goals", "any_goals", "first", "|", "(", "{", "⟨"})
+_NOT_AFTER_TACTIC = frozenset({":", ",", ":=", "+", "-", "*", "/", "%", "^", "≤", "<", "≥", ">", "=", "≠", "∣",
+                               "∧", "∨", "→", "↔", "::", "++", "∈", "∉", "⊆", "∘", "•", "|>", "<|", "|>.", "$"})
+
+
+def _stop_problem(toks: list[Token], k: int) -> str | None:
+    """``stop`` at toks[k] when it stands where a tactic starts (first of its
+    line or after a tactic separator) and nothing that continues a term
+    follows: a first filter only (Lean's own check refuses the `sorry` it
+    leaves either way)."""
+    t = toks[k]
+    if t.components != ["stop"]:
+        return None
+    prev = toks[k - 1].text if k > 0 else None
+    nxt = toks[k + 1] if k + 1 < len(toks) else None
+    where = prev is None or t.line_start or prev in _TACTIC_BEFORE
+    if not where or (nxt is not None and nxt.line == t.line and nxt.text in _NOT_AFTER_TACTIC):
+        return None
+    if prev == "(" and nxt is not None and nxt.kind is TokKind.IDENT and nxt.line == t.line:
+        return None  # `(stop start : Nat)`: a binder
+    return "`stop` discards the rest of the proof (it is `repeat sorry`)"
 
 
 def _bracket_problem(toks: list[Token]) -> str | None:
@@ -395,7 +421,7 @@ def _token_problems(toks: list[Token], *, allow_leading_decl: bool) -> list[str]
                     and toks[k + 1].offset == t.offset + 4:
                 p = "`eval%` runs code at elaboration time"
             else:
-                p = _name_problem(t) or _kernel_flag_problem(toks, k)
+                p = _name_problem(t) or _stop_problem(toks, k) or _kernel_flag_problem(toks, k)
             if p:
                 problems.append(p)
         elif t.kind is TokKind.NAME:
@@ -542,7 +568,7 @@ def source_problems(text: str) -> list[str]:
     for k, t in enumerate(toks):
         p: str | None = None
         if t.kind is TokKind.IDENT:
-            p = _name_problem(t) or _kernel_flag_problem(toks, k)
+            p = _name_problem(t) or _stop_problem(toks, k) or _kernel_flag_problem(toks, k)
         elif t.kind is TokKind.NAME:
             p = _name_problem(Token(TokKind.IDENT, t.text.lstrip("`"), t.offset, t.line, t.col, t.line_start))
         if p:

@@ -163,6 +163,9 @@ class Elaboration(BaseModel):
         None, description="with ``declared``: every theorem-like declaration of the text as Lean elaborated it "
                           "(the names of ``axioms``/``rejected``/``notes``); None when not asked")
     ran_code: list[str] = Field(default_factory=list, description="code the text ran (the checker's flags)")
+    file_constants: dict[str, list[str]] = Field(
+        default_factory=dict, description="for each judged name: the constants of the text that its statement "
+                                          "names (marked in `burnqed lean check`'s printed statement)")
 
 
 ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
