@@ -11,7 +11,7 @@ import typer
 
 from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
 from burnqed_core.config import LeanConfig, Profile
-from burnqed_core.lean.types import DeclaredTheorem, Elaboration
+from burnqed_core.lean.types import DEFAULT_THEOREM_TIMEOUT_S, DeclaredTheorem, Elaboration
 
 app = typer.Typer(help="Lean: install the embedded backend, check files, trace proofs, automation baseline.",
                   no_args_is_help=True)
@@ -69,17 +69,26 @@ def check(
     backend: BackendOpt = None,
     profile: ProfileOpt = "tiny",
     verbose: VerboseOpt = False,
+    theorem_timeout: Annotated[float, typer.Option(
+        "--theorem-timeout", min=1.0,
+        help="seconds a theorem may take before it gets a TIMEOUT verdict (its own limit: the others keep "
+             "theirs); no option of the file lifts it")] = DEFAULT_THEOREM_TIMEOUT_S,
 ) -> None:
     """Check every theorem of a Lean file: one line per theorem that Lean itself says the file declares,
-    `ok NAME : STATEMENT` (the statement as Lean elaborated it) or `FAIL NAME: first error`; exit code 1 if
-    any fails. A theorem is ok only if Lean elaborated it without error, the kernel accepts the replay of it
+    `ok NAME : STATEMENT` (the statement the kernel checked: numerals with their type when it is not `Nat`,
+    then `[file: ...]`, the file's constants it names), `FAIL NAME: first error` or `TIMEOUT NAME: ...` (no
+    verdict within `--theorem-timeout`, default 60 s, whatever the other theorems do); exit code 1 if any is
+    not ok. A theorem is ok only if Lean elaborated it without error, the kernel accepts the replay of it
     and of every declaration of the file it needs, and its axioms are within propext, Classical.choice and
     Quot.sound (a silenced `sorry`, `native_decide` or an axiom of the file all fail). The file is elaborated
     once, by the trusted checker, in the sandboxed worker (it cannot write outside scratch). A file where
     the file parser and Lean disagree on the declarations gets a `FAIL <file>` line. A `  note NAME: ...`
     line under a theorem says that what Lean elaborated means more than its text shows: `variable`s in
     scope, `open ... renaming`, syntax, notation or macros the file declared, a name that shadows the
-    library's, or an instance the file declared for a library class (`n + 1 = n` can be true that way)."""
+    library's or looks like one (`Νat`, `ℕ`), a constant of the file its text does not show (a coercion,
+    an instance through a file abbreviation), or an instance the file declared for a library class
+    (`n + 1 = n` can be true that way)."""
+    from burnqed_core.data.file_check import check_file
     from burnqed_core.lean.pool import LeanPool
     from burnqed_core.lean.sandbox import normalize_source
 
@@ -88,7 +97,8 @@ def check(
 
     async def run() -> Elaboration:
         async with LeanPool(cfg) as pool:
-            return await pool.elaborate(text, declared=True, timeout_s=max(300.0, cfg.tactic_timeout_s))
+            return await check_file(pool, text, theorem_timeout,
+                                    progress=lambda m: typer.echo(f"[{file.name}] {m}", err=True))
 
     lines, ok, total = check_report(text, asyncio.run(run()), str(file))
     for line in lines:
@@ -111,7 +121,10 @@ def check_lines(verdicts: list[tuple[str, str | None]], notes: dict[str, list[st
         own = (marks or {}).get(name)
         if stmt and own:
             stmt += f"  [file: {', '.join(own)}]"
-        out.append(f"ok {name}{stmt}" if err is None else f"FAIL {name}: {err}")
+        if err is not None and err.startswith("TIMEOUT "):
+            out.append(f"TIMEOUT {name}: {err.removeprefix('TIMEOUT ')}")
+        else:
+            out.append(f"ok {name}{stmt}" if err is None else f"FAIL {name}: {err}")
         out += [f"  note {name}: {note}" for note in notes.get(name, [])]
     return out
 
@@ -157,6 +170,9 @@ def check_report(text: str, elab: Elaboration, source: str = "") -> tuple[list[s
     covered: set[int] = set()
     verdicts: list[tuple[str, str | None]] = []
     for t in theorems:
+        if t.name in elab.timed_out:
+            verdicts.append((t.name, f"TIMEOUT {elab.timed_out[t.name]}"))
+            continue
         mine = [d for d in bad if t.start_line <= d.line <= t.end_line]
         covered.update(id(d) for d in mine)
         problems = [_one_line(d.message) for d in mine]

@@ -48,12 +48,6 @@ def skeleton(part: str) -> str:
     return "".join(_latin(c) for c in unicodedata.normalize("NFKC", part))
 
 
-def _parts(ident: str) -> list[str]:
-    from burnqed_core.lean.judge import name_parts
-
-    return name_parts(ident)
-
-
 def lookalikes(*texts: str) -> list[tuple[str, str, bool]]:
     """(identifier, skeleton, always flag) for each identifier of ``texts``
     with a part outside ASCII whose skeleton differs from it: names as dotted
@@ -67,7 +61,7 @@ def lookalikes(*texts: str) -> list[tuple[str, str, bool]]:
         for t in toks:
             if t.kind is not TokKind.IDENT or t.text.isascii() or t.text in out:
                 continue
-            parts = _parts(t.text)
+            parts = list(t.components)
             skel = [skeleton(p) for p in parts]
             if skel != parts:
                 out[t.text] = (".".join(parts), ".".join(skel), any(p in NOTATIONS for p in parts))

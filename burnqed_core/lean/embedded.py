@@ -254,6 +254,9 @@ class EmbeddedBackend:
         # Set when a judged text ran code of its own (`JudgeReport.ran_code`): a task it spawned could read
         # the next request (and its nonce) or write to stdout, so the process takes no further request.
         self.tainted = ""
+        # The current call's limit (set by the pool for each call): the worker's wait for a judge answer
+        # follows it, not the worker's default `request_timeout_s`.
+        self.call_limit_s: float | None = None
 
     # -- process ------------------------------------------------------------------------------------------------
     @property
@@ -445,7 +448,7 @@ class EmbeddedBackend:
         nonce = new_nonce()
         doc = HEADER + judge_command(nonce, preamble, expected, candidate, names, module, mode, trusted, positions)
         async with self._doc_lock:
-            diags = await self._w().check(doc)
+            diags = await self._w().check(doc, timeout_s=self.call_limit_s)
         self.last_preamble = None
         answers = [d.message for d in diags if d.severity == 3 and d.message.startswith(nonce)]
         if len(answers) != 1:

@@ -259,8 +259,10 @@ class LspWorker:
             del self._diags[v]
         return [diagnostic_of(d) for d in self._diags.get(version, [])]
 
-    async def check(self, text: str) -> list[Diagnostic]:
-        """Replace the document by ``text``; its diagnostics once elaborated."""
+    async def check(self, text: str, timeout_s: float | None = None) -> list[Diagnostic]:
+        """Replace the document by ``text``; its diagnostics once elaborated.
+        ``timeout_s``: this request's limit instead of the worker's (the
+        caller's own limit, so that no silent limit sits under it)."""
         async with self._lock:
             self.version += 1
             v = self.version
@@ -268,7 +270,11 @@ class LspWorker:
             self._send({"jsonrpc": "2.0", "method": "textDocument/didChange",
                         "params": {"textDocument": {"uri": self.uri, "version": v},
                                    "contentChanges": [{"text": text}]}})
-            return await self._wait(v)
+            limit, self.timeout_s = self.timeout_s, timeout_s or self.timeout_s
+            try:
+                return await self._wait(v)
+            finally:
+                self.timeout_s = limit
 
     async def goals(self, line: int, character: int) -> list[str] | None:
         """Goals at a position of the current document (None: no tactic there)."""

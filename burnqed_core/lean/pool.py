@@ -359,6 +359,9 @@ class LeanPool:
             t0 = time.monotonic()
             self._stats.requests += 1
             slot.requests += 1
+            if hasattr(backend, "call_limit_s"):
+                # The worker's own wait follows this call's limit (a little after it: this bound fires first).
+                backend.call_limit_s = timeout_s + CANCEL_GRACE_S
             try:
                 result = await _bounded(fn(backend), timeout_s, backend.pid)
             except TimeoutError:
