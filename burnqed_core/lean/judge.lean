@@ -425,7 +425,8 @@ meta partial def sigsOf : Nat → Syntax → List Syntax
   | f + 1, stx =>
     if stx.getKind == ``Lean.Parser.Command.declaration then
       let inner := stx.getArg 1
-      if inner.getKind == ``Lean.Parser.Command.theorem then [inner.getArg 2]
+      if inner.getKind == ``Lean.Parser.Command.theorem || inner.getKind == ``Lean.Parser.Command.axiom then
+        [inner.getArg 2]
       else if inner.getKind == ``Lean.Parser.Command.example then [inner.getArg 1]
       else []
     else
@@ -438,6 +439,18 @@ where
   appX : List Syntax → List Syntax → List Syntax
     | [], ys => ys
     | x :: xs, ys => x :: appX xs ys
+
+/-- The axioms a command declares (`axiom n : T`, also under `… in`): the
+trusted statement of a checked theorem is one (`expected_text`). -/
+meta partial def axiomsOf : Nat → Syntax → List (Name × String × Nat × Nat)
+  | 0, _ => []
+  | f + 1, stx =>
+    if stx.getKind == ``Lean.Parser.Command.declaration then
+      let inner := stx.getArg 1
+      if inner.getKind == ``Lean.Parser.Command.axiom then [(((inner.getArg 1).getArg 0).getId, "axiom", 0, 0)]
+      else []
+    else if stx.getKind == ``Lean.Parser.Command.in then axiomsOf f (stx.getArg 2)
+    else []
 
 meta def idsOf : List Syntax → List Name
   | [] => []
@@ -736,10 +749,11 @@ meta partial def elabLoop (inputCtx : Parser.InputContext) (ps : Parser.ModulePa
   let lp := { lp with msgs := appMsgs lp.msgs stA.messages.toList,
                       trees := appTrees (paToList stA.infoState.trees) lp.trees }
   let news := newNames before after
-  let meaning := match lp.lib, thms with
+  let judged := appT thms (axiomsOf 64 cmd')
+  let meaning := match lp.lib, judged with
     | _, [] => []
     | none, _ => []
-    | some env0, _ => meaningsOf env0 after (idsOf (sigsOf 64 cmd')) lp.looks sc.currNamespace news thms
+    | some env0, _ => meaningsOf env0 after (idsOf (sigsOf 64 cmd')) lp.looks sc.currNamespace news judged
   let rec_ : CmdRec := { news, vars := sc.varDecls.size != 0, renames := renamings sc.openDecls,
                          metasBefore := lp.metas, ranBefore := lp.ran, line := l, endLine := el, thms,
                          ns := sc.currNamespace, meaning }
