@@ -110,7 +110,7 @@ async def _eval_main(
     plan = plan_cli(settings, theorems_spec, out, model_path, ebm=ebm, iteration=iteration, limit=limit,
                     training_pairs=training_pairs, sample=sample, premises=premises)
     check_ebm(settings, ebm)
-    eval_plan.check(settings, plan)  # before the policy loads and Lean starts
+    plan = eval_plan.check(settings, plan)  # before the policy loads and Lean starts
     pool = LeanPool(settings.lean)
     policy = None
     try:

@@ -153,30 +153,36 @@ def check_training_pairs(
                                + (" ..." if len(leaks) > 10 else ""))
 
 
-def check_no_twins(benchmark: Sequence[Theorem], corpus: Sequence[Theorem], *, where: str) -> None:
-    """Raise `HeldOutLeakError` if a theorem of ``benchmark`` is a twin or a strong near-twin of a ``corpus``
-    theorem (`burnqed_core.data.near_twins.find_near_twins`: the same canonical form, the same skeleton of a
-    known proof of two steps or more, the same statement and definitions up to binder style and order and
-    isomorphic definitions, or the same proof script of three steps or more), naming each benchmark theorem, its
-    corpus twins and how. Partial near-twins (the same statement over other definitions, definitions seen,
-    similar text) are reported by the eval, not refused."""
+def find_twins(benchmark: Sequence[Theorem], corpus: Sequence[Theorem]) -> dict[str, str]:
+    """The theorems of ``benchmark`` that are twins or strong near-twins of ``corpus`` theorems
+    (`burnqed_core.data.near_twins.find_near_twins`: the same canonical form, the same skeleton of a known proof
+    of two steps or more, the same statement and definitions up to binder style and order and isomorphic
+    definitions, or the same proof script of three steps or more), each with its corpus twins and how, by name.
+    Partial near-twins (the same statement over other definitions, definitions seen, similar text) are not."""
     from burnqed_core.data.near_twins import HOW_TEXT, find_near_twins
 
-    twins = find_near_twins(corpus, benchmark, partial=False)
-    if not twins:
-        return
     by_bench: dict[str, dict[str, list[str]]] = {}
-    for tw in twins:
+    for tw in find_near_twins(corpus, benchmark, partial=False):
         by_bench.setdefault(tw.theorem, {}).setdefault(tw.how, []).append(tw.other)
     order = ("statement", "skeleton", "near_statement", "near_skeleton")
 
     def names(cs: list[str]) -> str:
         return ", ".join(cs[:3]) + (f" (+{len(cs) - 3} more)" if len(cs) > 3 else "")
 
-    lines = [f"{where}: benchmark theorem {b} is a twin of "
-             + " and ".join(f"corpus theorem{'s' if len(cs) > 1 else ''} {names(cs)} ({HOW_TEXT[h]})"
-                            for h, cs in sorted(hows.items(), key=lambda kv: order.index(kv[0])))
-             for b, hows in sorted(by_bench.items())]
+    return {b: "a twin of " + " and ".join(f"corpus theorem{'s' if len(cs) > 1 else ''} {names(cs)} ({HOW_TEXT[h]})"
+                                           for h, cs in sorted(hows.items(), key=lambda kv: order.index(kv[0])))
+            for b, hows in sorted(by_bench.items())}
+
+
+def check_no_twins(benchmark: Sequence[Theorem], corpus: Sequence[Theorem], *, where: str) -> None:
+    """Raise `HeldOutLeakError` if a theorem of ``benchmark`` is a twin or a strong near-twin of a ``corpus``
+    theorem (`find_twins`), naming each benchmark theorem, its corpus twins and how (the check of a set the
+    package ships; an evaluated file leaves them out of its headline instead, `burnqed_core.eval.plan.check`)."""
+    twins = find_twins(benchmark, corpus)
+    if not twins:
+        return
+    lines = [f"{where}: benchmark theorem {b} is {why}" for b, why in twins.items()]
+    by_bench = twins
     shown = "; ".join(lines[:10]) + (f" ... ({len(lines)} in all)" if len(lines) > 10 else "")
     raise HeldOutLeakError(f"{shown}: {len(by_bench)} benchmark theorem(s) are corpus theorems up to renaming, "
                            "numerals, binder style and order or isomorphic definitions; remove them from the "

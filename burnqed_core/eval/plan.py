@@ -14,6 +14,7 @@ records name.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from burnqed_core.eval.steps import set_slug
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.record_io import atomic_write_text
 from burnqed_core.records import StageResult, Theorem
+
+log = logging.getLogger(__name__)
 
 PLAN_FILE = "_eval_plan.json"
 SETS_DIR = "sets"
@@ -44,6 +47,8 @@ class EvalSet(BaseModel):
     shipped: Path | None = Field(None, description="where baseline files shipped with the set may be read")
     earlier: list[Path] = Field(default_factory=list, description="this set's evals of earlier iterations, for "
                                 "'newly solved'")
+    twins: dict[str, str] = Field(default_factory=dict, description="theorems of the set left out of its "
+                                  "headline: twins of corpus theorems, with their twins (`check`)")
 
 
 class EvalPlan(BaseModel):
@@ -153,12 +158,23 @@ def _earlier_solved(es: EvalSet) -> set[str] | None:
     return earlier_solved(es.earlier) if es.earlier else None
 
 
-def check(settings: EvalSettings, plan: EvalPlan) -> None:
-    """The checks that need no Lean, per set: no twin of a corpus theorem in a held-out set, none of its
-    theorems in the training pairs by name (`burnqed_core.eval.steps.check_before_lean`)."""
+def check(settings: EvalSettings, plan: EvalPlan) -> EvalPlan:
+    """The checks that need no Lean, per set (`burnqed_core.eval.steps.check_before_lean`): none of its theorems
+    in the training pairs by name (else an error), and the plan with a held-out set's twins of corpus theorems
+    left out of its theorems, recorded in `EvalSet.twins` (reported apart, never a refusal of the set)."""
+    sets = []
     for es in plan.sets:
-        steps.check_before_lean(on_set(settings, es.spec), plan.iteration, es.spec, es.theorems, plan.training_pairs,
-                                held_out=es.held_out)
+        twins = steps.check_before_lean(on_set(settings, es.spec), plan.iteration, es.spec, es.theorems,
+                                        plan.training_pairs, held_out=es.held_out)
+        if twins:
+            log.warning("%s: %d theorem(s) are twins of corpus theorems: left out of the headline, reported apart "
+                        "(%s)", es.spec, len(twins), ", ".join(list(twins)[:5]))
+        kept = [t for t in es.theorems if t.name not in twins]
+        if not kept and es.theorems:
+            shown = "; ".join(f"{name} is {why}" for name, why in list(twins.items())[:5])
+            raise DataError(f"{es.spec}: every theorem is a twin of a corpus theorem ({shown}); nothing to evaluate")
+        sets.append(es.model_copy(update={"theorems": kept, "twins": {**es.twins, **twins}}))
+    return plan.model_copy(update={"sets": sets})
 
 
 def premise_index(settings: EvalSettings, plan: EvalPlan) -> Any:
@@ -181,7 +197,14 @@ async def prepare(settings: EvalSettings, plan: EvalPlan, env: Callable[[], Awai
     (`burnqed_core.eval.steps.prepare_set`)."""
     plan.save()
     if not checked:
-        check(settings, plan)
+        # The loop's sets (the package's own) hold no twin of the corpus: one is an error here, where the plan's
+        # shards could not leave it out. `run` (a user's file) checks first and leaves twins out instead.
+        left = {es.spec: es.twins for es in check(settings, plan).sets if es.twins}
+        if left:
+            from burnqed_core.data.hygiene import HeldOutLeakError
+
+            raise HeldOutLeakError("; ".join(f"{spec}: {name} is {why}" for spec, ts in left.items()
+                                             for name, why in list(ts.items())[:5]))
     index = premise_index(settings, plan)
     for es in plan.sets:
         baselines = await steps.prepare_set(on_set(settings, es.spec), env, es.theorems, es.shipped, progress=progress,
@@ -223,7 +246,7 @@ def finish(settings: EvalSettings, plan: EvalPlan) -> StageResult:
     """The plan's eval after its searches ran in its own folder (`run`): each set finished, then combined."""
     results = [steps.eval_finish(on_set(settings, es.spec), plan.iteration, es.theorems,
                                  steps.load_baselines(es.out), es.out, earlier_solved=_earlier_solved(es),
-                                 ebm_dir=plan.ebm, training_pairs=plan.training_pairs)
+                                 ebm_dir=plan.ebm, training_pairs=plan.training_pairs, twins=es.twins)
                for es in plan.sets]
     return steps.combine_sets(plan.out, [s.spec for s in plan.sets], results)
 
@@ -232,6 +255,8 @@ async def run(settings: EvalSettings, plan: EvalPlan, policy: Any, env: Callable
               progress: bool = True, checked: bool = False) -> StageResult:
     """The plan in this process: `prepare`, one search of every theorem into the plan's folder (resumable),
     `finish`. ``env`` is called once Lean is needed (after the checks that need none)."""
-    await prepare(settings, plan, env, progress=progress, checked=checked)
+    if not checked:
+        plan = check(settings, plan)
+    await prepare(settings, plan, env, progress=progress, checked=True)
     await search(settings, plan, policy, await env(), plan.theorems(), plan.out, progress=progress)
     return finish(settings, plan)

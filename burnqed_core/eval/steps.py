@@ -35,22 +35,22 @@ def has_results(out_dir: Path) -> bool:
     return (out_dir / RESULTS_FILE).is_file()
 
 
-def check_no_corpus_twins(settings: EvalSettings, spec: str, theorems: Sequence[Theorem]) -> None:
-    """A theorem of ``theorems`` (set ``spec``) that is a twin or a strong near-twin of a theorem of the corpus
+def corpus_twins(settings: EvalSettings, spec: str, theorems: Sequence[Theorem]) -> dict[str, str]:
+    """The theorems of ``theorems`` (set ``spec``) that are twins or strong near-twins of theorems of the corpus
     the loop trains on (``data.corpus`` less ``data.exclude_families``; the same theorem up to renaming and
     numerals, the same proof skeleton, or the same up to binder style and order and isomorphic definitions:
-    `burnqed_core.data.near_twins.find_near_twins`) is a `HeldOutLeakError` naming both: an eval on it would
-    measure memory, not proving. An excluded family is never traced, trained on or searched, so its
-    theorems may be evaluated (the folds of ``burnqed transfer``). A corpus traced from a repository
-    (``data.trace_repo``) has no statements to compare: a warning."""
-    from burnqed_core.data.hygiene import check_no_twins
+    `burnqed_core.data.hygiene.find_twins`), by name, with their twins: an eval on them would measure memory,
+    not proving, so they are left out of the set's headline and reported apart. An excluded family is never
+    traced, trained on or searched, so its theorems may be evaluated (the folds of ``burnqed transfer``). A
+    corpus traced from a repository (``data.trace_repo``) has no statements to compare: a warning."""
+    from burnqed_core.data.hygiene import find_twins
     from burnqed_core.data.theorems import corpus_theorems
 
     if settings.data.trace_repo:
         log.warning("corpus traced from %s: no statements to check %s against for twins", settings.data.trace_repo,
                     spec)
-        return
-    check_no_twins(theorems, corpus_theorems(settings), where=spec)
+        return {}
+    return find_twins(theorems, corpus_theorems(settings))
 
 
 def _eval_ebm(ebm_dir: Path | None) -> Path | None:
@@ -63,16 +63,38 @@ def _eval_ebm(ebm_dir: Path | None) -> Path | None:
 
 
 def check_before_lean(settings: EvalSettings, iteration: int, spec: str, theorems: Sequence[Theorem],
-                      training_pairs: Sequence[Path], *, held_out: bool = True) -> None:
-    """The checks of set ``spec`` that need no Lean: a held-out set has no twin in the corpus
-    (`check_no_corpus_twins`), and none of its theorems is in ``training_pairs`` by name."""
+                      training_pairs: Sequence[Path], *, held_out: bool = True) -> dict[str, str]:
+    """The checks of set ``spec`` that need no Lean: none of its theorems is in ``training_pairs`` by name (a
+    `HeldOutLeakError`); and, for a held-out set, its twins of corpus theorems (`corpus_twins`), returned: the
+    eval leaves them out of the headline and reports them apart."""
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
 
-    if held_out:
-        check_no_corpus_twins(settings, spec, theorems)
     pairs = load_training_pairs(training_pairs) if training_pairs else []
     if pairs:  # by name, before any search
         check_training_pairs(theorems, pairs, where=f"training pairs of iteration {iteration}")
+    return corpus_twins(settings, spec, theorems) if held_out else {}
+
+
+TWINS_FILE = "twins.json"
+
+
+def report_twins(out_dir: Path, twins: dict[str, str]) -> None:
+    """The set's theorems left out as twins of corpus theorems: ``twins.json`` and a section of ``report.md``
+    (after the headline it does not count in)."""
+    import json
+
+    from burnqed_core.eval.report import REPORT_FILE
+
+    if not twins:
+        return
+    atomic_write_text(out_dir / TWINS_FILE, json.dumps(twins, indent=2, ensure_ascii=False) + "\n")
+    md = out_dir / REPORT_FILE
+    lines = [f"\n## Left out of the headline: {len(twins)} twin(s) of corpus theorems\n",
+             "Theorems of this set that are corpus theorems up to renaming, numerals, binder style and order or "
+             "isomorphic definitions: an eval on them would measure memory, not proving. They were not searched "
+             "and count in no figure above.\n"]
+    lines += [f"- `{name}`: {why}" for name, why in twins.items()]
+    atomic_write_text(md, (md.read_text(encoding="utf-8") if md.is_file() else "") + "\n".join(lines) + "\n")
 
 
 async def prepare_set(settings: EvalSettings, env: Callable[[], Awaitable[ProofEnv]], theorems: Sequence[Theorem],
@@ -162,8 +184,10 @@ def eval_finish(
     earlier_solved: set[str] | None = None,
     ebm_dir: Path | None = None,
     training_pairs: Sequence[Path] = (),
+    twins: dict[str, str] | None = None,
 ) -> StageResult:
-    """After the searches: the held-out check by root goal, the summary, ``report.md`` and ``solve_rate.png``."""
+    """After the searches: the held-out check by root goal, the summary, ``report.md`` and ``solve_rate.png``;
+    ``twins``: the set's theorems left out as twins of corpus theorems (`report_twins`)."""
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
     from burnqed_core.eval.report import format_table, write_report
     from burnqed_core.eval.run import read_eval_results, root_goals, variant_rows
@@ -179,7 +203,9 @@ def eval_finish(
                            budgets=settings.eval.budgets, earlier_solved=earlier_solved,
                            similarity=corpus_similarity(settings, benchmark))
     write_report(s, out_dir)
+    report_twins(out_dir, twins or {})
     metrics: dict[str, Any] = {
+        "corpus_twins_left_out": len(twins or {}),
         "cumulative_rate": s.cumulative.rate, "hard_rate": s.cumulative_hard.rate,
         "automation_baseline": s.automation_baseline.rate, "defaware_baseline": s.defaware_baseline.rate,
         "beyond_automation": s.beyond_count, "hard_by_automation_alone": len(s.automation_only),

@@ -75,3 +75,30 @@ async def test_one_plan_in_one_process_and_over_shards_gives_one_report(tmp_path
     assert combined == (sharded.out / REPORT_FILE).read_text(encoding="utf-8")
     assert f"# {bench}" in combined and f"# {other}" in combined
     assert res.metrics["shards"] == 2 and res.metrics[f"{set_slug(str(other))}_shards"] == 1
+
+
+async def test_a_users_file_with_a_corpus_twin_is_evaluated_without_it(tmp_path: Path, lean_pool: Any) -> None:
+    """A user's set holding a renamed copy of a corpus theorem beside honest ones: evaluated as it is, the twin
+    left out of the searches and the headline, reported apart (report section, ``twins.json``, the count)."""
+    from burnqed_core.eval.steps import TWINS_FILE
+    from tests.core.data.test_hygiene import renamed_copy
+
+    original = next(t for t in load_theorems("bundled:corpus") if t.name == "tree_mirror_bump_2")
+    twin = renamed_copy(original, "my_flip_add")
+    honest = load_theorems("bundled:test")[:2]
+    prof = load_profile("tiny", environ={}, overrides={
+        "policy.backend": "fixed", "eval.budgets": [2], "eval.ebm_ablation": False,
+        "paths.baselines": str(tmp_path / "baselines")})
+    settings = EvalSettings.of(prof)
+
+    async def env() -> Any:
+        return lean_pool
+
+    plan = eval_plan.plan_set("mine.lean", [twin, *honest], 0, tmp_path / "o", None)
+    res = await eval_plan.run(settings, plan, FixedTacticsPolicy(prof.policy.fixed_tactics), env, progress=False)
+    out = plan.sets[0].out
+    assert {r.theorem for r in read_eval_results(out)} == {t.name for t in honest}
+    report = (out / REPORT_FILE).read_text(encoding="utf-8")
+    assert "Left out of the headline: 1 twin(s) of corpus theorems" in report and "`my_flip_add`" in report
+    assert "tree_mirror_bump_2" in json.loads((out / TWINS_FILE).read_text(encoding="utf-8"))["my_flip_add"]
+    assert res.metrics.get("corpus_twins_left_out", 1) == 1
