@@ -158,7 +158,7 @@ async def test_file_verdicts(lean_pool: LeanPool) -> None:
     elab = await lean_pool.elaborate(LEAN_FILE, declared=True)
     lines, ok, total = check_report(LEAN_FILE, elab)
     verdicts = {line.split()[1].rstrip(":"): line for line in lines if line.startswith(("ok ", "FAIL "))}
-    assert verdicts["double_two"] == "ok double_two : double 2 = 4"
+    assert verdicts["double_two"] == "ok double_two : double 2 = 4  [file: double]"  # the file's constant marked
     assert verdicts["good"] == "ok good : ∀ (a b : Nat), a + b = b + a"
     assert verdicts["wrong"].startswith("FAIL") and "omega" in verdicts["wrong"]
     assert verdicts["cheat"].startswith("FAIL") and "sorry" in verdicts["cheat"]
