@@ -45,7 +45,7 @@ from burnqed_core.data.external import (
 )
 from burnqed_core.data.lean_file import parse_lean_file
 from burnqed_core.errors import DataError
-from burnqed_core.lean.trust import register_bundled
+from burnqed_core.lean.trust import digest
 from burnqed_core.record_io import read_jsonl, read_parquet
 from burnqed_core.records import Split, Theorem
 
@@ -159,12 +159,25 @@ def load_theorems(spec: str | Path) -> list[Theorem]:
     if not thms:
         raise DataError(f"{spec}: no theorems found")
     out = dedup_theorems(thms, where=str(spec))
-    if path.resolve().is_relative_to(BUNDLED_DIR):
-        # the package's own preambles: trusted by the checker by content hash (`burnqed_core.lean.trust`)
-        register_bundled(t.preamble for t in out)
     if len(out) < len(thms):
         log.info("%s: dropped %d repeated theorems", spec, len(thms) - len(out))
     return out
+
+
+def bundled_lean_preamble_digests() -> list[str]:
+    """The digests of the preambles the file parser cuts from the package's bundled ``.lean`` sets: what
+    `burnqed_core.lean.trust.PREAMBLES_FILE` holds (a test keeps them equal; write them with
+    ``python -c "from burnqed_core.data.theorems import write_lean_preamble_digests as w; w()"``)."""
+    found = {digest(t.preamble) for path in sorted(BUNDLED_DIR.rglob("*.lean")) for t in load_theorems(path)
+             if t.preamble.strip()}
+    return sorted(found)
+
+
+def write_lean_preamble_digests() -> Path:
+    from burnqed_core.lean.trust import PREAMBLES_FILE
+
+    PREAMBLES_FILE.write_text(json.dumps(bundled_lean_preamble_digests(), indent=1) + "\n", encoding="utf-8")
+    return PREAMBLES_FILE
 
 
 def load_many(specs: Sequence[str | Path]) -> list[Theorem]:
