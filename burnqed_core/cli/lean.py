@@ -134,7 +134,7 @@ def parser_disagreement(text: str, theorems: list[DeclaredTheorem], source: str 
     disagree on the theorem-like declarations of a file (name and line of the keyword), or None."""
     from burnqed_core.data.lean_file import parse_lean_file
     from burnqed_core.errors import DataError
-    from burnqed_core.lean.judge import plain_name
+    from burnqed_core.lean.lexer import plain_name
 
     try:
         parsed = parse_lean_file(text, source=source)

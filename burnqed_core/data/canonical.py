@@ -11,7 +11,7 @@ the corpus's ``stk_lits_ops``, ``stretch w = normalize w + 1`` over
 
 * `canonical_form`: the declarations of the preamble that the statement
   needs, then the statement, as tokens of the project's Lean lexer
-  (`burnqed_core.lean.sandbox.tokenize`: comments, whitespace and layout do not
+  (`burnqed_core.lean.lexer.tokenize`: comments, whitespace and layout do not
   count), with every user identifier renamed ``u1, u2, ...`` in order of first
   appearance and every numeral replaced by ``#``;
 * `proof_skeleton`: a known proof canonicalised the same way, its names
@@ -74,7 +74,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from burnqed_core.lean.sandbox import Token, TokKind, tokenize
+from burnqed_core.lean.lexer import Token, TokKind, tokenize
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)

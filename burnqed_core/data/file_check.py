@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from burnqed_core.data.lean_file import parse_lean_file
 from burnqed_core.errors import DataError
 from burnqed_core.lean.judge import user_text
+from burnqed_core.lean.lexer import LexError, TokKind, tokenize
 from burnqed_core.lean.pool import InfraFailure, LeanPool, load_factor
-from burnqed_core.lean.sandbox import LexError, TokKind, tokenize
 from burnqed_core.lean.types import (
     ALLOWED_AXIOMS,
     DEFAULT_THEOREM_TIMEOUT_S,

@@ -55,8 +55,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.lean.sandbox import TokKind, forbidden_words_regex
-from burnqed_core.lean.sandbox import tokenize as lex
+from burnqed_core.lean.lexer import TokKind
+from burnqed_core.lean.lexer import tokenize as lex
+from burnqed_core.lean.sandbox import forbidden_words_regex
 from burnqed_core.records import Split, Theorem
 
 # Keywords that start a declaration-like command at any indentation.
@@ -98,7 +99,7 @@ OPENERS = frozenset(OPEN_BRACKETS) | {"@[", "#[", "%[", "`(", "``("}
 
 def tokenize(text: str) -> list[Token]:
     """Lex Lean source into tokens (whitespace dropped, comments kept): the
-    project's one Lean lexer (`burnqed_core.lean.sandbox.tokenize`), with
+    project's one Lean lexer (`burnqed_core.lean.lexer.tokenize`), with
     comments and leniently (an unterminated comment, string or ``«`` runs to
     the end of the file instead of raising: Lean reports it)."""
     return [Token(_KINDS.get(t.kind, "sym"), t.text, t.offset, t.offset + len(t.text), t.line, t.col)

@@ -20,7 +20,7 @@ from functools import cache
 
 from confusable_homoglyphs import confusables
 
-from burnqed_core.lean.sandbox import LexError, TokKind, tokenize
+from burnqed_core.lean.lexer import LexError, TokKind, tokenize
 
 # The notations mathematicians write for library types (Mathlib's and core's): a file constant spelled so is
 # read as the library's type.

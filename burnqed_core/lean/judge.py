@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from burnqed_core.lean.confusables import lookalikes
+from burnqed_core.lean.lexer import name_parts
 from burnqed_core.lean.types import ALLOWED_AXIOMS, LIBRARY_AXIOMS, DeclaredTheorem, Diagnostic, Elaboration
 
 JUDGE_PATH = Path(__file__).with_name("judge.lean")
@@ -153,29 +154,6 @@ def lean_string(text: str) -> str:
             out.append(ch)
     out.append('"')
     return "".join(out)
-
-
-def name_parts(name: str) -> list[str]:
-    """The parts of a dotted name as Lean reads it: ``«one eq two».x`` is
-    ``["one eq two", "x"]`` (a dot inside guillemets belongs to its part)."""
-    parts, cur, quoted = [], [], False
-    for ch in name:
-        if ch == "«" and not quoted:
-            quoted = True
-        elif ch == "»" and quoted:
-            quoted = False
-        elif ch == "." and not quoted:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur))
-    return parts
-
-
-def plain_name(name: str) -> str:
-    """A name as the checker prints it (parts joined by dots, no guillemets)."""
-    return ".".join(name_parts(name))
 
 
 def lean_ident(name: str) -> str:

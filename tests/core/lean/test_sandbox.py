@@ -402,7 +402,8 @@ def test_lean_identifiers_keep_guillemet_names() -> None:
     without its guillemets, and a name that cannot be written is a ValueError (a FAIL line, not a crash)."""
     import pytest
 
-    from burnqed_core.lean.judge import lean_ident, name_parts, plain_name
+    from burnqed_core.lean.judge import lean_ident
+    from burnqed_core.lean.lexer import name_parts, plain_name
 
     assert name_parts("«one eq two»") == ["one eq two"] and lean_ident("«one eq two»") == "«one eq two»"
     assert name_parts("A.«b.c».d") == ["A", "b.c", "d"] and plain_name("A.«b c»") == "A.b c"
