@@ -217,8 +217,11 @@ async def check_file(pool: LeanPool, text: str, theorem_timeout_s: float = DEFAU
     pre = await _request(pool, run, chunk_text(text, decls, len(decls), len(decls) - 1), whole)
     pre_s = time.monotonic() - t0
     if pre is None:
-        raise InfraFailure(Status.TIMEOUT, f"the file's definitions got no answer within {whole:.0f} s")
-    size = max(1, min(MAX_CHUNK, round(pre_s / CHUNK_PRE_S)))
+        # The definitions themselves do not finish: each theorem alone (those before the culprit get their
+        # verdicts, those after it time out with it).
+        pre_s, size = theorem_timeout_s, 1
+    else:
+        size = max(1, min(MAX_CHUNK, round(pre_s / CHUNK_PRE_S)))
     if progress:
         progress(f"no answer within {whole:.0f} s: checking the theorems {size} per request (the definitions "
                  f"take {pre_s:.1f} s)")

@@ -295,19 +295,21 @@ async def _trusted_check(backend: object, theorem: Theorem, tactics: Sequence[st
                        notes=statement_notes(flags))
 
 
-async def audit_theorem(backend: object, theorem: Theorem) -> list[str]:
+async def audit_theorem(backend: object, theorem: Theorem, *, replay: bool = True) -> list[str]:
     """Why the trusted checker refuses ``theorem``'s preamble before a search
     starts on it ([] when it does not): the preamble or the statement does not
     elaborate, the kernel refuses the replay of one of its declarations, it
     declares code that could read the checker's process, or (a preamble that
     is not the package's own) it makes the statement mean more than its text.
+    ``replay=False``: all but the replay (mode ``meaning``: the replay depends on
+    the preamble alone, and a pool audits it once per preamble, `audit_preamble`).
     [] on a backend without the trusted checker (its final check decides)."""
     if not has_trusted_checker(backend):
         return []
     preamble = preamble_text(theorem.preamble) + strict_line(theorem.preamble)
     try:
         report = await backend.judge(preamble, expected_text(theorem), "", [CHECK_NAME],  # type: ignore[attr-defined]
-                                     module=theorem.module, mode="audit")
+                                     module=theorem.module, mode="audit" if replay else "meaning")
     except ReportError as e:
         return [f"the trusted checker gave no usable answer: {e}"]
     if report.expected_error and report.preamble_error is None:
@@ -324,6 +326,14 @@ async def audit_theorem(backend: object, theorem: Theorem) -> list[str]:
     if not trust.is_trusted(theorem.preamble):
         problems += meaning_problems(report.flags.get(CHECK_NAME, []), theorem.preamble)
     return problems
+
+
+async def audit_preamble(backend: object, preamble: str, module: str = "") -> list[str]:
+    """The preamble's part of `audit_theorem`, once per preamble: it elaborates, the kernel accepts the replay
+    of every declaration, it declares no code that could read the checker's process, Lean read it to its
+    end."""
+    return await audit_theorem(backend, Theorem(name="preamble", preamble=preamble, statement=": True",
+                                                module=module))
 
 
 def has_trusted_checker(backend: object) -> bool:

@@ -1237,8 +1237,9 @@ meta def judge (env0 : Environment) (fileName : String) (opts0 : Options)
     appS (match lp.ran with | [] => [] | cs => ["R", "commands " ++ joinS (dedupS cs [])])
       (appS (match lp.effects with | [] => [] | ms => ["R", "meta " ++ joinNames ms])
         (match lp.unsafeDecls with | [] => [] | us => ["Z", joinNames us]))
-  if mode == "audit" then
-    let decls := newNames env0 sP.env
+  if mode == "audit" || mode == "meaning" then
+    -- "meaning": the statement's flags alone (its preamble's replay is audited once per preamble, "audit")
+    let decls := if mode == "audit" then newNames env0 sP.env else []
     let replay := match closure sP.env (fun d => base.contains d) 1000000 decls [] with
       | .error e => ["A", e]
       | .ok ns => match replayAll sP.env ns k0 with

@@ -190,7 +190,8 @@ def judge_command(nonce: str, preamble: str, expected: str, candidate: str, name
                   positions: Sequence[tuple[int, int]] = ()) -> str:
     """``burnqed_judge``. ``mode``: ``names`` judges ``names``; ``list`` judges
     every theorem-like declaration of the candidate (listed with its range and
-    elaborated type); ``audit`` replays every declaration of the preamble and
+    elaborated type); ``meaning`` reports what makes ``expected``'s statement
+    mean more than its text (no replay); ``audit`` also replays every declaration of the preamble and
     reports what makes ``expected``'s statement mean more than its text.
     ``module``: the library module a theorem is posed in (`Theorem.module`):
     the checker then refuses (status ``premise``) a proof that uses a library
@@ -198,7 +199,7 @@ def judge_command(nonce: str, preamble: str, expected: str, candidate: str, name
     of the package's own (`burnqed_core.lean.trust`): the replay stops at its
     declarations. ``positions``: 0-based (line, column) in ``candidate`` where
     to read the goals (before the tactic that starts there), from the same run."""
-    if mode not in ("names", "list", "audit"):
+    if mode not in ("names", "list", "audit", "meaning"):
         raise ValueError(f"unknown judge mode {mode!r}")
     idents = " ".join([*(lean_ident(n) for n in names),
                        *(look_ident(w, sk, force) for w, sk, force in lookalikes(preamble, expected, candidate))])

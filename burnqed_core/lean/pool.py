@@ -106,6 +106,16 @@ def load_factor(cap: float = 8.0) -> float:
     return min(cap, max(1.0, load / (os.cpu_count() or 1)))
 
 
+PREAMBLE_S_PER_LINE = 0.1
+"""A call's limit grows by this much per line of its preamble (a user's file of 100 definitions is elaborated,
+and replayed, in a request that holds it), stretched by the machine's load."""
+
+
+def preamble_limit(preamble: str) -> float:
+    """The extra seconds a call with ``preamble`` may take (`PREAMBLE_S_PER_LINE`)."""
+    return PREAMBLE_S_PER_LINE * preamble.count("\n") * load_factor() if preamble.strip() else 0.0
+
+
 CANCEL_GRACE_S = 5.0
 """How long a timed-out (or cancelled) call may take to end once its process is killed."""
 
@@ -416,25 +426,33 @@ class LeanPool:
         """The trusted checker's audit of a theorem's preamble (`checker.audit_theorem`), once per preamble and
         statement: a START_ERROR when the preamble is refused, None when it is fine (or the backend has no
         trusted checker, or the preamble is the package's own)."""
-        from burnqed_core.lean.checker import audit_theorem
+        from burnqed_core.lean.checker import audit_preamble, audit_theorem
 
         if not theorem.preamble.strip() or trust.is_trusted(theorem.preamble):
             return None
-        key = (theorem.preamble, theorem.statement, theorem.module)
-        if key not in self._audits:
-            for attempt in range(2):
-                try:
-                    self._audits[key] = await self._call(theorem.preamble, lambda b: audit_theorem(b, theorem),
-                                                         self._timeout(1, retry=attempt > 0))
-                    break
-                except InfraFailure as e:
-                    if attempt:
-                        return TacticResult(status=e.status, message=e.message, retried=True)
-                    self._stats.retries += 1
-        problems = self._audits[key]
-        if not problems:
-            return None
-        return TacticResult(status=Status.START_ERROR, message=problems[0])
+        # The replay of the preamble's declarations once per preamble (a file's theorems share one), the
+        # statement's meaning once per statement; each with a limit that grows with the preamble.
+        limit = preamble_limit(theorem.preamble)
+        steps: list[tuple[tuple[str, str, str], Callable[[LeanBackend], Awaitable[list[str]]]]] = [
+            ((theorem.preamble, "", theorem.module),
+             lambda b: audit_preamble(b, theorem.preamble, theorem.module)),
+            ((theorem.preamble, theorem.statement, theorem.module),
+             lambda b: audit_theorem(b, theorem, replay=False)),
+        ]
+        for key, fn in steps:
+            if key not in self._audits:
+                for attempt in range(2):
+                    try:
+                        self._audits[key] = await self._call(theorem.preamble, fn,
+                                                             self._timeout(1, retry=attempt > 0) + limit)
+                        break
+                    except InfraFailure as e:
+                        if attempt:
+                            return TacticResult(status=e.status, message=e.message, retried=True)
+                        self._stats.retries += 1
+            if self._audits[key]:
+                return TacticResult(status=Status.START_ERROR, message=self._audits[key][0])
+        return None
 
     async def start_proof(self, theorem: Theorem) -> TacticResult:
         kept = self.verdicts.get(theorem, ())
@@ -451,7 +469,7 @@ class LeanPool:
         for attempt in range(2):
             try:
                 r = await self._call(theorem.preamble, lambda b: b.start_proof(theorem),
-                                     self._timeout(1, retry=attempt > 0))
+                                     self._timeout(1, retry=attempt > 0) + preamble_limit(theorem.preamble))
                 r = r.model_copy(update={"retried": attempt > 0})
                 self.verdicts.put(theorem, (), r)
                 self._count([r])
@@ -501,7 +519,8 @@ class LeanPool:
 
     async def _apply_chunk(self, preamble: str, items: list[tuple[GoalState, str]]) -> list[TacticResult]:
         try:
-            return await self._call(preamble, lambda b: b.apply_many(items), self._timeout(len(items)))
+            return await self._call(preamble, lambda b: b.apply_many(items),
+                                    self._timeout(len(items)) + preamble_limit(preamble))
         except InfraFailure:
             self._stats.retries += 1
         # The retry: each pair alone on the fresh process, so that one slow
@@ -509,7 +528,8 @@ class LeanPool:
         out = []
         for item in items:
             try:
-                r = (await self._call(preamble, lambda b, it=item: b.apply_many([it]), self._timeout(1, retry=True)))[0]
+                r = (await self._call(preamble, lambda b, it=item: b.apply_many([it]),
+                                      self._timeout(1, retry=True) + preamble_limit(preamble)))[0]
                 out.append(r.model_copy(update={"retried": True}))
             except InfraFailure as e:
                 out.append(TacticResult(status=e.status, message=e.message, retried=True))
@@ -538,7 +558,8 @@ class LeanPool:
             try:
                 return await self._call(theorem.preamble,
                                         lambda b: check_proof(b, theorem, tactics, states=states, meaning=meaning),
-                                        self._timeout(len(tactics) + 1, retry=attempt > 0))
+                                        self._timeout(len(tactics) + 1, retry=attempt > 0)
+                                        + preamble_limit(theorem.preamble))
             except InfraFailure as e:
                 last = e
                 if attempt == 0:
