@@ -70,8 +70,8 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/eval/run.py::run_eval",
     "burnqed_core/eval/seeds.py::seed_change",
     "burnqed_core/eval/structural.py::from_rows",
-    "burnqed_core/eval/summary.py::_baseline_fields",
-    "burnqed_core/eval/summary.py::paired_deltas",
+    "burnqed_core/eval/summary/versus.py::baseline_fields",
+    "burnqed_core/eval/summary/paired.py::paired_deltas",
     "burnqed_core/lean/baseline.py::first_closing",
     "burnqed_core/lean/tracing.py::_replay",
     "burnqed_core/policy/fast_decode.py::LlamaDecoder.decode",
@@ -84,7 +84,6 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/search/trajectories.py::trajectory_stats",
     "burnqed_core/search/tree.py::SearchTree.check_invariants",
     # Issue 66, cut in this branch next (the functions the issue names):
-    "burnqed_core/eval/summary.py::summarize",
     "burnqed_core/eval/transfer.py::format_transfer",
     "burnqed_core/eval/compare.py::interval_verdict",
     "burnqed_core/search/engine.py::SearchEngine.search_many",
