@@ -126,23 +126,49 @@ def interval_verdict(
     if why or paired is None:
         notes = [*cv.notes, f"decided on point estimates: {why}"]
         return v, cv.model_copy(update={"notes": notes})
-    tol = regression_pp / 100
     deciding = [d for d in paired.deltas if d.decides]
     if not deciding:
-        shown = "; ".join(d.describe() for d in paired.deltas if d.by_cluster and d.name.startswith("pass@1"))
-        reason = Reason(code="too_few_clusters", blocking=True,
-                        message=f"{paired.clusters} clusters in both evals (fewer than {min_clusters}): the set "
-                                f"decides nothing ({shown})")
-        reasons = [reason, *(r for r in v.reasons if r.code not in (*_BY_INTERVAL, "too_few_clusters"))]
-        verdict = Verdict(decision="no-go", iteration=current.iteration, reasons=reasons)
-        figures = [Figure(name="clusters", value=float(paired.clusters), op=">=", threshold=float(min_clusters),
-                          note="a set with fewer decides nothing")]
-        figures += [f for f in cv.figures if f.name in ("best EBM gain", "solve rate", BEST_BASELINE_FIGURE)]
-        return verdict, CheckVerdict(check=cv.check, figures=figures, failures=[reason.message],
-                                     notes=[f"NO-GO (iteration {current.iteration})", paired.describe()])
+        return _too_few_clusters(current, paired, v, cv, min_clusters)
+    reasons = [*_interval_reasons(deciding, previous.iteration, regression_pp),
+               *(r for r in v.reasons if r.code not in (*_BY_INTERVAL, "too_few_clusters"))]
+    decision: Decision = "no-go" if any(r.blocking for r in reasons) else "go"
+    verdict = Verdict(decision=decision, iteration=current.iteration, reasons=reasons)
+    figures = _interval_figures(deciding, previous.iteration, regression_pp / 100)
+    figures += [f for f in cv.figures if f.name in _KEPT_FIGURES]
+    shown = [d.describe() for d in paired.deltas if not d.decides]
+    check = CheckVerdict(check=cv.check, figures=figures, failures=[r.message for r in reasons if r.blocking],
+                         notes=[f"{decision.upper()} (iteration {current.iteration})",
+                                *(r.message for r in reasons if not r.blocking), paired.describe(),
+                                *(["shown, not deciding: " + "; ".join(shown)] if shown else [])])
+    return verdict, check
+
+
+_KEPT_FIGURES = ("best EBM gain", "solve rate", BEST_BASELINE_FIGURE)
+"""The point-estimate verdict's figures that the interval verdict shows as well."""
+
+
+def _too_few_clusters(current: EvalSummary, paired: PairedChange, v: Verdict, cv: CheckVerdict,
+                      min_clusters: int) -> tuple[Verdict, CheckVerdict]:
+    """No-go: no change decides, the set has fewer than ``min_clusters`` clusters in both evals."""
+    shown = "; ".join(d.describe() for d in paired.deltas if d.by_cluster and d.name.startswith("pass@1"))
+    reason = Reason(code="too_few_clusters", blocking=True,
+                    message=f"{paired.clusters} clusters in both evals (fewer than {min_clusters}): the set "
+                            f"decides nothing ({shown})")
+    reasons = [reason, *(r for r in v.reasons if r.code not in (*_BY_INTERVAL, "too_few_clusters"))]
+    verdict = Verdict(decision="no-go", iteration=current.iteration, reasons=reasons)
+    figures = [Figure(name="clusters", value=float(paired.clusters), op=">=", threshold=float(min_clusters),
+                      note="a set with fewer decides nothing")]
+    figures += [f for f in cv.figures if f.name in _KEPT_FIGURES]
+    return verdict, CheckVerdict(check=cv.check, figures=figures, failures=[reason.message],
+                                 notes=[f"NO-GO (iteration {current.iteration})", paired.describe()])
+
+
+def _interval_reasons(deciding: Sequence[Delta], prev: int, regression_pp: float) -> list[Reason]:
+    """Regression (a deciding change's whole interval below ``-regression_pp``), no improvement (no interval
+    above zero) or improved."""
+    tol = regression_pp / 100
     drops = [d for d in deciding if d.change.high < -tol]
     ups = [d for d in deciding if d.change.low > 0]
-    prev = previous.iteration
     reasons: list[Reason] = []
     if drops:
         reasons.append(Reason(code="regression", blocking=True,
@@ -157,22 +183,17 @@ def interval_verdict(
         reasons.append(Reason(code="improved", blocking=False,
                               message=f"improved over iteration {prev}, 95% interval above zero ("
                                       + "; ".join(d.describe() for d in ups) + ")"))
-    reasons += [r for r in v.reasons if r.code not in (*_BY_INTERVAL, "too_few_clusters")]
-    decision: Decision = "no-go" if any(r.blocking for r in reasons) else "go"
-    verdict = Verdict(decision=decision, iteration=current.iteration, reasons=reasons)
+    return reasons
+
+
+def _interval_figures(deciding: Sequence[Delta], prev: int, tol: float) -> list[Figure]:
     figures = [Figure(name=f"upper bound of {d.name}", value=d.change.high, op=">=", threshold=-tol,
                       note=f"{100 * d.before:.1f}% -> {100 * d.after:.1f}%, change {d.change.pp()}")
                for d in deciding]
     figures.append(Figure(name="best lower bound", value=max(d.change.low for d in deciding), op=">",
                           threshold=0.0, note=f"vs iteration {prev}: only a change whose 95% interval lies above "
                                               "zero is an improvement"))
-    figures += [f for f in cv.figures if f.name in ("best EBM gain", "solve rate", BEST_BASELINE_FIGURE)]
-    shown = [d.describe() for d in paired.deltas if not d.decides]
-    check = CheckVerdict(check=cv.check, figures=figures, failures=[r.message for r in reasons if r.blocking],
-                         notes=[f"{decision.upper()} (iteration {current.iteration})",
-                                *(r.message for r in reasons if not r.blocking), paired.describe(),
-                                *(["shown, not deciding: " + "; ".join(shown)] if shown else [])])
-    return verdict, check
+    return figures
 
 
 def compare_summaries(summaries: Sequence[EvalSummary], labels: Sequence[str], *, regression_pp: float = 2.0,
