@@ -83,8 +83,6 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/search/job.py::search_job",
     "burnqed_core/search/trajectories.py::trajectory_stats",
     "burnqed_core/search/tree.py::SearchTree.check_invariants",
-    # Issue 66, cut in this branch next (the functions the issue names):
-    "burnqed_core/data/canonical.py::_Renderer.render",
 })
 
 
