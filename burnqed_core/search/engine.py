@@ -114,7 +114,7 @@ def resolve_sampling(
     max_new_tokens: int | None = None,
 ) -> Sampling:
     """Explicit values win; otherwise the profile's, switched to the EBM
-    defaults (seed 000: T=1.0, 8 candidates) when an EBM scores the search,
+    defaults (``search.ebm_temperature``, ``search.ebm_num_candidates``) when an EBM scores the search,
     because dedup at low temperature leaves the EBM too little to rank."""
     if temperature is None:
         temperature = config.ebm_temperature if ebm else config.temperature

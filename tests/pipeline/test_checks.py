@@ -147,7 +147,7 @@ def write_trajectories(env: Env, n: int, records: list[TrajectoryRecord]) -> Non
 def write_cache(env: Env, n: int, records: list[TrajectoryRecord], collapsed: bool = False) -> Path:
     data = build_data(records)
     z = separable_embeddings(data)
-    if collapsed:  # every state onto (almost) one vector: seed 002's failure
+    if collapsed:  # every state onto (almost) one vector: an encoder collapse
         z = np.tile(z[:1], (len(z), 1)) + 1e-7 * np.random.default_rng(0).normal(size=z.shape).astype(np.float32)
     cache = EmbeddingCache.open(cache_dir_for(env.layout.iteration(n).stage("embeddings")),
                                 CacheMeta(fingerprint="test-encoder", pooling="last_l2"))
