@@ -70,8 +70,6 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/eval/run.py::run_eval",
     "burnqed_core/eval/seeds.py::seed_change",
     "burnqed_core/eval/structural.py::from_rows",
-    "burnqed_core/eval/summary/versus.py::baseline_fields",
-    "burnqed_core/eval/summary/paired.py::paired_deltas",
     "burnqed_core/lean/baseline.py::first_closing",
     "burnqed_core/lean/tracing.py::_replay",
     "burnqed_core/policy/fast_decode.py::LlamaDecoder.decode",

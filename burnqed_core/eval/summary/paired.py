@@ -4,6 +4,7 @@ bootstrap (`paired_deltas`), and the EBM ablation of one summary (`ebm_change`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -82,28 +83,7 @@ def paired_deltas(
         return None
     top = budgets[-1]
     cl = joint_clusters(shared, {n: a[n].cluster for n in shared}, {n: z[n].cluster for n in shared})
-    kw = {"samples": samples, "seed": seed, "confidence": confidence}
-
-    def hard(n: str) -> bool:
-        return bool(z[n].hard if z[n].hard is not None else a[n].hard)
-
-    def deltas(names: Sequence[str], clusters_: Sequence[str],
-               stats: Sequence[tuple[str, Callable[[TheoremOutcome], float], bool]]) -> list[Delta]:
-        """Per theorem and per cluster; the third item: whether the per-cluster change decides."""
-        if not names:
-            return []
-        ests = cluster_rates(clusters_, [[f(a[n]) for n in names] for _, f, _ in stats]
-                             + [[f(z[n]) for n in names] for _, f, _ in stats]
-                             + [[f(z[n]) - f(a[n]) for n in names] for _, f, _ in stats], **kw)
-        k = len(stats)
-        out = []
-        for i, (name, _, decides) in enumerate(stats):
-            for by_cluster in (False, True):
-                out.append(Delta(name=name.format(cluster=" by cluster" if by_cluster else ""),
-                                 before=ests[i][int(by_cluster)].value, after=ests[k + i][int(by_cluster)].value,
-                                 change=ests[2 * k + i][int(by_cluster)], by_cluster=by_cluster,
-                                 decides=decides and by_cluster))
-        return out
+    boot = {"samples": samples, "seed": seed, "confidence": confidence}
 
     def solved(b: int) -> Callable[[TheoremOutcome], float]:
         return lambda o: float(o.solved(b))
@@ -111,18 +91,45 @@ def paired_deltas(
     def pass1(o: TheoremOutcome) -> float:
         return o.attempt_rate(top)
 
-    stats = [(f"pass@k{{cluster}}, budget {b}", solved(b), False) for b in budgets]
+    stats: list[Stat] = [(f"pass@k{{cluster}}, budget {b}", solved(b), False) for b in budgets]
     stats.append((f"pass@1 (mean per attempt){{cluster}}, budget {top}", pass1, len(set(cl)) >= min_clusters))
-    out = deltas(shared, cl, stats)
-    hard_idx = [i for i, n in enumerate(shared) if hard(n)]
+    out = _paired((a, z), shared, cl, stats, boot)
+    # a theorem's hardness is the later eval's, the earlier's where the later did not measure it
+    hard_idx = [i for i, n in enumerate(shared) if (z[n].hard if z[n].hard is not None else a[n].hard)]
     hard_names = [shared[i] for i in hard_idx]
     hard_cl = [cl[i] for i in hard_idx]
-    out += deltas(hard_names, hard_cl,
-                  [(f"hard split{{cluster}}, budget {top}", solved(top), False),
-                   (f"hard split pass@1 (mean per attempt){{cluster}}, budget {top}", pass1,
-                    len(set(hard_cl)) >= min_clusters)])
+    out += _paired((a, z), hard_names, hard_cl,
+                   [(f"hard split{{cluster}}, budget {top}", solved(top), False),
+                    (f"hard split pass@1 (mean per attempt){{cluster}}, budget {top}", pass1,
+                     len(set(hard_cl)) >= min_clusters)], boot)
     return PairedChange(theorems=len(shared), clusters=len(set(cl)), hard_theorems=len(hard_names),
                         hard_clusters=len({cl[i] for i in hard_idx}), samples=samples, seed=seed, deltas=out)
+
+
+Stat = tuple[str, Callable[[TheoremOutcome], float], bool]
+"""A statistic of `paired_deltas`: its name (``{cluster}`` where " by cluster" goes), its value on a theorem's
+outcome, and whether its per-cluster change decides."""
+
+
+def _paired(evals: tuple[dict[str, TheoremOutcome], dict[str, TheoremOutcome]], names: Sequence[str],
+            clusters: Sequence[str], stats: Sequence[Stat], boot: dict[str, Any]) -> list[Delta]:
+    """The changes of ``stats`` from the first eval's outcomes to the second's on ``names``, per theorem and per
+    cluster, on the same cluster-bootstrap resamples."""
+    if not names:
+        return []
+    a, z = evals
+    ests = cluster_rates(clusters, [[f(a[n]) for n in names] for _, f, _ in stats]
+                         + [[f(z[n]) for n in names] for _, f, _ in stats]
+                         + [[f(z[n]) - f(a[n]) for n in names] for _, f, _ in stats], **boot)
+    k = len(stats)
+    out = []
+    for i, (name, _, decides) in enumerate(stats):
+        for by_cluster in (False, True):
+            out.append(Delta(name=name.format(cluster=" by cluster" if by_cluster else ""),
+                             before=ests[i][int(by_cluster)].value, after=ests[k + i][int(by_cluster)].value,
+                             change=ests[2 * k + i][int(by_cluster)], by_cluster=by_cluster,
+                             decides=decides and by_cluster))
+    return out
 
 
 def ebm_change(s: EvalSummary, *, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED) -> PairedChange | None:

@@ -88,70 +88,100 @@ def _pass1_rate(closed: Closed, units: Sequence[TheoremOutcome]) -> float:
     return statistics.fmean(vals) if vals else 0.0
 
 
+Bootstrap = tuple[int, int, float]
+"""(samples, seed, confidence) of a cluster bootstrap."""
+
+
 def baseline_fields(outcomes: Sequence[TheoremOutcome], baselines: Baselines, budgets: Sequence[int],
-                     automation: Rate, defaware: Rate, samples: int, seed: int,
-                     confidence: float) -> tuple[dict[str, object], dict[int, Rate]]:
+                    automation: Rate, defaware: Rate, samples: int, seed: int,
+                    confidence: float) -> tuple[dict[str, object], dict[int, Rate]]:
     """The summary's baseline (c) fields and best baselines, and (c)'s rate per budget (up to its own)."""
     top = max(budgets) if budgets else 0
-    kw = {"samples": samples, "seed": seed, "confidence": confidence}
+    boot: Bootstrap = (samples, seed, confidence)
     out: dict[str, object] = {}
     per_budget: dict[int, Rate] = {}
     hard = [o for o in outcomes if o.hard]
     rates: dict[BaselineName, Rate] = {"a": automation, "b": defaware}
     hard_rates: dict[BaselineName, Rate] = {}
-    s = baselines.structural
-    if s is not None:
-        within = min(top, s.budget) if s.budget else top
-        measured = [o for o in outcomes if s.measured(o.theorem)]
-        m_hard = [o for o in measured if o.hard]
-        per_budget = {b: Rate(solved=sum(s.proved(o.theorem, b) for o in measured), total=len(measured))
-                      for b in budgets if b <= s.budget}
-        rates["c"] = Rate(solved=sum(s.proved(o.theorem, within) for o in measured), total=len(measured))
-        out |= {"structural_baseline": rates["c"], "structural_budget": s.budget,
-                "structural_hard": Rate(solved=sum(s.proved(o.theorem, within) for o in m_hard), total=len(m_hard))}
-        if outcomes:
-            out["versus_structural"] = _versus("c", rates["c"], outcomes, _closed_by(baselines, "c", top), top,
-                                               samples, seed, confidence)
-        if samples >= 1:
-            for units, prefix in ((measured, "structural"), (m_hard, "structural_hard")):
-                res = cluster_rates([o.cluster for o in units],
-                                    [[float(s.proved(o.theorem, within)) for o in units],
-                                     [s.attempt_rate(o.theorem, within) for o in units]], **kw)  # type: ignore[arg-type]
-                if res:
-                    out[f"{prefix}_ci"], out[f"{prefix}_by_cluster"] = res[0]
-                    if prefix == "structural":
-                        out["structural_pass1"], out["structural_pass1_by_cluster"] = res[1]
+    if baselines.structural is not None:
+        fields, per_budget = _structural_fields(outcomes, baselines, budgets, top, boot)
+        out |= fields
+        rates["c"] = fields["structural_baseline"]  # type: ignore[assignment]
         if hard:
             for which in ("a", "b"):
                 closed = _closed_by(baselines, which, top)
                 hard_rates[which] = Rate(solved=sum(bool(v and v[0]) for o in hard if (v := closed(o.theorem))),
                                          total=len(hard))
-            hard_rates["c"] = out["structural_hard"]  # type: ignore[assignment]
-        if s.checks:
-            out["structural_checks"] = statistics.fmean(s.checks.values())
+            hard_rates["c"] = fields["structural_hard"]  # type: ignore[assignment]
     sr = baselines.structural_retrieval
     if sr is not None:
-        within = min(top, sr.budget) if sr.budget else top
-        measured_r = [o for o in outcomes if sr.measured(o.theorem)]
-        rates["r"] = Rate(solved=sum(sr.proved(o.theorem, within) for o in measured_r), total=len(measured_r))
-        out["retrieval_baseline"] = rates["r"]
-        if sr.checks:
-            out["retrieval_checks"] = statistics.fmean(sr.checks.values())
-        if outcomes:
-            out["versus_retrieval"] = _versus("r", rates["r"], outcomes, _closed_by(baselines, "r", top), top,
-                                              samples, seed, confidence)
+        out |= _retrieval_fields(outcomes, baselines, top, boot)
+        rates["r"] = out["retrieval_baseline"]  # type: ignore[assignment]
         if hard:
+            within = min(top, sr.budget) if sr.budget else top
             hard_rates["r"] = Rate(solved=sum(sr.proved(o.theorem, within) for o in hard if sr.measured(o.theorem)),
                                    total=sum(sr.measured(o.theorem) for o in hard))
-    if outcomes and (baselines.single or baselines.defaware or s is not None):
-        which = _best({k: _pass1_rate(_closed_by(baselines, k, top), outcomes) for k in rates})
-        out["best_baseline"] = _versus(which, rates[which], outcomes, _closed_by(baselines, which, top), top,
-                                       samples, seed, confidence)
+    if outcomes and (baselines.single or baselines.defaware or baselines.structural is not None):
+        out["best_baseline"] = _best_choice(rates, outcomes, baselines, top, boot)
     if hard_rates:
-        which = _best({k: _pass1_rate(_closed_by(baselines, k, top), hard) for k in hard_rates})
-        out["best_baseline_hard"] = _versus(which, hard_rates[which], hard, _closed_by(baselines, which, top), top,
-                                            samples, seed, confidence)
+        out["best_baseline_hard"] = _best_choice(hard_rates, hard, baselines, top, boot)
     return out, per_budget
+
+
+def _structural_fields(outcomes: Sequence[TheoremOutcome], baselines: Baselines, budgets: Sequence[int], top: int,
+                       boot: Bootstrap) -> tuple[dict[str, object], dict[int, Rate]]:
+    """Baseline (c) on the theorems it measured: its rate (within its own budget), on the hard split, with
+    their intervals and its pass@1; the prover against it; its checks; its rate per budget up to its own."""
+    s = baselines.structural
+    assert s is not None
+    samples, seed, confidence = boot
+    within = min(top, s.budget) if s.budget else top
+    measured = [o for o in outcomes if s.measured(o.theorem)]
+    m_hard = [o for o in measured if o.hard]
+    per_budget = {b: Rate(solved=sum(s.proved(o.theorem, b) for o in measured), total=len(measured))
+                  for b in budgets if b <= s.budget}
+    rate = Rate(solved=sum(s.proved(o.theorem, within) for o in measured), total=len(measured))
+    out: dict[str, object] = {
+        "structural_baseline": rate, "structural_budget": s.budget,
+        "structural_hard": Rate(solved=sum(s.proved(o.theorem, within) for o in m_hard), total=len(m_hard))}
+    if outcomes:
+        out["versus_structural"] = _versus("c", rate, outcomes, _closed_by(baselines, "c", top), top, *boot)
+    if samples >= 1:
+        for units, prefix in ((measured, "structural"), (m_hard, "structural_hard")):
+            res = cluster_rates([o.cluster for o in units],
+                                [[float(s.proved(o.theorem, within)) for o in units],
+                                 [s.attempt_rate(o.theorem, within) for o in units]],
+                                samples=samples, seed=seed, confidence=confidence)
+            if res:
+                out[f"{prefix}_ci"], out[f"{prefix}_by_cluster"] = res[0]
+                if prefix == "structural":
+                    out["structural_pass1"], out["structural_pass1_by_cluster"] = res[1]
+    if s.checks:
+        out["structural_checks"] = statistics.fmean(s.checks.values())
+    return out, per_budget
+
+
+def _retrieval_fields(outcomes: Sequence[TheoremOutcome], baselines: Baselines, top: int,
+                      boot: Bootstrap) -> dict[str, object]:
+    """Baseline (c) with retrieval: its rate on the theorems it measured, its checks, the prover against it."""
+    sr = baselines.structural_retrieval
+    assert sr is not None
+    within = min(top, sr.budget) if sr.budget else top
+    measured = [o for o in outcomes if sr.measured(o.theorem)]
+    rate = Rate(solved=sum(sr.proved(o.theorem, within) for o in measured), total=len(measured))
+    out: dict[str, object] = {"retrieval_baseline": rate}
+    if sr.checks:
+        out["retrieval_checks"] = statistics.fmean(sr.checks.values())
+    if outcomes:
+        out["versus_retrieval"] = _versus("r", rate, outcomes, _closed_by(baselines, "r", top), top, *boot)
+    return out
+
+
+def _best_choice(rates: dict[BaselineName, Rate], units: Sequence[TheoremOutcome], baselines: Baselines, top: int,
+                 boot: Bootstrap) -> BaselineChoice:
+    """The baseline of the highest pass@1 on ``units`` among ``rates``, with the prover's changes against it."""
+    which = _best({k: _pass1_rate(_closed_by(baselines, k, top), units) for k in rates})
+    return _versus(which, rates[which], units, _closed_by(baselines, which, top), top, *boot)
 
 
 def subset_summary(what: str, names: Sequence[str], outcomes: Sequence[TheoremOutcome], baselines: Baselines | None,
