@@ -234,46 +234,56 @@ def format_deltas(c: Comparison) -> str:
     top = budgets[-1] if budgets else 0
     head = ["", *(f"iter {s.iteration}" + (" +EBM" if s.ebm else "") for s in ss)]
     table: list[list[str]] = []
-
-    def line(name: str, vals: Sequence[float | None], key: str | None = None) -> None:
-        cells, prev = [name], None
-        for i, v in enumerate(vals):
-            if v is None:
-                cells.append("-")
-            elif prev is None or i == 0:
-                cells.append(f"{100 * v:.1f}%")
-            else:
-                d = _delta(c.changes[i - 1], key) if key else None
-                cells.append(f"{100 * v:.1f}% ({d.change.pp()})" if d is not None
-                             else f"{100 * v:.1f}% ({100 * (v - prev):+.1f})")
-            prev = v if v is not None else prev
-        table.append(cells)
-
-    def by_cluster(s: EvalSummary, b: int) -> float | None:
-        x = next((x.all_by_cluster for x in s.budgets if x.budget == b), None)
-        return x.value if x is not None else None
-
     for b in budgets:
-        line(f"pass@k, budget {b}", [s.rate_at(b) for s in ss], f"pass@k, budget {b}")
-        if any(by_cluster(s, b) is not None for s in ss):
-            line(f"  by cluster, {b}", [by_cluster(s, b) for s in ss], f"pass@k by cluster, budget {b}")
-    line(f"hard split, {top}", [s.hard_rate_at(top) for s in ss], f"hard split, budget {top}")
+        table.append(_delta_row(c, f"pass@k, budget {b}", [s.rate_at(b) for s in ss], f"pass@k, budget {b}"))
+        if any(_by_cluster(s, b) is not None for s in ss):
+            table.append(_delta_row(c, f"  by cluster, {b}", [_by_cluster(s, b) for s in ss],
+                                    f"pass@k by cluster, budget {b}"))
+    table.append(_delta_row(c, f"hard split, {top}", [s.hard_rate_at(top) for s in ss], f"hard split, budget {top}"))
     if any(s.hard_by_cluster is not None for s in ss):
-        line(f"  hard by cluster, {top}", [s.hard_by_cluster.value if s.hard_by_cluster else None for s in ss],
-             f"hard split by cluster, budget {top}")
-    line(f"pass@1, budget {top}", [next((b.pass1 for b in s.budgets if b.budget == top), None) for s in ss],
-         f"pass@1 (mean per attempt), budget {top}")
-    line("beyond automation", [s.beyond_count / s.theorems if s.theorems else 0.0 for s in ss])
+        table.append(_delta_row(c, f"  hard by cluster, {top}",
+                                [s.hard_by_cluster.value if s.hard_by_cluster else None for s in ss],
+                                f"hard split by cluster, budget {top}"))
+    table.append(_delta_row(c, f"pass@1, budget {top}",
+                            [next((b.pass1 for b in s.budgets if b.budget == top), None) for s in ss],
+                            f"pass@1 (mean per attempt), budget {top}"))
+    table.append(_delta_row(c, "beyond automation", [s.beyond_count / s.theorems if s.theorems else 0.0 for s in ss]))
     table.append(["k (attempts)", *(str(s.pass_k) for s in ss)])
     table.append(["theorems / clusters", *(f"{s.theorems} / {s.clusters or '-'}" for s in ss)])
-    widths = [max(len(r[i]) for r in [head, *table]) for i in range(len(head))]
-    rows = [f"{head[0]:<{widths[0]}}" + "".join(f"{h:>{w + 2}}" for h, w in zip(head[1:], widths[1:], strict=True))]
-    for r in table:
-        rows.append(f"{r[0]:<{widths[0]}}" + "".join(f"{x:>{w + 2}}" for x, w in zip(r[1:], widths[1:], strict=True)))
+    rows = _aligned(head, table)
     if any(ch.paired is not None for ch in c.changes):
         rows.append("(changes: after - before on the theorems both hold, with a 95% paired cluster-bootstrap "
                     "interval; without an interval: a plain difference of the rates)")
     return "\n".join(rows)
+
+
+def _delta_row(c: Comparison, name: str, vals: Sequence[float | None], key: str | None = None) -> list[str]:
+    """A row of `format_deltas`: each output's value, after the first with its change from the value before
+    (the paired change named ``key`` where there is one, else the plain difference)."""
+    cells, prev = [name], None
+    for i, v in enumerate(vals):
+        if v is None:
+            cells.append("-")
+        elif prev is None or i == 0:
+            cells.append(f"{100 * v:.1f}%")
+        else:
+            d = _delta(c.changes[i - 1], key) if key else None
+            cells.append(f"{100 * v:.1f}% ({d.change.pp()})" if d is not None
+                         else f"{100 * v:.1f}% ({100 * (v - prev):+.1f})")
+        prev = v if v is not None else prev
+    return cells
+
+
+def _by_cluster(s: EvalSummary, b: int) -> float | None:
+    x = next((x.all_by_cluster for x in s.budgets if x.budget == b), None)
+    return x.value if x is not None else None
+
+
+def _aligned(head: list[str], table: list[list[str]]) -> list[str]:
+    """The rows with the first column left-aligned and the others right-aligned, each to its widest cell."""
+    widths = [max(len(r[i]) for r in [head, *table]) for i in range(len(head))]
+    return [f"{r[0]:<{widths[0]}}" + "".join(f"{x:>{w + 2}}" for x, w in zip(r[1:], widths[1:], strict=True))
+            for r in [head, *table]]
 
 
 def format_changes(c: Comparison) -> list[str]:

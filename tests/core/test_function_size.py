@@ -63,13 +63,11 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     # Issue 66, not cut yet (found by this test; no branch cuts them so far):
     "burnqed_core/cli/data.py::prepare",
     "burnqed_core/cli/data.py::core_pool",
-    "burnqed_core/eval/compare.py::format_deltas",
     "burnqed_core/eval/gonogo.py::go_no_go",
     "burnqed_core/eval/plot.py::plot_summaries",
     "burnqed_core/eval/report.py::format_markdown",
     "burnqed_core/eval/run.py::run_eval",
     "burnqed_core/eval/seeds.py::seed_change",
-    "burnqed_core/eval/structural.py::from_rows",
     "burnqed_core/lean/baseline.py::first_closing",
     "burnqed_core/lean/tracing.py::_replay",
     "burnqed_core/policy/fast_decode.py::LlamaDecoder.decode",
