@@ -245,7 +245,7 @@ def format_deltas(c: Comparison) -> str:
                                 [s.hard_by_cluster.value if s.hard_by_cluster else None for s in ss],
                                 f"hard split by cluster, budget {top}"))
     table.append(_delta_row(c, f"pass@1, budget {top}",
-                            [next((b.pass1 for b in s.budgets if b.budget == top), None) for s in ss],
+                            [_pass1_at(s, top) for s in ss],
                             f"pass@1 (mean per attempt), budget {top}"))
     table.append(_delta_row(c, "beyond automation", [s.beyond_count / s.theorems if s.theorems else 0.0 for s in ss]))
     table.append(["k (attempts)", *(str(s.pass_k) for s in ss)])
@@ -272,6 +272,10 @@ def _delta_row(c: Comparison, name: str, vals: Sequence[float | None], key: str 
                          else f"{100 * v:.1f}% ({100 * (v - prev):+.1f})")
         prev = v if v is not None else prev
     return cells
+
+
+def _pass1_at(s: EvalSummary, budget: int) -> float | None:
+    return next((b.pass1 for b in s.budgets if b.budget == budget), None)
 
 
 def _by_cluster(s: EvalSummary, b: int) -> float | None:
