@@ -77,8 +77,6 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/search/engine.py::SearchEngine._outcome",
     "burnqed_core/search/job.py::run_search",
     "burnqed_core/search/job.py::search_job",
-    "burnqed_core/search/trajectories.py::trajectory_stats",
-    "burnqed_core/search/tree.py::SearchTree.check_invariants",
 })
 
 
