@@ -65,7 +65,6 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/cli/data.py::core_pool",
     "burnqed_core/eval/gonogo.py::go_no_go",
     "burnqed_core/eval/plot.py::plot_summaries",
-    "burnqed_core/eval/report.py::format_markdown",
     "burnqed_core/eval/run.py::run_eval",
     "burnqed_core/eval/seeds.py::seed_change",
     "burnqed_core/lean/baseline.py::first_closing",
