@@ -66,7 +66,6 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/eval/gonogo.py::go_no_go",
     "burnqed_core/eval/plot.py::plot_summaries",
     "burnqed_core/eval/run.py::run_eval",
-    "burnqed_core/eval/seeds.py::seed_change",
     "burnqed_core/lean/baseline.py::first_closing",
     "burnqed_core/lean/tracing.py::_replay",
     "burnqed_core/policy/fast_decode.py::LlamaDecoder.decode",
