@@ -1,6 +1,6 @@
-"""Go / no-go over eval summaries, from the seeds' checkpoints (001: "if no
-improvement over baseline", "if EBM shows no improvement", "if solve rate
-plateaus or decreases -> stop early"; 002: red lines).
+"""Go / no-go over eval summaries: stop the loop when an iteration does not
+improve on the one before, when the EBM shows no improvement over its
+ablation, or when the solve rate plateaus or decreases.
 
 A pure function: summaries in, a typed verdict with its reasons out. The
 pipeline's asset checks call it; ``burnqed compare`` prints it.
