@@ -430,19 +430,21 @@ class DataConfig(Section):
 
 
 class EBMConfig(Section):
-    """The goal-conditioned energy head (seed 002) and its training."""
+    """The goal-conditioned energy head and its training (docs/ebm.md)."""
 
     enabled: bool = Field(True, description="train an EBM at iterations N > 0 and let it guide their search")
     hidden_dims: list[int] = Field(default_factory=lambda: [512, 256, 128],
-                                   description="MLP widths after the 3*d input (seeds: 2048, 1024, 512 for d=4096)")
+                                   description="MLP widths after the 3*d input (prod: 2048, 1024, 512 for d=4096)")
     dropout: float = Field(0.15, ge=0, lt=1)
-    first_layer_scale: float = Field(0.1, gt=0, description="initial gain of the first layer (seed gotcha 2)")
+    first_layer_scale: float = Field(0.1, gt=0, description="initial gain of the first layer (a head of ~25M "
+                                                           "parameters at gain 1 explodes at its first steps)")
     power_iterations: int = Field(5, ge=1, description="spectral-norm power iterations per training forward")
     temperature_init: float = Field(1.0, gt=0)
     temperature_min: float = Field(0.05, gt=0, description="bounds of the learnable temperature; pinned = abort")
     temperature_max: float = Field(20.0, gt=0)
     temperature_check_every: int = Field(50, ge=1, description="log and check the temperature every N steps")
-    temperature_patience: int = Field(3, ge=1, description="abort after N checks in a row at a bound (gotcha 3)")
+    temperature_patience: int = Field(3, ge=1, description="abort after N checks in a row at a bound (a pinned "
+                                                          "temperature is a failed training)")
     lr: float = 3e-4
     weight_decay: float = 0.01
     steps: int = 500

@@ -22,7 +22,7 @@ from the wheel's source (``sglang/srt/entrypoints/http_server.py``,
   name the prompt; with n == 1 a list ``rid`` is kept.
 * ``POST /encode`` (server started with ``--is-embedding``): ``[{"embedding":
   [...], "meta_info": {...}}, ...]`` for a list, one object for one text; the
-  older wrapper ``{"embeddings": [[...], ...]}`` (seed 000) with
+  older wrapper ``{"embeddings": [[...], ...]}`` (other SGLang versions) with
   ``encode_shape=object``.
 * ``GET /health``, ``/health_generate`` (empty 200 / 503), ``/model_info``
   and the deprecated ``/get_model_info`` (``model_path``, ``weight_version``

@@ -677,14 +677,15 @@ class _Renderer:
         return ".".join([out, *(namer.global_name(c) if c in pool else c for c in rest)])
 
     def render(self) -> list[str]:
-        toks = self.toks
+        """The tokens with every name renamed (`_ident`), numerals as `NUMERAL` and dropped modifiers left out,
+        scopes opened by `_open_scope` and closed by their closing bracket."""
         out: list[str] = []
         depth = 0
         if self.sig_start is not None:
             self._push("sig", 0)
             self.sig_end = self._binder_list(self.sig_start)
         in_body = self.sig_start is None
-        for i, t in enumerate(toks):
+        for i, t in enumerate(self.toks):
             text = t.text
             if i == self.sig_end:
                 in_body = True
@@ -697,46 +698,63 @@ class _Renderer:
             if t.kind is TokKind.NUMBER:
                 out.append(text if self._after_dot(i) else NUMERAL)
                 continue
-            if t.kind is TokKind.SYMBOL and text == "|" and i not in self.bind:
-                if self.decl_kind == "inductive" and depth == 0 and in_body:
-                    self._pop_arm(0, "ctor")
-                    self._push("ctor", 0)
-                    if i + 1 < len(toks) and _bare(toks[i + 1]):
-                        self._binder_list(i + 2)
-                elif i not in self.pattern and (arrow := self._arm_end(i)) is not None:
-                    self._pop_arm(depth, "arm")
-                    self._push("arm", depth)
-                    self._pattern(i + 1, arrow)
-            elif (text in _QUANTIFIERS) and i not in self.bind:
-                self._push("binder", depth)
-                bang = i + 1 < len(toks) and toks[i + 1].text == "!" and _adjacent(t, toks[i + 1])
-                self._binder_list(i + 2 if bang else i + 1)
-            elif _is_ident(t) and text in _LET_LIKE and i not in self.pattern:
-                if not (self.kind == "tactic" and depth == 0):
-                    self._push("let", depth)   # a tactic's `have` stays for the rest of the proof
-                self._binder_list(i + 1)
-            elif _is_ident(t) and i not in self.pattern and i not in self.bind and self._tactic_head(i) \
-                    and (text in _INTRO_LIKE or text in _WITH_PATTERNS or text in (
-                        "case", "case'", "next", "by_cases", "generalize", "set", "choose", "obtain")):
-                self._tactic_binders(i)
-            elif t.kind is TokKind.SYMBOL and text in _BINDER_GROUPS and i in self.match and in_body:
-                m = self.match[i]
-                # a dependent arrow ``(x : T) → ...`` binds; a parenthesised term before an arrow
-                # (``(P x) → Q``, ``(x :: xs) → ...``) does not
-                if m + 1 < len(toks) and toks[m + 1].text in _ARROWS and self._colon(i, m) is not None:
-                    self._push("binder", depth)
-                    self._group(i, m)
+            self._open_scope(i, depth, in_body)
             if t.kind is TokKind.SYMBOL and text in _OPENERS:
                 depth += 1
                 out.append(text)
-                continue
-            if _is_ident(t):
-                if text in _DROPPED_MODIFIERS:
-                    continue
+            elif not _is_ident(t):
+                out.append(text)
+            elif text not in _DROPPED_MODIFIERS:
                 out.append(self._ident(i, i in self.bind))
-                continue
-            out.append(text)
         return out
+
+    def _open_scope(self, i: int, depth: int, in_body: bool) -> None:
+        """The scope token ``i`` opens at bracket depth ``depth``, if any, with the names it binds: an arm or a
+        constructor (``|``), a quantifier's binders, a ``let``/``have``, a tactic's binders, a dependent arrow's
+        binder group."""
+        toks = self.toks
+        t = toks[i]
+        text = t.text
+        if t.kind is TokKind.SYMBOL and text == "|" and i not in self.bind:
+            self._bar(i, depth, in_body)
+        elif (text in _QUANTIFIERS) and i not in self.bind:
+            self._push("binder", depth)
+            bang = i + 1 < len(toks) and toks[i + 1].text == "!" and _adjacent(t, toks[i + 1])
+            self._binder_list(i + 2 if bang else i + 1)
+        elif _is_ident(t) and text in _LET_LIKE and i not in self.pattern:
+            if not (self.kind == "tactic" and depth == 0):
+                self._push("let", depth)   # a tactic's `have` stays for the rest of the proof
+            self._binder_list(i + 1)
+        elif self._binds_by_tactic(i):
+            self._tactic_binders(i)
+        elif t.kind is TokKind.SYMBOL and text in _BINDER_GROUPS and i in self.match and in_body:
+            m = self.match[i]
+            # a dependent arrow ``(x : T) → ...`` binds; a parenthesised term before an arrow
+            # (``(P x) → Q``, ``(x :: xs) → ...``) does not
+            if m + 1 < len(toks) and toks[m + 1].text in _ARROWS and self._colon(i, m) is not None:
+                self._push("binder", depth)
+                self._group(i, m)
+
+    def _bar(self, i: int, depth: int, in_body: bool) -> None:
+        """A ``|``: a constructor of an inductive type (top level of its body), or a match arm."""
+        toks = self.toks
+        if self.decl_kind == "inductive" and depth == 0 and in_body:
+            self._pop_arm(0, "ctor")
+            self._push("ctor", 0)
+            if i + 1 < len(toks) and _bare(toks[i + 1]):
+                self._binder_list(i + 2)
+        elif i not in self.pattern and (arrow := self._arm_end(i)) is not None:
+            self._pop_arm(depth, "arm")
+            self._push("arm", depth)
+            self._pattern(i + 1, arrow)
+
+    def _binds_by_tactic(self, i: int) -> bool:
+        """Whether token ``i`` is a tactic that binds names (``intro``, ``cases ... with``, ``obtain`` ...)."""
+        t = self.toks[i]
+        text = t.text
+        return (_is_ident(t) and i not in self.pattern and i not in self.bind and self._tactic_head(i)
+                and (text in _INTRO_LIKE or text in _WITH_PATTERNS or text in (
+                    "case", "case'", "next", "by_cases", "generalize", "set", "choose", "obtain")))
 
 
 # --- canonical forms ---------------------------------------------------------------

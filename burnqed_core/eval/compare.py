@@ -126,23 +126,49 @@ def interval_verdict(
     if why or paired is None:
         notes = [*cv.notes, f"decided on point estimates: {why}"]
         return v, cv.model_copy(update={"notes": notes})
-    tol = regression_pp / 100
     deciding = [d for d in paired.deltas if d.decides]
     if not deciding:
-        shown = "; ".join(d.describe() for d in paired.deltas if d.by_cluster and d.name.startswith("pass@1"))
-        reason = Reason(code="too_few_clusters", blocking=True,
-                        message=f"{paired.clusters} clusters in both evals (fewer than {min_clusters}): the set "
-                                f"decides nothing ({shown})")
-        reasons = [reason, *(r for r in v.reasons if r.code not in (*_BY_INTERVAL, "too_few_clusters"))]
-        verdict = Verdict(decision="no-go", iteration=current.iteration, reasons=reasons)
-        figures = [Figure(name="clusters", value=float(paired.clusters), op=">=", threshold=float(min_clusters),
-                          note="a set with fewer decides nothing")]
-        figures += [f for f in cv.figures if f.name in ("best EBM gain", "solve rate", BEST_BASELINE_FIGURE)]
-        return verdict, CheckVerdict(check=cv.check, figures=figures, failures=[reason.message],
-                                     notes=[f"NO-GO (iteration {current.iteration})", paired.describe()])
+        return _too_few_clusters(current, paired, v, cv, min_clusters)
+    reasons = [*_interval_reasons(deciding, previous.iteration, regression_pp),
+               *(r for r in v.reasons if r.code not in (*_BY_INTERVAL, "too_few_clusters"))]
+    decision: Decision = "no-go" if any(r.blocking for r in reasons) else "go"
+    verdict = Verdict(decision=decision, iteration=current.iteration, reasons=reasons)
+    figures = _interval_figures(deciding, previous.iteration, regression_pp / 100)
+    figures += [f for f in cv.figures if f.name in _KEPT_FIGURES]
+    shown = [d.describe() for d in paired.deltas if not d.decides]
+    check = CheckVerdict(check=cv.check, figures=figures, failures=[r.message for r in reasons if r.blocking],
+                         notes=[f"{decision.upper()} (iteration {current.iteration})",
+                                *(r.message for r in reasons if not r.blocking), paired.describe(),
+                                *(["shown, not deciding: " + "; ".join(shown)] if shown else [])])
+    return verdict, check
+
+
+_KEPT_FIGURES = ("best EBM gain", "solve rate", BEST_BASELINE_FIGURE)
+"""The point-estimate verdict's figures that the interval verdict shows as well."""
+
+
+def _too_few_clusters(current: EvalSummary, paired: PairedChange, v: Verdict, cv: CheckVerdict,
+                      min_clusters: int) -> tuple[Verdict, CheckVerdict]:
+    """No-go: no change decides, the set has fewer than ``min_clusters`` clusters in both evals."""
+    shown = "; ".join(d.describe() for d in paired.deltas if d.by_cluster and d.name.startswith("pass@1"))
+    reason = Reason(code="too_few_clusters", blocking=True,
+                    message=f"{paired.clusters} clusters in both evals (fewer than {min_clusters}): the set "
+                            f"decides nothing ({shown})")
+    reasons = [reason, *(r for r in v.reasons if r.code not in (*_BY_INTERVAL, "too_few_clusters"))]
+    verdict = Verdict(decision="no-go", iteration=current.iteration, reasons=reasons)
+    figures = [Figure(name="clusters", value=float(paired.clusters), op=">=", threshold=float(min_clusters),
+                      note="a set with fewer decides nothing")]
+    figures += [f for f in cv.figures if f.name in _KEPT_FIGURES]
+    return verdict, CheckVerdict(check=cv.check, figures=figures, failures=[reason.message],
+                                 notes=[f"NO-GO (iteration {current.iteration})", paired.describe()])
+
+
+def _interval_reasons(deciding: Sequence[Delta], prev: int, regression_pp: float) -> list[Reason]:
+    """Regression (a deciding change's whole interval below ``-regression_pp``), no improvement (no interval
+    above zero) or improved."""
+    tol = regression_pp / 100
     drops = [d for d in deciding if d.change.high < -tol]
     ups = [d for d in deciding if d.change.low > 0]
-    prev = previous.iteration
     reasons: list[Reason] = []
     if drops:
         reasons.append(Reason(code="regression", blocking=True,
@@ -157,22 +183,17 @@ def interval_verdict(
         reasons.append(Reason(code="improved", blocking=False,
                               message=f"improved over iteration {prev}, 95% interval above zero ("
                                       + "; ".join(d.describe() for d in ups) + ")"))
-    reasons += [r for r in v.reasons if r.code not in (*_BY_INTERVAL, "too_few_clusters")]
-    decision: Decision = "no-go" if any(r.blocking for r in reasons) else "go"
-    verdict = Verdict(decision=decision, iteration=current.iteration, reasons=reasons)
+    return reasons
+
+
+def _interval_figures(deciding: Sequence[Delta], prev: int, tol: float) -> list[Figure]:
     figures = [Figure(name=f"upper bound of {d.name}", value=d.change.high, op=">=", threshold=-tol,
                       note=f"{100 * d.before:.1f}% -> {100 * d.after:.1f}%, change {d.change.pp()}")
                for d in deciding]
     figures.append(Figure(name="best lower bound", value=max(d.change.low for d in deciding), op=">",
                           threshold=0.0, note=f"vs iteration {prev}: only a change whose 95% interval lies above "
                                               "zero is an improvement"))
-    figures += [f for f in cv.figures if f.name in ("best EBM gain", "solve rate", BEST_BASELINE_FIGURE)]
-    shown = [d.describe() for d in paired.deltas if not d.decides]
-    check = CheckVerdict(check=cv.check, figures=figures, failures=[r.message for r in reasons if r.blocking],
-                         notes=[f"{decision.upper()} (iteration {current.iteration})",
-                                *(r.message for r in reasons if not r.blocking), paired.describe(),
-                                *(["shown, not deciding: " + "; ".join(shown)] if shown else [])])
-    return verdict, check
+    return figures
 
 
 def compare_summaries(summaries: Sequence[EvalSummary], labels: Sequence[str], *, regression_pp: float = 2.0,
@@ -213,46 +234,60 @@ def format_deltas(c: Comparison) -> str:
     top = budgets[-1] if budgets else 0
     head = ["", *(f"iter {s.iteration}" + (" +EBM" if s.ebm else "") for s in ss)]
     table: list[list[str]] = []
-
-    def line(name: str, vals: Sequence[float | None], key: str | None = None) -> None:
-        cells, prev = [name], None
-        for i, v in enumerate(vals):
-            if v is None:
-                cells.append("-")
-            elif prev is None or i == 0:
-                cells.append(f"{100 * v:.1f}%")
-            else:
-                d = _delta(c.changes[i - 1], key) if key else None
-                cells.append(f"{100 * v:.1f}% ({d.change.pp()})" if d is not None
-                             else f"{100 * v:.1f}% ({100 * (v - prev):+.1f})")
-            prev = v if v is not None else prev
-        table.append(cells)
-
-    def by_cluster(s: EvalSummary, b: int) -> float | None:
-        x = next((x.all_by_cluster for x in s.budgets if x.budget == b), None)
-        return x.value if x is not None else None
-
     for b in budgets:
-        line(f"pass@k, budget {b}", [s.rate_at(b) for s in ss], f"pass@k, budget {b}")
-        if any(by_cluster(s, b) is not None for s in ss):
-            line(f"  by cluster, {b}", [by_cluster(s, b) for s in ss], f"pass@k by cluster, budget {b}")
-    line(f"hard split, {top}", [s.hard_rate_at(top) for s in ss], f"hard split, budget {top}")
+        table.append(_delta_row(c, f"pass@k, budget {b}", [s.rate_at(b) for s in ss], f"pass@k, budget {b}"))
+        if any(_by_cluster(s, b) is not None for s in ss):
+            table.append(_delta_row(c, f"  by cluster, {b}", [_by_cluster(s, b) for s in ss],
+                                    f"pass@k by cluster, budget {b}"))
+    table.append(_delta_row(c, f"hard split, {top}", [s.hard_rate_at(top) for s in ss], f"hard split, budget {top}"))
     if any(s.hard_by_cluster is not None for s in ss):
-        line(f"  hard by cluster, {top}", [s.hard_by_cluster.value if s.hard_by_cluster else None for s in ss],
-             f"hard split by cluster, budget {top}")
-    line(f"pass@1, budget {top}", [next((b.pass1 for b in s.budgets if b.budget == top), None) for s in ss],
-         f"pass@1 (mean per attempt), budget {top}")
-    line("beyond automation", [s.beyond_count / s.theorems if s.theorems else 0.0 for s in ss])
+        table.append(_delta_row(c, f"  hard by cluster, {top}",
+                                [s.hard_by_cluster.value if s.hard_by_cluster else None for s in ss],
+                                f"hard split by cluster, budget {top}"))
+    table.append(_delta_row(c, f"pass@1, budget {top}",
+                            [_pass1_at(s, top) for s in ss],
+                            f"pass@1 (mean per attempt), budget {top}"))
+    table.append(_delta_row(c, "beyond automation", [s.beyond_count / s.theorems if s.theorems else 0.0 for s in ss]))
     table.append(["k (attempts)", *(str(s.pass_k) for s in ss)])
     table.append(["theorems / clusters", *(f"{s.theorems} / {s.clusters or '-'}" for s in ss)])
-    widths = [max(len(r[i]) for r in [head, *table]) for i in range(len(head))]
-    rows = [f"{head[0]:<{widths[0]}}" + "".join(f"{h:>{w + 2}}" for h, w in zip(head[1:], widths[1:], strict=True))]
-    for r in table:
-        rows.append(f"{r[0]:<{widths[0]}}" + "".join(f"{x:>{w + 2}}" for x, w in zip(r[1:], widths[1:], strict=True)))
+    rows = _aligned(head, table)
     if any(ch.paired is not None for ch in c.changes):
         rows.append("(changes: after - before on the theorems both hold, with a 95% paired cluster-bootstrap "
                     "interval; without an interval: a plain difference of the rates)")
     return "\n".join(rows)
+
+
+def _delta_row(c: Comparison, name: str, vals: Sequence[float | None], key: str | None = None) -> list[str]:
+    """A row of `format_deltas`: each output's value, after the first with its change from the value before
+    (the paired change named ``key`` where there is one, else the plain difference)."""
+    cells, prev = [name], None
+    for i, v in enumerate(vals):
+        if v is None:
+            cells.append("-")
+        elif prev is None or i == 0:
+            cells.append(f"{100 * v:.1f}%")
+        else:
+            d = _delta(c.changes[i - 1], key) if key else None
+            cells.append(f"{100 * v:.1f}% ({d.change.pp()})" if d is not None
+                         else f"{100 * v:.1f}% ({100 * (v - prev):+.1f})")
+        prev = v if v is not None else prev
+    return cells
+
+
+def _pass1_at(s: EvalSummary, budget: int) -> float | None:
+    return next((b.pass1 for b in s.budgets if b.budget == budget), None)
+
+
+def _by_cluster(s: EvalSummary, b: int) -> float | None:
+    x = next((x.all_by_cluster for x in s.budgets if x.budget == b), None)
+    return x.value if x is not None else None
+
+
+def _aligned(head: list[str], table: list[list[str]]) -> list[str]:
+    """The rows with the first column left-aligned and the others right-aligned, each to its widest cell."""
+    widths = [max(len(r[i]) for r in [head, *table]) for i in range(len(head))]
+    return [f"{r[0]:<{widths[0]}}" + "".join(f"{x:>{w + 2}}" for x, w in zip(r[1:], widths[1:], strict=True))
+            for r in [head, *table]]
 
 
 def format_changes(c: Comparison) -> list[str]:

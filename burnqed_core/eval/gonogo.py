@@ -1,6 +1,6 @@
-"""Go / no-go over eval summaries, from the seeds' checkpoints (001: "if no
-improvement over baseline", "if EBM shows no improvement", "if solve rate
-plateaus or decreases -> stop early"; 002: red lines).
+"""Go / no-go over eval summaries: stop the loop when an iteration does not
+improve on the one before, when the EBM shows no improvement over its
+ablation, or when the solve rate plateaus or decreases.
 
 A pure function: summaries in, a typed verdict with its reasons out. The
 pipeline's asset checks call it; ``burnqed compare`` prints it.
@@ -117,40 +117,8 @@ def go_no_go(
     search adds automation candidates (what the system proves). The policy
     alone (``policy_only``) is reported beside them, not blocking: its change
     is what the learning did."""
-    reasons: list[Reason] = []
-    tol = regression_pp / 100
-    if previous is None:
-        reasons.append(Reason(code="first_iteration", blocking=False,
-                              message="no previous iteration to compare with"))
-    else:
-        delta = primary_value(current) - primary_value(previous)
-        clusters = min(current.clusters, previous.clusters)
-        if 0 < clusters < MIN_CLUSTERS:
-            reasons.append(Reason(code="too_few_clusters", blocking=True,
-                                  message=f"{clusters} clusters (fewer than {MIN_CLUSTERS}): the set decides "
-                                          f"nothing ({PRIMARY_STATISTIC} {_pp(delta)} vs iteration "
-                                          f"{previous.iteration}, shown)"))
-        elif delta < -tol:
-            reasons.append(Reason(code="regression", blocking=True,
-                                  message=f"regression beyond {regression_pp:.1f}pp vs iteration "
-                                          f"{previous.iteration} ({PRIMARY_STATISTIC}: {_pp(delta)})"))
-        elif delta <= 0:
-            reasons.append(Reason(code="no_improvement", blocking=True,
-                                  message=f"no improvement over iteration {previous.iteration} "
-                                          f"({PRIMARY_STATISTIC}: {_pp(delta)})"))
-        else:
-            reasons.append(Reason(code="improved", blocking=False,
-                                  message=f"improved over iteration {previous.iteration} "
-                                          f"({PRIMARY_STATISTIC}: {_pp(delta)})"))
-    if current.without_ebm is not None:
-        w = current.without_ebm
-        gains = {b.budget: (current.rate_at(b.budget) or 0.0) - b.all.rate for b in w.budgets}
-        if not any(g > ebm_min_gain_pp / 100 for g in gains.values()):
-            reasons.append(Reason(code="ebm_no_gain", blocking=True,
-                                  message="the EBM gains nothing over the same eval without it ("
-                                          + ", ".join(f"{b}: {_pp(g)}" for b, g in gains.items()) + ")"))
-        if (line := ebm_change_line(current)) is not None:
-            reasons.append(Reason(code="ebm_change", blocking=False, message=line))
+    reasons = [_primary_reason(current, previous, regression_pp / 100, regression_pp)]
+    reasons += _ebm_reasons(current, ebm_min_gain_pp)
     if current.policy_only is not None:
         po = current.policy_only
         msg = f"policy alone (no automation candidates): {100 * po.cumulative.rate:.1f}%, hard split " \
@@ -167,6 +135,47 @@ def go_no_go(
     reasons += best_baseline_reasons(current)
     decision: Decision = "no-go" if any(r.blocking for r in reasons) else "go"
     return Verdict(decision=decision, iteration=current.iteration, reasons=reasons)
+
+
+def _primary_reason(current: EvalSummary, previous: EvalSummary | None, tol: float, regression_pp: float) -> Reason:
+    """The primary statistic against the previous iteration: first iteration, too few clusters, regression
+    beyond ``tol``, no improvement, or improved."""
+    if previous is None:
+        return Reason(code="first_iteration", blocking=False, message="no previous iteration to compare with")
+    delta = primary_value(current) - primary_value(previous)
+    clusters = min(current.clusters, previous.clusters)
+    if 0 < clusters < MIN_CLUSTERS:
+        return Reason(code="too_few_clusters", blocking=True,
+                      message=f"{clusters} clusters (fewer than {MIN_CLUSTERS}): the set decides "
+                              f"nothing ({PRIMARY_STATISTIC} {_pp(delta)} vs iteration "
+                              f"{previous.iteration}, shown)")
+    if delta < -tol:
+        return Reason(code="regression", blocking=True,
+                      message=f"regression beyond {regression_pp:.1f}pp vs iteration "
+                              f"{previous.iteration} ({PRIMARY_STATISTIC}: {_pp(delta)})")
+    if delta <= 0:
+        return Reason(code="no_improvement", blocking=True,
+                      message=f"no improvement over iteration {previous.iteration} "
+                              f"({PRIMARY_STATISTIC}: {_pp(delta)})")
+    return Reason(code="improved", blocking=False,
+                  message=f"improved over iteration {previous.iteration} ({PRIMARY_STATISTIC}: {_pp(delta)})")
+
+
+def _ebm_reasons(current: EvalSummary, ebm_min_gain_pp: float) -> list[Reason]:
+    """With an EBM ablation (``without_ebm``): no-go when the EBM gains no more than ``ebm_min_gain_pp`` at any
+    budget; its paired change shown."""
+    w = current.without_ebm
+    if w is None:
+        return []
+    reasons = []
+    gains = {b.budget: (current.rate_at(b.budget) or 0.0) - b.all.rate for b in w.budgets}
+    if not any(g > ebm_min_gain_pp / 100 for g in gains.values()):
+        reasons.append(Reason(code="ebm_no_gain", blocking=True,
+                              message="the EBM gains nothing over the same eval without it ("
+                                      + ", ".join(f"{b}: {_pp(g)}" for b, g in gains.items()) + ")"))
+    if (line := ebm_change_line(current)) is not None:
+        reasons.append(Reason(code="ebm_change", blocking=False, message=line))
+    return reasons
 
 
 def gonogo_verdict(

@@ -230,23 +230,43 @@ def format_table(s: EvalSummary) -> str:
 
 
 def format_markdown(s: EvalSummary) -> str:
-    k = s.pass_k
+    out = [*_md_head(s), *_md_budget_table(s), "", *_md_baselines(s), *_md_beyond(s)]
+    if s.start_failures:
+        out += ["", *(f"- {line.strip()}" for line in start_failure_lines(s))]
+    if (held := held_out_lines(s)):
+        out += ["", "Held out in substance:", "", "```", *held, "```"]
+    out += _md_variants(s)
+    if s.newly_solved:
+        out += ["", "Newly solved (by no earlier iteration): " + ", ".join(f"`{n}`" for n in s.newly_solved)]
+    return "\n".join(out) + "\n"
+
+
+def _md_head(s: EvalSummary) -> list[str]:
     clusters = f" in {s.clusters} clusters" if s.clusters else ""
-    out = [f"### Iteration {s.iteration} on `{s.benchmark}` ({_variant(s)})", "",
-           f"{s.theorems} theorems{clusters}, {s.hard_theorems} closed by neither automation baseline (hard); "
-           f"pass@{k}; {s.timeouts} timeouts.", "", *(f"- **{line}**" if i == 0 else f"- {line}"
-                                                       for i, line in enumerate(headline(s))), "",
-           f"| node budget | pass@{k} | pass@{k} [95%] | by cluster [95%] | pass@1 [95%] | hard split | hard [95%] "
-           f"| easy split | avg nodes to proof |{' baseline (c) |' if s.structural_baseline is not None else ''}",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if s.structural_baseline is not None else "")]
+    return [f"### Iteration {s.iteration} on `{s.benchmark}` ({_variant(s)})", "",
+            f"{s.theorems} theorems{clusters}, {s.hard_theorems} closed by neither automation baseline (hard); "
+            f"pass@{s.pass_k}; {s.timeouts} timeouts.", "",
+            *(f"- **{line}**" if i == 0 else f"- {line}" for i, line in enumerate(headline(s))), ""]
+
+
+def _md_budget_table(s: EvalSummary) -> list[str]:
+    """One row per node budget; a column for baseline (c) when the summary has it."""
+    k = s.pass_k
+    with_c = s.structural_baseline is not None
+    out = [f"| node budget | pass@{k} | pass@{k} [95%] | by cluster [95%] | pass@1 [95%] | hard split | hard [95%] "
+           f"| easy split | avg nodes to proof |{' baseline (c) |' if with_c else ''}",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if with_c else "")]
     for b in s.budgets:
         out.append(f"| {b.budget} | {b.all} | {_ci(b.all_ci)} | {_ci(b.all_by_cluster)} | "
                    f"{_ci(b.pass1_ci) if b.pass1_ci is not None else _pct(b.pass1)} | {b.hard} | {_ci(b.hard_ci)} | "
                    f"{b.easy} | {b.avg_nodes_proved:.1f} |"
-                   + (f" {b.structural if b.structural is not None else '-'} |"
-                      if s.structural_baseline is not None else ""))
-    out += ["", f"- baseline (a) single automation tactic: **{s.automation_baseline}**",
-            f"- baseline (b) definition-aware automation: **{s.defaware_baseline}**"]
+                   + (f" {b.structural if b.structural is not None else '-'} |" if with_c else ""))
+    return out
+
+
+def _md_baselines(s: EvalSummary) -> list[str]:
+    out = [f"- baseline (a) single automation tactic: **{s.automation_baseline}**",
+           f"- baseline (b) definition-aware automation: **{s.defaware_baseline}**"]
     if (line := _structural_line(s)) is not None:
         out.append(f"- baseline (c) structural steps + automation, no learned policy ({s.structural_budget} nodes): "
                    f"**{line}**")
@@ -258,17 +278,25 @@ def format_markdown(s: EvalSummary) -> str:
     for choice, split in ((s.best_baseline, "all theorems"), (s.best_baseline_hard, "hard split")):
         if choice is not None:
             out.append(f"- {_best_line(choice, split)}")
-    out += [f"- solved beyond automation (a proof step only the policy proposed): **{s.beyond_count}**"
-            + (": " + ", ".join(f"`{n}`" for n in s.beyond_automation) if s.beyond_automation else ""),
+    return out
+
+
+def _named(names: list[str]) -> str:
+    """``: `a`, `b``` after a count, or nothing when there are none."""
+    return (": " + ", ".join(f"`{n}`" for n in names)) if names else ""
+
+
+def _md_beyond(s: EvalSummary) -> list[str]:
+    return [f"- solved beyond automation (a proof step only the policy proposed): **{s.beyond_count}**"
+            + _named(s.beyond_automation),
             f"- hard, with policy steps the automation also proposed (`both`), not beyond it: "
-            f"{len(s.beyond_by_both)}" + (": " + ", ".join(f"`{n}`" for n in s.beyond_by_both)
-                                          if s.beyond_by_both else ""),
-            f"- hard theorems solved by automation steps alone: {len(s.automation_only)}"
-            + (": " + ", ".join(f"`{n}`" for n in s.automation_only) if s.automation_only else "")]
-    if s.start_failures:
-        out += ["", *(f"- {line.strip()}" for line in start_failure_lines(s))]
-    if (held := held_out_lines(s)):
-        out += ["", "Held out in substance:", "", "```", *held, "```"]
+            f"{len(s.beyond_by_both)}" + _named(s.beyond_by_both),
+            f"- hard theorems solved by automation steps alone: {len(s.automation_only)}" + _named(s.automation_only)]
+
+
+def _md_variants(s: EvalSummary) -> list[str]:
+    """The policy alone and the EBM ablation beside the main variant, where the summary has them."""
+    out: list[str] = []
     if s.policy_only is not None:
         p = s.policy_only
         out += ["", "Policy alone (the search without automation candidates) vs policy + automation:", "",
@@ -283,9 +311,7 @@ def format_markdown(s: EvalSummary) -> str:
             out.append(f"| {b.budget} | {b.all} | {_pct(s.rate_at(b.budget) or 0.0)} |")
         if (line := ebm_change_line(s)) is not None:
             out += ["", line + " (95% intervals: paired cluster bootstrap)"]
-    if s.newly_solved:
-        out += ["", "Newly solved (by no earlier iteration): " + ", ".join(f"`{n}`" for n in s.newly_solved)]
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _versus_cell(s: EvalSummary) -> str:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +40,7 @@ from burnqed_core.eval.summary import (
     PRIMARY_STATISTIC,
     Estimate,
     EvalSummary,
+    TheoremOutcome,
     joint_clusters,
 )
 
@@ -107,18 +109,7 @@ def seed_change(before: Sequence[EvalSummary], after: Sequence[EvalSummary], *, 
     seed order on both sides), with its two-level bootstrap interval (the module docstring)."""
     import numpy as np
 
-    if not before or len(before) != len(after):
-        raise DataError(f"a seed comparison needs one eval per training seed on each side (got {len(before)} and "
-                        f"{len(after)})")
-    pairs = list(zip(before, after, strict=True))
-    outcomes = [({o.theorem: o for o in a.outcomes}, {o.theorem: o for o in z.outcomes}) for a, z in pairs]
-    if any(not a or not z for a, z in outcomes):
-        raise DataError("a summary without per-theorem outcomes (written before clusters) cannot be paired")
-    shared = sorted(set.intersection(*(set(a) & set(z) for a, z in outcomes)))
-    budgets = set.intersection(*({b.budget for b in s.budgets} for s in [*before, *after]))
-    if not shared or not budgets:
-        raise DataError("the runs share no theorem or no budget")
-    top = max(budgets)
+    outcomes, shared, top = _paired_outcomes(before, after)
     cl = joint_clusters(shared, *({n: a[n].cluster for n in shared} for a, _ in outcomes),
                         *({n: z[n].cluster for n in shared} for _, z in outcomes))
     names = sorted(set(cl))
@@ -134,6 +125,41 @@ def seed_change(before: Sequence[EvalSummary], after: Sequence[EvalSummary], *, 
     b1 = np.stack([per_cluster([z[n].attempt_rate(top) for n in shared]) for _, z in outcomes])
     per_seed = d.mean(axis=1)
     point = float(per_seed.mean())
+    low, high = _two_level_interval(d, samples=samples, seed=seed, confidence=confidence)
+    k, c = d.shape
+    return SeedChange(seeds=k, theorems=len(shared), clusters=c, budget=top, before=float(b0.mean()),
+                      after=float(b1.mean()), change=Estimate(value=point, low=float(min(low, point)),
+                                                              high=float(max(high, point))),
+                      per_seed=[float(x) for x in per_seed],
+                      seed_sd=float(statistics.stdev(per_seed)) if k > 1 else 0.0, samples=samples, seed=seed)
+
+
+Outcomes = dict[str, TheoremOutcome]
+
+
+def _paired_outcomes(before: Sequence[EvalSummary], after: Sequence[EvalSummary],
+                     ) -> tuple[list[tuple[Outcomes, Outcomes]], list[str], int]:
+    """Per seed, both sides' outcomes by theorem; the theorems every run holds; the largest budget all share.
+    Raises `DataError` for unpaired runs, runs without outcomes, or runs with no theorem or budget in common."""
+    if not before or len(before) != len(after):
+        raise DataError(f"a seed comparison needs one eval per training seed on each side (got {len(before)} and "
+                        f"{len(after)})")
+    outcomes = [({o.theorem: o for o in a.outcomes}, {o.theorem: o for o in z.outcomes})
+                for a, z in zip(before, after, strict=True)]
+    if any(not a or not z for a, z in outcomes):
+        raise DataError("a summary without per-theorem outcomes (written before clusters) cannot be paired")
+    shared = sorted(set.intersection(*(set(a) & set(z) for a, z in outcomes)))
+    budgets = set.intersection(*({b.budget for b in s.budgets} for s in [*before, *after]))
+    if not shared or not budgets:
+        raise DataError("the runs share no theorem or no budget")
+    return outcomes, shared, max(budgets)
+
+
+def _two_level_interval(d: Any, *, samples: int, seed: int, confidence: float) -> tuple[float, float]:
+    """The ``confidence`` percentile interval of the mean of ``d`` (seeds x clusters) over ``samples`` resamples
+    of both the clusters and the seeds, with replacement (``numpy.random.default_rng(seed)``)."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     k, c = d.shape
     stats = np.empty(samples)
@@ -143,11 +169,7 @@ def seed_change(before: Sequence[EvalSummary], after: Sequence[EvalSummary], *, 
         stats[i] = float(ws @ (d @ wc) / wc.sum() / ws.sum())
     tail = 100 * (1 - confidence) / 2
     low, high = np.percentile(stats, [tail, 100 - tail])
-    return SeedChange(seeds=k, theorems=len(shared), clusters=c, budget=top, before=float(b0.mean()),
-                      after=float(b1.mean()), change=Estimate(value=point, low=float(min(low, point)),
-                                                              high=float(max(high, point))),
-                      per_seed=[float(x) for x in per_seed],
-                      seed_sd=float(statistics.stdev(per_seed)) if k > 1 else 0.0, samples=samples, seed=seed)
+    return float(low), float(high)
 
 
 def seed_verdict(change: SeedChange, *, regression_pp: float = 2.0, min_clusters: int = MIN_CLUSTERS) -> SeedVerdict:

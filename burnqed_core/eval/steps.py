@@ -191,7 +191,7 @@ def eval_finish(
     from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
     from burnqed_core.eval.report import format_table, write_report
     from burnqed_core.eval.run import read_eval_results, root_goals, variant_rows
-    from burnqed_core.eval.summary import summarize_variants
+    from burnqed_core.eval.summary import SummaryOptions, summarize_variants
 
     ebm_dir = _eval_ebm(ebm_dir)
     pairs = load_training_pairs(training_pairs) if training_pairs else []
@@ -199,9 +199,9 @@ def eval_finish(
         check_training_pairs(benchmark, pairs, root_goals(out_dir),
                              where=f"training pairs of iteration {iteration}")
     rows = variant_rows(read_eval_results(out_dir), settings, ebm_dir)
-    s = summarize_variants(rows, baselines, iteration=iteration, benchmark=settings.data.benchmark,
+    s = summarize_variants(rows, baselines, SummaryOptions(iteration=iteration, benchmark=settings.data.benchmark,
                            budgets=settings.eval.budgets, earlier_solved=earlier_solved,
-                           similarity=corpus_similarity(settings, benchmark))
+                           similarity=corpus_similarity(settings, benchmark)))
     write_report(s, out_dir)
     report_twins(out_dir, twins or {})
     metrics: dict[str, Any] = {

@@ -127,28 +127,7 @@ def from_rows(rows: Sequence[EvalResult], theorems: Sequence[Theorem], *, key: s
     to proof (and its proof), an unproved one None; a row with a Lean failure (``error == "infra"``) and a
     theorem without a row leave the theorem unmeasured (``infra``). ``nodes`` keeps the fewest nodes over the
     attempts (pass@k), ``per_attempt`` each attempt's (with more than one)."""
-    per: dict[str, list[int | None]] = {}
-    for r in rows:
-        if r.attempt < attempts and not r.error:
-            runs = per.setdefault(r.theorem, [None] * attempts)
-            if r.proved:
-                runs[r.attempt] = r.nodes_to_proof if r.nodes_to_proof is not None else r.nodes_used
-    nodes: dict[str, int | None] = {}
-    proofs: dict[str, list[str]] = {}
-    infra: set[str] = set()
-    timeouts: set[str] = set()
-    for r in rows:
-        if r.proved:
-            n = r.nodes_to_proof if r.nodes_to_proof is not None else r.nodes_used
-            cur = nodes.get(r.theorem)
-            if cur is None or n < cur:
-                nodes[r.theorem], proofs[r.theorem] = n, list(r.proof)
-        elif r.error == "infra":
-            infra.add(r.theorem)
-        else:
-            nodes.setdefault(r.theorem, None)
-            if r.timeout:
-                timeouts.add(r.theorem)
+    nodes, proofs, infra, timeouts = _fewest_nodes(rows)
     names = [t.name for t in theorems]
     missing = [n for n in names if n not in nodes and n not in infra]
     if missing:
@@ -158,6 +137,7 @@ def from_rows(rows: Sequence[EvalResult], theorems: Sequence[Theorem], *, key: s
     for n in infra:
         nodes.pop(n, None)
     wanted = set(names)
+    per = _per_attempt(rows, attempts)
     per_attempt = {n: per[n] for n in names if n in nodes and n in per} if attempts > 1 else {}
     spent: dict[str, list[int]] = {}
     for r in rows:
@@ -168,6 +148,46 @@ def from_rows(rows: Sequence[EvalResult], theorems: Sequence[Theorem], *, key: s
                               infra=sorted(infra & wanted), timeouts=sorted((timeouts & wanted) - infra),
                               proofs={n: proofs[n] for n in names if n in proofs},
                               checks={n: sum(spent[n]) / len(spent[n]) for n in names if n in nodes and n in spent})
+
+
+def _nodes_of(r: EvalResult) -> int:
+    """A proved row's nodes to proof (its nodes used where it has none)."""
+    return r.nodes_to_proof if r.nodes_to_proof is not None else r.nodes_used
+
+
+def _per_attempt(rows: Sequence[EvalResult], attempts: int) -> dict[str, list[int | None]]:
+    """Per theorem, each of the first ``attempts`` attempts' nodes to proof (None: unproved or not run); rows
+    with an error left out."""
+    per: dict[str, list[int | None]] = {}
+    for r in rows:
+        if r.attempt < attempts and not r.error:
+            runs = per.setdefault(r.theorem, [None] * attempts)
+            if r.proved:
+                runs[r.attempt] = _nodes_of(r)
+    return per
+
+
+def _fewest_nodes(rows: Sequence[EvalResult]) -> tuple[dict[str, int | None], dict[str, list[str]], set[str],
+                                                       set[str]]:
+    """Over all rows: each theorem's fewest nodes to proof (None: searched, unproved) and that proof; the
+    theorems with a Lean failure; the theorems with a search that timed out."""
+    nodes: dict[str, int | None] = {}
+    proofs: dict[str, list[str]] = {}
+    infra: set[str] = set()
+    timeouts: set[str] = set()
+    for r in rows:
+        if r.proved:
+            n = _nodes_of(r)
+            cur = nodes.get(r.theorem)
+            if cur is None or n < cur:
+                nodes[r.theorem], proofs[r.theorem] = n, list(r.proof)
+        elif r.error == "infra":
+            infra.add(r.theorem)
+        else:
+            nodes.setdefault(r.theorem, None)
+            if r.timeout:
+                timeouts.add(r.theorem)
+    return nodes, proofs, infra, timeouts
 
 
 async def measure_structural(

@@ -263,50 +263,82 @@ def format_transfer(report: TransferReport) -> str:
     """The transfer table (markdown): one row per fold, grouped by technique, then a line per technique. Read at
     an iteration after 0, a last column holds the prover's paired change since iteration 0."""
     later = report.iteration > 0
-    lines = [f"Leave-one-family-out transfer, profile {report.profile} (iteration {report.iteration}; pass@k of "
-             "the prover trained without the family; (c): structural search with no learned policy, same budget)",
-             "",
-             "| technique | held-out family | theorems (twins left out) | clusters | prover | (c) | prover - (c) "
-             "| by cluster | policy alone | (a) |" + (" since iteration 0 |" if later else ""),
-             "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if later else "")]
     every = sorted(report.folds, key=lambda f: (f.technique, f.family))
-    other = [f for f in every if not report.current(f)]
-    for f in every:
-        vs, vc, v0 = f.versus_structural, f.versus_structural_by_cluster, f.versus_iteration0
-        since = (f" {v0.change.pp()} ({100 * v0.before:.0f}% -> {100 * v0.after:.0f}%) |" if v0 else " - |"
-                 ) if later else ""
-        mark = "" if report.current(f) else " *"
-        lines.append(
-            f"| {f.technique} | {f.family}{mark} | {f.theorems} ({f.twins}) | {f.clusters} | {_pct(f.prover)} "
-            f"| {f.structural if f.structural is not None else '-'} | {vs.change.pp() if vs else '-'} "
-            f"| {vc.change.pp() if vc else '-'} | {f.policy_only if f.policy_only is not None else '-'} "
-            f"| {f.automation} |{since}")
-    lines.append("")
     folds = [f for f in every if report.current(f)]  # the counts read one corpus: the current one
+    lines = [*_table_head(report, later), *(_fold_row(report, f, later) for f in every), ""]
+    lines += _technique_lines(folds)
+    if later:
+        lines.append(_since_line(folds))
+    lines += _left_out_lines(report, [f for f in every if not report.current(f)])
+    return "\n".join(lines)
+
+
+def _table_head(report: TransferReport, later: bool) -> list[str]:
+    return [f"Leave-one-family-out transfer, profile {report.profile} (iteration {report.iteration}; pass@k of "
+            "the prover trained without the family; (c): structural search with no learned policy, same budget)",
+            "",
+            "| technique | held-out family | theorems (twins left out) | clusters | prover | (c) | prover - (c) "
+            "| by cluster | policy alone | (a) |" + (" since iteration 0 |" if later else ""),
+            "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if later else "")]
+
+
+def _or_dash(value: object | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _fold_row(report: TransferReport, f: FoldResult, later: bool) -> str:
+    """One fold's row; a fold read on another corpus than the current one is marked ``*``."""
+    vs, vc, v0 = f.versus_structural, f.versus_structural_by_cluster, f.versus_iteration0
+    since = ""
+    if later:
+        since = f" {v0.change.pp()} ({100 * v0.before:.0f}% -> {100 * v0.after:.0f}%) |" if v0 else " - |"
+    mark = "" if report.current(f) else " *"
+    return (f"| {f.technique} | {f.family}{mark} | {f.theorems} ({f.twins}) | {f.clusters} | {_pct(f.prover)} "
+            f"| {_or_dash(f.structural)} | {vs.change.pp() if vs else '-'} "
+            f"| {vc.change.pp() if vc else '-'} | {_or_dash(f.policy_only)} "
+            f"| {f.automation} |{since}")
+
+
+def _names(names: list[str]) -> str:
+    """`` (a, b)`` after a count, or nothing when there are none."""
+    return f" ({', '.join(names)})" if names else ""
+
+
+def _technique_lines(folds: list[FoldResult]) -> list[str]:
+    """Per technique: on how many judged held-out families the prover is above (c); then over the techniques."""
     techniques = sorted({f.technique for f in folds})
+    lines = []
     for tech in techniques:
         mine = [f for f in folds if f.technique == tech and f.judged]
         above = [f.family for f in mine if f.above_structural]
         unjudged = [f.family for f in folds if f.technique == tech and not f.judged]
-        lines.append(f"- {tech}: above (c) on {len(above)} of {len(mine)} held-out families"
-                     + (f" ({', '.join(above)})" if above else "")
+        lines.append(f"- {tech}: above (c) on {len(above)} of {len(mine)} held-out families" + _names(above)
                      + (f"; not judged (fewer than {MIN_CLUSTERS} clusters): {', '.join(unjudged)}" if unjudged
                         else ""))
+    if not techniques:
+        return lines
     judged = [t for t in techniques if any(f.judged for f in folds if f.technique == t)]
-    if techniques:
-        won = sum(any(f.above_structural for f in folds if f.technique == t) for t in judged)
-        lines.append(f"- techniques with a held-out family above (c): {won} of {len(judged)}"
-                     + (f" ({len(techniques) - len(judged)} more with no fold of {MIN_CLUSTERS}+ clusters)"
-                        if len(judged) < len(techniques) else ""))
-    if later:
-        moved = [(f.family, f.versus_iteration0.change) for f in folds if f.judged and f.versus_iteration0]
-        up = [fam for fam, c in moved if c.low > 0]
-        down = [fam for fam, c in moved if c.high < 0]
-        lines.append(f"- since iteration 0 (judged folds, interval of the paired change): up on {len(up)} of "
-                     f"{len(moved)}" + (f" ({', '.join(up)})" if up else "") + f", down on {len(down)}"
-                     + (f" ({', '.join(down)})" if down else ""))
+    won = sum(any(f.above_structural for f in folds if f.technique == t) for t in judged)
+    lines.append(f"- techniques with a held-out family above (c): {won} of {len(judged)}"
+                 + (f" ({len(techniques) - len(judged)} more with no fold of {MIN_CLUSTERS}+ clusters)"
+                    if len(judged) < len(techniques) else ""))
+    return lines
+
+
+def _since_line(folds: list[FoldResult]) -> str:
+    """The judged folds whose paired change since iteration 0 is above or below zero."""
+    moved = [(f.family, f.versus_iteration0.change) for f in folds if f.judged and f.versus_iteration0]
+    up = [fam for fam, c in moved if c.low > 0]
+    down = [fam for fam, c in moved if c.high < 0]
+    return (f"- since iteration 0 (judged folds, interval of the paired change): up on {len(up)} of "
+            f"{len(moved)}" + _names(up) + f", down on {len(down)}" + _names(down))
+
+
+def _left_out_lines(report: TransferReport, other: list[FoldResult]) -> list[str]:
+    """The folds not counted: read on an earlier corpus, of an unrecorded corpus, or with no result."""
     earlier = [f.family for f in other if f.corpus is not None]
     unrecorded = [f.family for f in other if f.corpus is None]
+    lines = []
     if earlier:
         lines.append(f"- read on an earlier corpus (rows marked *, not counted above; run them again to count "
                      f"them): {', '.join(earlier)}")
@@ -315,7 +347,7 @@ def format_transfer(report: TransferReport) -> str:
                      f"above): {', '.join(unrecorded)}")
     if report.missing:
         lines.append(f"- no result (failed or not run): {', '.join(report.missing)}")
-    return "\n".join(lines)
+    return lines
 
 
 def write_transfer(report: TransferReport, out_dir: Path) -> tuple[Path, Path]:

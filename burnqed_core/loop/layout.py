@@ -5,7 +5,7 @@ the nightly eval, ``iter_N/<stage>/<YYYY-MM-DD>/``). Every stage folder gets a `
 result record, with the fingerprint of its inputs, settings and code and the digests of the files it read)
 as its last write, so a re-run after a kill redoes only unfinished stages, and a re-run with a change redoes
 the stages it touches (`burnqed_core.loop.markers`). The folders of iteration N are also how N+1 reads N's
-outputs: Dagster cannot express "the previous partition" of a dynamic partition set (DESIGN.md, "Dagster")."""
+outputs: Dagster cannot express "the previous partition" of a dynamic partition set (docs/operations.md)."""
 
 from __future__ import annotations
 

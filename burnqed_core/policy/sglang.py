@@ -3,8 +3,7 @@
 Wire format: SGLang 0.5.23 (``sglang/srt/entrypoints/http_server.py``,
 ``managers/tokenizer_manager.py``, ``managers/io_struct.py``); the contract
 tests run against ``tests/fake_sglang.py``, which answers with those shapes.
-What this client copes with, each from a reported failure (notes/user-asks.md
-section 4):
+What this client copes with, each from a failure SGLang's users have reported:
 
 * ``/generate`` answers one object for one prompt and a flat list for a
   list or ``n > 1``. By default (``parallel_sampling: replicate``) the n
@@ -20,7 +19,7 @@ section 4):
   ``SGLANG_RETURN_ORIGINAL_LOGPROB=1``, which the launcher sets, so that they
   match the local policy's raw-logit logprobs.
 * ``/encode`` answers ``[{"embedding": [...]}, ...]`` or, on other
-  versions, ``{"embeddings": [...]}`` (seed 000); both are read. NOTE: a
+  versions, ``{"embeddings": [...]}``; both are read. NOTE: a
   causal LM served with ``--is-embedding`` pools the LAST token and
   L2-normalises (SGLang's ``Pooler(LAST, normalize=True)``): pooling
   ``last_l2``, which the local policy produces too (``SglangPolicy.pooling``).

@@ -73,7 +73,7 @@ import contextlib
 import heapq
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -114,7 +114,7 @@ def resolve_sampling(
     max_new_tokens: int | None = None,
 ) -> Sampling:
     """Explicit values win; otherwise the profile's, switched to the EBM
-    defaults (seed 000: T=1.0, 8 candidates) when an EBM scores the search,
+    defaults (``search.ebm_temperature``, ``search.ebm_num_candidates``) when an EBM scores the search,
     because dedup at low temperature leaves the EBM too little to rank."""
     if temperature is None:
         temperature = config.ebm_temperature if ebm else config.temperature
@@ -252,6 +252,42 @@ def expansion_seed(seed: int, theorem: str, node_id: int, round: int = 0) -> int
         derive_seed("expand", seed, theorem, node_id, round)
 
 
+@dataclass(eq=False)
+class _Schedule:
+    """The state of one `SearchEngine.search_many` call: the input not started yet, the searches under way, the
+    outcomes not yielded yet, the policy's and Lean's task in flight, and the round-robin position."""
+
+    pending: Iterator[Theorem]
+    input_left: bool = True
+    active: list[_Search] = field(default_factory=list)
+    finished: list[SearchOutcome] = field(default_factory=list)
+    gen_task: asyncio.Task[list[_Expansion]] | None = None
+    lean_task: asyncio.Task[None] | None = None
+    rotation: int = 0
+
+    def take(self, n: int) -> list[Theorem]:
+        """Up to ``n`` theorems from the input (``input_left`` turns false when it is exhausted)."""
+        out: list[Theorem] = []
+        while len(out) < n:
+            try:
+                out.append(next(self.pending))
+            except StopIteration:
+                self.input_left = False
+                break
+        return out
+
+
+async def _cancel(*tasks: asyncio.Task[Any] | None) -> None:
+    """Cancel the tasks still running and wait for them (their errors are of no interest any more)."""
+    for task in tasks:
+        if task is not None and not task.done():
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+
+
 class SearchEngine:
     """Best-first search driver. ``env`` is a `ProofEnv` (normally the Lean
     pool), ``policy`` a `Policy`; ``scorer`` an optional EBM."""
@@ -300,69 +336,67 @@ class SearchEngine:
     async def search_many(self, theorems: Iterable[Theorem]) -> AsyncIterator[SearchOutcome]:
         """Search theorems ``concurrency`` at a time; yield each outcome as
         soon as its search ends (not in input order)."""
-        pending = iter(theorems)
-        input_left = True
-        active: list[_Search] = []
-        finished: list[SearchOutcome] = []
-        gen_task: asyncio.Task[list[_Expansion]] | None = None
-        lean_task: asyncio.Task[None] | None = None
-        rotation = 0
+        sched = _Schedule(pending=iter(theorems))
         try:
             while True:
-                if input_left and len(active) < self.config.concurrency:
-                    batch_in: list[Theorem] = []
-                    while len(active) + len(batch_in) < self.config.concurrency:
-                        try:
-                            batch_in.append(next(pending))
-                        except StopIteration:
-                            input_left = False
-                            break
-                    if batch_in:
-                        t0 = time.perf_counter()
-                        started = await asyncio.gather(*(self._start(thm) for thm in batch_in))
-                        self.stats.lean_s += time.perf_counter() - t0  # wall time: the starts overlap
-                        for item in started:
-                            if isinstance(item, SearchOutcome):
-                                finished.append(item)
-                            else:
-                                active.append(item)
-                while finished:
-                    yield finished.pop(0)
-                if not active:
-                    if input_left:
+                await self._admit(sched)
+                while sched.finished:
+                    yield sched.finished.pop(0)
+                if not sched.active:
+                    if sched.input_left:
                         continue
                     break
-                if gen_task is None:
-                    rotation += 1
-                    batch = self._select(active, rotation)
-                    if not batch:
-                        self._resampled = False
-                        ended = await self._finish_done(active)
-                        if not ended and not self._resampled:
-                            raise RuntimeError("search stalled: no node to expand and no search ended")
-                        finished.extend(ended)
-                        continue
-                    gen_task = asyncio.create_task(self._generate(batch))
-                expansions = await gen_task
-                gen_task = None
-                lean_task = asyncio.create_task(self._apply(expansions))
-                if self.overlap:
-                    rotation += 1
-                    nxt = self._select(active, rotation)
-                    if nxt:
-                        gen_task = asyncio.create_task(self._generate(nxt))
-                await lean_task
-                lean_task = None
-                await self._integrate(expansions)
-                finished.extend(await self._finish_done(active))
+                await self._step(sched)
         finally:
-            for task in (gen_task, lean_task):
-                if task is not None and not task.done():
-                    task.cancel()
-                    try:
-                        await task
-                    except (asyncio.CancelledError, Exception):
-                        pass
+            await _cancel(sched.gen_task, sched.lean_task)
+
+    # -- scheduling -------------------------------------------------------
+
+    async def _admit(self, sched: _Schedule) -> None:
+        """Start theorems from the input until ``concurrency`` searches are active (or the input is exhausted);
+        a theorem whose start fails is finished at once."""
+        if not sched.input_left or len(sched.active) >= self.config.concurrency:
+            return
+        batch_in = sched.take(self.config.concurrency - len(sched.active))
+        if not batch_in:
+            return
+        t0 = time.perf_counter()
+        started = await asyncio.gather(*(self._start(thm) for thm in batch_in))
+        self.stats.lean_s += time.perf_counter() - t0  # wall time: the starts overlap
+        for item in started:
+            if isinstance(item, SearchOutcome):
+                sched.finished.append(item)
+            else:
+                sched.active.append(item)
+
+    async def _step(self, sched: _Schedule) -> None:
+        """One batch: select and generate its candidates (unless the previous step already did, with
+        ``overlap``), check them in Lean while the next batch is generated, integrate them and finish the
+        searches that ended. With no node to expand, end the searches that are done (resampling may refill
+        a frontier instead)."""
+        if sched.gen_task is None:
+            sched.rotation += 1
+            batch = self._select(sched.active, sched.rotation)
+            if not batch:
+                self._resampled = False
+                ended = await self._finish_done(sched.active)
+                if not ended and not self._resampled:
+                    raise RuntimeError("search stalled: no node to expand and no search ended")
+                sched.finished.extend(ended)
+                return
+            sched.gen_task = asyncio.create_task(self._generate(batch))
+        expansions = await sched.gen_task
+        sched.gen_task = None
+        sched.lean_task = asyncio.create_task(self._apply(expansions))
+        if self.overlap:
+            sched.rotation += 1
+            nxt = self._select(sched.active, sched.rotation)
+            if nxt:
+                sched.gen_task = asyncio.create_task(self._generate(nxt))
+        await sched.lean_task
+        sched.lean_task = None
+        await self._integrate(expansions)
+        sched.finished.extend(await self._finish_done(sched.active))
 
     # -- steps ------------------------------------------------------------
 

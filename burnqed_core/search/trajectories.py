@@ -41,7 +41,14 @@ from burnqed_core.errors import BurnqedError, RecordFileError
 from burnqed_core.record_io import atomic_open, atomic_write_text, file_sha256, to_table
 from burnqed_core.records import TrajectoryRecord
 from burnqed_core.search.engine import Sampling, SearchOutcome
-from burnqed_core.trajectory_io import PART_PREFIX, RESULTS_KEY, list_parts, read_results, read_trajectory_table
+from burnqed_core.trajectory_io import (
+    PART_PREFIX,
+    RESULTS_KEY,
+    SearchResult,
+    list_parts,
+    read_results,
+    read_trajectory_table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -184,34 +191,8 @@ def trajectory_stats(path: str | Path) -> TrajectoryStats:
     closed = [(datetime.fromisoformat(x.started), datetime.fromisoformat(x.ended)) for x in sessions if x.ended]
     wall = sum((b - a).total_seconds() for a, b in closed) if closed else None
     if results:
-        searched = [r for r in results if r.expansions > 0]
-        exp = sum(r.expansions for r in results)
-        return TrajectoryStats(
-            theorems=len(results),
-            proved=sum(r.proved for r in results),
-            start_errors=sum(r.error == "start" for r in results),
-            infra_errors=sum(r.error == "infra" for r in results),
-            nodes=sum(r.nodes for r in results),
-            rows=table.num_rows,
-            **counts,
-            time_s=sum(r.time_s for r in results),
-            wall_s=wall,
-            sessions=len(sessions),
-            policy_s=sum(r.policy_s for r in results),
-            lean_s=sum(r.lean_s for r in results),
-            engine_s=sum(r.engine_s for r in results),
-            expansions=exp,
-            candidates_min=min((r.candidates_min for r in searched), default=0),
-            candidates_avg=sum(r.candidates_avg * r.expansions for r in results) / exp if exp else 0.0,
-            candidates_max=max((r.candidates_max for r in searched), default=0),
-            automation_tried=sum(r.automation_tried for r in results),
-            proved_with_automation=sum(r.proved and "automation" in r.proof_sources for r in results),
-            timeouts=sum(r.stop == "timeout" for r in results),
-            checks=sum(r.tactics_tried for r in results),
-            proved_with_premise=sum(r.proved and "premise" in r.proof_sources for r in results),
-            proved_with_policy=sum(r.proved and "policy" in r.proof_sources for r in results),
-            stopped_by_checks=sum(r.stop == "max_checks" for r in results),
-        )
+        return TrajectoryStats(theorems=len(results), rows=table.num_rows, **counts, wall_s=wall,
+                               sessions=len(sessions), **_outcome_fields(results), **_time_fields(results))
     names = table.column("theorem").to_pylist() if table.num_rows else []
     proved_col = table.column("proved").to_pylist() if table.num_rows else []
     return TrajectoryStats(
@@ -221,6 +202,39 @@ def trajectory_stats(path: str | Path) -> TrajectoryStats:
         rows=table.num_rows,
         **counts,
     )
+
+
+def _outcome_fields(results: Sequence[SearchResult]) -> dict[str, int]:
+    """How the searches ended: proved (and with which kinds of step), errors, stops, nodes, checks."""
+    return {
+        "proved": sum(r.proved for r in results),
+        "start_errors": sum(r.error == "start" for r in results),
+        "infra_errors": sum(r.error == "infra" for r in results),
+        "nodes": sum(r.nodes for r in results),
+        "automation_tried": sum(r.automation_tried for r in results),
+        "proved_with_automation": sum(r.proved and "automation" in r.proof_sources for r in results),
+        "timeouts": sum(r.stop == "timeout" for r in results),
+        "checks": sum(r.tactics_tried for r in results),
+        "proved_with_premise": sum(r.proved and "premise" in r.proof_sources for r in results),
+        "proved_with_policy": sum(r.proved and "policy" in r.proof_sources for r in results),
+        "stopped_by_checks": sum(r.stop == "max_checks" for r in results),
+    }
+
+
+def _time_fields(results: Sequence[SearchResult]) -> dict[str, float | int]:
+    """Where the time went (policy, Lean, engine), the expansions and the candidates per expansion."""
+    searched = [r for r in results if r.expansions > 0]
+    exp = sum(r.expansions for r in results)
+    return {
+        "time_s": sum(r.time_s for r in results),
+        "policy_s": sum(r.policy_s for r in results),
+        "lean_s": sum(r.lean_s for r in results),
+        "engine_s": sum(r.engine_s for r in results),
+        "expansions": exp,
+        "candidates_min": min((r.candidates_min for r in searched), default=0),
+        "candidates_avg": sum(r.candidates_avg * r.expansions for r in results) / exp if exp else 0.0,
+        "candidates_max": max((r.candidates_max for r in searched), default=0),
+    }
 
 
 def format_stats(stats: TrajectoryStats) -> str:

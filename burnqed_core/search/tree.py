@@ -226,32 +226,41 @@ class SearchTree:
         for i, n in enumerate(self.nodes):
             if n.node_id != i:
                 raise TreeInvariantError(f"node {i} has id {n.node_id}")
-            if i == 0:
-                if n.parent_id != -1 or n.depth != 0 or n.tactic:
-                    raise TreeInvariantError("root must have parent -1, depth 0, no tactic")
-            else:
-                if not 0 <= n.parent_id < i:
-                    raise TreeInvariantError(f"node {i}: parent {n.parent_id} not created before it")
-                parent = self.nodes[n.parent_id]
-                if n.depth != parent.depth + 1:
-                    raise TreeInvariantError(f"node {i}: depth {n.depth}, parent depth {parent.depth}")
-                if abs(n.cum_logprob - (parent.cum_logprob + n.logprob)) > 1e-6:
-                    raise TreeInvariantError(f"node {i}: cumulative logprob is not parent's + own")
-                if not any(e.child == i and not e.transposition for e in parent.edges):
-                    raise TreeInvariantError(f"node {i}: no tree edge from its parent")
+            self._check_place(i, n)
             if n.is_terminal:
                 if n.edges or n.text:
                     raise TreeInvariantError(f"terminal node {i} has edges or goals")
             elif self.by_text.get(n.text) != i:
                 raise TreeInvariantError(f"node {i} is not the transposition entry of its state")
-            if n.edges and n.status is not NodeStatus.EXPANDED:
-                raise TreeInvariantError(f"node {i} has edges but status {n.status}")
-            for e in n.edges:
-                if e.parent != i or (e.child is not None and not 0 <= e.child < len(self.nodes)):
-                    raise TreeInvariantError(f"node {i}: bad edge {e}")
-                if (e.child is None) == (e.status is Status.OK):
-                    raise TreeInvariantError(f"node {i}: edge status {e.status} with child {e.child}")
+            self._check_edges(i, n)
         if self.proof_node is not None and self.nodes[self.proof_node].status is not NodeStatus.TERMINAL:
             raise TreeInvariantError("proof node is not a terminal node")
         if len(self.by_text) != sum(1 for n in self.nodes if not n.is_terminal):
             raise TreeInvariantError("transposition table out of sync with the nodes")
+
+    def _check_place(self, i: int, n: Node) -> None:
+        """Node ``i`` is the root (parent -1, depth 0, no tactic), or a child of an earlier node one deeper, its
+        cumulative log-probability its parent's plus its own, with a tree edge from the parent."""
+        if i == 0:
+            if n.parent_id != -1 or n.depth != 0 or n.tactic:
+                raise TreeInvariantError("root must have parent -1, depth 0, no tactic")
+            return
+        if not 0 <= n.parent_id < i:
+            raise TreeInvariantError(f"node {i}: parent {n.parent_id} not created before it")
+        parent = self.nodes[n.parent_id]
+        if n.depth != parent.depth + 1:
+            raise TreeInvariantError(f"node {i}: depth {n.depth}, parent depth {parent.depth}")
+        if abs(n.cum_logprob - (parent.cum_logprob + n.logprob)) > 1e-6:
+            raise TreeInvariantError(f"node {i}: cumulative logprob is not parent's + own")
+        if not any(e.child == i and not e.transposition for e in parent.edges):
+            raise TreeInvariantError(f"node {i}: no tree edge from its parent")
+
+    def _check_edges(self, i: int, n: Node) -> None:
+        """Only an expanded node has edges; each starts at it, has a child iff it succeeded, and its child exists."""
+        if n.edges and n.status is not NodeStatus.EXPANDED:
+            raise TreeInvariantError(f"node {i} has edges but status {n.status}")
+        for e in n.edges:
+            if e.parent != i or (e.child is not None and not 0 <= e.child < len(self.nodes)):
+                raise TreeInvariantError(f"node {i}: bad edge {e}")
+            if (e.child is None) == (e.status is Status.OK):
+                raise TreeInvariantError(f"node {i}: edge status {e.status} with child {e.child}")

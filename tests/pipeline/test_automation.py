@@ -18,7 +18,7 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 from burnqed_core.config import NightlyConfig, load_profile
 from burnqed_core.eval.plan import on_set, set_specs
 from burnqed_core.eval.report import write_report
-from burnqed_core.eval.summary import summarize
+from burnqed_core.eval.summary import SummaryOptions, summarize
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.loop.stages import BY_NAME
 from burnqed_core.loop.stages.nightly_eval import Settings as NightlySettings
@@ -154,7 +154,7 @@ def test_next_iteration_is_added_only_on_a_passing_report(inst: dg.DagsterInstan
     add_iteration(inst, 0)
     assert "eval_report[0] is not materialised" in str(sense(inst, profile))
 
-    write_report(summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32]),
+    write_report(summarize(results(), BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 32])),
                  layout.iteration(0).stage("eval_report"), plot=False)
     landed(inst, "eval_report", "0")
     res = sense(inst, profile)  # iteration 0 passes (nothing to regress from)
@@ -166,8 +166,8 @@ def test_next_iteration_is_added_only_on_a_passing_report(inst: dg.DagsterInstan
 
     # twelve clusters (enough to decide: a set of fewer decides nothing), the same theorems solved at 0 and 1
     def wide(iteration: int) -> object:
-        return summarize(twelve(dict.fromkeys(WIDE[:6], 3), iteration), WIDE_BASE, iteration=iteration,
-                         benchmark="bench", budgets=[8, 32])
+        return summarize(twelve(dict.fromkeys(WIDE[:6], 3), iteration), WIDE_BASE, SummaryOptions(iteration=iteration,
+                         benchmark="bench", budgets=[8, 32]))
 
     write_report(wide(0), layout.iteration(0).stage("eval_report"), plot=False)  # type: ignore[arg-type]
     write_report(wide(1), layout.iteration(1).stage("eval_report"), plot=False)  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ from burnqed_core.ebm.run import train_from_dirs
 from burnqed_core.ebm.train import METRICS_FILE
 from burnqed_core.eval.gonogo import go_no_go, gonogo_verdict
 from burnqed_core.eval.report import write_report
-from burnqed_core.eval.summary import summarize, summarize_variants
+from burnqed_core.eval.summary import SummaryOptions, summarize, summarize_variants
 from burnqed_core.loop.layout import DONE, BaseLayout
 from burnqed_core.record_io import write_jsonl, write_parquet
 from burnqed_core.records import StageResult, TacticPair, Theorem, TrajectoryRecord
@@ -147,7 +147,7 @@ def write_trajectories(env: Env, n: int, records: list[TrajectoryRecord]) -> Non
 def write_cache(env: Env, n: int, records: list[TrajectoryRecord], collapsed: bool = False) -> Path:
     data = build_data(records)
     z = separable_embeddings(data)
-    if collapsed:  # every state onto (almost) one vector: seed 002's failure
+    if collapsed:  # every state onto (almost) one vector: an encoder collapse
         z = np.tile(z[:1], (len(z), 1)) + 1e-7 * np.random.default_rng(0).normal(size=z.shape).astype(np.float32)
     cache = EmbeddingCache.open(cache_dir_for(env.layout.iteration(n).stage("embeddings")),
                                 CacheMeta(fingerprint="test-encoder", pooling="last_l2"))
@@ -234,8 +234,8 @@ def test_ebm_check_on_a_trained_head_and_on_bad_records(env: Env) -> None:
 def test_go_no_go_check_against_the_previous_iteration(env: Env) -> None:
     """Decided on the primary statistic (pass@1 by cluster) with its paired interval; twelve clusters."""
     def at(solved: list[str], iteration: int) -> object:
-        return summarize(twelve(dict.fromkeys(solved, 3), iteration), WIDE_BASE, iteration=iteration,
-                         benchmark="bench", budgets=[8, 32])
+        return summarize(twelve(dict.fromkeys(solved, 3), iteration), WIDE_BASE, SummaryOptions(iteration=iteration,
+                         benchmark="bench", budgets=[8, 32]))
 
     write_report(at(WIDE[:6], 0), env.layout.iteration(0).stage("eval_report"), plot=False)  # type: ignore[arg-type]
     passed, md = env.check("go_no_go", 0)
@@ -254,11 +254,11 @@ def test_go_no_go_check_against_the_previous_iteration(env: Env) -> None:
 
 
 def test_gonogo_verdict_agrees_with_go_no_go() -> None:
-    base = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32])
-    same = summarize([r.model_copy(update={"iteration": 1}) for r in results()], BASE, iteration=1,
-                     benchmark="bench", budgets=[8, 32])
+    base = summarize(results(), BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 32]))
+    same = summarize([r.model_copy(update={"iteration": 1}) for r in results()], BASE, SummaryOptions(iteration=1,
+                     benchmark="bench", budgets=[8, 32]))
     flat = summarize_variants(results() + [r.model_copy(update={"ebm": "e"}) for r in results()], BASE,
-                              iteration=0, benchmark="bench", budgets=[8, 32])
+                              SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 32]))
     for cur, prev in [(base, None), (same, base), (flat, None), (flat, base)]:
         v, cv = gonogo_verdict(cur, prev)
         assert v == go_no_go(cur, prev) and cv.passed == v.go

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import dagster as dg
 
-from burnqed_core.eval.summary import summarize
+from burnqed_core.eval.summary import SummaryOptions, summarize
 from burnqed_pipeline.metadata import comparison_table, eval_metadata, summary_table
 from tests.core.eval.test_summary import BASE, results, row
 
 
 def _summaries():
-    s0 = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 16, 32])
+    s0 = summarize(results(), BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 16, 32]))
     s1 = summarize([row("easy1", 2, iteration=1), row("easy2", 4, iteration=1), row("hard1", 6, iteration=1),
-                    row("hard2", 30, iteration=1)], BASE, iteration=1, benchmark="bench", budgets=[8, 16, 32])
+                    row("hard2", 30, iteration=1)], BASE,
+                   SummaryOptions(iteration=1, benchmark="bench", budgets=[8, 16, 32]))
     return s0, s1
 
 

@@ -39,7 +39,7 @@ async def embeddings(
     """Encode every unique proof state and root goal of the trajectories of
     iterations < N with this iteration's model into a resumable Parquet cache
     (``out_dir/cache``), and measure the encoder's separation of positive and
-    negative states (seed 002's collapse check). Iteration 0 has no
+    negative states (the ``no_collapse`` check's figures). Iteration 0 has no
     trajectories: nothing is encoded. ``known``: the known proofs' states
     (``ebm.hindsight``, `burnqed_core.ebm.hindsight`), encoded for the searched
     theorems too."""

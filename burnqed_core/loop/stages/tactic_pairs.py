@@ -81,7 +81,7 @@ def tactic_pairs(
     held_out: frozenset[str] = frozenset(),
 ) -> StageResult:
     """Iteration 0: the prepared base pairs. N > 0: base subsample + positive
-    trajectory steps of earlier iterations, upsampled (seed 000) up to
+    trajectory steps of earlier iterations, upsampled up to
     ``data.trajectory_max_share`` of the mix. Train and validation follow
     ``split``, the split `base_model` drew before pre-training. A found step whose tactic names one of
     ``held_out`` (the held-out families' library premises) is left out, and counted."""

@@ -165,7 +165,7 @@ async def trajectories(
     """Search the selected theorems (and, at iteration 0, again at the noise
     temperature for diverse data). With an EBM in ``ebm_dir`` (none at
     iteration 0) its energy joins the priority (``search.beta``) and the
-    EBM temperature applies (``search.ebm_temperature``, seed 000: 1.0); the
+    EBM temperature applies (``search.ebm_temperature``); the
     candidates stay ``search.collect_candidates``."""
     from burnqed_core.ebm.train import has_ebm
     from burnqed_core.search.engine import resolve_sampling

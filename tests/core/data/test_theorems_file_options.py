@@ -13,7 +13,7 @@ import pytest
 from burnqed_core.config import load_profile
 from burnqed_core.data.theorems import load_theorems
 from burnqed_core.eval.run import run_eval
-from burnqed_core.eval.summary import summarize
+from burnqed_core.eval.summary import SummaryOptions, summarize
 from burnqed_core.lean.source import STRICT_LINE, sets_auto_implicit, strict_line
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.fixed import FixedTacticsPolicy
@@ -98,7 +98,7 @@ async def test_a_theorem_that_cannot_start_is_reported_with_leans_error(lean_poo
                                            "eval.pass_k": 1, "search.automation.enabled": False})
     rows = await run_eval(prof, FixedTacticsPolicy(["omega", "unfold twice"]), lean_pool, thms, tmp_path / "eval",
                           iteration=0, benchmark="files", progress=False)
-    s = summarize(rows, None, iteration=0, benchmark="files", budgets=[4])
+    s = summarize(rows, None, SummaryOptions(iteration=0, benchmark="files", budgets=[4]))
     assert s.start_errors == 1 and list(s.start_failures) == ["loose_ne"]
     assert "q" in s.start_failures["loose_ne"] and "nknown identifier" in s.start_failures["loose_ne"]
     assert "Halves.half_le_self" in s.solved  # the auto-bound file's theorems are searched like any other

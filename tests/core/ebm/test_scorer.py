@@ -162,7 +162,7 @@ def test_default_config_builds_the_seed_architecture() -> None:
     with torch.device("meta"):
         h = EnergyHead(head_config(prod, 4096))
     assert [lin.weight.shape[1] for lin in h.linears] == [12288, 2048, 1024, 512]
-    assert 25e6 < count_params(h) < 30e6  # seed 002: ~25M parameters
+    assert 25e6 < count_params(h) < 30e6  # the prod head: ~25M parameters
     assert EBMConfig().first_layer_scale == 0.1
 
 

@@ -22,7 +22,14 @@ from burnqed_core.eval.compare import (
 )
 from burnqed_core.eval.gonogo import BEST_BASELINE_FIGURE, go_no_go
 from burnqed_core.eval.report import write_report
-from burnqed_core.eval.summary import EvalSummary, joint_clusters, paired_deltas, primary_delta_name, summarize
+from burnqed_core.eval.summary import (
+    EvalSummary,
+    SummaryOptions,
+    joint_clusters,
+    paired_deltas,
+    primary_delta_name,
+    summarize,
+)
 from burnqed_core.records import EvalResult
 
 PP = re.compile(r"[+-]\d+\.\d pp \[[+-]\d+\.\d, [+-]\d+\.\d\]")
@@ -40,7 +47,7 @@ def bench(solved: set[str], iteration: int, clusters: int = 30, size: int = 2, e
     rows = [crow(f"c{c:02d}_{i}", f"c{c:02d}", f"c{c:02d}" in solved, iteration)
             for c in range(clusters) for i in range(size)]
     rows += [crow(f"x{c:02d}", f"x{c:02d}", f"x{c:02d}" in solved, iteration) for c in range(extra)]
-    return summarize(rows, None, iteration=iteration, benchmark="bench", budgets=[2, 8, 32])
+    return summarize(rows, None, SummaryOptions(iteration=iteration, benchmark="bench", budgets=[2, 8, 32]))
 
 
 def names(prefix: str, n: int) -> set[str]:
@@ -80,8 +87,8 @@ def test_a_memorised_template_counts_as_one_cluster() -> None:
         return ([crow(f"tmpl_{i}", "tmpl_*", template, iteration) for i in range(8)]
                 + [crow(f"t{c:02d}", f"t{c:02d}", c < 10, iteration) for c in range(20)])
 
-    before = summarize(rows(False, 0), None, iteration=0, benchmark="bench", budgets=[32])
-    after = summarize(rows(True, 1), None, iteration=1, benchmark="bench", budgets=[32])
+    before = summarize(rows(False, 0), None, SummaryOptions(iteration=0, benchmark="bench", budgets=[32]))
+    after = summarize(rows(True, 1), None, SummaryOptions(iteration=1, benchmark="bench", budgets=[32]))
     assert after.cumulative.rate - before.cumulative.rate == pytest.approx(8 / 28)
     assert after.cumulative_by_cluster is not None and before.cumulative_by_cluster is not None
     assert after.cumulative_by_cluster.value - before.cumulative_by_cluster.value == pytest.approx(1 / 21)
@@ -155,7 +162,7 @@ def test_the_verdict_says_whether_the_prover_beats_the_best_baseline() -> None:
 
     def at(solved: int, iteration: int) -> EvalSummary:
         return summarize([crow(n, n[:3], n < f"c{solved:02d}", iteration) for n in names_], b,
-                         iteration=iteration, benchmark="bench", budgets=[8, 32])
+                         SummaryOptions(iteration=iteration, benchmark="bench", budgets=[8, 32]))
 
     v, cv = interval_verdict(at(20, 1), at(5, 0))
     assert v.go and [r.code for r in v.reasons] == ["improved", "best_baseline"]
@@ -182,7 +189,7 @@ def test_baseline_c_at_pass_k_is_read_at_equal_compute() -> None:
                        nodes_to_proof=3 if ok else None, nodes_used=3 if ok else 32, time_s=1.0,
                        proof=["simp"] if ok else [], cluster=n[:3])
             for n in names_ for a in range(3) for ok in [(n < "c15" and a == 0) or n < "c10"]]
-    s = summarize(rows, b, iteration=0, benchmark="bench", budgets=[32])
+    s = summarize(rows, b, SummaryOptions(iteration=0, benchmark="bench", budgets=[32]))
     assert s.pass_k == 3 and s.structural_baseline is not None and s.structural_baseline.solved == 30
     assert s.structural_pass1 is not None and s.structural_pass1.value == pytest.approx((20 + 10 / 3) / 40)
     best = s.best_baseline

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 from burnqed_core.data.clusters import clusters
 from burnqed_core.data.theorems import load_theorems
 from burnqed_core.eval.run import RESULTS_FILE, eval_clusters, read_eval_results
-from burnqed_core.eval.summary import summarize
+from burnqed_core.eval.summary import SummaryOptions, summarize
 from burnqed_core.record_io import read_parquet, write_parquet
 from burnqed_core.records import EvalResult, Theorem, arrow_schema
 
@@ -38,7 +38,7 @@ def test_results_written_before_the_cluster_column_read_back(tmp_path: Path) -> 
     pq.write_table(table, tmp_path / RESULTS_FILE)
     back = read_parquet(tmp_path / RESULTS_FILE, EvalResult)
     assert [r.cluster for r in back] == ["", ""] and [r.theorem for r in back] == ["a", "b"]
-    s = summarize(back, None, iteration=0, benchmark="bench", budgets=[8])
+    s = summarize(back, None, SummaryOptions(iteration=0, benchmark="bench", budgets=[8]))
     assert s.clusters == 2 and [o.cluster for o in s.outcomes] == ["a", "b"]  # one cluster per theorem
 
 

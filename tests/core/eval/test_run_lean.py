@@ -20,7 +20,7 @@ from burnqed_core.eval.run import (
     run_eval,
     verify_proofs,
 )
-from burnqed_core.eval.summary import summarize, summarize_variants
+from burnqed_core.eval.summary import SummaryOptions, summarize, summarize_variants
 from burnqed_core.lean.baseline import AUTOMATION_TACTICS
 from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
 from burnqed_core.policy.fixed import FixedTacticsPolicy
@@ -143,7 +143,8 @@ async def test_same_seed_same_searches_independent_of_other_theorems_and_monoton
     assert tc == {t.name: ta[t.name] for t in alone}
 
     # the budget curve is read off one search: monotone, and it is what each search found
-    s = summarize(read_eval_results(tmp_path / "a"), None, iteration=0, benchmark="tests", budgets=[2, 4, 10])
+    s = summarize(read_eval_results(tmp_path / "a"), None,
+                  SummaryOptions(iteration=0, benchmark="tests", budgets=[2, 4, 10]))
     rates = [b.all.rate for b in s.budgets]
     assert rates == sorted(rates) and s.cumulative.solved >= 3, s
     for b in s.budgets:
@@ -204,7 +205,7 @@ async def test_a_wrong_proof_never_enters_a_report(lean_pool: ProofEnv, tmp_path
     assert got["comm"].proved and got["comm"].proof == ["omega"]  # the lie came first and was rejected
     res = {r.theorem: r for r in read_results(attempt_dir(tmp_path, "policy", 0))}
     assert res["false_succ"].recheck_failures >= 1 and res["comm"].recheck_failures >= 1
-    s = summarize(read_eval_results(tmp_path), None, iteration=0, benchmark="tests")
+    s = summarize(read_eval_results(tmp_path), None, SummaryOptions(iteration=0, benchmark="tests"))
     assert s.solved == ["comm"]
     # a row claiming a proof that Lean rejects (a tampered or buggy output) stops the report
     forged = EvalResult(iteration=0, benchmark="tests", theorem="false_succ", budget=4, proved=True,
@@ -241,5 +242,5 @@ async def test_ebm_ablation_rows_with_and_without_the_scorer(lean_pool: ProofEnv
     assert sorted({r.ebm for r in rows}) == ["", "length-energy"] and len(rows) == 2 * len(theorems)
     energies = [r.energy for r in read_trajectories(attempt_dir(tmp_path, "ebm", 0)) if not r.terminal]
     assert energies and all(e is not None for e in energies)  # the scorer ranked every open node
-    s = summarize_variants(rows, None, iteration=1, benchmark="tests", budgets=[2, 4, 10])
+    s = summarize_variants(rows, None, SummaryOptions(iteration=1, benchmark="tests", budgets=[2, 4, 10]))
     assert s.ebm == "length-energy" and s.without_ebm is not None and s.without_ebm.theorems == len(theorems)

@@ -15,7 +15,7 @@ from burnqed_core.errors import DataError
 from burnqed_core.eval.compare import interval_verdict
 from burnqed_core.eval.report import write_report
 from burnqed_core.eval.seeds import seed_change, seed_profile, seed_verdict, seed_work_dir, training_seeds
-from burnqed_core.eval.summary import EvalSummary, summarize
+from burnqed_core.eval.summary import EvalSummary, SummaryOptions, summarize
 from burnqed_core.records import EvalResult
 
 CLUSTERS = 20
@@ -27,7 +27,7 @@ def run(solved: int, iteration: int) -> EvalSummary:
                        proved=c < solved, nodes_to_proof=3 if c < solved else None, nodes_used=3 if c < solved else 16,
                        time_s=1.0, proof=["simp"] if c < solved else [], cluster=f"c{c:02d}")
             for c in range(CLUSTERS) for i in range(2)]
-    return summarize(rows, None, iteration=iteration, benchmark="b", budgets=[16])
+    return summarize(rows, None, SummaryOptions(iteration=iteration, benchmark="b", budgets=[16]))
 
 
 def test_a_change_every_seed_makes_is_a_go() -> None:

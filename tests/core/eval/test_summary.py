@@ -24,7 +24,14 @@ from burnqed_core.eval.report import (
     read_summary,
     write_report,
 )
-from burnqed_core.eval.summary import EvalSummary, ebm_change, ebm_change_line, summarize, summarize_variants
+from burnqed_core.eval.summary import (
+    EvalSummary,
+    SummaryOptions,
+    ebm_change,
+    ebm_change_line,
+    summarize,
+    summarize_variants,
+)
 from burnqed_core.records import EvalResult
 
 # easy1: single tactic; easy2: only the definition-aware baseline; hard1/hard2: neither
@@ -47,7 +54,7 @@ def results() -> list[EvalResult]:
 
 
 def test_budgets_are_read_off_one_search_and_the_curve_is_monotone() -> None:
-    s = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[1, 8, 16, 32])
+    s = summarize(results(), BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[1, 8, 16, 32]))
     assert [b.all.solved for b in s.budgets] == [0, 1, 2, 3]
     rates = [b.all.rate for b in s.budgets]
     assert rates == sorted(rates)
@@ -60,7 +67,7 @@ def test_budgets_are_read_off_one_search_and_the_curve_is_monotone() -> None:
 def test_pass_at_k_counts_a_theorem_once() -> None:
     rows = [row("easy1", 3, attempt=0), row("easy1", 5, attempt=1), row("easy1", 4, attempt=2),
             row("hard1", None, attempt=0), row("hard1", 7, attempt=1), row("hard1", None, attempt=2)]
-    s = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[4, 8])
+    s = summarize(rows, BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[4, 8]))
     assert s.pass_k == 3
     b4, b8 = s.budgets
     assert (b4.all.solved, b4.all.total) == (1, 2)  # easy1 solved by two attempts within 4 nodes: once
@@ -70,7 +77,8 @@ def test_pass_at_k_counts_a_theorem_once() -> None:
 
 
 def test_both_baselines_and_solved_beyond_automation() -> None:
-    s = summarize(results(), BASE, iteration=1, benchmark="bench", budgets=[8, 32], earlier_solved={"easy1"})
+    s = summarize(results(), BASE,
+                  SummaryOptions(iteration=1, benchmark="bench", budgets=[8, 32], earlier_solved={"easy1"}))
     assert str(s.automation_baseline) == "1/4 (25.0%)"
     assert str(s.defaware_baseline) == "2/4 (50.0%)"
     assert s.either_baseline.solved == 2 and s.hard_theorems == 2
@@ -93,29 +101,31 @@ def test_beyond_automation_needs_a_policy_step() -> None:
     rows = [row("easy1", 2, sources=("automation",)),
             row("hard1", 5, sources=("automation", "automation")),
             row("hard2", 6, sources=("automation", "both"))]
-    s = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8])
+    s = summarize(rows, BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8]))
     assert s.beyond_automation == [] and s.beyond_by_both == ["hard2"] and s.automation_only == ["hard1"]
     table = format_table(s)
     assert "solved beyond automation (a proof step only the policy proposed): 0" in table
     assert "hard, with policy steps the automation also proposed ('both'), not beyond it: 1 (hard2)" in table
     assert "hard but by automation steps alone: 1 (hard1)" in table
     assert "automation steps alone: 1: `hard1`" in format_markdown(s)
-    mixed = summarize([row("hard2", 6, sources=("both", "policy"))], BASE, iteration=0, benchmark="bench",
-                      budgets=[8])
+    mixed = summarize([row("hard2", 6, sources=("both", "policy"))], BASE,
+                      SummaryOptions(iteration=0, benchmark="bench",
+                      budgets=[8]))
     assert mixed.beyond_automation == ["hard2"] and mixed.beyond_by_both == []
-    unknown = summarize([row("hard1", 5, sources=())], BASE, iteration=0, benchmark="bench", budgets=[8])
+    unknown = summarize([row("hard1", 5, sources=())], BASE,
+                        SummaryOptions(iteration=0, benchmark="bench", budgets=[8]))
     assert unknown.beyond_automation == [] and unknown.automation_only == ["hard1"]
     two = summarize([row("hard1", 5, sources=("automation",)), row("hard1", 7, attempt=1)], BASE,
-                    iteration=0, benchmark="bench", budgets=[8])
+                    SummaryOptions(iteration=0, benchmark="bench", budgets=[8]))
     assert two.beyond_automation == ["hard1"] and two.automation_only == []
     late = summarize([row("hard1", 5, sources=("automation",)), row("hard1", 30, attempt=1)], BASE,
-                     iteration=0, benchmark="bench", budgets=[8])
+                     SummaryOptions(iteration=0, benchmark="bench", budgets=[8]))
     assert late.beyond_automation == [] and late.automation_only == ["hard1"]
 
 
 def test_timeouts_are_counted_and_reported() -> None:
     rows = [*results()[:3], row("hard2", None, timeout=True)]
-    s = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[32])
+    s = summarize(rows, BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[32]))
     assert s.timeouts == 1
     assert "1 timeouts (per-theorem cap)" in format_table(s)
 
@@ -123,7 +133,7 @@ def test_timeouts_are_counted_and_reported() -> None:
 def test_ebm_ablation_rows_give_a_summary_with_and_without() -> None:
     rows = [*results(), row("easy1", 1, ebm="ebm_dir"), row("easy2", 30, ebm="ebm_dir"),
             row("hard1", 5, ebm="ebm_dir"), row("hard2", 9, ebm="ebm_dir")]
-    s = summarize_variants(rows, BASE, iteration=1, benchmark="bench", budgets=[8, 32])
+    s = summarize_variants(rows, BASE, SummaryOptions(iteration=1, benchmark="bench", budgets=[8, 32]))
     assert s.ebm == "ebm_dir" and s.without_ebm is not None and s.without_ebm.ebm == ""
     assert s.rate_at(8) == 0.5 and s.without_ebm.rate_at(8) == 0.25 and s.rate_at(32) == 1.0
     assert s.beyond_automation == ["hard1", "hard2"]
@@ -140,7 +150,7 @@ def test_ebm_ablation_rows_give_a_summary_with_and_without() -> None:
     assert line in format_table(s) and line in format_markdown(s)
     assert ebm_change(s.without_ebm) is None and ebm_change_line(s.without_ebm) is None
     with pytest.raises(ValueError, match="several EBM"):
-        summarize(rows, BASE, iteration=1, benchmark="bench")
+        summarize(rows, BASE, SummaryOptions(iteration=1, benchmark="bench"))
 
 
 def twelve(solved: dict[str, int | None], iteration: int, ebm: str = "") -> list[EvalResult]:
@@ -157,8 +167,8 @@ def test_go_no_go_verdicts() -> None:
     """The point rule, on the primary statistic (pass@1 by cluster): better, the same, a regression; fewer than
     ten clusters decide nothing; an EBM gaining nothing over its ablation is a no-go."""
     def at(solved: list[str], iteration: int) -> EvalSummary:
-        return summarize(twelve(dict.fromkeys(solved, 3), iteration), WIDE_BASE, iteration=iteration,
-                         benchmark="bench", budgets=[8, 32])
+        return summarize(twelve(dict.fromkeys(solved, 3), iteration), WIDE_BASE, SummaryOptions(iteration=iteration,
+                         benchmark="bench", budgets=[8, 32]))
 
     base = at(WIDE[:6], 0)
     first = go_no_go(base, None)
@@ -170,13 +180,14 @@ def test_go_no_go_verdicts() -> None:
     v = go_no_go(worse, base, regression_pp=2.0)
     assert not v.go and "regression" in {r.code for r in v.reasons}
     assert "pass@1 by cluster: -25.0pp" in v.summary()
-    small = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32])  # four clusters
-    better = summarize([*results()[:3], row("hard2", 6)], BASE, iteration=1, benchmark="bench", budgets=[8, 32])
+    small = summarize(results(), BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 32]))  # four clusters
+    better = summarize([*results()[:3], row("hard2", 6)], BASE,
+                       SummaryOptions(iteration=1, benchmark="bench", budgets=[8, 32]))
     v = go_no_go(better, small)
     assert not v.go and [r.code for r in v.reasons if r.blocking] == ["too_few_clusters"]
     # an EBM that gains nothing over its own ablation is a no-go
     flat = summarize_variants(results() + [r.model_copy(update={"ebm": "e"}) for r in results()], BASE,
-                              iteration=0, benchmark="bench", budgets=[8, 32])
+                              SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 32]))
     v = go_no_go(flat, None)
     assert not v.go and [r.code for r in v.reasons if r.blocking] == ["ebm_no_gain"]
     ebm_line = next(r for r in v.reasons if r.code == "ebm_change")  # the ablation's interval, shown
@@ -184,9 +195,10 @@ def test_go_no_go_verdicts() -> None:
 
 
 def test_reports_plot_compare_and_errors_naming_files(tmp_path: Path) -> None:
-    s0 = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32])
+    s0 = summarize(results(), BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 32]))
     s1 = summarize([row("easy1", 2, iteration=1), row("easy2", 4, iteration=1), row("hard1", None, iteration=1),
-                    row("hard2", 9, iteration=1)], BASE, iteration=1, benchmark="bench", budgets=[8, 32])
+                    row("hard2", 9, iteration=1)], BASE,
+                   SummaryOptions(iteration=1, benchmark="bench", budgets=[8, 32]))
     d0, d1 = tmp_path / "iter_0", tmp_path / "iter_1"
     write_report(s0, d0)
     write_report(s1, d1)
@@ -231,7 +243,7 @@ def template_rows() -> list[EvalResult]:
 
 
 def test_each_cluster_weighs_one() -> None:
-    s = summarize(template_rows(), None, iteration=0, benchmark="bench", budgets=[8, 32])
+    s = summarize(template_rows(), None, SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 32]))
     assert s.theorems == 10 and s.clusters == 3
     assert s.cumulative.rate == 0.8 and s.cumulative_ci is not None and s.cumulative_ci.value == 0.8
     assert s.cumulative_by_cluster is not None and s.cumulative_by_cluster.value == pytest.approx(1 / 3)
@@ -244,10 +256,11 @@ def test_each_cluster_weighs_one() -> None:
 def test_the_cluster_bootstrap_is_deterministic_by_seed_and_holds_the_estimate() -> None:
     rows = [crow(f"t{c}_{i}", f"c{c}", 3 if (c * 7 + i) % 3 else None, hard=c % 2 == 0)
             for c in range(12) for i in range(c % 3 + 1)]
-    a = summarize(rows, None, iteration=0, benchmark="bench", budgets=[2, 8], bootstrap_seed=1)
-    b = summarize(rows, None, iteration=0, benchmark="bench", budgets=[2, 8], bootstrap_seed=1)
+    a = summarize(rows, None, SummaryOptions(iteration=0, benchmark="bench", budgets=[2, 8], bootstrap_seed=1))
+    b = summarize(rows, None, SummaryOptions(iteration=0, benchmark="bench", budgets=[2, 8], bootstrap_seed=1))
     assert a == b and a.bootstrap_samples == 2000 and a.bootstrap_seed == 1
-    others = [summarize(rows, None, iteration=0, benchmark="bench", budgets=[8], bootstrap_seed=seed).cumulative_ci
+    others = [summarize(rows, None,
+                        SummaryOptions(iteration=0, benchmark="bench", budgets=[8], bootstrap_seed=seed)).cumulative_ci
               for seed in (2, 3, 4)]
     assert any(o != a.cumulative_ci for o in others)  # another seed may give another interval
     for e in (a.cumulative_ci, a.cumulative_by_cluster, a.per_attempt, a.per_attempt_by_cluster):
@@ -257,13 +270,13 @@ def test_the_cluster_bootstrap_is_deterministic_by_seed_and_holds_the_estimate()
             assert e is not None and e.low <= e.value <= e.high
     # the hard split: rows' hard flags are ignored, the baselines decide; none here
     assert a.hard_ci is None and a.hard_clusters == 0
-    fewer = summarize(rows, None, iteration=0, benchmark="bench", budgets=[8], bootstrap_samples=0)
+    fewer = summarize(rows, None, SummaryOptions(iteration=0, benchmark="bench", budgets=[8], bootstrap_samples=0))
     assert fewer.cumulative_ci is None and fewer.bootstrap_samples == 0 and fewer.clusters == 12
 
 
 def test_one_cluster_gives_a_zero_width_interval() -> None:
     rows = [crow(f"tmpl_{i}", "tmpl_*", 4 if i % 2 else None) for i in range(6)]
-    s = summarize(rows, None, iteration=0, benchmark="bench", budgets=[8])
+    s = summarize(rows, None, SummaryOptions(iteration=0, benchmark="bench", budgets=[8]))
     assert s.clusters == 1
     for e in (s.cumulative_ci, s.cumulative_by_cluster, s.per_attempt):
         assert e is not None and e.low == e.value == e.high == 0.5
@@ -272,7 +285,7 @@ def test_one_cluster_gives_a_zero_width_interval() -> None:
 def test_hard_split_is_bootstrapped_over_the_hard_theorems_clusters() -> None:
     rows = [row("easy1", 2), row("easy2", 12), row("hard1", 20), row("hard2", None)]
     rows = [r.model_copy(update={"cluster": "h" if r.theorem.startswith("hard") else r.theorem}) for r in rows]
-    s = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8, 32])
+    s = summarize(rows, BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 32]))
     assert s.hard_clusters == 1 and s.clusters == 3
     assert s.hard_ci is not None and s.hard_ci.value == 0.5 and s.hard_ci.width == 0  # one hard cluster
     assert s.hard_by_cluster is not None and s.hard_by_cluster.value == 0.5
@@ -281,14 +294,14 @@ def test_hard_split_is_bootstrapped_over_the_hard_theorems_clusters() -> None:
 
 
 def test_rows_without_a_cluster_are_one_cluster_per_theorem() -> None:
-    s = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32])
+    s = summarize(results(), BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 32]))
     assert s.clusters == 4 and [o.cluster for o in s.outcomes] == ["easy1", "easy2", "hard1", "hard2"]
     assert s.cumulative_by_cluster is not None and s.cumulative_by_cluster.value == s.cumulative.rate
 
 
 def test_pass_at_k_and_the_mean_per_attempt_rate_with_intervals() -> None:
     rows = [crow(f"t{c}", f"t{c}", 5 if (c + a) % 3 == 0 else None, attempt=a) for c in range(9) for a in range(3)]
-    s = summarize(rows, None, iteration=0, benchmark="bench", budgets=[8])
+    s = summarize(rows, None, SummaryOptions(iteration=0, benchmark="bench", budgets=[8]))
     assert s.pass_k == 3 and s.cumulative.rate == 1.0  # every theorem proved by one of its three attempts
     assert s.per_attempt is not None and s.per_attempt.value == pytest.approx(s.budgets[-1].pass1) == \
         pytest.approx(1 / 3)
@@ -297,7 +310,7 @@ def test_pass_at_k_and_the_mean_per_attempt_rate_with_intervals() -> None:
 
 
 def test_old_summaries_without_clusters_still_load(tmp_path: Path) -> None:
-    s = summarize(results(), BASE, iteration=0, benchmark="bench", budgets=[8, 32])
+    s = summarize(results(), BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 32]))
     write_report(s, tmp_path, plot=False)
     data = json.loads((tmp_path / "summary.json").read_text())
     new = {"clusters", "hard_clusters", "cumulative_ci", "cumulative_by_cluster", "hard_ci", "hard_by_cluster",
@@ -328,7 +341,7 @@ def c_bench(prover: int = 25, structural: int = 15, c_budget: int = 32, iteratio
                   defaware={n: "simp [f]" if cl(n) < 10 else None for n in names},
                   structural=StructuralBaseline(key="k", budget=c_budget, nodes=nodes))
     rows = [crow(n, n[:3], 4 if cl(n) < prover else None, iteration=iteration) for n in names]
-    return summarize(rows, b, iteration=iteration, benchmark="bench", budgets=list(budgets))
+    return summarize(rows, b, SummaryOptions(iteration=iteration, benchmark="bench", budgets=list(budgets)))
 
 
 def test_baseline_c_rates_per_budget_and_on_the_hard_split() -> None:
@@ -369,12 +382,12 @@ def test_the_best_baseline_and_the_prover_against_it() -> None:
     assert tie.best_baseline.beaten is False
     # without (c): the better of (a) and (b), and no hard-split comparison
     rows = [crow(n, n, 4) for n in ("easy1", "easy2", "hard1", "hard2")]
-    plain = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8])
+    plain = summarize(rows, BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8]))
     assert plain.structural_baseline is None and plain.best_baseline_hard is None
     assert plain.best_baseline is not None and plain.best_baseline.name == "b"
-    assert summarize(rows, None, iteration=0, benchmark="bench", budgets=[8]).best_baseline is None
-    assert summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8],
-                     bootstrap_samples=0).best_baseline.versus is None  # type: ignore[union-attr]
+    assert summarize(rows, None, SummaryOptions(iteration=0, benchmark="bench", budgets=[8])).best_baseline is None
+    assert summarize(rows, BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8],
+                     bootstrap_samples=0)).best_baseline.versus is None  # type: ignore[union-attr]
 
 
 def test_the_prover_against_baseline_c_also_when_c_is_not_the_best() -> None:
@@ -390,7 +403,7 @@ def test_the_prover_against_baseline_c_also_when_c_is_not_the_best() -> None:
     assert even.versus_structural.versus.change.value == 0 and even.versus_structural.beaten is False
     # no (c) measured: no comparison
     rows = [crow(n, n, 4) for n in ("easy1", "hard1")]
-    assert summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8]).versus_structural is None
+    assert summarize(rows, BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8])).versus_structural is None
 
 
 def test_reports_and_the_verdict_show_baseline_c_and_the_best_baseline(tmp_path: Path) -> None:
@@ -454,7 +467,7 @@ def test_a_theorem_that_cannot_start_is_reported_with_leans_error() -> None:
     rows = [row("easy1", 2), row("easy2", 4),
             row("hard1", None, error="start").model_copy(update={"message": "<stdin>:3:40: Unknown identifier `x`"}),
             row("hard2", None)]
-    s = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8])
+    s = summarize(rows, BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8]))
     assert s.start_errors == 1 and s.start_failures == {"hard1": "<stdin>:3:40: Unknown identifier `x`"}
     assert s.cumulative.total == 4  # counted unsolved, and said so
     table = format_table(s)
@@ -477,7 +490,7 @@ def test_the_similarity_block_and_the_unseen_theorems() -> None:
     report = similarity_report(corpus, bench, reference_name="tiny corpus")
     assert {n.theorem: n.how for n in report.strong} == {"easy1": "statement"}
     rows = [row("easy1", 2), row("easy2", 4), row("hard1", 20), row("hard2", None)]
-    s = summarize(rows, BASE, iteration=0, benchmark="bench", budgets=[8, 32], similarity=report)
+    s = summarize(rows, BASE, SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 32], similarity=report))
     assert s.similarity == report and s.unseen is not None
     assert s.unseen.theorems == sorted(set(n.name for n in bench) - report.with_near_twin())
     assert "easy1" not in s.unseen.theorems and s.unseen.solved.total == len(s.unseen.theorems)
@@ -489,7 +502,7 @@ def test_the_similarity_block_and_the_unseen_theorems() -> None:
     assert "Held out in substance:" in format_markdown(s)
     # the block is carried once, on the main variant, and survives summary.json
     both = summarize_variants(rows + [r.model_copy(update={"search_automation": True}) for r in rows], BASE,
-                              iteration=0, benchmark="bench", budgets=[8, 32], similarity=report)
+                              SummaryOptions(iteration=0, benchmark="bench", budgets=[8, 32], similarity=report))
     assert both.similarity == report and both.policy_only is not None and both.policy_only.similarity is None
     assert EvalSummary.model_validate_json(both.model_dump_json()) == both
 
@@ -512,7 +525,7 @@ def test_baseline_c_with_retrieval_is_reported_and_the_stronger_baseline_is_the_
     rows = [crow(n, n[:3], 4 if cl(n) < 20 else None).model_copy(update={
         "checks": 50, "proof_sources": ["premise", "automation"] if cl(n) in (10, 11) else ["policy"]})
         for n in names]
-    s = summarize(rows, b, iteration=0, benchmark="bench", budgets=[32])
+    s = summarize(rows, b, SummaryOptions(iteration=0, benchmark="bench", budgets=[32]))
     assert str(s.retrieval_baseline) == "36/60 (60.0%)" and str(s.structural_baseline) == "24/60 (40.0%)"
     assert s.best_baseline is not None and s.best_baseline.name == "r"
     assert s.versus_retrieval is not None and s.versus_retrieval.versus_primary is not None
@@ -524,7 +537,8 @@ def test_baseline_c_with_retrieval_is_reported_and_the_stronger_baseline_is_the_
         "(c) with retrieval 60.0" in text and "hard, with a premise step" in text
     assert "baseline (c) with retrieval" in format_markdown(s)
     # without it, nothing of it shows
-    plain = summarize(rows, b.model_copy(update={"structural_retrieval": None}), iteration=0, benchmark="bench",
-                      budgets=[32])
+    plain = summarize(rows, b.model_copy(update={"structural_retrieval": None}),
+                      SummaryOptions(iteration=0, benchmark="bench",
+                      budgets=[32]))
     assert plain.retrieval_baseline is None and plain.best_baseline is not None and plain.best_baseline.name == "c"
     assert "with retrieval" not in format_table(plain)

@@ -14,7 +14,7 @@ from burnqed_core.data.generate_sets import family_theorems
 from burnqed_core.data.theorems import load_theorems
 from burnqed_core.errors import DataError
 from burnqed_core.eval.baselines import Baselines, StructuralBaseline
-from burnqed_core.eval.summary import summarize
+from burnqed_core.eval.summary import SummaryOptions, summarize
 from burnqed_core.eval.transfer import (
     PROFILE_FILE,
     THEOREMS_FILE,
@@ -103,7 +103,7 @@ def _summary(prover: int, structural: int, clusters: int = 6, iteration: int = 0
     b = Baselines(single={n: None for n in names}, defaware={n: None for n in names},
                   structural=StructuralBaseline(key="k", budget=6, nodes=nodes))
     rows = [_row(n, cluster[n], 3 if k < prover else None, iteration) for k, n in enumerate(names)]
-    return summarize(rows, b, iteration=iteration, benchmark="fold", budgets=[2, 6])
+    return summarize(rows, b, SummaryOptions(iteration=iteration, benchmark="fold", budgets=[2, 6]))
 
 
 def test_fold_results_and_the_table(tmp_path: Path) -> None:

@@ -534,8 +534,8 @@ def test_interpret_tactic_result(payload: dict[str, object], status: Status, mes
 
 # --- request contract: every field Lean's derived FromJson requires, per version -------------------------------
 
-VERSIONS = {"0.2.19": "0.2", "0.3.1": "0.3.1", "0.3.4": "0.3.4", "0.3.7/v4.21.0": "0.3.4", "0.3.8": "newest",
-            "0.3.15": "newest"}
+VERSIONS = {"0.2.19": "0.2", "0.3.0": "0.3.1", "0.3.1": "0.3.1", "0.3.4": "0.3.4", "0.3.7/v4.21.0": "0.3.4",
+            "0.3.8": "newest", "0.3.15": "newest"}
 
 
 @pytest.mark.parametrize(("version", "proto"), VERSIONS.items())
@@ -578,6 +578,19 @@ async def test_version_guess_corrected_by_the_first_answer(make: Factory, proto:
     assert (b2.dialect.invocations_bool, b2.dialect.sorrys) == (b.dialect.invocations_bool, b.dialect.sorrys)
     r = await b2.start_proof(OR)
     assert r.ok and r.state is not None and r.state.goals == ("p q : Prop\n⊢ p ∨ q → q ∨ p",)
+
+
+async def test_pantograph_030_gets_invocations_from_the_first_request(make: Factory,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A REPL that says 0.3.0 (whose ``frontend.process`` requires ``invocations: Bool``) is sent it from the
+    first request: one ``frontend.process``, no refusal to correct."""
+    monkeypatch.setenv("FAKE_PANTOGRAPH_VERSION", "0.3.0")
+    b = await make(proto="0.3.1")
+    assert b.dialect.invocations_bool
+    before = b.requests
+    r = await b.start_proof(OR)
+    assert r.ok and r.state is not None and r.state.goals == ("p q : Prop\n⊢ p ∨ q → q ∨ p",)
+    assert b.requests - before == 1
 
 
 async def test_command_error_is_infrastructure_never_a_verdict(make: Factory) -> None:

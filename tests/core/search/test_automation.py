@@ -19,7 +19,7 @@ from burnqed_core.data.mixing import positive_steps
 from burnqed_core.eval.gonogo import go_no_go
 from burnqed_core.eval.report import format_comparison, format_markdown, format_table
 from burnqed_core.eval.run import variant_rows, variants
-from burnqed_core.eval.summary import summarize_variants
+from burnqed_core.eval.summary import SummaryOptions, summarize_variants
 from burnqed_core.loop.corpus import base_split
 from burnqed_core.loop.stages import tactic_pairs as tactic_pairs_stage
 from burnqed_core.loop.stages import trajectories as trajectories_stage
@@ -193,15 +193,16 @@ def row(theorem: str, proved: bool, automation: bool, ebm: str = "", nodes: int 
 def test_summary_report_and_verdict_show_both_variants(tmp_path: Path) -> None:
     names = ["a", "b", "c", "d"]
     rows = [row(n, n in "ab", True) for n in names] + [row(n, n == "a", False) for n in names]
-    s = summarize_variants(rows, None, iteration=1, benchmark="b", budgets=[8, 24])
+    s = summarize_variants(rows, None, SummaryOptions(iteration=1, benchmark="b", budgets=[8, 24]))
     assert s.automation and s.cumulative.solved == 2
     assert s.policy_only is not None and not s.policy_only.automation and s.policy_only.cumulative.solved == 1
     table = format_table(s)
     assert "policy + automation" in table and "policy alone (no automation candidates): 8: 25.0%, 24: 25.0%" in table
     assert "| 24 | 1/4 (25.0%) | 50.0% |" in format_markdown(s)
     prev = summarize_variants([r.model_copy(update={"iteration": 0}) for r in rows if r.theorem == "a"] +
-                              [row(n, False, a) for n in "bcd" for a in (True, False)], None, iteration=0,
-                              benchmark="b", budgets=[8, 24])
+                              [row(n, False, a) for n in "bcd" for a in (True, False)], None,
+                              SummaryOptions(iteration=0,
+                              benchmark="b", budgets=[8, 24]))
     comp = format_comparison([prev, s])
     assert "policy alone (max, hard)" in comp and "+0.0pp" in comp.splitlines()[-1]
     v = go_no_go(s, prev)  # decided on policy + automation (four clusters: nothing decides); the policy alone reported
@@ -209,7 +210,7 @@ def test_summary_report_and_verdict_show_both_variants(tmp_path: Path) -> None:
     assert any(r.code == "policy_only" and "+0.0pp" in r.message for r in v.reasons), v
     # with an EBM: main = EBM + automation; ablation without the EBM; the policy alone with the EBM
     e_rows = rows + [row(n, n in "abc", True, "E") for n in names] + [row(n, n == "b", False, "E") for n in names]
-    s2 = summarize_variants(e_rows, None, iteration=1, benchmark="b", budgets=[24])
+    s2 = summarize_variants(e_rows, None, SummaryOptions(iteration=1, benchmark="b", budgets=[24]))
     assert s2.ebm == "E" and s2.automation and s2.cumulative.solved == 3
     assert s2.without_ebm is not None and s2.without_ebm.cumulative.solved == 2 and s2.without_ebm.automation
     assert s2.policy_only is not None and s2.policy_only.ebm == "E" and s2.policy_only.solved == ["b"]
@@ -230,7 +231,8 @@ def test_eval_variants_follow_the_profile() -> None:
     no_abl = load_profile("tiny", overrides={"search.automation.enabled": True, "eval.ebm_ablation": False})
     assert variants(no_abl, "E") == [("E", True), ("E", False)] and variants(no_abl, None) == [("", True), ("", False)]
     e_rows = [row(n, n == "a", a, "E") for n in "ab" for a in (True, False)] + [row("a", True, True)]
-    s = summarize_variants(variant_rows(e_rows, no_abl, "E"), None, iteration=1, benchmark="b", budgets=[24])
+    s = summarize_variants(variant_rows(e_rows, no_abl, "E"), None,
+                           SummaryOptions(iteration=1, benchmark="b", budgets=[24]))
     assert s.ebm == "E" and s.without_ebm is None and "EBM ablation: not run" in format_table(s)
 
 

@@ -16,7 +16,7 @@ import pytest
 from burnqed_core.config import AutomationConfig, SearchConfig, load_profile
 from burnqed_core.eval.report import format_table
 from burnqed_core.eval.run import attempt_dir, read_eval_results, run_variants, variant_rows
-from burnqed_core.eval.summary import summarize_variants
+from burnqed_core.eval.summary import SummaryOptions, summarize_variants
 from burnqed_core.lean.types import GoalState, ProofEnv, TacticResult
 from burnqed_core.policy.fixed import FixedTacticsPolicy
 from burnqed_core.records import Theorem
@@ -109,7 +109,7 @@ async def test_eval_writes_policy_alone_beside_policy_plus_automation(lean_pool:
                    ("quorble_eq", False): False, ("comm", False): False}
     assert read_trajectories(attempt_dir(tmp_path, "policy_automation", 0))
     assert read_trajectories(attempt_dir(tmp_path, "policy", 0))
-    s = summarize_variants(rows, None, iteration=0, benchmark="tests", budgets=[4, 10])
+    s = summarize_variants(rows, None, SummaryOptions(iteration=0, benchmark="tests", budgets=[4, 10]))
     assert s.automation and s.cumulative.solved == 2
     assert s.policy_only is not None and s.policy_only.cumulative.solved == 0
     assert "policy alone (no automation candidates)" in format_table(s)

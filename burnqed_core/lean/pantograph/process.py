@@ -1,69 +1,21 @@
-"""The Pantograph backend: a client for Pantograph's REPL executable (prod:
-native Lean + Mathlib).
+"""The Pantograph backend: one process of Pantograph's REPL executable (prod: native Lean + Mathlib).
 
-Protocol (Pantograph ``doc/repl.md``): ``repl <modules...>`` with
-``LEAN_PATH`` in the environment prints ``ready.`` once the modules are
-imported, then answers one JSON line per command line ``<cmd> <json>``.
-Failures of a command come back as ``{"error": kind, "desc": text}``.
+Protocol (Pantograph ``doc/repl.md``): ``repl <modules...>`` with ``LEAN_PATH`` in the environment prints
+``ready.`` once the modules are imported, then answers one JSON line per command line ``<cmd> <json>``. Failures of
+a command come back as ``{"error": kind, "desc": text}`` (`ReplError`). What each version takes and answers is the
+`Dialect` (`burnqed_core.lean.pantograph.dialect`); answers are read by
+`burnqed_core.lean.pantograph.rendering`, the texts sent and read back by `burnqed_core.lean.pantograph.sources`.
 
-The response shapes changed across the versions users run; every variant is
-understood here (see ``tests/fake_pantograph.py`` for the canned messages and
-where each comes from):
+A theorem is started by elaborating ``<preamble> theorem ... := sorry`` with ``frontend.process`` and ``"sorrys":
+true`` (so the preamble's definitions and the statement's binders are in the goal's context, exactly as in a
+file), not with ``goal.start``, which takes a closed type (``goal.start`` remains available as `start_expr`).
+Versions after 0.3.7 dropped ``sorrys`` and the goal fields of units: there (known from the version, or from a
+first answer that has the ``sorry`` warning but no ``goalStateId``) the statement is checked with
+``frontend.process`` and its goal state made by ``frontend.distil``, whose goal is the closed statement; the
+statement's binders are then introduced by name (``intro``) to reach the same state.
 
-* ``goal.tactic`` success: ``{"nextStateId", "goals": [...]}`` (+ ``messages``,
-  ``hasSorry``, ``hasUnsafe`` from 0.3.1);
-* tactic failure: ``{"tacticErrors": [str]}`` (0.2.x, 0.3.0), ``{"messages":
-  [str]}`` without ``goals`` (0.3.1-0.3.3), ``{"messages": [SerialMessage]}``
-  (0.3.4+); parse failure: ``{"parseError": str}``;
-* a goal: ``{"name", "userName"?, "isConversion" (0.2.x) | "fragment"
-  (0.3.3+), "target": {"pp"}, "vars": [{"userName", "isInaccessible",
-  "type": {"pp"}, "value"?: {"pp"}}]}``;
-* ``frontend.process`` units: ``{"boundary", "messages": [str |
-  SerialMessage], "goalStateId"?, "goals"?}``.
-
-Requests: Lean's derived ``FromJson`` treats every non-``Option`` field of a
-request structure as required (a default value does not make it optional),
-and ignores keys it does not know. ``frontend.process`` (Protocol.lean
-``FrontendProcess``) therefore always gets ``file``, ``readHeader``,
-``inheritEnv`` (false: a fresh environment of the process's modules),
-``sorrys``, ``typeErrorsAsGoals`` and ``newConstants``, plus ``invocations:
-false`` where it is a required Bool (0.2.x-0.3.1; from 0.3.2 it is an
-optional file name and must be absent). The dialect is chosen from ``repl
---version`` and corrected by the first answer: ``{"error": "command",
-"desc": "Unable to parse json: ...invocations..."}`` flips the
-``invocations`` field once. Any other ``command``/``arguments`` error object
-is a protocol failure of the client, i.e. an infrastructure failure
-(`PantographProtocolError`, a `BackendDied`), never a verdict on a statement
-or a proof.
-
-A theorem is started by elaborating ``<preamble> theorem ... := sorry`` with
-``frontend.process`` and ``"sorrys": true`` (so the preamble's definitions
-and the statement's binders are in the goal's context, exactly as in a file),
-not with ``goal.start``, which takes a closed type (``goal.start`` remains
-available as `start_expr`). Versions after 0.3.7 dropped ``sorrys`` and the
-goal fields of units: there (known from the version, or from a first answer
-that has the ``sorry`` warning but no ``goalStateId``) the statement is
-checked with ``frontend.process`` and its goal state made by
-``frontend.distil``, whose goal is the closed statement; the statement's
-binders are then introduced by name (``intro``) to reach the same state.
-``import`` lines of a preamble are blanked out: the process was started with
-its modules (``lean.pantograph.modules``) and Pantograph does not import in
-the middle of a session.
-
-`PantographBackend.elaborate` processes a whole text in a fresh environment
-(``inheritEnv: false``: nothing from earlier requests is visible) with
-``newConstants``, followed by one ``#print axioms <name>`` per name asked and
-a sentinel command: declarations are the units' ``newConstants``, axioms the
-answers of Lean's ``#print axioms`` (Pantograph has no command of its own for
-them; ``env.inspect`` only lists direct dependencies), and the text was
-processed to its end iff the units of the appended commands are there.
-
-Goal text is rendered the way Lean's ``plainGoal`` prints goals (`render_goal`)
-so that data and prompts are identical with the embedded backend.
-
-A ``GoalState.handle`` is a Pantograph ``stateId`` of *this* process. A
-state from another (crashed, recycled) process is rebuilt by replaying its
-tactic path, so the search never sees the difference.
+A ``GoalState.handle`` is a Pantograph ``stateId`` of *this* process. A state from another (crashed, recycled)
+process is rebuilt by replaying its tactic path, so the search never sees the difference.
 """
 
 from __future__ import annotations
@@ -73,7 +25,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import resource
 import shutil
 import signal
@@ -96,6 +47,23 @@ from burnqed_core.lean.judge import (
     parse_report,
     worker_header,
 )
+from burnqed_core.lean.pantograph.dialect import (
+    PROTOCOL_ERRORS,
+    BackendTimeout,
+    Dialect,
+    PantographProtocolError,
+    ReplError,
+    goals_of_print,
+)
+from burnqed_core.lean.pantograph.rendering import first_error, interpret_tactic_result, parse_message, render_goals
+from burnqed_core.lean.pantograph.sources import (
+    MODULE_NAME,
+    elaboration_source,
+    read_elaboration,
+    start_source,
+    statement_binder_names,
+    strip_imports,
+)
 from burnqed_core.lean.types import (
     BackendDied,
     CheckResult,
@@ -110,287 +78,9 @@ from burnqed_core.records import Theorem
 log = logging.getLogger(__name__)
 
 READY = "ready."
-START_DECL = "burnqed_goal"
 STDERR_TAIL = 50
 OWN_TIMEOUT = 0.8  # Pantograph's `timeout` option, as a fraction of lean.tactic_timeout_s
-SEVERITY = {"error": 1, "warning": 2, "information": 3, "info": 3}
-# `<file>:<line>:<col>: error: text` (Lean's Message.toString, 0.2.x-0.3.3 messages)
-_MSG_PREFIX = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+):(?P<col>\d+): (?:(?P<sev>error|warning|info): )?")
-_IMPORT = re.compile(r"^import\s")
 
-
-class BackendTimeout(BackendDied):
-    """A request got no answer in time; the process group was killed."""
-
-
-class PantographProtocolError(BackendDied):
-    """Pantograph refused a request itself (``command``/``arguments`` error
-    object: a malformed or version-mismatched request, or an answer without
-    the fields the protocol promises). An infrastructure failure, never a
-    verdict on a statement or a proof."""
-
-
-PROTOCOL_ERRORS = frozenset({"command", "arguments"})
-VERSION_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
-# `#print axioms` answers (Lean's Elab/Print.lean), one per asked name
-_AXIOMS = re.compile(r"^'(?P<name>.+)' depends on axioms: \[(?P<axioms>.*)\]\s*$", re.S)
-_NO_AXIOMS = re.compile(r"^'(?P<name>.+)' does not depend on any axioms\s*$", re.S)
-_DECL_NAME = re.compile(r"^(?:[A-Za-z_\u0370-\u03ff\u1f00-\u1fff\u2100-\u214f][\w'!?\u0370-\u03ff]*|«[^«»\n]+»)"
-                        r"(?:\.(?:[A-Za-z_\u0370-\u03ff][\w'!?\u0370-\u03ff]*|«[^«»\n]+»|\d+))*$")
-SENTINEL = "#check Nat"
-# auxiliary constants Lean adds beside a declaration (not declarations of the source)
-_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_']*(?:\.[A-Za-z_][A-Za-z0-9_']*)*$")
-_AUX_LAST = re.compile(r"^(?:(?:proof|match|eq|lambda|spec|sunfold|unfold|_proof)_\d+|eq_def|induct|mutual_induct|"
-                       r"brecOn|binductionOn|below|ibelow|rec|recOn|casesOn|noConfusion|noConfusionType|ctorIdx|"
-                       r"sizeOf_spec|inj|injEq|_sizeOf_\d+|_sizeOf_inst|fun_cases)$")
-
-
-def parse_version(text: str | None) -> tuple[int, int, int] | None:
-    """``0.3.4`` / ``0.3.7/v4.21.0`` / ``0.2.19`` (Pantograph's ``--version``) as a tuple."""
-    m = VERSION_RE.search(text or "")
-    return (int(m[1]), int(m[2]), int(m[3])) if m else None
-
-
-class Dialect:
-    """What this Pantograph's ``frontend.process`` takes and answers."""
-
-    def __init__(self, version: str | None) -> None:
-        v = parse_version(version)
-        # `invocations: Bool` (required) up to 0.3.1; `invocations?: Option String` (a file) from 0.3.2
-        self.invocations_bool = v is not None and v < (0, 3, 2)
-        # `sorrys` and the goal fields of units exist up to 0.3.7 (unknown: try, the first answer tells)
-        self.sorrys = v is None or v <= (0, 3, 7)
-
-    def process_request(self, text: str, *, sorrys: bool, new_constants: bool,
-                        read_header: bool = False) -> dict[str, Any]:
-        """Every field that Lean's derived decoding of ``FrontendProcess``
-        requires in any version (unknown keys are ignored by all of them)."""
-        payload: dict[str, Any] = {"file": text, "readHeader": read_header, "inheritEnv": False,
-                                   "sorrys": sorrys, "typeErrorsAsGoals": False, "newConstants": new_constants}
-        if self.invocations_bool:
-            payload["invocations"] = False
-        return payload
-
-
-def user_declarations(names: Sequence[str]) -> list[str]:
-    """``newConstants`` without Lean's internal and auxiliary constants
-    (``_private``/``_aux`` names, ``x.proof_1``, ``x.match_1``, recursors ...):
-    the declarations the source itself states."""
-    out = []
-    for name in names:
-        parts = name.split(".")
-        if any(p.startswith("_") and not p.startswith("«") for p in parts):
-            continue
-        if len(parts) > 1 and _AUX_LAST.match(parts[-1]):
-            continue
-        out.append(name)
-    return out
-
-
-def _plain_name(name: str) -> str:
-    """``«a b».c`` -> ``a b.c`` (guillemets only escape, they are not part of the name)."""
-    return name.replace("«", "").replace("»", "")
-
-
-def parse_print_axioms(text: str) -> tuple[str, list[str]] | None:
-    """(name, axioms) of a ``#print axioms`` answer; None if it is not one."""
-    text = text.strip()
-    m = _AXIOMS.match(text)
-    if m:
-        axioms = [a.strip() for a in m["axioms"].replace("\n", " ").split(",") if a.strip()]
-        return _plain_name(m["name"]), [_plain_name(a) for a in axioms]
-    m = _NO_AXIOMS.match(text)
-    if m:
-        return _plain_name(m["name"]), []
-    return None
-
-
-def statement_binder_names(statement: str) -> list[str] | None:
-    """Names of the binders before the statement's top-level ``:`` (``(a b :
-    T) {c : U} [inst : C] [D]``); ``_`` for an anonymous instance binder.
-    None when the statement does not start with binder groups we can read."""
-    close = {"(": ")", "{": "}", "[": "]", "⦃": "⦄", "{{": "}}"}
-    names: list[str] = []
-    i, n = 0, len(statement)
-    while True:
-        while i < n and statement[i].isspace():
-            i += 1
-        if i >= n:
-            return None
-        if statement[i] == ":":
-            return names
-        opener = "{{" if statement.startswith("{{", i) else statement[i]
-        if opener not in close:
-            return None
-        depth, j = 0, i
-        while j < n:  # to the matching closer, nested brackets of any kind counted
-            c = statement[j]
-            if c in "([{⦃":
-                depth += 1
-            elif c in ")]}⦄":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        if j >= n:
-            return None
-        inner = statement[i + len(opener): j - (len(close[opener]) - 1)]
-        head, colon, _ = inner.partition(":")
-        if not colon:
-            if opener != "[":
-                return None
-            names.append("_")
-        else:
-            group = head.split()
-            if not group or not all(re.fullmatch(r"[^\s()\[\]{}:]+", g) for g in group):
-                return None
-            names.extend(group)
-        i = j + 1
-
-
-class ReplError(RuntimeError):
-    """The REPL answered ``{"error": kind, "desc": text}``."""
-
-    def __init__(self, kind: str, desc: str) -> None:
-        super().__init__(f"Pantograph {kind} error: {desc}")
-        self.kind = kind
-        self.desc = desc
-
-    @property
-    def is_interrupt(self) -> bool:
-        """Pantograph's own ``timeout`` option fired (0.3.0+)."""
-        return self.kind == "internal" and "interrupt" in self.desc
-
-
-# --- rendering goals -----------------------------------------------------------------------------------------------
-
-def _pp(expr: Any) -> str | None:
-    """An ``Expression`` object (``{"pp": ...}``) or, defensively, a bare string."""
-    if isinstance(expr, dict):
-        pp = expr.get("pp")
-        return pp if isinstance(pp, str) else None
-    return expr if isinstance(expr, str) else None
-
-
-def _user_name(name: str) -> str:
-    """Lean prints a hygienic name ``h._@.M._hyg.12`` as ``h✝``."""
-    if "._@." in name:
-        return name.split("._@.")[0] + "✝"
-    return name
-
-
-def _nest(text: str, indent: str = "  ") -> str:
-    """Continuation lines of a multi-line expression, indented like Lean's
-    ``Format.nest 2`` in ``ppGoal``."""
-    return text.replace("\n", "\n" + indent)
-
-
-def render_goal(goal: dict[str, Any]) -> str:
-    """One goal as Lean's ``plainGoal`` prints it: a ``case <tag>`` line when
-    the goal is named, hypotheses with consecutive ones of the same type
-    grouped (``a b : Nat``), let-values as ``x : T := v``, then ``⊢ target``
-    (``| target`` in conv mode)."""
-    lines: list[str] = []
-    tag = goal.get("userName")
-    if tag:
-        lines.append(f"case {_user_name(tag)}")
-    group: list[str] = []
-    group_type: str | None = None
-
-    def flush() -> None:
-        nonlocal group, group_type
-        if group:
-            lines.append(f"{' '.join(group)} : {_nest(group_type or '')}")
-        group, group_type = [], None
-
-    for var in goal.get("vars") or []:
-        name = _user_name(str(var.get("userName") or "_"))
-        vtype = _pp(var.get("type"))
-        value = _pp(var.get("value"))
-        if vtype is None:  # `noRepeat` answers: name only
-            flush()
-            lines.append(name)
-        elif value is not None:
-            flush()
-            lines.append(f"{name} : {_nest(vtype)} := {_nest(value)}")
-        elif group and vtype == group_type:
-            group.append(name)
-        else:
-            flush()
-            group, group_type = [name], vtype
-    flush()
-    conv = goal.get("fragment") == "conv" or goal.get("isConversion") is True
-    lines.append(f"{'|' if conv else '⊢'} {_nest(_pp(goal.get('target')) or '')}")
-    return "\n".join(lines)
-
-
-def render_goals(goals: Sequence[dict[str, Any]]) -> tuple[str, ...]:
-    return tuple(render_goal(g) for g in goals)
-
-
-# --- messages ------------------------------------------------------------------------------------------------------
-
-def parse_message(msg: Any, unprefixed: int = 1) -> Diagnostic:
-    """A Lean message in either wire form: a ``SerialMessage`` object (0.3.4+:
-    ``severity``, 1-based ``pos.line``, ``data``) or a string formatted by
-    ``Message.toString`` (0.2.x-0.3.3: ``<file>:<line>:<col>: error: ...``).
-    Lines become 0-based. Lean writes information messages without any
-    position prefix, and so are exception texts in tactic failures: the
-    caller says which an unprefixed string is (``unprefixed`` severity). A
-    position without a severity word is a parser error."""
-    if isinstance(msg, dict):
-        pos = msg.get("pos") or {}
-        end = msg.get("endPos") or pos
-        line = max(int(pos.get("line", 1)) - 1, 0)
-        return Diagnostic(severity=SEVERITY.get(str(msg.get("severity", "error")), 1), line=line,
-                          end_line=max(int(end.get("line", line + 1)) - 1, line), message=str(msg.get("data", "")))
-    text = str(msg)
-    m = _MSG_PREFIX.match(text)
-    if not m:
-        return Diagnostic(severity=unprefixed, line=0, end_line=0, message=text.strip())
-    line = max(int(m["line"]) - 1, 0)
-    return Diagnostic(severity=SEVERITY.get(m["sev"] or "error", 1), line=line, end_line=line,
-                      message=text[m.end():].strip())
-
-
-def _first_error(diags: Sequence[Diagnostic]) -> str:
-    errors = [d for d in diags if d.is_error]
-    return (errors or list(diags) or [Diagnostic(severity=1, line=0, end_line=0, message="unknown failure")])[0].message
-
-
-def interpret_tactic_result(payload: dict[str, Any]) -> tuple[Status, tuple[str, ...], str, int | None]:
-    """(status, rendered goals, message, nextStateId) of a ``goal.tactic``
-    answer in any version's shape. An error object is not handled here."""
-    if "parseError" in payload:
-        return Status.PARSE_ERROR, (), str(payload["parseError"]).strip(), None
-    if "tacticErrors" in payload:  # 0.2.x, 0.3.0
-        diags = [parse_message(m) for m in payload["tacticErrors"] or []]
-        return Status.TACTIC_ERROR, (), _first_error(diags), None
-    goals = payload.get("goals")
-    if goals is None or payload.get("nextStateId") is None:  # 0.3.1+: failure = no goals, read messages
-        diags = [parse_message(m) for m in payload.get("messages") or []]
-        return Status.TACTIC_ERROR, (), _first_error(diags), None
-    state_id = int(payload["nextStateId"])
-    if payload.get("hasSorry"):
-        return Status.TACTIC_ERROR, (), "the tactic uses `sorry`", state_id
-    if payload.get("hasUnsafe"):
-        return Status.TACTIC_ERROR, (), "the tactic uses unsafe code", state_id
-    return Status.OK, render_goals(goals), "", state_id
-
-
-def strip_imports(text: str) -> str:
-    """``import`` lines blanked (line numbers are kept): the REPL imported its
-    modules at start and cannot import in the middle of a session."""
-    return "\n".join("" if _IMPORT.match(line) else line for line in text.split("\n"))
-
-
-def start_source(theorem: Theorem) -> str:
-    """The file whose ``sorry`` becomes the theorem's initial goal state."""
-    pre = strip_imports(theorem.preamble).strip("\n")
-    return (pre + "\n\n" if pre.strip() else "") + f"theorem {START_DECL} {theorem.statement.strip()} := sorry\n"
-
-
-# --- the process ---------------------------------------------------------------------------------------------------
 
 def _limit_memory(limit_mb: int | None) -> Callable[[], None] | None:
     """A ``preexec_fn`` that caps the child's address space (RLIMIT_AS), as
@@ -682,8 +372,9 @@ class PantographBackend:
         except ReplError as e:
             raise PantographProtocolError(f"Pantograph refused goal.print ({e.kind}): {e.desc}") from None
         sid: int | None = root
-        if isinstance(printed.get("goals"), list):
-            goals = render_goals(printed["goals"])
+        printed_goals = goals_of_print(printed)
+        if printed_goals is not None:
+            goals = render_goals(printed_goals)
             if not goals:
                 await self._call("goal.delete", {"stateIds": [root]})
                 return TacticResult(status=Status.START_ERROR, message=f"no goal for {expr!r}",
@@ -715,8 +406,7 @@ class PantographBackend:
             except ReplError as e:
                 if e.kind not in PROTOCOL_ERRORS:
                     raise
-                if attempt == 1 and "invocations" in e.desc:
-                    self.dialect.invocations_bool = not self.dialect.invocations_bool
+                if attempt == 1 and self.dialect.corrected_by(e):
                     log.info("Pantograph %s: frontend.process %s `invocations: Bool`", self.version or "?",
                              "needs" if self.dialect.invocations_bool else "does not take")
                     continue
@@ -738,7 +428,7 @@ class PantographBackend:
         diags = [parse_message(m, unprefixed=3) for u in units for m in u.get("messages") or []]
         errors = [d for d in diags if d.is_error]
         if errors:
-            return Status.START_ERROR, None, (), _first_error(errors)
+            return Status.START_ERROR, None, (), first_error(errors)
         with_goal = [u for u in units if u.get("goalStateId") is not None]
         if with_goal:
             unit = with_goal[-1]
@@ -884,7 +574,7 @@ class PantographBackend:
 
     async def elaborate(self, text: str, axioms_of: Sequence[str] = (), declared: bool = False) -> Elaboration:
         """Elaborate ``text`` in a fresh environment (``inheritEnv: false``)
-        and report what Lean says it holds (see the module docstring):
+        and report what Lean says it holds (`burnqed_core.lean.pantograph.sources`):
         diagnostics of the text, its declarations (``newConstants`` without
         auxiliary constants; None if this Pantograph does not report them),
         the axioms of each name in ``axioms_of`` by ``#print axioms``, and
@@ -902,60 +592,14 @@ class PantographBackend:
                 return Elaboration(diagnostics=[Diagnostic(severity=1, line=0, end_line=0, message=(
                     f"the trusted checker gave no usable answer: {e}"))])
             return elaboration_of(report, None if declared else axioms_of)
-        for name in axioms_of:
-            if not _DECL_NAME.match(name):
-                raise ValueError(f"not a declaration name: {name!r}")
-        parts = [body]
-        offsets: list[int] = []
-        pos = len(body.encode("utf-8"))
-        for cmd in [*(f"#print axioms {name}" for name in axioms_of), SENTINEL]:
-            chunk = "\n" + cmd + "\n"
-            offsets.append(pos + 1)
-            parts.append(chunk)
-            pos += len(chunk.encode("utf-8"))
-        body_end = len(body.encode("utf-8"))
+        source, offsets = elaboration_source(body, axioms_of)
         try:
-            units = await self.process_file("".join(parts), new_constants=True)
+            units = await self.process_file(source, new_constants=True)
         except ReplError as e:
             if e.is_interrupt:
                 raise BackendTimeout(f"Pantograph timeout on a whole-source check: {e.desc}") from None
             raise BackendDied(f"Pantograph frontend.process failed ({e.kind}): {e.desc}") from None
-        by_start: dict[int, dict[str, Any]] = {}
-        diags: list[Diagnostic] = []
-        constants: list[str] = []
-        decl_lines: list[tuple[int, int]] = []
-        commands: list[tuple[int, int]] = []
-        reported = False
-        raw = body.encode("utf-8")
-        for u in units:
-            bounds = u.get("boundary") or [0, 0]
-            start = int(bounds[0])
-            if start < body_end:
-                end = max(start, int(bounds[1]) - 1)
-                lines = (raw[:start].count(b"\n"), raw[:end].count(b"\n"))
-                commands.append(lines)
-                diags.extend(parse_message(m, unprefixed=3) for m in u.get("messages") or [])
-                if u.get("newConstants") is not None:
-                    reported = True
-                    mine = user_declarations(sorted(str(c) for c in u["newConstants"]))
-                    constants.extend(mine)
-                    decl_lines.extend([lines] * len(mine))
-            else:
-                by_start[start] = u
-        axioms: dict[str, list[str]] = {}
-        for name, off in zip(axioms_of, offsets, strict=False):
-            unit = by_start.get(off)
-            if unit is None:
-                continue
-            for m in unit.get("messages") or []:
-                d = parse_message(m, unprefixed=3)
-                got = parse_print_axioms(d.message) if d.severity == 3 else None
-                if got is not None and got[0] == _plain_name(name):
-                    axioms[name] = got[1]
-        complete = offsets[-1] in by_start
-        return Elaboration(diagnostics=diags, declarations=constants if reported else None,
-                           declaration_lines=decl_lines if reported else None, command_lines=commands,
-                           axioms=axioms, complete=complete)
+        return read_elaboration(units, body, axioms_of, offsets)
 
     @property
     def trusted_checker(self) -> bool:
@@ -966,7 +610,7 @@ class PantographBackend:
         process's modules too: the document is read with its own header
         (``readHeader``), so it states every import."""
         mods = [m for m in self.pg.modules if not m.startswith("-")]
-        bad = [m for m in mods if not _MODULE_NAME.match(m)]
+        bad = [m for m in mods if not MODULE_NAME.match(m)]
         if bad:
             raise LeanSetupError(f"lean.pantograph.modules: not a module name: {bad[0]!r}")
         return worker_header(imports=mods)
