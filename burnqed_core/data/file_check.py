@@ -155,46 +155,58 @@ async def _chunk(pool: LeanPool, run: _Run, idx: list[int], pre_s: float) -> Non
         run.progress(f"{len(run.verdicts)}/{len(run.decls)} theorems")
 
 
+@dataclass
+class _Merged:
+    theorems: list[DeclaredTheorem] = field(default_factory=list)
+    axioms: dict[str, list[str]] = field(default_factory=dict)
+    rejected: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    marks: dict[str, list[str]] = field(default_factory=dict)
+    diags: list[Diagnostic] = field(default_factory=list)
+    ran: list[str] = field(default_factory=list)
+    complete: bool = True
+
+
+def _verdicts_of(run: _Run, m: _Merged, elab: Elaboration) -> None:
+    """A chunk's verdicts: a theorem using an earlier one (an axiom in the chunk's text) is accepted only when
+    that one was."""
+    for name, axs in elab.axioms.items():
+        stubs = _stub_axioms(elab, name)
+        bad = [s for s in stubs if not run.verdicts.get(s, False)]
+        if bad:
+            why = "timed out" if bad[0] in run.timed_out else "is not accepted"
+            m.rejected[name] = f"`{name}` uses `{bad[0]}`, which {why}"
+        else:
+            m.axioms[name] = [a for a in axs if not (a.startswith("local:") and user_text(a[6:]) in stubs)]
+
+
+def _add_chunk(run: _Run, m: _Merged, idx: list[int], elab: Elaboration) -> None:
+    m.theorems += elab.theorems or []
+    own = {t.start_line for t in elab.theorems or []}
+    lo = run.decls[idx[0]].line if idx[0] else 0  # the lines before the chunk are the earlier chunks'
+    m.diags += [g for g in elab.diagnostics if g.line >= lo or g.line in own]
+    m.complete = m.complete and elab.complete
+    m.ran += elab.ran_code
+    m.notes.update(elab.notes)
+    m.marks.update(elab.file_constants)
+    m.rejected.update(elab.rejected)
+    _verdicts_of(run, m, elab)
+
+
 def _merge(run: _Run) -> Elaboration:
     """One `Elaboration` from the chunks' (lines are the file's: kept in place)."""
-    theorems: list[DeclaredTheorem] = []
-    axioms: dict[str, list[str]] = {}
-    rejected: dict[str, str] = {}
-    notes: dict[str, list[str]] = {}
-    marks: dict[str, list[str]] = {}
-    diags: list[Diagnostic] = []
-    ran: list[str] = []
-    complete = True
+    m = _Merged()
     got: dict[int, tuple[list[int], Elaboration]] = {i: part for part in run.parts for i in part[0]}
     for i, d in enumerate(run.decls):
         if i not in got:
-            theorems.append(DeclaredTheorem(name=d.name, kind=d.keyword, found=False, line=d.line, column=d.col,
-                                            start_line=d.line, end_line=d.end_line, statement=""))
-            continue
-        idx, elab = got[i]
-        if i == idx[0]:
-            theorems += elab.theorems or []
-            own = {t.start_line for t in elab.theorems or []}
-            lo = run.decls[idx[0]].line if idx[0] else 0
-            diags += [g for g in elab.diagnostics if g.line >= lo or g.line in own]
-            complete = complete and elab.complete
-            ran += elab.ran_code
-            notes.update(elab.notes)
-            marks.update(elab.file_constants)
-            rejected.update(elab.rejected)
-            for name, axs in elab.axioms.items():
-                stubs = _stub_axioms(elab, name)
-                bad = [s for s in stubs if not run.verdicts.get(s, False)]
-                if bad:
-                    why = "timed out" if bad[0] in run.timed_out else "is not accepted"
-                    rejected[name] = f"`{name}` uses `{bad[0]}`, which {why}"
-                else:
-                    axioms[name] = [a for a in axs if not (a.startswith("local:") and user_text(a[6:]) in stubs)]
-    return Elaboration(diagnostics=diags, axioms=axioms, rejected=rejected, notes=notes, complete=complete,
-                       theorems=theorems, declarations=[t.name for t in theorems if t.found],
-                       declaration_lines=[(t.start_line, t.end_line) for t in theorems if t.found],
-                       ran_code=ran, file_constants=marks, timed_out=dict(run.timed_out))
-
+            m.theorems.append(DeclaredTheorem(name=d.name, kind=d.keyword, found=False, line=d.line, column=d.col,
+                                              start_line=d.line, end_line=d.end_line, statement=""))
+        elif i == got[i][0][0]:
+            _add_chunk(run, m, *got[i])
+    return Elaboration(diagnostics=m.diags, axioms=m.axioms, rejected=m.rejected, notes=m.notes,
+                       complete=m.complete, theorems=m.theorems, declarations=[t.name for t in m.theorems if t.found],
+                       declaration_lines=[(t.start_line, t.end_line) for t in m.theorems if t.found],
+                       ran_code=m.ran, file_constants=m.marks, timed_out=dict(run.timed_out))
 
 
 async def check_file(pool: LeanPool, text: str, theorem_timeout_s: float = DEFAULT_THEOREM_TIMEOUT_S,

@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from burnqed_core.lean.lexer import plain_name
 from burnqed_core.lean.pantograph.rendering import parse_message
 from burnqed_core.lean.types import Diagnostic, Elaboration
 from burnqed_core.records import Theorem
@@ -53,21 +54,16 @@ def user_declarations(names: Sequence[str]) -> list[str]:
     return out
 
 
-def _plain_name(name: str) -> str:
-    """``«a b».c`` -> ``a b.c`` (guillemets only escape, they are not part of the name)."""
-    return name.replace("«", "").replace("»", "")
-
-
 def parse_print_axioms(text: str) -> tuple[str, list[str]] | None:
     """(name, axioms) of a ``#print axioms`` answer; None if it is not one."""
     text = text.strip()
     m = _AXIOMS.match(text)
     if m:
         axioms = [a.strip() for a in m["axioms"].replace("\n", " ").split(",") if a.strip()]
-        return _plain_name(m["name"]), [_plain_name(a) for a in axioms]
+        return plain_name(m["name"]), [plain_name(a) for a in axioms]
     m = _NO_AXIOMS.match(text)
     if m:
-        return _plain_name(m["name"]), []
+        return plain_name(m["name"]), []
     return None
 
 
@@ -186,6 +182,6 @@ def _axioms_answer(unit: dict[str, Any] | None, name: str) -> list[str] | None:
     for m in (unit or {}).get("messages") or []:
         d = parse_message(m, unprefixed=3)
         got = parse_print_axioms(d.message) if d.severity == 3 else None
-        if got is not None and got[0] == _plain_name(name):
+        if got is not None and got[0] == plain_name(name):
             return got[1]
     return None
