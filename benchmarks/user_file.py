@@ -48,7 +48,8 @@ async def main(n: int) -> None:
         t0 = time.monotonic()
         await pool.elaborate(chunk_text(text, decls, len(decls), len(decls) - 1), declared=True, timeout_s=600)
         pre = time.monotonic() - t0
-        print(f"the definitions alone (one request): {pre:.1f} s")
+        print(f"the definitions with every theorem as an axiom (one request, the file check's fallback unit): "
+              f"{pre:.1f} s")
         entries = parse_lean_file(text).entries[:n]
         checks, starts = [], []
         for e in entries:
@@ -59,9 +60,9 @@ async def main(n: int) -> None:
             t0 = time.monotonic()
             await pool.start_proof(t)
             starts.append(time.monotonic() - t0)
-        print(f"per theorem ({len(entries)}): final check median {statistics.median(checks):.2f} s, search start "
-              f"(audit + first document) median {statistics.median(starts):.2f} s; the definitions' share of a "
-              f"check: {pre / max(statistics.median(checks), 1e-9):.0%}")
+        print(f"per theorem ({len(entries)}): final check (the preamble elaborated and what the proof needs "
+              f"replayed) median {statistics.median(checks):.2f} s, search start (the preamble's audit once, the "
+              f"statement's meaning, the first document) median {statistics.median(starts):.2f} s")
 
 
 if __name__ == "__main__":
