@@ -228,9 +228,11 @@ def _set_rng_state(state: dict[str, Any]) -> None:
 
 
 def save_checkpoint(
-    run_dir: Path, step: int, model: Any, optimizer: Any, scheduler: Any, state: dict[str, Any]
+    run_dir: Path, step: int, model: Any, optimizer: Any, scheduler: Any, state: dict[str, Any],
+    extension: dict[str, Any] | None = None,
 ) -> Path:
-    """Write checkpoint ``step-NNNNNN`` atomically: a temp dir renamed into place."""
+    """Write checkpoint ``step-NNNNNN`` atomically: a temp dir renamed into place. ``extension``: the state of
+    a `LoopExtension` (the joint training's energy head), kept beside the optimiser's."""
     import torch
     from safetensors.torch import save_file
 
@@ -243,8 +245,8 @@ def save_checkpoint(
     tmp.mkdir()
     weights = {n: p.detach().to("cpu").contiguous() for n, p in _trainable(model).items()}
     save_file(weights, tmp / TRAINABLE_FILE)
-    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "rng": _rng_state()},
-               tmp / "optim.pt")
+    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "rng": _rng_state(),
+                "extension": extension or {}}, tmp / "optim.pt")
     (tmp / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")  # last: marks the dir complete
     if final.exists():
         shutil.rmtree(final)
@@ -311,6 +313,161 @@ def token_loss_sum(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
     return loss, int((labels != IGNORE_INDEX).sum())
 
 
+class LoopExtension:
+    """What a variant of the SFT loop adds to each step; this base adds nothing (plain SFT). The joint LoRA +
+    EBM training (`burnqed_core.training.joint`) overrides it: an energy head's parameter groups, a loss that
+    rides on the SFT forward, a monitor after each step and the head in every checkpoint."""
+
+    def param_groups(self) -> list[dict[str, Any]]:
+        """Extra optimiser groups (each with its own ``lr``), clipped apart from the model's."""
+        return []
+
+    def micro_loss(self, model: Any, batch: dict[str, Any], n_target: int, step: int, last: bool) -> Any:
+        """The loss of one micro-batch of the step (``last``: the step's last one), to backpropagate."""
+        loss_sum, _ = token_loss_sum(model, batch)
+        return loss_sum / max(n_target, 1)
+
+    def after_step(self, step: int, sft_loss: float) -> None:
+        """Called after the optimiser step ``step`` (1-based), before any eval or checkpoint of that step."""
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what `state_dict` gave (a resumed run, or the best checkpoint)."""
+
+
+@dataclass
+class _Loop:
+    """What the steps of `run_loop` share."""
+
+    model: Any
+    train: Sequence[Example]
+    val: Sequence[Example]
+    s: LoopSettings
+    run_dir: Path
+    collator: CompletionCollator
+    device: str
+    optimizer: Any
+    scheduler: Any
+    params: list[Any]
+    ext: LoopExtension
+    order: SampleOrder
+    t_start: float
+    wall_offset: float = 0.0
+
+
+def _optimizer(params: list[Any], extra: list[dict[str, Any]], s: LoopSettings) -> tuple[Any, Any]:
+    import torch
+
+    optimizer = torch.optim.AdamW([{"params": params}, *extra], lr=s.lr, weight_decay=0.0)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_schedule(s.warmup_steps, s.max_steps, s.lr_schedule,
+                                                                      s.min_lr_ratio))
+    return optimizer, scheduler
+
+
+def _start_state(loop: _Loop, signature: str, resume: bool, metrics: TrainingMetrics) -> dict[str, Any]:
+    """A fresh loop state, or the newest checkpoint's (model, optimiser, scheduler, RNG and extension
+    reloaded) when ``resume``; without it old checkpoints are removed."""
+    import torch
+
+    run_dir, s = loop.run_dir, loop.s
+    state: dict[str, Any] = {"step": 0, "signature": signature, "loss_curve": [], "eval_curve": [],
+                             "tokens_seen": 0, "target_tokens_seen": 0, "train_time_s": 0.0, "wall_time_s": 0.0,
+                             "initial_eval_loss": None}
+    for stale in (run_dir / CHECKPOINTS).glob(".tmp-*"):  # a save cut short by a kill
+        shutil.rmtree(stale, ignore_errors=True)
+    ckpts = list_checkpoints(run_dir)
+    if ckpts and not resume:
+        shutil.rmtree(run_dir / CHECKPOINTS)
+        ckpts = []
+    torch.manual_seed(s.seed)
+    random.seed(s.seed)
+    if not ckpts:
+        return state
+    latest = ckpts[-1]
+    saved_state = json.loads((latest / STATE_FILE).read_text(encoding="utf-8"))
+    if saved_state.get("signature") != signature:
+        raise TrainingError(
+            f"{run_dir}: has checkpoints of a different run (settings or data changed); "
+            "use a new output dir or start fresh (--no-resume)")
+    load_trainable(loop.model, latest)
+    blob = torch.load(latest / "optim.pt", weights_only=False, map_location="cpu")
+    loop.optimizer.load_state_dict(blob["optimizer"])
+    loop.scheduler.load_state_dict(blob["scheduler"])
+    _set_rng_state(blob["rng"])
+    loop.ext.load_state_dict(blob.get("extension") or {})
+    metrics.resumed_from_step = saved_state["step"]
+    log.info("resuming %s from %s (step %d of %d)", s.kind, latest, saved_state["step"], s.max_steps)
+    return dict(saved_state)
+
+
+def _train_step(loop: _Loop, state: dict[str, Any]) -> tuple[float, float, float]:
+    """One optimiser step over ``grad_accum`` micro-batches: (loss, grad norm, learning rate)."""
+    import torch
+
+    s, step = loop.s, state["step"]
+    micro = [loop.order.take((step * s.grad_accum + m) * s.batch_size, s.batch_size) for m in range(s.grad_accum)]
+    batches = [loop.collator([loop.train[i] for i in idx]) for idx in micro]
+    n_target = sum(int((b["labels"] != IGNORE_INDEX).sum()) for b in batches)
+    loop.optimizer.zero_grad(set_to_none=True)
+    step_loss = 0.0
+    for m, b in enumerate(batches):
+        b = {k: v.to(loop.device) for k, v in b.items()}
+        loss = loop.ext.micro_loss(loop.model, b, n_target, step, m == len(batches) - 1)
+        loss.backward()
+        step_loss += float(loss.detach())
+        state["tokens_seen"] += int(b["attention_mask"].sum())
+    state["target_tokens_seen"] += n_target
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(loop.params, s.max_grad_norm))
+    extra = [p for g in loop.ext.param_groups() for p in g["params"]]
+    if extra:
+        torch.nn.utils.clip_grad_norm_(extra, s.max_grad_norm)
+    lr = loop.scheduler.get_last_lr()[0]
+    loop.optimizer.step()
+    loop.scheduler.step()
+    return step_loss, grad_norm, lr
+
+
+def _eval_and_save(loop: _Loop, state: dict[str, Any], step: int, step_loss: float) -> None:
+    """Eval at ``eval_every`` and at each save; checkpoint at ``save_every`` and at the last step."""
+    s = loop.s
+    do_save = step == s.max_steps or step % s.save_every == 0
+    if loop.val and (do_save or step % s.eval_every == 0):
+        ev = evaluate(loop.model, loop.val, loop.collator, s.batch_size, loop.device)
+        state["eval_curve"].append({"step": step, "eval_loss": ev,
+                                    "checkpoint": f"step-{step:06d}" if do_save else ""})
+        log.info("%s step %d: train loss %.4f, eval loss %.4f", s.kind, step, step_loss, ev)
+    if do_save:
+        state["wall_time_s"] = loop.wall_offset + time.perf_counter() - loop.t_start
+        save_checkpoint(loop.run_dir, step, loop.model, loop.optimizer, loop.scheduler, state,
+                        extension=loop.ext.state_dict())
+        _prune_checkpoints(loop.run_dir, s.keep_checkpoints, _best_checkpoint_name(state))
+
+
+def _steps(loop: _Loop, state: dict[str, Any], progress: bool) -> None:
+    from tqdm.auto import tqdm
+
+    s = loop.s
+    bar = tqdm(total=s.max_steps, initial=state["step"], desc=f"train {s.kind}", unit="step",
+               disable=not progress, mininterval=1.0)
+    try:
+        while state["step"] < s.max_steps:
+            t0 = time.perf_counter()
+            step_loss, grad_norm, lr = _train_step(loop, state)
+            state["train_time_s"] += time.perf_counter() - t0
+            state["step"] = step = state["step"] + 1
+            if not math.isfinite(step_loss):
+                raise TrainingError(f"{s.kind}: loss is {step_loss} at step {step}; lower the learning rate")
+            state["loss_curve"].append({"step": step, "loss": step_loss, "lr": lr, "grad_norm": grad_norm})
+            bar.update(1)
+            bar.set_postfix(loss=f"{step_loss:.3f}", lr=f"{lr:.2e}", refresh=False)
+            loop.ext.after_step(step, step_loss)
+            _eval_and_save(loop, state, step, step_loss)
+    finally:
+        bar.close()
+
+
 def run_loop(
     model: Any,
     train: Sequence[Example],
@@ -324,106 +481,35 @@ def run_loop(
     resume: bool = True,
     progress: bool = True,
     started: float | None = None,
+    extension: LoopExtension | None = None,
 ) -> tuple[TrainingMetrics, Path | None]:
     """Train ``model``'s trainable parameters; return the metrics and the best checkpoint.
 
     Resumes from the newest checkpoint in ``run_dir`` when ``resume`` (its
     signature must match); otherwise old checkpoints are removed first.
     ``started``: `time.perf_counter()` when this session began (wall time counts loading too).
+    ``extension``: what a variant adds to each step (`LoopExtension`; None: plain SFT).
     """
-    import torch
-    from tqdm.auto import tqdm
-
-    t_start = time.perf_counter() if started is None else started
     s = settings
-    collator = CompletionCollator(pad_token_id)
+    ext = extension or LoopExtension()
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise TrainingError("the model has no trainable parameters")
-    optimizer = torch.optim.AdamW(params, lr=s.lr, weight_decay=0.0)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_schedule(s.warmup_steps, s.max_steps, s.lr_schedule,
-                                                                      s.min_lr_ratio))
-    order = SampleOrder(len(train), s.seed)
-
-    state: dict[str, Any] = {"step": 0, "signature": signature, "loss_curve": [], "eval_curve": [],
-                             "tokens_seen": 0, "target_tokens_seen": 0, "train_time_s": 0.0, "wall_time_s": 0.0,
-                             "initial_eval_loss": None}
-    for stale in (run_dir / CHECKPOINTS).glob(".tmp-*"):  # a save cut short by a kill
-        shutil.rmtree(stale, ignore_errors=True)
-    ckpts = list_checkpoints(run_dir)
-    if ckpts and not resume:
-        shutil.rmtree(run_dir / CHECKPOINTS)
-        ckpts = []
-    torch.manual_seed(s.seed)
-    random.seed(s.seed)
-    if ckpts:
-        latest = ckpts[-1]
-        saved_state = json.loads((latest / STATE_FILE).read_text(encoding="utf-8"))
-        if saved_state.get("signature") != signature:
-            raise TrainingError(
-                f"{run_dir}: has checkpoints of a different run (settings or data changed); "
-                "use a new output dir or start fresh (--no-resume)")
-        load_trainable(model, latest)
-        blob = torch.load(latest / "optim.pt", weights_only=False, map_location="cpu")
-        optimizer.load_state_dict(blob["optimizer"])
-        scheduler.load_state_dict(blob["scheduler"])
-        _set_rng_state(blob["rng"])
-        state = saved_state
-        metrics.resumed_from_step = state["step"]
-        log.info("resuming %s from %s (step %d of %d)", s.kind, latest, state["step"], s.max_steps)
-
+    optimizer, scheduler = _optimizer(params, ext.param_groups(), s)
+    loop = _Loop(model=model, train=train, val=val, s=s, run_dir=run_dir, collator=CompletionCollator(pad_token_id),
+                 device=device, optimizer=optimizer, scheduler=scheduler, params=params, ext=ext,
+                 order=SampleOrder(len(train), s.seed),
+                 t_start=time.perf_counter() if started is None else started)
+    state = _start_state(loop, signature, resume, metrics)
     if state["step"] == 0 and val and state["initial_eval_loss"] is None:
-        state["initial_eval_loss"] = evaluate(model, val, collator, s.batch_size, device)
+        state["initial_eval_loss"] = evaluate(model, val, loop.collator, s.batch_size, device)
         log.info("%s: eval loss before training %.4f", s.kind, state["initial_eval_loss"])
-
     model.train()
-    wall_offset = state["wall_time_s"]
-    bar = tqdm(total=s.max_steps, initial=state["step"], desc=f"train {s.kind}", unit="step",
-               disable=not progress, mininterval=1.0)
-    while state["step"] < s.max_steps:
-        step = state["step"]
-        t0 = time.perf_counter()
-        micro = [order.take((step * s.grad_accum + m) * s.batch_size, s.batch_size) for m in range(s.grad_accum)]
-        batches = [collator([train[i] for i in idx]) for idx in micro]
-        n_target = sum(int((b["labels"] != IGNORE_INDEX).sum()) for b in batches)
-        optimizer.zero_grad(set_to_none=True)
-        step_loss = 0.0
-        for b in batches:
-            b = {k: v.to(device) for k, v in b.items()}
-            loss_sum, _ = token_loss_sum(model, b)
-            loss = loss_sum / max(n_target, 1)
-            loss.backward()
-            step_loss += float(loss.detach())
-            state["tokens_seen"] += int(b["attention_mask"].sum())
-        state["target_tokens_seen"] += n_target
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm))
-        lr = scheduler.get_last_lr()[0]
-        optimizer.step()
-        scheduler.step()
-        state["train_time_s"] += time.perf_counter() - t0
-        state["step"] = step = step + 1
-        if not math.isfinite(step_loss):
-            raise TrainingError(f"{s.kind}: loss is {step_loss} at step {step}; lower the learning rate")
-        state["loss_curve"].append({"step": step, "loss": step_loss, "lr": lr, "grad_norm": grad_norm})
-        bar.update(1)
-        bar.set_postfix(loss=f"{step_loss:.3f}", lr=f"{lr:.2e}", refresh=False)
-
-        last = step == s.max_steps
-        do_save = last or step % s.save_every == 0
-        if val and (do_save or step % s.eval_every == 0):
-            ev = evaluate(model, val, collator, s.batch_size, device)
-            state["eval_curve"].append({"step": step, "eval_loss": ev,
-                                        "checkpoint": f"step-{step:06d}" if do_save else ""})
-            log.info("%s step %d: train loss %.4f, eval loss %.4f", s.kind, step, step_loss, ev)
-        if do_save:
-            state["wall_time_s"] = wall_offset + time.perf_counter() - t_start
-            save_checkpoint(run_dir, step, model, optimizer, scheduler, state)
-            _prune_checkpoints(run_dir, s.keep_checkpoints, _best_checkpoint_name(state))
-    bar.close()
-
+    loop.wall_offset = state["wall_time_s"]
+    _steps(loop, state, progress)
     best_name = _best_checkpoint_name(state)
     best = run_dir / CHECKPOINTS / best_name if best_name else (list_checkpoints(run_dir) or [None])[-1]
-    state["wall_time_s"] = wall_offset + time.perf_counter() - t_start
+    state["wall_time_s"] = loop.wall_offset + time.perf_counter() - loop.t_start
     _fill_metrics(metrics, state, s)
     return metrics, best
 
