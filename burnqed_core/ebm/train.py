@@ -27,7 +27,7 @@ import hashlib
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,29 +128,35 @@ class TrainReport(BaseModel):
         return s
 
 
-def _step_batch(data: ContrastiveData, train_idx: list[int], cfg: EBMConfig, step: int,
-                pool: list[int]) -> tuple[list[int], list[list[int]]]:
-    rng = np.random.default_rng([cfg.seed, step])
-    n = cfg.batch_size
+def step_batch(data: ContrastiveData, train_idx: Sequence[int], n: int, k: int, seed: int, step: int,
+               pool: Sequence[int]) -> tuple[list[int], list[list[int]]]:
+    """Step ``step``'s ``n`` training positives and ``k`` negatives for each (`sample_group`: failed siblings
+    first), from a generator seeded with (seed, step): a resumed run draws what an uninterrupted one would."""
+    rng = np.random.default_rng([seed, step])
     picks = rng.choice(len(train_idx), size=n, replace=len(train_idx) < n)
     positives = [train_idx[int(j)] for j in picks]
-    groups = [sample_group(data, data.positives[i], cfg.num_negatives, rng, pool) for i in positives]
+    groups = [sample_group(data, data.positives[i], k, rng, pool) for i in positives]
     return positives, groups
 
 
 def batch_energies(head: EnergyHead, z: torch.Tensor, data: ContrastiveData, positives: list[int],
-                   groups: list[list[int]], k: int) -> torch.Tensor:
-    """``[B, 1 + k]`` energies, positive first; missing negatives are +inf (no logit)."""
+                   groups: list[list[int]], k: int, row_of: Mapping[int, int] | None = None) -> torch.Tensor:
+    """``[B, 1 + k]`` energies, positive first; missing negatives are +inf (no logit). ``row_of``: the row of
+    ``z`` that holds each state row of ``data`` (None: the same row; the joint training encodes only a
+    step's states)."""
+    def at(i: int) -> int:
+        return i if row_of is None else row_of[i]
+
     b = len(positives)
     rows = torch.zeros((b, 1 + k), dtype=torch.long)
     valid = torch.zeros((b, 1 + k), dtype=torch.bool)
-    goals = torch.tensor([data.positives[i].goal for i in positives], dtype=torch.long)
+    goals = torch.tensor([at(data.positives[i].goal) for i in positives], dtype=torch.long)
     for r, (i, g) in enumerate(zip(positives, groups, strict=True)):
-        members = [data.positives[i].state, *g[:k]]
+        members = [at(data.positives[i].state), *(at(x) for x in g[:k])]
         rows[r, : len(members)] = torch.tensor(members)
         valid[r, : len(members)] = True
-    e = head(z[rows], z[goals].unsqueeze(1))
-    return e.masked_fill(~valid, float("inf"))
+    e = head(z[rows.to(z.device)], z[goals.to(z.device)].unsqueeze(1))
+    return e.masked_fill(~valid.to(e.device), float("inf"))
 
 
 @torch.no_grad()
@@ -293,7 +299,8 @@ class _Run:
 def _train_step(run: _Run, step: int) -> float:
     """One InfoNCE step (seeded by the step: a resumed run computes the same); the loss."""
     cfg, split = run.cfg, run.split
-    positives, groups = _step_batch(run.data, split.train_idx, cfg, step, split.train_pool)
+    positives, groups = step_batch(run.data, split.train_idx, cfg.batch_size, cfg.num_negatives, cfg.seed, step,
+                                   split.train_pool)
     torch.manual_seed(cfg.seed * 1_000_003 + step)
     e = batch_energies(run.head, run.zt, run.data, positives, groups, cfg.num_negatives)
     loss = info_nce(e)

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from burnqed_core.config import TrainingConfig
 from burnqed_core.data.prompt import PromptFormat
@@ -61,6 +61,18 @@ QUANT_WIDTH_MULTIPLE = 32
 
 class TrainingError(BurnqedError):
     """Training cannot start or continue (incompatible checkpoint, unpackable 4-bit layer, no data)."""
+
+
+class LoopAborted(TrainingError):
+    """A `LoopExtension`'s monitor stopped the run: ``condition`` crossed at ``step``. `run_loop` fills in
+    ``best`` (the last checkpoint saved before that step, or None) and ``metrics`` before it re-raises."""
+
+    def __init__(self, condition: str, step: int, message: str) -> None:
+        super().__init__(message)
+        self.condition = condition
+        self.step = step
+        self.best: Path | None = None
+        self.metrics: TrainingMetrics | None = None
 
 
 # ----------------------------------------------------------------------------- settings
@@ -303,11 +315,17 @@ def evaluate(model: Any, examples: Sequence[Example], collator: CompletionCollat
 
 def token_loss_sum(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
     """(sum of token cross-entropies over labelled positions, their count)."""
-    import torch.nn.functional as F
 
     out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False)
-    logits = out.logits[:, :-1, :].float()
-    labels = batch["labels"][:, 1:]
+    return token_loss_from_logits(out.logits, batch["labels"])
+
+
+def token_loss_from_logits(logits: Any, labels: Any) -> tuple[Any, int]:
+    """(sum of next-token cross-entropies of ``logits`` ``[B, T, V]`` at the labelled positions, their count)."""
+    import torch.nn.functional as F
+
+    logits = logits[:, :-1, :].float()
+    labels = labels[:, 1:]
     loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1),
                            ignore_index=IGNORE_INDEX, reduction="sum")
     return loss, int((labels != IGNORE_INDEX).sum())
@@ -322,10 +340,13 @@ class LoopExtension:
         """Extra optimiser groups (each with its own ``lr``), clipped apart from the model's."""
         return []
 
-    def micro_loss(self, model: Any, batch: dict[str, Any], n_target: int, step: int, last: bool) -> Any:
-        """The loss of one micro-batch of the step (``last``: the step's last one), to backpropagate."""
+    def micro_loss(self, model: Any, batch: dict[str, Any], n_target: int, step: int,
+                   last: bool) -> tuple[Any, float]:
+        """(the loss of one micro-batch of the step to backpropagate, its SFT part for the loss curve);
+        ``last``: the step's last micro-batch."""
         loss_sum, _ = token_loss_sum(model, batch)
-        return loss_sum / max(n_target, 1)
+        loss = loss_sum / max(n_target, 1)
+        return loss, float(loss.detach())
 
     def after_step(self, step: int, sft_loss: float) -> None:
         """Called after the optimiser step ``step`` (1-based), before any eval or checkpoint of that step."""
@@ -414,9 +435,9 @@ def _train_step(loop: _Loop, state: dict[str, Any]) -> tuple[float, float, float
     step_loss = 0.0
     for m, b in enumerate(batches):
         b = {k: v.to(loop.device) for k, v in b.items()}
-        loss = loop.ext.micro_loss(loop.model, b, n_target, step, m == len(batches) - 1)
+        loss, sft_part = loop.ext.micro_loss(loop.model, b, n_target, step, m == len(batches) - 1)
         loss.backward()
-        step_loss += float(loss.detach())
+        step_loss += sft_part
         state["tokens_seen"] += int(b["attention_mask"].sum())
     state["target_tokens_seen"] += n_target
     grad_norm = float(torch.nn.utils.clip_grad_norm_(loop.params, s.max_grad_norm))
@@ -506,7 +527,13 @@ def run_loop(
         log.info("%s: eval loss before training %.4f", s.kind, state["initial_eval_loss"])
     model.train()
     loop.wall_offset = state["wall_time_s"]
-    _steps(loop, state, progress)
+    try:
+        _steps(loop, state, progress)
+    except LoopAborted as e:  # keep the last good checkpoint: the latest one saved before the abort
+        e.best = (list_checkpoints(run_dir) or [None])[-1]
+        state["wall_time_s"] = loop.wall_offset + time.perf_counter() - loop.t_start
+        e.metrics = _fill_metrics(metrics, state, s)
+        raise
     best_name = _best_checkpoint_name(state)
     best = run_dir / CHECKPOINTS / best_name if best_name else (list_checkpoints(run_dir) or [None])[-1]
     state["wall_time_s"] = loop.wall_offset + time.perf_counter() - loop.t_start
@@ -521,7 +548,7 @@ def _best_checkpoint_name(state: dict[str, Any]) -> str | None:
     return min(saved, key=lambda e: (e["eval_loss"], -e["step"]))["checkpoint"]
 
 
-def _fill_metrics(m: TrainingMetrics, state: dict[str, Any], s: LoopSettings) -> None:
+def _fill_metrics(m: TrainingMetrics, state: dict[str, Any], s: LoopSettings) -> TrainingMetrics:
     m.steps = state["step"]
     m.max_steps = s.max_steps
     m.lr = s.lr
@@ -540,6 +567,7 @@ def _fill_metrics(m: TrainingMetrics, state: dict[str, Any], s: LoopSettings) ->
     m.train_time_s = state["train_time_s"]
     m.wall_time_s = state["wall_time_s"]
     m.tokens_per_s = state["tokens_seen"] / state["train_time_s"] if state["train_time_s"] > 0 else 0.0
+    return m
 
 
 # ----------------------------------------------------------------------------- model loading
@@ -660,6 +688,81 @@ def with_premises(pairs: Sequence[TacticPair], fmt: PromptFormat,
     return [(p.state_before, p.tactic, premises(p)) for p in pairs]
 
 
+class ExtensionFactory(Protocol):
+    """Builds the `LoopExtension` of a `train_sft` run once the model is loaded, and saves what it trained."""
+
+    def signature(self) -> dict[str, Any]:
+        """What a resumed run must match besides the SFT settings (the extension's settings and data)."""
+        ...
+
+    def build(self, model: Any, tokenizer: Any, fmt: PromptFormat, device: str) -> LoopExtension:
+        ...
+
+    def finish(self, ext: LoopExtension, best: Path | None, out: Path, aborted: LoopAborted | None) -> None:
+        """Save what ``ext`` trained, as of checkpoint ``best``, beside the adapter in ``out``."""
+        ...
+
+
+def _warm_start(warm_from: str | Path | None, base: str) -> tuple[str, Path | None]:
+    """(base model, adapter to continue) of a warm start from iteration N-1's output."""
+    if warm_from is None:
+        return base, None
+    warm = Path(warm_from)
+    if is_adapter_dir(warm):
+        recorded = adapter_base(warm)
+        if recorded and Path(recorded).resolve() != Path(base).resolve():
+            log.warning("adapter %s was trained on %s, continuing it on %s", warm, recorded, base)
+        return base, warm
+    if (warm / "config.json").exists():
+        return str(warm), None
+    raise TrainingError(f"--from {warm}: neither an adapter dir nor a model dir")
+
+
+def _loop_settings(cfg: TrainingConfig, kind: str, iteration: int) -> LoopSettings:
+    lr, max_steps = iteration_schedule(cfg, iteration)
+    return LoopSettings(kind=kind, lr=lr, max_steps=max_steps, warmup_steps=min(cfg.warmup_steps, max_steps),
+                        batch_size=cfg.batch_size, grad_accum=cfg.grad_accum, eval_every=cfg.eval_every,
+                        save_every=cfg.save_every, seed=cfg.seed, max_grad_norm=cfg.max_grad_norm,
+                        keep_checkpoints=cfg.keep_checkpoints, lr_schedule=cfg.lr_schedule,
+                        min_lr_ratio=cfg.min_lr_ratio)
+
+
+def _signature(run: RunRecord, settings: LoopSettings, cfg: TrainingConfig, qlora: bool,
+               extension: ExtensionFactory | None) -> str:
+    """What a resumed run must match (`settings_signature`)."""
+    payload = {"settings": asdict(settings), "data": run.data, "base": run.base_model, "prompt": run.prompt_version,
+               "warm": run.warm_start_from, "lora": cfg.lora.model_dump(), "qlora": qlora,
+               "max_seq_len": cfg.max_seq_len}
+    if extension is not None:
+        payload["extension"] = extension.signature()
+    return settings_signature(payload)
+
+
+def _tokenizer_and_format(base: str, cfg: TrainingConfig) -> tuple[Any, PromptFormat]:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer, PromptFormat.of_model(base, default=PromptFormat(local_names=cfg.local_names,
+                                                                       numerals=cfg.numerals))
+
+
+def _save_run(model: Any, tokenizer: Any, fmt: PromptFormat, best: Path | None, out: Path,
+              metrics: TrainingMetrics) -> None:
+    """The adapter of checkpoint ``best``, the tokenizer, the prompt format and the metrics (whose wall time
+    counts the saving)."""
+    t0 = time.perf_counter()
+    if best is not None:
+        load_trainable(model, best)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    fmt.save(out)
+    metrics.wall_time_s += time.perf_counter() - t0
+    metrics.save(out)
+    log.info("%s", metrics.summary())
+
+
 def train_sft(
     train: Sequence[TacticPair],
     val: Sequence[TacticPair],
@@ -674,6 +777,7 @@ def train_sft(
     resume: bool = True,
     progress: bool = True,
     premises: Callable[[TacticPair], Sequence[str]] | None = None,
+    extension: ExtensionFactory | None = None,
 ) -> TrainingMetrics:
     """LoRA (or QLoRA) SFT; writes the best adapter + tokenizer + metrics.json + run.json to ``out_dir``.
     ``premises``: the premise lines of a pair's prompt (`burnqed_core.premises.prompting.PromptPremises.of`),
@@ -682,42 +786,24 @@ def train_sft(
     ``warm_from``: the previous iteration's output: an adapter dir (training
     continues on that adapter; its base must be ``base_model``) or a merged
     model dir (it becomes the base and a fresh adapter is trained).
+    ``extension``: what the loop adds to each step (the joint LoRA + EBM training,
+    `burnqed_core.training.joint`). When its monitor aborts the run (`LoopAborted`), the last checkpoint
+    saved before the abort is written out as the run's result and the error is raised again.
     """
     import torch
-    from transformers import AutoTokenizer
 
     t0 = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     qlora = cfg.qlora if qlora is None else qlora
     device = resolve_device(cfg.device)
-    base = str(base_model)
-    warm_adapter: Path | None = None
-    if warm_from is not None:
-        warm = Path(warm_from)
-        if is_adapter_dir(warm):
-            warm_adapter = warm
-            recorded = adapter_base(warm)
-            if recorded and Path(recorded).resolve() != Path(base).resolve():
-                log.warning("adapter %s was trained on %s, continuing it on %s", warm, recorded, base)
-        elif (warm / "config.json").exists():
-            base = str(warm)
-        else:
-            raise TrainingError(f"--from {warm}: neither an adapter dir nor a model dir")
-    lr, max_steps = iteration_schedule(cfg, iteration)
+    base, warm_adapter = _warm_start(warm_from, str(base_model))
     if iteration > 0 and warm_from is None:
         log.warning("iteration %d without a warm start: a fresh adapter on %s", iteration, base)
     kind = "qlora" if qlora else "lora"
-    settings = LoopSettings(kind=kind, lr=lr, max_steps=max_steps, warmup_steps=min(cfg.warmup_steps, max_steps),
-                            batch_size=cfg.batch_size, grad_accum=cfg.grad_accum, eval_every=cfg.eval_every,
-                            save_every=cfg.save_every, seed=cfg.seed, max_grad_norm=cfg.max_grad_norm,
-                            keep_checkpoints=cfg.keep_checkpoints, lr_schedule=cfg.lr_schedule,
-                            min_lr_ratio=cfg.min_lr_ratio)
+    settings = _loop_settings(cfg, kind, iteration)
 
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    fmt = PromptFormat.of_model(base, default=PromptFormat(local_names=cfg.local_names, numerals=cfg.numerals))
+    tokenizer, fmt = _tokenizer_and_format(base, cfg)
     train_ex, skipped = encode_pairs(tokenizer, with_premises(train, fmt, premises), cfg.max_seq_len, fmt=fmt)
     val_ex, _ = encode_pairs(tokenizer, with_premises(val, fmt, premises), cfg.max_seq_len, fmt=fmt)
     if not train_ex:
@@ -728,29 +814,31 @@ def train_sft(
     model = load_base(base, qlora, device, cfg.gradient_checkpointing, cfg.lora.target_modules)
     model = lora_model(model, cfg, warm_adapter)
     trainable, total = _count_params(model)
-    log.info("%s on %s (%s): %s trainable of %s parameters, %d train / %d val examples, lr %.2e, %d steps",
-             kind, base, device, f"{trainable:,}", f"{total:,}", len(train_ex), len(val_ex), lr, max_steps)
+    log.info("%s on %s (%s): %s trainable of %s parameters, %d train / %d val examples, lr %.2e, %d steps", kind,
+             base, device, f"{trainable:,}", f"{total:,}", len(train_ex), len(val_ex), settings.lr, settings.max_steps)
 
     run = RunRecord(kind=kind, iteration=iteration, base_model=str(Path(base).resolve()) if Path(base).exists()
                     else base, warm_start_from=str(warm_from) if warm_from else None,
                     config=cfg.model_dump(mode="json") | {"qlora": qlora}, data=prints,
                     seeds={"training": cfg.seed}, device=device, prompt_version=fmt.version)
-    signature = settings_signature({"settings": asdict(settings), "data": prints, "base": run.base_model,
-                                    "prompt": fmt.version, "warm": run.warm_start_from,
-                                    "lora": cfg.lora.model_dump(), "qlora": qlora, "max_seq_len": cfg.max_seq_len})
+    signature = _signature(run, settings, cfg, qlora, extension)
     metrics = TrainingMetrics(kind=kind, train_examples=len(train_ex), val_examples=len(val_ex),
                               skipped_examples=skipped, trainable_params=trainable, total_params=total, device=device)
-    metrics, best = run_loop(model, train_ex, val_ex, settings, out, tokenizer.pad_token_id, metrics, device,
-                             signature, resume=resume, progress=progress, started=t0)
-    t_end = time.perf_counter()
-    if best is not None:
-        load_trainable(model, best)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    fmt.save(out)
-    metrics.wall_time_s += time.perf_counter() - t_end
-    metrics.save(out)
+    ext = extension.build(model, tokenizer, fmt, device) if extension is not None else None
+    aborted: LoopAborted | None = None
+    try:
+        metrics, best = run_loop(model, train_ex, val_ex, settings, out, tokenizer.pad_token_id, metrics, device,
+                                 signature, resume=resume, progress=progress, started=t0,
+                                 extension=ext)
+    except LoopAborted as e:
+        if e.best is None or ext is None:
+            raise
+        aborted, best = e, e.best
+        log.error("%s; keeping the last good checkpoint %s", e, best.name)
+    _save_run(model, tokenizer, fmt, best, out, metrics)
+    if extension is not None and ext is not None:
+        extension.finish(ext, best, out, aborted)
     run.save(out)
-    log.info("%s", metrics.summary())
+    if aborted is not None:
+        raise aborted
     return metrics
-
