@@ -112,6 +112,9 @@ class TrainReport(BaseModel):
     train: EbmMetrics | None = None
     val: EbmMetrics | None = None
     separation: SeparationMetrics | None = None
+    trained_jointly: bool = Field(False, description="the head was trained with the adapter in lora_adapter "
+                                  "(ebm.joint), not on these cached embeddings")
+    joint_abort: str | None = Field(None, description="the joint run's abort (condition and step), if it stopped")
 
     def summary(self) -> str:
         first = self.loss_curve[0].loss if self.loss_curve else None
@@ -121,6 +124,10 @@ class TrainReport(BaseModel):
             s += f" ({self.hindsight_positives} of all positives from known proofs)"
         if first is not None:
             s += f", loss {first:.3f} -> {last:.3f} in {self.steps} steps"
+        if self.trained_jointly:
+            s += f", trained jointly with the adapter ({self.steps} steps)"
+        if self.joint_abort:
+            s += f"; ABORTED: {self.joint_abort}"
         for m in (self.val, self.train):
             if m is not None and m.rank1.rank1 is not None:
                 s += f"; {m.summary()}"

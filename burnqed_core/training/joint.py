@@ -31,48 +31,26 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from pydantic import BaseModel, Field
 
 from burnqed_core.config import EBMConfig
 from burnqed_core.data.prompt import PromptFormat
 from burnqed_core.ebm.data import ContrastiveData, build_data
 from burnqed_core.ebm.embeddings import encoder_text
-from burnqed_core.ebm.model import EnergyHead, HeadConfig, info_nce
+from burnqed_core.ebm.model import EnergyHead, info_nce
 from burnqed_core.ebm.train import Split, batch_energies, head_config, head_param_groups, split_data, step_batch
 from burnqed_core.errors import DataError
 from burnqed_core.policy.local import pool_hidden
-from burnqed_core.record_io import atomic_target, atomic_write_text
 from burnqed_core.records import TrajectoryRecord
 from burnqed_core.training.collate import IGNORE_INDEX
+from burnqed_core.training.joint_head import JointRecord, save_joint_head
 from burnqed_core.training.joint_monitor import AbortRecord, JointMonitor, MonitorPoint, probe_subset
 from burnqed_core.training.sft import LoopAborted, LoopExtension, token_loss_from_logits
 
 log = logging.getLogger(__name__)
 
-JOINT_HEAD_FILE = "joint_head.pt"
-JOINT_RECORD_FILE = "joint.json"
 POOLING = "last_l2"
 #: At most this many states of the training theorems fit the head's standardiser before training.
 STANDARDIZER_STATES = 2048
-
-
-class JointRecord(BaseModel):
-    """What a joint run trained beside its adapter: the head, how its states were encoded, the monitor."""
-
-    kind: str = "burnqed_joint"
-    head: HeadConfig
-    pooling: str
-    text_format: str
-    max_prompt_tokens: int
-    joint_lambda: float
-    head_lr: float
-    steps: int = Field(0, description="the steps the run made (to the abort, if any)")
-    checkpoint: str | None = Field(None, description="the checkpoint the adapter and the head come from")
-    train_positives: int = 0
-    train_theorems: int = 0
-    probe_states: int = 0
-    monitor: list[MonitorPoint] = Field(default_factory=list)
-    aborted: AbortRecord | None = None
 
 
 @dataclass
@@ -301,29 +279,3 @@ class JointTraining:
                              monitor=series, aborted=AbortRecord(condition=aborted.condition, step=aborted.step,
                                                                  message=str(aborted)) if aborted else None)
         save_joint_head(ext.head, record, out)
-
-
-def save_joint_head(head: EnergyHead, record: JointRecord, out_dir: str | Path) -> None:
-    """``joint_head.pt`` then ``joint.json`` (written last: its presence means a usable head)."""
-    out = Path(out_dir)
-    tmp = atomic_target(out / JOINT_HEAD_FILE)
-    torch.save({n: t.detach().cpu() for n, t in head.state_dict().items()}, tmp)
-    tmp.replace(out / JOINT_HEAD_FILE)
-    atomic_write_text(out / JOINT_RECORD_FILE, record.model_dump_json(indent=1))
-
-
-def has_joint_head(adapter_dir: str | Path) -> bool:
-    d = Path(adapter_dir)
-    return (d / JOINT_RECORD_FILE).is_file() and (d / JOINT_HEAD_FILE).is_file()
-
-
-def read_joint_record(adapter_dir: str | Path) -> JointRecord:
-    return JointRecord.model_validate_json((Path(adapter_dir) / JOINT_RECORD_FILE).read_text(encoding="utf-8"))
-
-
-def load_joint_head(adapter_dir: str | Path) -> tuple[EnergyHead, JointRecord]:
-    record = read_joint_record(adapter_dir)
-    head = EnergyHead(record.head)
-    head.load_state_dict(torch.load(Path(adapter_dir) / JOINT_HEAD_FILE, map_location="cpu", weights_only=True))
-    head.eval()
-    return head, record

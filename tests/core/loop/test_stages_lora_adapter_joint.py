@@ -1,0 +1,87 @@
+"""``ebm.joint`` and its λ in the fingerprints: changing them re-runs ``lora_adapter``, ``merged_model``,
+``embeddings``, ``ebm`` and what follows them where the joint training runs (iteration N > 0), and nothing
+before; at iteration 0 (no trajectories: plain SFT) the adapter stays. Walked with the real specs, `resolve`
+and finished-stage markers in a temporary run directory, as the runner writes them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from burnqed_core.config import Profile, load_profile
+from burnqed_core.loop.layout import DONE, BaseLayout
+from burnqed_core.loop.markers import read_marker
+from burnqed_core.loop.spec import me, resolve
+from burnqed_core.loop.stages import BY_NAME, SPECS
+from burnqed_core.records import StageResult
+
+ITERATIONS = (0, 1, 2)
+
+
+def _profile(tmp: Path, **overrides: Any) -> Profile:
+    return load_profile("tiny", environ={}, overrides={"paths.work_dir": str(tmp), **overrides})
+
+
+def _materialise(profile: Profile, layout: BaseLayout) -> set[str]:
+    """Walk every stage of every iteration in order, as the runner would: a stage whose fingerprint changed
+    (or that never ran) "re-runs" (writes its marker with the new fingerprint). The set of those re-run."""
+    rerun: set[str] = set()
+    for n in ITERATIONS:
+        for spec in SPECS:
+            if not spec.partitioned and n > 0:
+                continue
+            it = n if spec.partitioned else None
+            fp = resolve(spec, BY_NAME, profile, layout, it).fingerprint
+            out = spec.out_dir(layout, it)
+            marker = read_marker(out)
+            if marker is None or marker.fingerprint != fp:
+                out.mkdir(parents=True, exist_ok=True)
+                (out / DONE).write_text(StageResult(stage=spec.name, iteration=it, path=str(out), summary="",
+                                                    fingerprint=fp).model_dump_json(), encoding="utf-8")
+                rerun.add(me(spec, it))
+    return rerun
+
+
+AFTER_ADAPTER = ("lora_adapter", "merged_model", "embeddings", "ebm", "trajectories", "eval_report")
+#: embeddings and ebm hold the whole ebm section (every ebm setting re-runs them, as before issue 67); at
+#: iteration 0 they train and encode nothing, and nothing reads them there.
+NO_OPS_AT_0 = {"embeddings[0]", "ebm[0]"}
+
+
+def test_the_walk_reruns_nothing_when_nothing_changed(tmp_path: Path) -> None:
+    layout = BaseLayout(root=tmp_path)
+    first = _materialise(_profile(tmp_path), layout)
+    assert len(first) == len([s for s in SPECS if not s.partitioned]) + \
+        len(ITERATIONS) * len([s for s in SPECS if s.partitioned])
+    assert _materialise(_profile(tmp_path), layout) == set()
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ({}, {"ebm.joint": True}),
+    ({"ebm.joint": True}, {"ebm.joint": True, "ebm.joint_lambda": 0.3}),
+    ({"ebm.joint": True}, {}),
+])
+def test_joint_settings_rerun_the_adapter_and_what_follows_it(tmp_path: Path, before: dict[str, Any],
+                                                               after: dict[str, Any]) -> None:
+    layout = BaseLayout(root=tmp_path)
+    _materialise(_profile(tmp_path, **before), layout)
+    rerun = _materialise(_profile(tmp_path, **after), layout)
+    # from iteration 1 (its adapter trains the head), every stage downstream of the adapter, and nothing before
+    expected = {f"{s}[{n}]" for n in ITERATIONS[1:] for s in AFTER_ADAPTER} | {f"tactic_pairs[{n}]"
+                                                                               for n in ITERATIONS[2:]}
+    assert rerun == expected | NO_OPS_AT_0
+    assert not any(r.startswith(("base_", "premise_index", "automation_baselines")) for r in rerun)
+    assert "tactic_pairs[1]" not in rerun and "lora_adapter[0]" not in rerun and "merged_model[0]" not in rerun
+
+
+def test_head_settings_leave_a_plain_adapter_alone(tmp_path: Path) -> None:
+    """Without ebm.joint, the head's settings and λ are no adapter's business: at iteration 1 the EBM's stages
+    re-run (and the search that uses the EBM, and iteration 2 after it), the adapter and its merge do not."""
+    layout = BaseLayout(root=tmp_path)
+    _materialise(_profile(tmp_path), layout)
+    rerun = _materialise(_profile(tmp_path, **{"ebm.joint_lambda": 0.5, "ebm.hidden_dims": [64, 32]}), layout)
+    assert {"ebm[1]", "embeddings[1]", "trajectories[1]"} <= rerun
+    assert rerun.isdisjoint({"lora_adapter[0]", "merged_model[0]", "lora_adapter[1]", "merged_model[1]",
+                             "tactic_pairs[1]"})
