@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from burnqed_core.config import Profile, load_profile
 from burnqed_core.loop.layout import DONE, BaseLayout
@@ -85,3 +86,70 @@ def test_head_settings_leave_a_plain_adapter_alone(tmp_path: Path) -> None:
     assert {"ebm[1]", "embeddings[1]", "trajectories[1]"} <= rerun
     assert rerun.isdisjoint({"lora_adapter[0]", "merged_model[0]", "lora_adapter[1]", "merged_model[1]",
                              "tactic_pairs[1]"})
+
+
+# -- the stages themselves -------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_lora_adapter_trains_the_head_and_ebm_adopts_it(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """lora_adapter[1] with ebm.joint on Parquet pairs and iteration 0's Parquet trajectories trains the head
+    beside the adapter; embeddings[1] encodes through the merged model; ebm[1] takes that head (no training
+    of its own), measured on the cache and recorded as trained jointly, its record keyed to the cache's
+    encoder. With ebm.joint off, the same stage trains the adapter alone and says why."""
+    import asyncio
+
+    from burnqed_core.ebm.embeddings import cache_dir_for
+    from burnqed_core.ebm.run import encode_trajectories
+    from burnqed_core.ebm.train import has_ebm, load_head, read_report
+    from burnqed_core.loop.stages import ebm as ebm_stage
+    from burnqed_core.loop.stages import lora_adapter as lora_stage
+    from burnqed_core.policy.local import LocalPolicy
+    from burnqed_core.record_io import write_parquet
+    from burnqed_core.records import TacticPair, TrajectoryRecord
+    from burnqed_core.training.joint_head import load_joint_head
+    from burnqed_core.training.merge import merge_adapter
+    from tests.core.ebm_toy import toy_records
+
+    records = toy_records(n_theorems=18, depth=3, siblings=3)
+    traj = tmp_path / "iter_0" / "trajectories" / "search.traj"
+    write_parquet(records, traj / "part-00000.parquet", TrajectoryRecord)
+    pairs = [TacticPair(theorem=r.theorem, state_before=r.state, tactic="simp", state_after="", depth=r.depth,
+                        source="test") for r in records if r.state]
+    write_parquet(pairs[:60], tmp_path / "pairs" / "train.parquet", TacticPair)
+    write_parquet(pairs[60:], tmp_path / "pairs" / "val.parquet", TacticPair)
+    small = {"training.max_steps_later": 6, "training.save_every": 3, "training.eval_every": 3,
+             "training.batch_size": 8, "training.device": "cpu", "ebm.hidden_dims": [32, 16],
+             "ebm.joint_monitor_every": 3, "ebm.joint_probe_states": 16, "ebm.val_fraction": 0.3}
+
+    plain = lora_stage.lora_adapter(lora_stage.Settings.of(_profile(tmp_path, **small)), 1, tmp_path / "pairs",
+                                    tiny_model_dir, None, tmp_path / "plain", earlier=[traj])
+    assert plain.metrics["joint"] is False and plain.metrics["joint_reason"] == "ebm.joint is false"
+    assert not (tmp_path / "plain" / "joint.json").exists()
+
+    prof = _profile(tmp_path, **small, **{"ebm.joint": True})
+    adapter = tmp_path / "lora_adapter"
+    res = lora_stage.lora_adapter(lora_stage.Settings.of(prof), 1, tmp_path / "pairs", tiny_model_dir, None,
+                                  adapter, earlier=[traj])
+    assert res.metrics["joint"] is True and res.metrics["joint_aborted"] is None and res.metrics["steps"] == 6
+    assert res.metrics["joint_monitors"] == 3 and "+ EBM (joint)" in res.summary
+
+    merged = tmp_path / "merged_model"
+    merge_adapter(adapter, merged)
+    embeddings = tmp_path / "embeddings"
+    asyncio.run(encode_trajectories(LocalPolicy(merged), [traj], cache_dir_for(embeddings), prof.ebm,
+                                    model_path=merged))
+    out = tmp_path / "ebm"
+    result = ebm_stage.ebm(ebm_stage.Settings.of(prof), 1, embeddings, [traj], out, progress=False,
+                           adapter_dir=adapter)
+    assert result.metrics["trained"] is True and result.metrics["trained_jointly"] is True
+    assert has_ebm(out) and "trained jointly" in result.summary
+    head, record = load_head(out)
+    joint_head, _ = load_joint_head(adapter)
+    assert all(torch.equal(a, b) for a, b in zip(head.state_dict().values(), joint_head.state_dict().values(),
+                                                 strict=True))
+    from burnqed_core.ebm.embeddings import model_fingerprint
+
+    assert record.fingerprint == model_fingerprint(merged) and record.steps == 6
+    rep = read_report(out)
+    assert rep.train is not None and rep.train.groups > 0 and rep.separation is not None
