@@ -10,6 +10,7 @@ of each (`TrainingMetrics.train_time_s` / steps: evaluation and checkpoints excl
 resident memory of each process and its peak above the memory held once the model is loaded.
 
     python benchmarks/joint_step.py [--steps 20] [--threads 2] [--batch-size 8] [--joint-batch 8] [--negatives 4]
+                                    [--qlora]
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def run_mode(args: argparse.Namespace) -> dict[str, Any]:
     measured = Measured(joint)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        m = train_sft(pairs, pairs[:16], cfg, tmp, args.model, progress=False, extension=measured)
+        m = train_sft(pairs, pairs[:16], cfg, tmp, args.model, progress=False, extension=measured, qlora=args.qlora)
     assert measured.sampler is not None and measured.sampler.at_start is not None
     return {"mode": args.mode, "step_s": m.train_time_s / max(m.steps, 1), "steps": m.steps,
             "wall_s": time.perf_counter() - t0, "peak_rss_mb": measured.sampler.peak,
@@ -169,6 +170,7 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--joint-batch", type=int, default=8)
     p.add_argument("--negatives", type=int, default=4)
+    p.add_argument("--qlora", action="store_true", help="a 4-bit NF4 base (bitsandbytes on CPU), as prod's 7B")
     p.add_argument("--mode", choices=("sft", "joint"), help=argparse.SUPPRESS)
     p.add_argument("--model", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -186,7 +188,8 @@ def main() -> None:
             res[mode] = json.loads(out.strip().splitlines()[-1])
     texts = args.joint_batch * (1 + args.negatives + 1)
     print(f"load average at the start {load:.2f}, at the end {os.getloadavg()[0]:.2f}")
-    print(f"tiny profile model, CPU, {args.threads} threads, {args.steps} steps, SFT batch {args.batch_size}; "
+    base = "tiny profile model" + (" (QLoRA: 4-bit NF4 base)" if args.qlora else "")
+    print(f"{base}, CPU, {args.threads} threads, {args.steps} steps, SFT batch {args.batch_size}; "
           f"joint: + {args.joint_batch} positives x (1 + {args.negatives} negatives) + goals (<= {texts} state "
           f"prompts) in the same decoder pass")
     for mode, r in res.items():

@@ -79,11 +79,12 @@ def joint(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory, record
     return _run(tiny_model_dir, tmp_path_factory.mktemp("joint"), records, sft_pairs, joint_cfg())
 
 
-def _extension(base: Path, records: list[TrajectoryRecord], cfg: EBMConfig) -> tuple[object, object, object]:
+def _extension(base: Path, records: list[TrajectoryRecord], cfg: EBMConfig,
+               qlora: bool = False) -> tuple[object, object, object]:
     from transformers import AutoTokenizer
 
     torch.manual_seed(0)
-    model = lora_model(load_base(base, False, "cpu"), TRAIN_CFG, None)
+    model = lora_model(load_base(base, qlora, "cpu"), TRAIN_CFG, None)
     with torch.no_grad():  # B starts at zero: give the adapter an effect so that its A matrices get gradients too
         for n, p in model.named_parameters():
             if "lora_B" in n:
@@ -140,6 +141,20 @@ def test_the_joint_step_reaches_the_lora_weights_and_the_head(
     moved = max(float((lora1[n] - lora0[n]).abs().max()) for n in lora1)
     assert moved > 1e-6, "the InfoNCE does not reach the LoRA weights"
     assert loss1 > sft1  # the reported SFT part leaves the contrastive term out
+
+
+def test_the_joint_step_runs_on_a_4bit_base(tiny_model_dir: Path, records: list[TrajectoryRecord],
+                                            sft_pairs: tuple[list[TacticPair], list[TacticPair]]) -> None:
+    """QLoRA (the prod path: NF4 base, bf16 compute, LoRA on top): the same step, gradients to adapter and head."""
+    model, tok, ext = _extension(tiny_model_dir, records, joint_cfg(joint_lambda=0.5), qlora=True)
+    batch = _sft_batch(tok, sft_pairs[0])
+    loss, sft = ext.micro_loss(model, batch, int((batch["labels"] != -100).sum()), step=0,  # type: ignore[attr-defined]
+                               last=True)
+    loss.backward()
+    assert torch.isfinite(loss) and float(loss.detach()) > sft
+    assert any(p.grad is not None and float(p.grad.abs().sum()) > 0 for n, p in model.named_parameters()  # type: ignore[attr-defined]
+               if "lora_B" in n)
+    assert any(p.grad is not None and float(p.grad.abs().sum()) > 0 for p in ext.head.parameters())  # type: ignore[attr-defined]
 
 
 def _centroids(run: Path) -> list[float]:
