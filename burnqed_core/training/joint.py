@@ -170,6 +170,7 @@ class JointExtension(LoopExtension):
         self.encoder = encoder
         self.monitor = JointMonitor(cfg, jd.probe)
         self.groups = head_param_groups(head, cfg.joint_head_lr, cfg.weight_decay)
+        self.steps = 0  # the last step made
         self._nce: float | None = None
 
     def param_groups(self) -> list[dict[str, Any]]:
@@ -195,6 +196,7 @@ class JointExtension(LoopExtension):
         return sft + lam * nce, float(sft.detach())
 
     def after_step(self, step: int, sft_loss: float) -> None:
+        self.steps = step
         self.monitor.add_losses(sft_loss, self._nce)
         self._nce = None
         if self.monitor.due(step):
@@ -213,12 +215,13 @@ class JointExtension(LoopExtension):
                                     self.head.temperature_pinned())
 
     def state_dict(self) -> dict[str, Any]:
-        return {"head": self.head.state_dict(), "monitor": self.monitor.state_dict()}
+        return {"head": self.head.state_dict(), "monitor": self.monitor.state_dict(), "steps": self.steps}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state:
             self.head.load_state_dict(state["head"])
             self.monitor.load_state_dict(state["monitor"])
+            self.steps = int(state.get("steps", 0))
 
 
 # ----------------------------------------------------------------------------- the factory train_sft calls
@@ -272,7 +275,7 @@ class JointTraining:
         series = ext.monitor.series
         record = JointRecord(head=ext.head.cfg, pooling=POOLING, text_format=ext.encoder.fmt.version,
                              max_prompt_tokens=self.max_prompt_tokens, joint_lambda=self.cfg.joint_lambda,
-                             head_lr=self.cfg.joint_head_lr, steps=series[-1].step if series else 0,
+                             head_lr=self.cfg.joint_head_lr, steps=ext.steps,
                              checkpoint=best.name if best is not None else None,
                              train_positives=len(self.jd.split.train_idx),
                              train_theorems=len(self.jd.split.train_thms), probe_states=len(self.jd.probe.texts),

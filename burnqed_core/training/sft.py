@@ -780,16 +780,12 @@ def train_sft(
     extension: ExtensionFactory | None = None,
 ) -> TrainingMetrics:
     """LoRA (or QLoRA) SFT; writes the best adapter + tokenizer + metrics.json + run.json to ``out_dir``.
-    ``premises``: the premise lines of a pair's prompt (`burnqed_core.premises.prompting.PromptPremises.of`),
-    shown when the base model's format shows premises (`PromptFormat.premises`).
-
-    ``warm_from``: the previous iteration's output: an adapter dir (training
-    continues on that adapter; its base must be ``base_model``) or a merged
-    model dir (it becomes the base and a fresh adapter is trained).
-    ``extension``: what the loop adds to each step (the joint LoRA + EBM training,
-    `burnqed_core.training.joint`). When its monitor aborts the run (`LoopAborted`), the last checkpoint
-    saved before the abort is written out as the run's result and the error is raised again.
-    """
+    ``premises``: the premise lines of a pair's prompt (`PromptPremises.of`), shown when the base model's format
+    shows premises. ``warm_from``: the previous iteration's output: an adapter dir (training continues on that
+    adapter; its base must be ``base_model``) or a merged model dir (it becomes the base, a fresh adapter on it).
+    ``extension``: what the loop adds to each step (the joint LoRA + EBM training, `training.joint`); when its
+    monitor aborts the run (`LoopAborted`), the last checkpoint saved before the abort is written out as the
+    run's result and the error is raised again."""
     import torch
 
     t0 = time.perf_counter()
@@ -811,8 +807,8 @@ def train_sft(
     prints = dict(data_fingerprints or {"train": fingerprint_pairs(train), "val": fingerprint_pairs(val)})
 
     torch.manual_seed(cfg.seed)
-    model = load_base(base, qlora, device, cfg.gradient_checkpointing, cfg.lora.target_modules)
-    model = lora_model(model, cfg, warm_adapter)
+    model = lora_model(load_base(base, qlora, device, cfg.gradient_checkpointing, cfg.lora.target_modules), cfg,
+                       warm_adapter)
     trainable, total = _count_params(model)
     log.info("%s on %s (%s): %s trainable of %s parameters, %d train / %d val examples, lr %.2e, %d steps", kind,
              base, device, f"{trainable:,}", f"{total:,}", len(train_ex), len(val_ex), settings.lr, settings.max_steps)
@@ -824,21 +820,44 @@ def train_sft(
     signature = _signature(run, settings, cfg, qlora, extension)
     metrics = TrainingMetrics(kind=kind, train_examples=len(train_ex), val_examples=len(val_ex),
                               skipped_examples=skipped, trainable_params=trainable, total_params=total, device=device)
-    ext = extension.build(model, tokenizer, fmt, device) if extension is not None else None
-    aborted: LoopAborted | None = None
+    job = _Job(model=model, tokenizer=tokenizer, fmt=fmt, out=out, device=device, run=run, extension=extension)
+    return _train_and_save(job, train_ex, val_ex, settings, metrics, signature, resume, progress, t0)
+
+
+@dataclass
+class _Job:
+    """What `train_sft` hands `_train_and_save`: the loaded model and where its results go."""
+
+    model: Any
+    tokenizer: Any
+    fmt: PromptFormat
+    out: Path
+    device: str
+    run: RunRecord
+    extension: ExtensionFactory | None
+
+
+def _train_and_save(job: _Job, train_ex: Sequence[Example], val_ex: Sequence[Example], settings: LoopSettings,
+                    metrics: TrainingMetrics, signature: str, resume: bool, progress: bool,
+                    started: float) -> TrainingMetrics:
+    """`run_loop`, then the best checkpoint saved as the run's result; an aborted run (`LoopAborted`) saves its
+    last good checkpoint, lets the extension save what it trained, and raises again."""
+    factory = job.extension
+    ext = factory.build(job.model, job.tokenizer, job.fmt, job.device) if factory is not None else None
     try:
-        metrics, best = run_loop(model, train_ex, val_ex, settings, out, tokenizer.pad_token_id, metrics, device,
-                                 signature, resume=resume, progress=progress, started=t0,
+        metrics, best = run_loop(job.model, train_ex, val_ex, settings, job.out, job.tokenizer.pad_token_id, metrics,
+                                 job.device, signature, resume=resume, progress=progress, started=started,
                                  extension=ext)
     except LoopAborted as e:
-        if e.best is None or ext is None:
+        if e.best is None or ext is None or factory is None:
             raise
-        aborted, best = e, e.best
-        log.error("%s; keeping the last good checkpoint %s", e, best.name)
-    _save_run(model, tokenizer, fmt, best, out, metrics)
-    if extension is not None and ext is not None:
-        extension.finish(ext, best, out, aborted)
-    run.save(out)
-    if aborted is not None:
-        raise aborted
+        log.error("%s; keeping the last good checkpoint %s", e, e.best.name)
+        _save_run(job.model, job.tokenizer, job.fmt, e.best, job.out, metrics)
+        factory.finish(ext, e.best, job.out, e)
+        job.run.save(job.out)
+        raise
+    _save_run(job.model, job.tokenizer, job.fmt, best, job.out, metrics)
+    if factory is not None and ext is not None:
+        factory.finish(ext, best, job.out, None)
+    job.run.save(job.out)
     return metrics
