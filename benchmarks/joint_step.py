@@ -5,9 +5,10 @@ tokenizer, synthetic tactic pairs and synthetic trajectories (proof paths with f
 real training loop (`burnqed_core.training.sft.run_loop` through `train_sft`) twice, each in a fresh process:
 SFT alone, and with the joint extension (`burnqed_core.training.joint`: the contrastive states appended to the
 SFT batch in one decoder pass, sft + λ·InfoNCE through adapter and head). The monitor runs only before the
-first step (its cost is per ``ebm.joint_monitor_every`` steps, reported apart). Prints the seconds per step
-of each (`TrainingMetrics.train_time_s` / steps: evaluation and checkpoints excluded), their ratio, the peak
-resident memory of each process and its peak above the memory held once the model is loaded.
+first step (not counted: it costs one probe encoding per ``ebm.joint_monitor_every`` steps). Prints the seconds per step
+of each (`TrainingMetrics.train_time_s` / steps: evaluation and checkpoints excluded) and the process's CPU
+seconds per step (the figure a loaded shared machine distorts least), their ratios, and the peak resident
+memory during the steps (sampled every 50 ms) with its rise over the memory held when the first step starts.
 
     python benchmarks/joint_step.py [--steps 20] [--threads 2] [--batch-size 8] [--joint-batch 8] [--negatives 4]
                                     [--qlora]
@@ -73,6 +74,12 @@ def build(out: Path, records: list[TrajectoryRecord]) -> None:
     tok.save_pretrained(out)
 
 
+def cpu_s() -> float:
+    """CPU seconds of this process so far (all its threads): what a step costs, whatever the machine's load."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -81,18 +88,19 @@ def rss_mb() -> float:
 
 
 class PeakSampler(LoopExtension):
-    """Wraps the extension under test (None: plain SFT) and samples the process's resident memory every 20 ms
+    """Wraps the extension under test (None: plain SFT) and samples the process's resident memory every 50 ms
     from the first step on: the steps' peak, and the memory held when they start (model, optimiser, data)."""
 
     def __init__(self, inner: LoopExtension) -> None:
         self.inner = inner
         self.at_start: float | None = None
         self.peak = 0.0
+        self.cpu_start = self.cpu_end = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _sample(self) -> None:
-        while not self._stop.wait(0.02):
+        while not self._stop.wait(0.05):
             self.peak = max(self.peak, rss_mb())
 
     def param_groups(self) -> list[dict[str, Any]]:
@@ -102,6 +110,7 @@ class PeakSampler(LoopExtension):
                    last: bool) -> tuple[Any, float]:
         if self._thread is None:
             self.at_start = self.peak = rss_mb()
+            self.cpu_start = cpu_s()
             self._thread = threading.Thread(target=self._sample, daemon=True)
             self._thread.start()
         return self.inner.micro_loss(model, batch, n_target, step, last)
@@ -110,6 +119,7 @@ class PeakSampler(LoopExtension):
         self.inner.after_step(step, sft_loss)
 
     def stop(self) -> None:
+        self.cpu_end = cpu_s()
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
@@ -156,7 +166,9 @@ def run_mode(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         m = train_sft(pairs, pairs[:16], cfg, tmp, args.model, progress=False, extension=measured, qlora=args.qlora)
     assert measured.sampler is not None and measured.sampler.at_start is not None
+    sampler = measured.sampler
     return {"mode": args.mode, "step_s": m.train_time_s / max(m.steps, 1), "steps": m.steps,
+            "cpu_step_s": (sampler.cpu_end - sampler.cpu_start) / max(m.steps, 1),
             "wall_s": time.perf_counter() - t0, "peak_rss_mb": measured.sampler.peak,
             "rss_at_start_mb": measured.sampler.at_start,
             "process_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -193,10 +205,12 @@ def main() -> None:
           f"joint: + {args.joint_batch} positives x (1 + {args.negatives} negatives) + goals (<= {texts} state "
           f"prompts) in the same decoder pass")
     for mode, r in res.items():
-        print(f"  {mode:5s}: {r['step_s'] * 1000:7.1f} ms/step; during the steps peak RSS {r['peak_rss_mb']:7.1f} MB "
-              f"({r['peak_rss_mb'] - r['rss_at_start_mb']:+.1f} MB over the first step's start); process peak "
-              f"{r['process_peak_mb']:.1f} MB; {r['trainable']:,} trainable params")
-    print(f"  joint / SFT step time: {res['joint']['step_s'] / res['sft']['step_s']:.2f}x; peak RSS during the steps "
+        print(f"  {mode:5s}: {r['step_s'] * 1000:7.1f} ms/step wall, {r['cpu_step_s'] * 1000:7.1f} ms/step CPU; "
+              f"during the steps peak RSS {r['peak_rss_mb']:7.1f} MB ({r['peak_rss_mb'] - r['rss_at_start_mb']:+.1f} "
+              f"MB over the first step's start); process peak {r['process_peak_mb']:.1f} MB; "
+              f"{r['trainable']:,} trainable params")
+    print(f"  joint / SFT step time: {res['joint']['step_s'] / res['sft']['step_s']:.2f}x wall, "
+          f"{res['joint']['cpu_step_s'] / res['sft']['cpu_step_s']:.2f}x CPU; peak RSS during the steps "
           f"{res['joint']['peak_rss_mb'] - res['sft']['peak_rss_mb']:+.1f} MB")
 
 
