@@ -153,3 +153,37 @@ def test_lora_adapter_trains_the_head_and_ebm_adopts_it(tmp_path: Path, tiny_mod
     assert record.fingerprint == model_fingerprint(merged) and record.steps == 6
     rep = read_report(out)
     assert rep.train is not None and rep.train.groups > 0 and rep.separation is not None
+
+
+@pytest.mark.slow
+def test_an_aborted_joint_run_is_recorded_and_keeps_its_last_good_checkpoint(tmp_path: Path,
+                                                                              tiny_model_dir: Path) -> None:
+    """A run built to collapse (SFT alone, λ = 0, every state answered alike) crosses the centroid abort: the
+    stage keeps the checkpoint saved before the abort as its adapter and says so; the ebm stage's check then
+    fails (`tests/pipeline/test_checks.py`)."""
+    from burnqed_core.loop.stages import lora_adapter as lora_stage
+    from burnqed_core.record_io import write_parquet
+    from burnqed_core.records import TacticPair, TrajectoryRecord
+    from burnqed_core.training.joint_head import read_joint_record
+    from tests.core.ebm_toy import toy_records
+
+    records = toy_records(n_theorems=24, depth=3, siblings=3)
+    traj = tmp_path / "iter_0" / "trajectories" / "search.traj"
+    write_parquet(records, traj / "part-00000.parquet", TrajectoryRecord)
+    pairs = [TacticPair(theorem=r.theorem, state_before=r.state, tactic="simp", state_after="", depth=r.depth,
+                        source="test") for r in records if r.state]
+    write_parquet(pairs[:80], tmp_path / "pairs" / "train.parquet", TacticPair)
+    write_parquet(pairs[80:], tmp_path / "pairs" / "val.parquet", TacticPair)
+    prof = _profile(tmp_path, **{
+        "training.max_steps_later": 10, "training.save_every": 2, "training.eval_every": 2, "training.lr": 1e-2,
+        "training.lr_decay_per_iteration": 1.0, "training.warmup_steps": 2, "training.batch_size": 8,
+        "training.device": "cpu", "ebm.joint": True, "ebm.joint_lambda": 0.0, "ebm.hidden_dims": [32, 16],
+        "ebm.joint_monitor_every": 5, "ebm.joint_probe_states": 32, "ebm.joint_abort_centroid_keep": 0.6,
+        "ebm.val_fraction": 0.3})
+    out = tmp_path / "lora_adapter"
+    res = lora_stage.lora_adapter(lora_stage.Settings.of(prof), 1, tmp_path / "pairs", tiny_model_dir, None, out,
+                                  earlier=[traj])
+    assert res.metrics["joint"] is True and res.metrics["joint_aborted"]["condition"] == "centroid_l2"
+    assert res.metrics["joint_aborted"]["step"] == 5 and "ABORTED" in res.summary and "step-000004" in res.summary
+    rec = read_joint_record(out)
+    assert rec.checkpoint == "step-000004" and rec.steps == 5 and (out / "adapter_config.json").is_file()
