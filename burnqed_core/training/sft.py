@@ -26,6 +26,11 @@ CPU and GPU (bitsandbytes 0.50 runs 4-bit on this CPU).
 Iteration N > 0 warm-starts from iteration N-1: either its adapter (trained
 further) or its merged model (a fresh adapter on top), with
 ``lr * lr_decay_per_iteration ** N`` and ``max_steps_later`` steps.
+
+A variant of the step plugs in through `LoopExtension` (extra parameter groups, the micro-batch loss, a
+monitor after each step, state in every checkpoint): the joint LoRA + EBM training
+(`burnqed_core.training.joint`) is the loop with its extension, not a copy of it. A monitor that aborts
+(`LoopAborted`) leaves the last checkpoint saved before the abort as the run's result.
 """
 
 from __future__ import annotations
