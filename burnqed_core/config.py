@@ -460,6 +460,24 @@ class EBMConfig(Section):
     hindsight: bool = Field(False, description="also learn from the searches that proved nothing: the known "
                             "(traced) proof of a training-side theorem gives its positives, the search's states off "
                             "that path its negatives (burnqed_core/ebm/hindsight.py); never an exercise's proof")
+    joint: bool = Field(False, description="train the energy head with the LoRA adapter in lora_adapter (seeds' v2, "
+                        "issue 67): each step backpropagates sft_loss + joint_lambda * InfoNCE through the adapter "
+                        "and the head, the states encoded through the policy with the adapter active; the ebm stage "
+                        "then takes that head instead of training one (burnqed_core/training/joint.py)")
+    joint_lambda: float = Field(0.1, ge=0, description="joint: λ_ebm, the weight of the InfoNCE beside the SFT loss")
+    joint_head_lr: float = Field(1e-3, gt=0, description="joint: the head's learning rate (the adapter's is "
+                                 "training.lr)")
+    joint_batch_size: int = Field(8, ge=1, description="joint: contrastive positives per step, each with "
+                                  "num_negatives negatives (failed siblings first)")
+    joint_monitor_every: int = Field(10, ge=1, description="joint: measure the probe set (centroid L2, linear "
+                                     "probe), the temperature and both losses every N steps")
+    joint_probe_states: int = Field(64, ge=4, description="joint: positive and negative states each in the fixed "
+                                    "probe set")
+    joint_abort_centroid_keep: float = Field(0.6, ge=0, le=1, description="joint: abort when the probe set's "
+                                             "centroid L2 falls below this share of its value before training "
+                                             "(the seeds' red line 3.0 against 5.0)")
+    joint_abort_sft_patience: int = Field(5, ge=1, description="joint: abort when the SFT loss (mean over a monitor "
+                                          "period) has not fallen below its best for N monitors in a row")
 
 
 class EvalConfig(Section):

@@ -36,7 +36,14 @@ from burnqed_core.records import StageResult
 from burnqed_pipeline.defs.automation import EVAL_REPORT_CONDITION
 from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL, iterations, partition_iteration
-from burnqed_pipeline.metadata import eval_metadata, loss_curve, model_fingerprint, served_metadata, set_metadata
+from burnqed_pipeline.metadata import (
+    eval_metadata,
+    joint_monitor,
+    loss_curve,
+    model_fingerprint,
+    served_metadata,
+    set_metadata,
+)
 from burnqed_pipeline.ordering import wait_for_earlier_iterations
 from burnqed_pipeline.stage import (
     first_served,
@@ -115,6 +122,8 @@ def extras(spec: StageSpec[Any], ctx: StageContext[Any], res: StageResult) -> di
     for kind in st.extras:
         if kind == "loss_curve":
             md |= loss_curve(ctx.out, st.title(spec.name, ctx.n))
+        elif kind == "joint_monitor":
+            md |= joint_monitor(ctx.out, st.title(spec.name, ctx.n))
         elif kind == "model_fingerprint" and (ctx.out / "config.json").exists():
             md |= model_fingerprint(ctx.out)
         elif kind == "served":

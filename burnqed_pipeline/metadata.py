@@ -34,13 +34,13 @@ def png_markdown(fig: Any, alt: str) -> dg.MetadataValue:
     return dg.MetadataValue.md(f"![{alt}](data:image/png;base64,{data})")
 
 
-def _figure(width: float = 6.0, height: float = 3.2) -> tuple[Any, Any]:
+def _figure(width: float = 6.0, height: float = 3.2, columns: int = 1) -> tuple[Any, Any]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt.subplots(figsize=(width, height))
+    return plt.subplots(1, columns, figsize=(width, height))
 
 
 def loss_curve(model_dir: Path, title: str) -> dict[str, Any]:
@@ -67,6 +67,38 @@ def loss_curve(model_dir: Path, title: str) -> dict[str, Any]:
         ax.set_title(title)
         ax.legend()
         out["loss_curve"] = png_markdown(fig, f"{title} loss curve")
+    return out
+
+
+def joint_monitor(adapter_dir: Path, title: str) -> dict[str, Any]:
+    """The joint training's monitor (``joint.json`` beside the adapter, `burnqed_core.training.joint_head`): its
+    series as a table (one row per monitor) and a plot (centroid L2, linear probe, temperature, both losses),
+    and its abort; nothing for an adapter trained alone."""
+    from burnqed_core.training.joint_head import has_joint_head, read_joint_record
+
+    if not has_joint_head(adapter_dir):
+        return {}
+    rec = read_joint_record(adapter_dir)
+    cols = ("step", "centroid_l2", "centroid_l2_ratio", "linear_probe_acc", "temperature", "sft_loss", "infonce")
+    rows = [dg.TableRecord({c: getattr(p, c) if c == "step" or getattr(p, c) is None else round(getattr(p, c), 5)
+                            for c in cols}) for p in rec.monitor]
+    out: dict[str, Any] = {
+        "joint_monitor": dg.MetadataValue.table(records=rows, schema=dg.TableSchema(
+            columns=[dg.TableColumn(c, "int" if c == "step" else "float") for c in cols])),
+        "joint_aborted": rec.aborted.message if rec.aborted is not None else "no",
+    }
+    fig, (left, right) = _figure(10.0, 3.2, columns=2)
+    steps = [p.step for p in rec.monitor]
+    for name in ("centroid_l2", "linear_probe_acc", "temperature"):
+        left.plot(steps, [getattr(p, name) for p in rec.monitor], "o-", label=name)
+    for name in ("sft_loss", "infonce"):
+        right.plot(steps, [getattr(p, name) for p in rec.monitor], "o-", label=name)
+    for ax in (left, right):
+        ax.set_xlabel("step")
+        ax.legend()
+    left.set_title(f"{title}: probe set")
+    right.set_title(f"{title}: losses")
+    out["joint_monitor_plot"] = png_markdown(fig, f"{title} joint monitor")
     return out
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-Extra = Literal["loss_curve", "model_fingerprint", "served", "eval_table"]
+Extra = Literal["loss_curve", "model_fingerprint", "served", "eval_table", "joint_monitor"]
 BASE_GROUP = "base"
 ITERATION_GROUP = "iteration"
 NIGHTLY_GROUP = "nightly"
@@ -45,7 +45,7 @@ STYLES: Mapping[str, Style] = MappingProxyType({
     "premise_index": Style(BASE_GROUP, frozenset({"parquet"})),
     "tactic_pairs": Style(ITERATION_GROUP, frozenset({"parquet"})),
     "lora_adapter": Style(ITERATION_GROUP, frozenset({"pytorch"}), label="LoRA", progress="training",
-                          extras=("loss_curve",)),
+                          extras=("loss_curve", "joint_monitor")),
     "merged_model": Style(ITERATION_GROUP, frozenset({"safetensors"}), extras=("model_fingerprint",)),
     "embeddings": Style(ITERATION_GROUP, frozenset({"parquet"})),
     "ebm": Style(ITERATION_GROUP, frozenset({"pytorch"})),

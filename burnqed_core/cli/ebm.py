@@ -1,4 +1,4 @@
-"""`burnqed ebm encode|train|metrics`: the energy-based value function."""
+"""`burnqed ebm encode|train|metrics|ablate|compare-configs`: the energy-based value function."""
 
 from __future__ import annotations
 
@@ -169,3 +169,29 @@ def ablate(
     typer.echo(plan.describe() + "\n")
     typer.echo(res.summary)  # the table, with the ablation and its paired intervals
     typer.echo(f"\nreport: {target}/report.md, plan {target}/exercises.json")
+
+
+@app.command("compare-configs")
+def compare_configs(
+    iteration: Annotated[int, typer.Option("--iteration", "-i", help="iteration N (1 or later): A is N-1's model, "
+                                           "B and C are N's adapter trained alone and jointly")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="output directory (default: "
+                                             "<work_dir>/iter_N/ebm_abc; resumed if it exists)")] = None,
+    min_steps: Annotated[int, typer.Option("--min-steps", help="only exercises whose known proof has at least "
+                                           "this many tactics")] = 4,
+    no_progress: Annotated[bool, typer.Option("--no-progress")] = False,
+    profile: ProfileOpt = "tiny",
+    verbose: VerboseOpt = False,
+) -> None:
+    """The seeds' three configurations on the same unsearched exercises, same seeds and Lean budget: A (iteration
+    N-1, EBM trained apart), B (N's SFT-only adapter, EBM trained apart), C (N's adapter trained jointly with its
+    EBM, ebm.joint); each configuration's embedding and EBM metrics, solve rates and EBM effect, and the paired
+    intervals of A -> B and B -> C. Exercises, not a benchmark."""
+    from burnqed_core.loop.configs_abc import REPORT_FILE, run_abc
+
+    prof = load(profile, verbose)
+    if iteration < 1:
+        raise BurnqedError("--iteration must be >= 1 (A is iteration N-1's model)")
+    target = out or prof.paths.work_dir / f"iter_{iteration}" / "ebm_abc"
+    asyncio.run(run_abc(prof, iteration, target, min_steps=min_steps, progress=not no_progress))
+    typer.echo((target / REPORT_FILE).read_text(encoding="utf-8"))

@@ -6,7 +6,8 @@ function of its module, returning a `CheckVerdict`:
 * `tactic_pairs_check`: `burnqed_core.data.hygiene.pairs_verdict` on ``iter_N/tactic_pairs``;
 * `embeddings_check`: `burnqed_core.ebm.metrics.embeddings_verdict` on the separation measured from the
   embeddings cache of ``iter_N/embeddings`` over the trajectories of iterations < N;
-* `ebm_check`: `burnqed_core.ebm.metrics.ebm_verdict` on the EBM's metrics record;
+* `ebm_check`: `burnqed_core.ebm.metrics.ebm_verdict` on the EBM's metrics record, failed when the head comes
+  from a joint run its monitor aborted (``ebm.joint``, `burnqed_core.training.joint_monitor`);
 * `eval_report_check`: `burnqed_core.eval.compare.interval_verdict` on the eval summaries of N and N-1 (the
   go/no-go on paired cluster-bootstrap intervals, as ``burnqed compare``; `burnqed_core.eval.gonogo`'s point
   rule where the summaries give no intervals).
@@ -123,13 +124,19 @@ def ebm_check(profile: Profile, layout: BaseLayout, n: int) -> CheckVerdict:
         return ebm_verdict(None, cfg.temperature_min, cfg.temperature_max,
                            str(marker.metrics.get("reason") or marker.summary))
     metrics: EbmMetrics | None = None
-    if (out / METRICS_FILE).is_file():
-        rep = read_report(out)
-        usable = [m for m in (rep.val, rep.train) if m is not None]
-        metrics = next((m for m in usable if m.rank1.n >= MIN_RANK_GROUPS), usable[0] if usable else None)
+    if not (out / METRICS_FILE).is_file():
+        return _missing("ebm", f"{out}: a trained EBM without metrics ({METRICS_FILE})")
+    rep = read_report(out)
+    usable = [m for m in (rep.val, rep.train) if m is not None]
+    metrics = next((m for m in usable if m.rank1.n >= MIN_RANK_GROUPS), usable[0] if usable else None)
     if metrics is None:
         return _missing("ebm", f"{out}: a trained EBM without metrics ({METRICS_FILE})")
-    return ebm_verdict(metrics, cfg.temperature_min, cfg.temperature_max)
+    v = ebm_verdict(metrics, cfg.temperature_min, cfg.temperature_max)
+    if rep.joint_abort:  # the joint run stopped on a monitor: its last good checkpoint is not promoted
+        return v.model_copy(update={"failures": [*v.failures, rep.joint_abort]})
+    if rep.trained_jointly:
+        return v.model_copy(update={"notes": [*v.notes, "trained jointly with the adapter (ebm.joint)"]})
+    return v
 
 
 def eval_report_check(profile: Profile, layout: BaseLayout, n: int) -> tuple[Verdict | None, CheckVerdict]:

@@ -75,6 +75,13 @@ class StageSpec(Generic[S]):
     earlier: str | None = None  # the stage whose outputs of every iteration < N are read
     gpu: bool = False
     dated: bool = False
+    # what of its settings the fingerprint hashes at iteration N (None: all; a setting read only at some
+    # iterations, or only under another setting, need not re-run the others: lora_adapter's ebm.joint)
+    payload: Callable[[S, int | None], dict[str, Any]] | None = None
+
+    def settings_payload(self, settings: S, n: int | None) -> dict[str, Any]:
+        """The settings' part of the fingerprint at iteration ``n`` (`payload`, else all of them)."""
+        return self.payload(settings, n) if self.payload is not None else settings.payload()
 
     @property
     def module(self) -> str:
@@ -202,13 +209,16 @@ def resolve(spec: StageSpec[Any], specs: Mapping[str, StageSpec[Any]], profile: 
     extra: dict[str, Any] = {"n": n} if spec.partitioned else {}
     if spec.dated:
         extra["day"] = day
-    fp = fingerprint_payload(spec.name, settings.payload(), digests, extra, code=spec.code_version)
+    fp = fingerprint_payload(spec.name, spec.settings_payload(settings, n), digests, extra, code=spec.code_version)
     return Resolved(inputs, previous, earlier, fp, UsedPartitions(same_iteration=same, earlier=earlier_used))
 
 
-def settings_fingerprint(spec: StageSpec[Any], profile: Profile) -> str:
-    """The part of the fingerprint the settings make (for the tests that walk every setting)."""
-    return fingerprint_payload(spec.name, spec.settings.of(profile).payload(), {}, {})
+def settings_fingerprint(spec: StageSpec[Any], profile: Profile, n: int | None = None) -> str:
+    """The part of the fingerprint the settings make (for the tests that walk every setting): all of them, or
+    with ``n`` the part hashed at iteration ``n`` (`StageSpec.payload`)."""
+    settings = spec.settings.of(profile)
+    return fingerprint_payload(spec.name, settings.payload() if n is None else spec.settings_payload(settings, n),
+                               {}, {})
 
 
 def context(spec: StageSpec[S], profile: Profile, layout: BaseLayout, n: int | None, resolved: Resolved,

@@ -6,8 +6,9 @@ Thin: each check reads its stage's outputs through `burnqed_core.loop.checks` an
 
 * ``tactic_pairs``: no benchmark theorem in the pairs, split disjoint by theorem, no sorry/admit, non-empty;
 * ``embeddings``: no collapse (variance, linear probe, centroid separation: seed 002's red lines);
-* ``ebm``: rank-1 above chance, rank-1 at depth 4+ above the red line, temperature not pinned
-  (iteration 0 trains no EBM: passes, saying so);
+* ``ebm``: rank-1 above chance, rank-1 at depth 4+ above the red line, temperature not pinned, and, for a
+  head trained jointly with the adapter (``ebm.joint``), a run its monitor did not abort (iteration 0 trains
+  no EBM: passes, saying so);
 * ``eval_report``: the go/no-go against iteration N-1 (regression, no improvement, EBM with no gain).
 """
 
@@ -74,6 +75,6 @@ def no_collapse(context: dg.AssetCheckExecutionContext, profile: ProfileResource
 
 @dg.asset_check(asset="ebm", name="ebm_healthy", blocking=True, partitions_def=iterations,
                 description="Rank-1 above chance, rank-1 at depth 4+ >= 0.25, temperature not pinned at a "
-                            "bound (iteration 0: no EBM, passes).")
+                            "bound, no abort of a joint LoRA + EBM run (iteration 0: no EBM, passes).")
 def ebm_healthy(context: dg.AssetCheckExecutionContext, profile: ProfileResource) -> dg.AssetCheckResult:
     return _run(context, profile, core.ebm_check)

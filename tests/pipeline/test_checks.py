@@ -228,6 +228,40 @@ def test_ebm_check_on_a_trained_head_and_on_bad_records(env: Env) -> None:
     assert not passed and "rank1 (" in md["verdict"]
 
 
+def test_ebm_check_fails_on_a_joint_run_its_monitor_aborted(env: Env, tmp_path: Path) -> None:
+    """ebm.joint: the ebm stage adopts the head lora_adapter trained; the blocking check passes on a joint run
+    that finished and fails, naming the condition and the step, on one whose monitor aborted it."""
+    from burnqed_core.ebm.train import load_head
+    from burnqed_core.loop.stages import ebm as ebm_stage
+    from burnqed_core.training.joint_head import JointRecord, save_joint_head
+    from burnqed_core.training.joint_monitor import AbortRecord, MonitorPoint
+
+    records = toy_records(n_theorems=45)
+    write_trajectories(env, 0, records)
+    cache = write_cache(env, 1, records)
+    dirs = [env.layout.iteration(0).stage("trajectories") / "search.traj"]
+    train_from_dirs(cache, dirs, env.profile.ebm, tmp_path / "apart")  # a head that ranks: what joint training gives
+    head, rec = load_head(tmp_path / "apart")
+    adapter = env.layout.iteration(1).stage("lora_adapter")
+    adapter.mkdir(parents=True)
+    prof = env.profile.model_copy(update={"ebm": env.profile.ebm.model_copy(update={"joint": True})})
+    out = env.layout.iteration(1).stage("ebm")
+    for aborted in (None, AbortRecord(condition="centroid_l2", step=40, message="joint training aborted at step 40: "
+                                      "centroid_l2: the probe set's centroid L2 0.01 fell below 60% of its 0.1")):
+        save_joint_head(head, JointRecord(head=rec.head, pooling=rec.pooling, text_format=rec.text_format,
+                                          max_prompt_tokens=1024, joint_lambda=0.1, head_lr=1e-3, steps=40,
+                                          monitor=[MonitorPoint(step=0, temperature=1.0)], aborted=aborted), adapter)
+        res = ebm_stage.ebm(ebm_stage.Settings.of(prof), 1, env.layout.iteration(1).stage("embeddings"), dirs, out,
+                            progress=False, adapter_dir=adapter)
+        write_marker(out, res)
+        assert res.metrics["trained_jointly"] is True
+        passed, md = env.check("ebm_healthy", 1)
+        if aborted is None:
+            assert passed, md["verdict"]
+        else:
+            assert not passed and "aborted at step 40: centroid_l2" in md["verdict"]
+
+
 # -- eval_report: go/no-go ---------------------------------------------------------------------------
 
 

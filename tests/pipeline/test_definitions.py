@@ -200,7 +200,8 @@ def test_a_stop_before_the_end_keeps_what_later_iterations_read() -> None:
     assert "trajectories" in carried  # ...but iteration 1's tactic pairs, embeddings and EBM read it
     assert {"eval_report", "lora_adapter"} <= carried  # earlier evals; the warm start (the adapter by default)
     merged = load_profile("tiny", overrides={"training.warm_start": "merged"})
-    assert carried_stages(merged, {"lora_adapter"}) == {"merged_model"}
+    # the warm start, and the trajectories the joint training (ebm.joint) reads
+    assert carried_stages(merged, {"lora_adapter"}) == {"merged_model", "trajectories"}
     assert carried_stages(profile, {"base_model", "merged_model"}) == set()
 
 

@@ -4,6 +4,8 @@ beside them; what the UI stores is what was computed (the figures of the summary
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import dagster as dg
 
 from burnqed_core.eval.summary import SummaryOptions, summarize
@@ -40,3 +42,26 @@ def test_the_comparison_is_a_table_of_iterations_and_the_plot_is_beside_it() -> 
     assert isinstance(md["eval_table"], dg.TableMetadataValue) and isinstance(md["comparison"], dg.TableMetadataValue)
     assert "| node budget |" in md["eval_report"].value and md["solve_rate_plot"].value.startswith("![")
     assert md["cumulative_rate"] == round(s1.cumulative.rate, 4)
+
+
+def test_the_joint_monitor_is_a_table_and_a_plot(tmp_path: Path) -> None:
+    from burnqed_core.ebm.model import EnergyHead, HeadConfig
+    from burnqed_core.training.joint_head import JointRecord, save_joint_head
+    from burnqed_core.training.joint_monitor import AbortRecord, MonitorPoint
+    from burnqed_pipeline.metadata import joint_monitor
+
+    assert joint_monitor(tmp_path, "LoRA iteration 1") == {}  # an adapter trained alone shows nothing
+    cfg = HeadConfig(dim=8, hidden_dims=[4])
+    series = [MonitorPoint(step=s, centroid_l2=c, linear_probe_acc=0.9, temperature=1.0, sft_loss=loss, infonce=0.5)
+              for s, c, loss in ((0, 0.1, None), (5, 0.08, 2.0), (10, 0.02, 1.9))]
+    save_joint_head(EnergyHead(cfg), JointRecord(head=cfg, pooling="last_l2", text_format="v", max_prompt_tokens=64,
+                                                 joint_lambda=0.1, head_lr=1e-3, steps=10, monitor=series,
+                                                 aborted=AbortRecord(condition="centroid_l2", step=10,
+                                                                     message="aborted at step 10: centroid_l2")),
+                    tmp_path)
+    md = joint_monitor(tmp_path, "LoRA iteration 1")
+    table = md["joint_monitor"]
+    assert isinstance(table, dg.TableMetadataValue) and len(table.records) == 3
+    assert table.records[2].data["centroid_l2"] == 0.02 and table.records[0].data["sft_loss"] is None
+    assert md["joint_aborted"] == "aborted at step 10: centroid_l2"
+    assert md["joint_monitor_plot"].value.startswith("![LoRA iteration 1 joint monitor](data:image/png;base64,")

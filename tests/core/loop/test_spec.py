@@ -242,11 +242,13 @@ def test_warm_start_follows_the_setting(tmp_path: Path) -> None:
     layout = BaseLayout(root=tmp_path)
     lora = BY_NAME["lora_adapter"]
     for d in (layout.stage("base_model"), layout.iteration(1).stage("tactic_pairs"),
-              layout.iteration(0).stage("lora_adapter"), layout.stage("premise_index")):
+              layout.iteration(0).stage("lora_adapter"), layout.stage("premise_index"),
+              layout.iteration(0).stage("trajectories")):  # read by the joint training (ebm.joint)
         _done(d, "x")
     adapter = _profile(**{"paths.work_dir": str(tmp_path)})
     r = resolve_inputs(lora, BY_NAME, adapter, layout, 1)
-    assert r.previous == layout.iteration(0).stage("lora_adapter") and r.used.earlier == {"lora_adapter": [0]}
+    assert r.previous == layout.iteration(0).stage("lora_adapter")
+    assert r.used.earlier == {"lora_adapter": [0], "trajectories": [0]}
     merged = _profile(**{"paths.work_dir": str(tmp_path), "training.warm_start": "merged"})
     with pytest.raises(LoopError, match=r"merged_model\[0\]"):
         resolve_inputs(lora, BY_NAME, merged, layout, 1)
