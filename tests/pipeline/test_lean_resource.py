@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dagster as dg
 import psutil
+import pytest
 
 from burnqed_core.record_io import write_jsonl
 from burnqed_core.records import Theorem
@@ -72,7 +73,8 @@ def test_a_celery_worker_s_runtime_is_used_and_left_open(tmp_path: Path) -> None
     """In a Celery worker process (`burnqed_pipeline.deploy.worker`: its app holds the process's runtime), the
     resource with ``keep`` uses that runtime and leaves it open at the end of the step; without ``keep``, or
     outside a worker, each run has its own."""
-    from celery import current_app
+    celery = pytest.importorskip("celery", reason="celery is not installed: pip install 'burnqed[deploy]'")
+    current_app = celery.current_app
 
     from burnqed_pipeline.resources import WORKER_RUNTIME_ATTR, RuntimeResource, worker_runtime
 
