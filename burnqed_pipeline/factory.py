@@ -11,13 +11,13 @@ sharded spec becomes a graph asset: a split step (the plan: theorems cut into sh
 shard, and a merge step that materialises the asset.
 """
 
-from __future__ import annotations
 
 import contextlib
 import datetime as dt
 import hashlib
 import inspect
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL, iterations, partition_iteration
 from burnqed_pipeline.metadata import eval_metadata, loss_curve, model_fingerprint, served_metadata, set_metadata
 from burnqed_pipeline.ordering import wait_for_earlier_iterations
+from burnqed_pipeline.resources import EventLoopResource, LeanPoolResource, PolicyResource, ProfileResource
 from burnqed_pipeline.stage import (
     first_served,
     logs_to,
@@ -52,7 +53,8 @@ from burnqed_pipeline.stage import (
 )
 from burnqed_pipeline.vocabulary import style
 
-RESOURCES = frozenset({"profile", "runtime"})
+RESOURCES = ("profile", "event_loop", "lean", "policy")
+"""The resource keys every stage's steps take (typed parameters of their bodies)."""
 # A shard step is resumable (its flushed parts stay): a failed attempt, or one whose Celery worker was lost
 # (`burnqed_pipeline.celery_executor`), is sent again, to any worker, and continues where it stopped.
 SHARD_RETRY = dg.RetryPolicy(max_retries=2, delay=1.0)
@@ -81,11 +83,20 @@ def _day(context: Any, timezone: str) -> str:
     return day
 
 
-def stage_context(context: Any, spec: StageSpec[Any]) -> tuple[Resolved, StageContext[Any]]:
+@dataclass(frozen=True)
+class Services:
+    """The resources a stage's step runs with."""
+
+    profile: ProfileResource
+    event_loop: EventLoopResource
+    lean: LeanPoolResource
+    policy: PolicyResource
+
+
+def stage_context(context: Any, spec: StageSpec[Any], sv: Services) -> tuple[Resolved, StageContext[Any]]:
     """The spec's inputs resolved for this partition and the context its functions receive."""
     refuse_if_interrupted(context)
-    profile = context.resources.profile.load()
-    runtime = context.resources.runtime
+    profile = sv.profile.load()
     layout = BaseLayout(root=Path(profile.paths.work_dir))
     n = partition_iteration(context) if spec.partitioned else None
     day = _day(context, profile.nightly.timezone) if spec.dated else None
@@ -94,10 +105,10 @@ def stage_context(context: Any, spec: StageSpec[Any]) -> tuple[Resolved, StageCo
     res = resolve(spec, BY_NAME, profile, layout, n, day)
 
     async def lean() -> Any:
-        return await runtime.lean(profile.lean)
+        return await sv.lean.env(profile.lean)
 
     async def policy(model: Path, iteration: int) -> Any:
-        return await runtime.policy(profile, model, iteration)
+        return await sv.policy.policy(profile, model, iteration)
 
     return res, make_context(spec, profile, layout, n, res, lean=lean, policy=policy, day=day)
 
@@ -141,11 +152,11 @@ def data_version(res: StageResult) -> dg.DataVersion:
     return dg.DataVersion(hashlib.sha256(payload.encode()).hexdigest()[:16])
 
 
-def _run(ctx: StageContext[Any], fp: str, runtime: Any) -> StageResult:
+def _run(ctx: StageContext[Any], fp: str, loop: EventLoopResource) -> StageResult:
     run = ctx.spec.run
     assert run is not None
     if inspect.iscoroutinefunction(run):
-        return runtime.run(run_stage_async(ctx.out, fp, lambda: run(ctx)))  # type: ignore[no-any-return]
+        return loop.run(run_stage_async(ctx.out, fp, lambda: run(ctx)))  # type: ignore[no-any-return]
     return run_stage(ctx.out, fp, lambda: run(ctx))  # type: ignore[arg-type,return-value]
 
 
@@ -183,31 +194,32 @@ def _materialized(context: Any, out: StageResult, res: Resolved, md: dict[str, A
 def stage_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
     """One asset for a spec that runs in one step."""
 
-    def body(context):
-        res, ctx = stage_context(context, spec)
+    def body(context: dg.AssetExecutionContext, profile: ProfileResource, event_loop: EventLoopResource,
+             lean: LeanPoolResource, policy: PolicyResource) -> dg.MaterializeResult:
+        sv = Services(profile, event_loop, lean, policy)
+        res, ctx = stage_context(context, spec, sv)
         with logs_to(context), _progress(context, spec, ctx.out):
-            out = _run(ctx, res.fingerprint, context.resources.runtime)
+            out = _run(ctx, res.fingerprint, event_loop)
         return _materialized(context, out, res, extras(spec, ctx, out))
 
-    return dg.asset(name=spec.name, deps=_edges(spec), required_resource_keys=RESOURCES, op_tags=op_tags(spec),
-                    pool=GPU_POOL if spec.gpu else None, **_asset_args(spec))(body)
+    return dg.asset(name=spec.name, deps=_edges(spec), op_tags=op_tags(spec), pool=GPU_POOL if spec.gpu else None,
+                    **_asset_args(spec))(body)
 
 
-def _shard_step(context: Any, spec: StageSpec[Any], shard: ShardSpec) -> ShardResult:
+def _shard_step(context: Any, spec: StageSpec[Any], shard: ShardSpec, sv: Services) -> ShardResult:
     """Run one shard in a step: its log lines and progress go to the step, and one line says whether it
     was computed or read back."""
     assert spec.shards is not None
-    _res, ctx = stage_context(context, spec)
+    _res, ctx = stage_context(context, spec, sv)
     work = shards.partial_dir(Path(shard.stage_dir), shard.index)
 
     async def compute(path: Path) -> StageResult:
         return await spec.shards.shard(ctx, shard.theorems, path)  # type: ignore[union-attr]
 
     with logs_to(context), progress(context, searched_progress(work, len(shard.theorems))):
-        out = context.resources.runtime.run(shards.run_shard(shard, compute))
+        out = sv.event_loop.run(shards.run_shard(shard, compute))
     out = out.model_copy(update={"worker": worker_name()})
-    verb = "searched" if spec.name == "trajectories" else "evaluated"
-    how = "finished earlier, read back" if out.skipped else f"{verb} in {out.seconds:.1f} s"
+    how = "finished earlier, read back" if out.skipped else f"{style(spec.name).shard_verb} in {out.seconds:.1f} s"
     context.log.info(f"{spec.name}[{shard.iteration}] shard {shard.index + 1}/{shard.count}: {how} on {out.worker}")
     return out
 
@@ -219,37 +231,41 @@ def sharded_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
     edges = _edges(spec)
 
     @dg.op(name=f"split_{spec.name}", ins={k: dg.In(dg.Nothing) for k in edges}, out=dg.DynamicOut(ShardSpec),
-           required_resource_keys=RESOURCES, tags=op_tags(spec, gpu=False))
-    def split(context):
-        res, ctx = stage_context(context, spec)
+           tags=op_tags(spec, gpu=False))
+    def split(context: dg.OpExecutionContext, profile: ProfileResource, event_loop: EventLoopResource,
+              lean: LeanPoolResource, policy: PolicyResource) -> Any:
+        res, ctx = stage_context(context, spec, Services(profile, event_loop, lean, policy))
         with logs_to(context):
             planned, saved = shards.plan(spec.name, ctx.iteration, ctx.out, res.fingerprint, lambda: sh.select(ctx),
-                                         sh.size(context.resources.profile.load()))
+                                         sh.size(profile.load()))
             if saved is None and sh.prepare is not None:
-                context.resources.runtime.run(sh.prepare(ctx))
+                event_loop.run(sh.prepare(ctx))
         theorems = sum(len(s.theorems) for s in planned)
         context.log.info(f"{me(spec, ctx.n)}: {theorems} theorems in {len(planned)} shard(s)"
                          f"{' (finished earlier: every shard is read back)' if saved else ''}")
         for s in planned:
             yield dg.DynamicOutput(s, mapping_key=s.key)
 
-    @dg.op(name=f"{spec.name}_shard", required_resource_keys=RESOURCES, retry_policy=SHARD_RETRY,
-           tags=op_tags(spec), pool=GPU_POOL if spec.gpu else None)
-    def shard_op(context, shard: ShardSpec) -> dg.Output[ShardResult]:
+    @dg.op(name=f"{spec.name}_shard", retry_policy=SHARD_RETRY, tags=op_tags(spec), pool=GPU_POOL if spec.gpu else None)
+    def shard_op(context: dg.OpExecutionContext, shard: ShardSpec, profile: ProfileResource,
+                 event_loop: EventLoopResource, lean: LeanPoolResource,
+                 policy: PolicyResource) -> dg.Output[ShardResult]:
         with stops_the_run(context):  # not retried when a signal stops the command
-            out = _shard_step(context, spec, shard)
+            out = _shard_step(context, spec, shard, Services(profile, event_loop, lean, policy))
         return dg.Output(out, metadata={"worker": out.worker or "", "skipped": out.skipped, "seconds": out.seconds,
                                         "theorems": len(out.theorems)})
 
-    @dg.op(name=f"merge_{spec.name}", required_resource_keys=RESOURCES, tags=op_tags(spec, gpu=False))
-    def merge(context, results: list[ShardResult]) -> dg.MaterializeResult:
-        res, ctx = stage_context(context, spec)
+    @dg.op(name=f"merge_{spec.name}", tags=op_tags(spec, gpu=False))
+    def merge(context: dg.OpExecutionContext, results: list[ShardResult], profile: ProfileResource,
+              event_loop: EventLoopResource, lean: LeanPoolResource, policy: PolicyResource) -> dg.MaterializeResult:
+        sv = Services(profile, event_loop, lean, policy)
+        res, ctx = stage_context(context, spec, sv)
         if not shards.stage_done(ctx.out):
             for missing in shards.missing(ctx.out, res.fingerprint, results):
                 context.log.warning(f"{me(spec, ctx.n)} shard {missing.index + 1}/{missing.count} did not run in "
                                     "this run (a re-execution from failure skips mapped steps that never "
                                     "started): running it")
-                results = [*results, _shard_step(context, spec, missing)]
+                results = [*results, _shard_step(context, spec, missing, sv)]
 
         def finish() -> StageResult:
             out = sh.merge(ctx, shards.gather(ctx.out, res.fingerprint, results))

@@ -148,7 +148,7 @@ def test_jobs_and_resources() -> None:
     assert d.resolve_job_def("iteration").partitions_def.name == ITERATIONS  # type: ignore[union-attr]
     assert d.resolve_job_def("base").partitions_def is None
     assert d.resolve_job_def("nightly").partitions_def.name == ITERATIONS  # type: ignore[union-attr]
-    assert set(d.resources or {}) >= {"profile", "runtime"}
+    assert set(d.resources or {}) >= {"profile", "event_loop", "lean", "policy"}
 
 
 def test_iterations_are_added_in_numeric_order(tmp_path: Path) -> None:

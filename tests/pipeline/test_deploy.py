@@ -19,9 +19,9 @@ import yaml
 
 from burnqed_core.errors import BurnqedError
 from burnqed_pipeline.definitions import defs
+from burnqed_pipeline.defs.bindings import default_resources
 from burnqed_pipeline.defs.jobs import RETRY_TAGS, base_job, iteration_job
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL
-from burnqed_pipeline.defs.resources import default_resources
 from burnqed_pipeline.executors import EXECUTORS, executor_for
 from burnqed_pipeline.runner import REPO_DAGSTER_YAML, dagster_home
 
@@ -100,10 +100,22 @@ def _gpu_ops(job: dg.JobDefinition) -> set[str]:
         for n in node.definition.nodes if n.definition.tags.get("dagster-celery/queue") == "gpu"}
 
 
+def test_the_profile_is_read_from_the_environment_when_a_run_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``BURNQED_PROFILE`` is a ``dg.EnvVar``: the definitions load without it, a run's config names it, and its
+    value is the one set when the run starts, not when the code location loaded."""
+    monkeypatch.delenv("BURNQED_PROFILE", raising=False)
+    (job,) = [j for j in _jobs_with("in_process") if j.name == "base"]
+    with pytest.raises(dg.DagsterInvalidConfigError, match='environment variable "BURNQED_PROFILE"'):
+        dg.validate_run_config(job, {})
+    monkeypatch.setenv("BURNQED_PROFILE", "small")
+    assert dg.validate_run_config(job, {})["resources"]["profile"]["config"]["profile"] == "small"
+
+
 @needs_k8s
-def test_k8s_run_config_validates_against_the_jobs() -> None:
+def test_k8s_run_config_validates_against_the_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
     from dagster_k8s import k8s_job_executor
 
+    monkeypatch.setenv("BURNQED_PROFILE", "prod")  # the user code deployment's (deploy/k8s/values.yaml)
     assert executor_for("k8s") is k8s_job_executor
     run_config = _load(DEPLOY / "k8s" / "run_config.yaml")
     for job in _jobs_with("k8s"):
@@ -154,11 +166,13 @@ def test_celery_run_config_validates_against_the_jobs(monkeypatch: pytest.Monkey
 
     monkeypatch.setenv("BURNQED_CELERY_BROKER", "pyamqp://guest@localhost//")
     monkeypatch.setenv("BURNQED_CELERY_BACKEND", "rpc://")
+    monkeypatch.setenv("BURNQED_PROFILE", "tiny")  # what `burnqed deploy celery up` sets (its env())
     path = DEPLOY / "celery" / "run_config.yaml"
     run_config = _load(path)
     for job in _jobs_with("celery"):
         assert job.executor_def is celery_executor
-        dg.validate_run_config(job, run_config)
+        res = dg.validate_run_config(job, run_config)
+        assert res["resources"]["event_loop"]["config"]["keep"] is True  # steps use the worker's pool and policy
     # the workers read the same file (`dagster-celery worker start -y`)
     assert get_validated_config(str(path))["broker"] == "pyamqp://guest@localhost//"
     queues = {n.definition.tags.get("dagster-celery/queue") for n in _jobs_with("celery")[1].graph.nodes}
