@@ -38,7 +38,8 @@ def worker_runtime() -> StageRuntime | None:
 
 
 class EventLoopResource(dg.ConfigurableResource):
-    """The loop the run's Lean pool and policy live on (module docstring)."""
+    """The run's asyncio loop, in a thread of its own: the Lean pool and the policy live on it, and the stages'
+    coroutines run on it. With keep, in a Celery worker process, the loop (and pool and policy) that process keeps."""
 
     keep: bool = Field(False, description="in a Celery worker process, use the services it keeps (its loop, "
                                           "Lean pool and policy) and leave them open (deploy/celery/run_config.yaml)")

@@ -19,7 +19,8 @@ from burnqed_pipeline.resources.event_loop import EventLoopResource
 
 
 class LeanPoolResource(dg.ConfigurableResource):
-    """The Lean pool of the run (module docstring)."""
+    """The run's Lean pool, started on the run's loop when a stage first needs Lean and closed when the run ends.
+    Its fields are the pool's machine settings; unset (null), the profile's lean section decides."""
 
     event_loop: dg.ResourceDependency[EventLoopResource]
     num_workers: int | None = Field(None, ge=1, description="Lean worker processes (None: the profile's "

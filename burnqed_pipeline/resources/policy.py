@@ -24,7 +24,9 @@ from burnqed_pipeline.resources.event_loop import EventLoopResource
 
 
 class PolicyResource(dg.ConfigurableResource):
-    """The policy of the run (module docstring)."""
+    """The run's policy: the profile's backend serving the iteration's model, opened on the run's loop and closed
+    (a launched server stopped) when the run ends. Its fields say where it runs; unset (null), the profile's
+    policy section decides."""
 
     event_loop: dg.ResourceDependency[EventLoopResource]
     launch_sglang: bool = Field(False, description="SGLang backend: launch the server (policy.sglang.python) "
