@@ -129,14 +129,30 @@ def test_k8s_run_config_validates_against_the_jobs(monkeypatch: pytest.MonkeyPat
 
 
 @needs_k8s
-def test_gpu_op_tags_parse_as_dagster_k8s_config() -> None:
-    from dagster_k8s.job import get_user_defined_k8s_config
+def test_gpu_steps_ask_for_a_gpu_and_the_run_config_places_them() -> None:
+    """The op tags hold what a GPU step needs anywhere (one GPU), never a placement value; the run config's
+    per_step_k8s_config places every GPU step of the iteration job (memory, taint, node type), and what the
+    executor makes of both (its own merge: the op's tags, then the step's run config) holds them all."""
+    from dagster_k8s.container_context import K8sContainerContext
+    from dagster_k8s.job import UserDefinedDagsterK8sConfig, get_user_defined_k8s_config
 
-    lora = next(a for a in defs().assets or [] if a.key == dg.AssetKey("lora_adapter"))  # type: ignore[union-attr]
-    cfg = get_user_defined_k8s_config(lora.op.tags)
-    assert cfg.container_config["resources"]["limits"]["nvidia.com/gpu"] == "1"
-    assert cfg.pod_spec_config["tolerations"][0]["key"] == "nvidia.com/gpu"
-    assert json.loads(json.dumps(dict(GPU_OP_TAGS)))["dagster-k8s/config"] == GPU_OP_TAGS["dagster-k8s/config"]
+    tags = json.loads(json.dumps(dict(GPU_OP_TAGS)))["dagster-k8s/config"]
+    assert tags == GPU_OP_TAGS["dagster-k8s/config"]
+    assert "memory" not in json.dumps(tags) and "pod_spec_config" not in tags  # placement is the run config's
+    per_step = _load(DEPLOY / "k8s" / "run_config.yaml")["execution"]["config"]["per_step_k8s_config"]
+    job = _jobs_with("k8s")[1]
+    ops = {n.name: n.definition for node in job.graph.nodes
+           for n in ([*node.definition.nodes] if isinstance(node.definition, dg.GraphDefinition) else [node])}
+    gpu = {name for name, op in ops.items() if op.tags.get("dagster-celery/queue") == "gpu"}
+    assert set(per_step) == gpu, set(per_step) ^ gpu
+    for name in gpu:
+        merged = K8sContainerContext(run_k8s_config=get_user_defined_k8s_config(ops[name].tags)).merge(
+            K8sContainerContext(run_k8s_config=UserDefinedDagsterK8sConfig.from_dict(per_step[name])))
+        cfg = merged.run_k8s_config
+        limits = cfg.container_config["resources"]["limits"]
+        assert limits["nvidia.com/gpu"] == "1" and limits["memory"] == "96Gi", (name, limits)
+        assert cfg.container_config["resources"]["requests"] == {"nvidia.com/gpu": "1", "memory": "64Gi"}, name
+        assert cfg.pod_spec_config["tolerations"][0]["key"] == "nvidia.com/gpu", name
 
 
 @needs_k8s
