@@ -36,7 +36,7 @@ from burnqed_core.records import StageResult
 from burnqed_pipeline.defs.automation import EVAL_REPORT_CONDITION
 from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL, iterations, partition_iteration
-from burnqed_pipeline.metadata import eval_metadata, loss_curve, model_fingerprint, served_metadata, set_metadata
+from burnqed_pipeline.extras import Finished, extras
 from burnqed_pipeline.ordering import wait_for_earlier_iterations
 from burnqed_pipeline.resources import EventLoopResource, LeanPoolResource, PolicyResource, ProfileResource
 from burnqed_pipeline.stage import (
@@ -119,31 +119,10 @@ def _progress(context: Any, spec: StageSpec[Any], out: Path) -> contextlib.Abstr
     return contextlib.nullcontext()
 
 
-def extras(spec: StageSpec[Any], ctx: StageContext[Any], res: StageResult) -> dict[str, Any]:
-    """The metadata a stage's style asks for besides its result (`burnqed_pipeline.vocabulary.Style.extras`)."""
+def stage_extras(spec: StageSpec[Any], ctx: StageContext[Any], res: StageResult) -> dict[str, Any]:
+    """The metadata a stage's style asks for besides its result (`burnqed_pipeline.extras`)."""
     st = style(spec.name)
-    md: dict[str, Any] = {}
-    for kind in st.extras:
-        if kind == "loss_curve":
-            md |= loss_curve(ctx.out, st.title(spec.name, ctx.n))
-        elif kind == "model_fingerprint" and (ctx.out / "config.json").exists():
-            md |= model_fingerprint(ctx.out)
-        elif kind == "served":
-            md |= served_metadata(res.metrics.get("served", {}))
-        elif kind == "eval_table":
-            from burnqed_core.eval.plan import PLAN_FILE, EvalPlan
-            from burnqed_core.eval.report import read_summary
-
-            if not (ctx.out / PLAN_FILE).is_file():  # an eval finished by older code: no tables to show
-                continue
-            plan = EvalPlan.model_validate_json((ctx.out / PLAN_FILE).read_text(encoding="utf-8"))
-            first, *others = plan.sets
-            md |= eval_metadata([read_summary(e) for e in first.earlier] + [read_summary(first.out)])
-            from burnqed_core.eval.steps import set_slug
-
-            for es in others:  # eval.also (and the nightly's extra sets): each set's table and rates, apart
-                md |= set_metadata(set_slug(es.spec), read_summary(es.out))
-    return md
+    return extras(st.extras, Finished(title=st.title(spec.name, ctx.n), out=ctx.out, result=res))
 
 
 def data_version(res: StageResult) -> dg.DataVersion:
@@ -200,7 +179,7 @@ def stage_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
         res, ctx = stage_context(context, spec, sv)
         with logs_to(context), _progress(context, spec, ctx.out):
             out = _run(ctx, res.fingerprint, event_loop)
-        return _materialized(context, out, res, extras(spec, ctx, out))
+        return _materialized(context, out, res, stage_extras(spec, ctx, out))
 
     return dg.asset(name=spec.name, deps=_edges(spec), op_tags=op_tags(spec), pool=GPU_POOL if spec.gpu else None,
                     **_asset_args(spec))(body)
@@ -275,8 +254,9 @@ def sharded_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
         with logs_to(context):
             out = shards.finish_stage(ctx.out, res.fingerprint, finish)
         plan = shards.read_plan(ctx.out)
-        md = {"theorems": len(plan.theorems) if plan else 0, "shards": len(results), **shard_workers(results),
-              **extras(spec, ctx, out)}
+        md = stage_extras(spec, ctx, out)  # the stage's own view first, then how it was sharded
+        md.setdefault("theorems", len(plan.theorems) if plan else 0)
+        md |= {"shards": len(results), **shard_workers(results)}
         return _materialized(context, out, res, md)
 
     def compose(**ins: Any) -> Any:

@@ -56,7 +56,7 @@ STYLES: Mapping[str, Style] = MappingProxyType({
     # priority 1: in one run the report goes before the iteration's trajectory search (only iteration N+1 reads
     # that), so whoever watches the run sees the eval first
     "eval_report": Style(ITERATION_GROUP, frozenset({"markdown"}), priority=1, eager=True, progress="search",
-                         extras=("served", "eval_table"), shard_verb="evaluated"),
+                         extras=("eval_table", "served"), shard_verb="evaluated"),
     "nightly_eval": Style(NIGHTLY_GROUP, frozenset({"markdown"}), extras=("eval_table",), shard_verb="evaluated"),
 })
 
