@@ -203,36 +203,11 @@ def _shard_step(context: Any, spec: StageSpec[Any], shard: ShardSpec, sv: Servic
     return out
 
 
-def sharded_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
-    """A graph asset for a sharded spec: split, one mapped step per shard, merge."""
-    assert spec.shards is not None
+def _merge_op(spec: StageSpec[Any]) -> dg.OpDefinition:
+    """The merge step of a sharded spec: runs a shard that never ran (a re-execution from failure skips mapped
+    steps that never started), merges the shards and materialises the asset."""
     sh = spec.shards
-    edges = _edges(spec)
-
-    @dg.op(name=f"split_{spec.name}", ins={k: dg.In(dg.Nothing) for k in edges}, out=dg.DynamicOut(ShardSpec),
-           tags=op_tags(spec, gpu=False))
-    def split(context: dg.OpExecutionContext, profile: ProfileResource, event_loop: EventLoopResource,
-              lean: LeanPoolResource, policy: PolicyResource) -> Any:
-        res, ctx = stage_context(context, spec, Services(profile, event_loop, lean, policy))
-        with logs_to(context):
-            planned, saved = shards.plan(spec.name, ctx.iteration, ctx.out, res.fingerprint, lambda: sh.select(ctx),
-                                         sh.size(profile.load()))
-            if saved is None and sh.prepare is not None:
-                event_loop.run(sh.prepare(ctx))
-        theorems = sum(len(s.theorems) for s in planned)
-        context.log.info(f"{me(spec, ctx.n)}: {theorems} theorems in {len(planned)} shard(s)"
-                         f"{' (finished earlier: every shard is read back)' if saved else ''}")
-        for s in planned:
-            yield dg.DynamicOutput(s, mapping_key=s.key)
-
-    @dg.op(name=f"{spec.name}_shard", retry_policy=SHARD_RETRY, tags=op_tags(spec), pool=GPU_POOL if spec.gpu else None)
-    def shard_op(context: dg.OpExecutionContext, shard: ShardSpec, profile: ProfileResource,
-                 event_loop: EventLoopResource, lean: LeanPoolResource,
-                 policy: PolicyResource) -> dg.Output[ShardResult]:
-        with stops_the_run(context):  # not retried when a signal stops the command
-            out = _shard_step(context, spec, shard, Services(profile, event_loop, lean, policy))
-        return dg.Output(out, metadata={"worker": out.worker or "", "skipped": out.skipped, "seconds": out.seconds,
-                                        "theorems": len(out.theorems)})
+    assert sh is not None
 
     @dg.op(name=f"merge_{spec.name}", tags=op_tags(spec, gpu=False))
     def merge(context: dg.OpExecutionContext, results: list[ShardResult], profile: ProfileResource,
@@ -258,6 +233,41 @@ def sharded_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
         md.setdefault("theorems", len(plan.theorems) if plan else 0)
         md |= {"shards": len(results), **shard_workers(results)}
         return _materialized(context, out, res, md)
+
+    return merge
+
+
+def sharded_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
+    """A graph asset for a sharded spec: split, one mapped step per shard, merge."""
+    assert spec.shards is not None
+    sh = spec.shards
+    edges = _edges(spec)
+    merge = _merge_op(spec)
+
+    @dg.op(name=f"split_{spec.name}", ins={k: dg.In(dg.Nothing) for k in edges}, out=dg.DynamicOut(ShardSpec),
+           tags=op_tags(spec, gpu=False))
+    def split(context: dg.OpExecutionContext, profile: ProfileResource, event_loop: EventLoopResource,
+              lean: LeanPoolResource, policy: PolicyResource) -> Any:
+        res, ctx = stage_context(context, spec, Services(profile, event_loop, lean, policy))
+        with logs_to(context):
+            planned, saved = shards.plan(spec.name, ctx.iteration, ctx.out, res.fingerprint, lambda: sh.select(ctx),
+                                         sh.size(profile.load()))
+            if saved is None and sh.prepare is not None:
+                event_loop.run(sh.prepare(ctx))
+        theorems = sum(len(s.theorems) for s in planned)
+        context.log.info(f"{me(spec, ctx.n)}: {theorems} theorems in {len(planned)} shard(s)"
+                         f"{' (finished earlier: every shard is read back)' if saved else ''}")
+        for s in planned:
+            yield dg.DynamicOutput(s, mapping_key=s.key)
+
+    @dg.op(name=f"{spec.name}_shard", retry_policy=SHARD_RETRY, tags=op_tags(spec), pool=GPU_POOL if spec.gpu else None)
+    def shard_op(context: dg.OpExecutionContext, shard: ShardSpec, profile: ProfileResource,
+                 event_loop: EventLoopResource, lean: LeanPoolResource,
+                 policy: PolicyResource) -> dg.Output[ShardResult]:
+        with stops_the_run(context):  # not retried when a signal stops the command
+            out = _shard_step(context, spec, shard, Services(profile, event_loop, lean, policy))
+        return dg.Output(out, metadata={"worker": out.worker or "", "skipped": out.skipped, "seconds": out.seconds,
+                                        "theorems": len(out.theorems)})
 
     def compose(**ins: Any) -> Any:
         return merge(split(**ins).map(shard_op).collect())
