@@ -8,9 +8,13 @@ fingerprints them with the settings and the code, runs the stage under its marke
 depends on changed: `burnqed_core.loop.markers`) and shows the `StageResult` with which partitions it read;
 the materialisation's data version is the fingerprint with the digests of the files the stage read. A
 sharded spec becomes a graph asset: a split step (the plan: theorems cut into shards), one mapped step per
-shard, and a merge step that materialises the asset.
+shard, and a merge step that materialises the asset. Every step takes the run's resources as typed parameters
+(`Services`: `burnqed_pipeline.resources`); what a stage shows besides its result comes from its vocabulary's
+extras (`burnqed_pipeline.extras`): the factory knows no stage by name.
 """
 
+# No ``from __future__ import annotations`` here nor in burnqed_pipeline/resources/: Dagster reads the bodies'
+# and the resources' annotations as objects to find their typed resources and resource dependencies.
 
 import contextlib
 import datetime as dt

@@ -8,6 +8,8 @@ They change how fast a stage runs, never what it finds, so they are not part of 
 Lean checks (backend, tactic timeout, the embedded header) stays the profile's.
 """
 
+# No ``from __future__ import annotations``: Dagster reads ``ResourceDependency`` annotations as objects.
+
 
 import dagster as dg
 from pydantic import Field, PrivateAttr

@@ -10,6 +10,8 @@ A test swaps the policy alone by binding another `PolicyResource` under the ``po
 `policy` returns, say, a fixed policy): the Lean pool and the loop stay the run's.
 """
 
+# No ``from __future__ import annotations``: Dagster reads ``ResourceDependency`` annotations as objects.
+
 
 from pathlib import Path
 from typing import Any
