@@ -1,4 +1,5 @@
-"""Which Dagster executor runs the steps of a run: ``BURNQED_EXECUTOR`` in the code location's environment.
+"""Which Dagster executor runs the steps of a run: ``BURNQED_EXECUTOR`` in the code location's environment, read
+when the location loads (an executor is part of the definitions, not of a run's config).
 
 * ``in_process`` (default): every step of a run in the run process, so the Lean pool and the loaded policy
   serve all stages of the run (one box; the ``gpu`` pool keeps GPU stages one at a time).

@@ -8,16 +8,20 @@ fingerprints them with the settings and the code, runs the stage under its marke
 depends on changed: `burnqed_core.loop.markers`) and shows the `StageResult` with which partitions it read;
 the materialisation's data version is the fingerprint with the digests of the files the stage read. A
 sharded spec becomes a graph asset: a split step (the plan: theorems cut into shards), one mapped step per
-shard, and a merge step that materialises the asset.
+shard, and a merge step that materialises the asset. Every step takes the run's resources as typed parameters
+(`Services`: `burnqed_pipeline.resources`); what a stage shows besides its result comes from its vocabulary's
+extras (`burnqed_pipeline.extras`): the factory knows no stage by name.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here nor in burnqed_pipeline/resources/: Dagster reads the bodies'
+# and the resources' annotations as objects to find their typed resources and resource dependencies.
 
 import contextlib
 import datetime as dt
 import hashlib
 import inspect
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,15 +40,9 @@ from burnqed_core.records import StageResult
 from burnqed_pipeline.defs.automation import EVAL_REPORT_CONDITION
 from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL, iterations, partition_iteration
-from burnqed_pipeline.metadata import (
-    eval_metadata,
-    joint_monitor,
-    loss_curve,
-    model_fingerprint,
-    served_metadata,
-    set_metadata,
-)
+from burnqed_pipeline.extras import Finished, extras
 from burnqed_pipeline.ordering import wait_for_earlier_iterations
+from burnqed_pipeline.resources import EventLoopResource, LeanPoolResource, PolicyResource, ProfileResource
 from burnqed_pipeline.stage import (
     first_served,
     logs_to,
@@ -59,7 +57,8 @@ from burnqed_pipeline.stage import (
 )
 from burnqed_pipeline.vocabulary import style
 
-RESOURCES = frozenset({"profile", "runtime"})
+RESOURCES = ("profile", "event_loop", "lean", "policy")
+"""The resource keys every stage's steps take (typed parameters of their bodies)."""
 # A shard step is resumable (its flushed parts stay): a failed attempt, or one whose Celery worker was lost
 # (`burnqed_pipeline.celery_executor`), is sent again, to any worker, and continues where it stopped.
 SHARD_RETRY = dg.RetryPolicy(max_retries=2, delay=1.0)
@@ -88,11 +87,20 @@ def _day(context: Any, timezone: str) -> str:
     return day
 
 
-def stage_context(context: Any, spec: StageSpec[Any]) -> tuple[Resolved, StageContext[Any]]:
+@dataclass(frozen=True)
+class Services:
+    """The resources a stage's step runs with."""
+
+    profile: ProfileResource
+    event_loop: EventLoopResource
+    lean: LeanPoolResource
+    policy: PolicyResource
+
+
+def stage_context(context: Any, spec: StageSpec[Any], sv: Services) -> tuple[Resolved, StageContext[Any]]:
     """The spec's inputs resolved for this partition and the context its functions receive."""
     refuse_if_interrupted(context)
-    profile = context.resources.profile.load()
-    runtime = context.resources.runtime
+    profile = sv.profile.load()
     layout = BaseLayout(root=Path(profile.paths.work_dir))
     n = partition_iteration(context) if spec.partitioned else None
     day = _day(context, profile.nightly.timezone) if spec.dated else None
@@ -101,10 +109,10 @@ def stage_context(context: Any, spec: StageSpec[Any]) -> tuple[Resolved, StageCo
     res = resolve(spec, BY_NAME, profile, layout, n, day)
 
     async def lean() -> Any:
-        return await runtime.lean(profile.lean)
+        return await sv.lean.env(profile.lean)
 
     async def policy(model: Path, iteration: int) -> Any:
-        return await runtime.policy(profile, model, iteration)
+        return await sv.policy.policy(profile, model, iteration)
 
     return res, make_context(spec, profile, layout, n, res, lean=lean, policy=policy, day=day)
 
@@ -115,33 +123,10 @@ def _progress(context: Any, spec: StageSpec[Any], out: Path) -> contextlib.Abstr
     return contextlib.nullcontext()
 
 
-def extras(spec: StageSpec[Any], ctx: StageContext[Any], res: StageResult) -> dict[str, Any]:
-    """The metadata a stage's style asks for besides its result (`burnqed_pipeline.vocabulary.Style.extras`)."""
+def stage_extras(spec: StageSpec[Any], ctx: StageContext[Any], res: StageResult) -> dict[str, Any]:
+    """The metadata a stage's style asks for besides its result (`burnqed_pipeline.extras`)."""
     st = style(spec.name)
-    md: dict[str, Any] = {}
-    for kind in st.extras:
-        if kind == "loss_curve":
-            md |= loss_curve(ctx.out, st.title(spec.name, ctx.n))
-        elif kind == "joint_monitor":
-            md |= joint_monitor(ctx.out, st.title(spec.name, ctx.n))
-        elif kind == "model_fingerprint" and (ctx.out / "config.json").exists():
-            md |= model_fingerprint(ctx.out)
-        elif kind == "served":
-            md |= served_metadata(res.metrics.get("served", {}))
-        elif kind == "eval_table":
-            from burnqed_core.eval.plan import PLAN_FILE, EvalPlan
-            from burnqed_core.eval.report import read_summary
-
-            if not (ctx.out / PLAN_FILE).is_file():  # an eval finished by older code: no tables to show
-                continue
-            plan = EvalPlan.model_validate_json((ctx.out / PLAN_FILE).read_text(encoding="utf-8"))
-            first, *others = plan.sets
-            md |= eval_metadata([read_summary(e) for e in first.earlier] + [read_summary(first.out)])
-            from burnqed_core.eval.steps import set_slug
-
-            for es in others:  # eval.also (and the nightly's extra sets): each set's table and rates, apart
-                md |= set_metadata(set_slug(es.spec), read_summary(es.out))
-    return md
+    return extras(st.extras, Finished(title=st.title(spec.name, ctx.n), out=ctx.out, result=res))
 
 
 def data_version(res: StageResult) -> dg.DataVersion:
@@ -150,11 +135,11 @@ def data_version(res: StageResult) -> dg.DataVersion:
     return dg.DataVersion(hashlib.sha256(payload.encode()).hexdigest()[:16])
 
 
-def _run(ctx: StageContext[Any], fp: str, runtime: Any) -> StageResult:
+def _run(ctx: StageContext[Any], fp: str, loop: EventLoopResource) -> StageResult:
     run = ctx.spec.run
     assert run is not None
     if inspect.iscoroutinefunction(run):
-        return runtime.run(run_stage_async(ctx.out, fp, lambda: run(ctx)))  # type: ignore[no-any-return]
+        return loop.run(run_stage_async(ctx.out, fp, lambda: run(ctx)))  # type: ignore[no-any-return]
     return run_stage(ctx.out, fp, lambda: run(ctx))  # type: ignore[arg-type,return-value]
 
 
@@ -192,73 +177,53 @@ def _materialized(context: Any, out: StageResult, res: Resolved, md: dict[str, A
 def stage_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
     """One asset for a spec that runs in one step."""
 
-    def body(context):
-        res, ctx = stage_context(context, spec)
+    def body(context: dg.AssetExecutionContext, profile: ProfileResource, event_loop: EventLoopResource,
+             lean: LeanPoolResource, policy: PolicyResource) -> dg.MaterializeResult:
+        sv = Services(profile, event_loop, lean, policy)
+        res, ctx = stage_context(context, spec, sv)
         with logs_to(context), _progress(context, spec, ctx.out):
-            out = _run(ctx, res.fingerprint, context.resources.runtime)
-        return _materialized(context, out, res, extras(spec, ctx, out))
+            out = _run(ctx, res.fingerprint, event_loop)
+        return _materialized(context, out, res, stage_extras(spec, ctx, out))
 
-    return dg.asset(name=spec.name, deps=_edges(spec), required_resource_keys=RESOURCES, op_tags=op_tags(spec),
-                    pool=GPU_POOL if spec.gpu else None, **_asset_args(spec))(body)
+    return dg.asset(name=spec.name, deps=_edges(spec), op_tags=op_tags(spec), pool=GPU_POOL if spec.gpu else None,
+                    **_asset_args(spec))(body)
 
 
-def _shard_step(context: Any, spec: StageSpec[Any], shard: ShardSpec) -> ShardResult:
+def _shard_step(context: Any, spec: StageSpec[Any], shard: ShardSpec, sv: Services) -> ShardResult:
     """Run one shard in a step: its log lines and progress go to the step, and one line says whether it
     was computed or read back."""
     assert spec.shards is not None
-    _res, ctx = stage_context(context, spec)
+    _res, ctx = stage_context(context, spec, sv)
     work = shards.partial_dir(Path(shard.stage_dir), shard.index)
 
     async def compute(path: Path) -> StageResult:
         return await spec.shards.shard(ctx, shard.theorems, path)  # type: ignore[union-attr]
 
     with logs_to(context), progress(context, searched_progress(work, len(shard.theorems))):
-        out = context.resources.runtime.run(shards.run_shard(shard, compute))
+        out = sv.event_loop.run(shards.run_shard(shard, compute))
     out = out.model_copy(update={"worker": worker_name()})
-    verb = "searched" if spec.name == "trajectories" else "evaluated"
-    how = "finished earlier, read back" if out.skipped else f"{verb} in {out.seconds:.1f} s"
+    how = "finished earlier, read back" if out.skipped else f"{style(spec.name).shard_verb} in {out.seconds:.1f} s"
     context.log.info(f"{spec.name}[{shard.iteration}] shard {shard.index + 1}/{shard.count}: {how} on {out.worker}")
     return out
 
 
-def sharded_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
-    """A graph asset for a sharded spec: split, one mapped step per shard, merge."""
-    assert spec.shards is not None
+def _merge_op(spec: StageSpec[Any]) -> dg.OpDefinition:
+    """The merge step of a sharded spec: runs a shard that never ran (a re-execution from failure skips mapped
+    steps that never started), merges the shards and materialises the asset."""
     sh = spec.shards
-    edges = _edges(spec)
+    assert sh is not None
 
-    @dg.op(name=f"split_{spec.name}", ins={k: dg.In(dg.Nothing) for k in edges}, out=dg.DynamicOut(ShardSpec),
-           required_resource_keys=RESOURCES, tags=op_tags(spec, gpu=False))
-    def split(context):
-        res, ctx = stage_context(context, spec)
-        with logs_to(context):
-            planned, saved = shards.plan(spec.name, ctx.iteration, ctx.out, res.fingerprint, lambda: sh.select(ctx),
-                                         sh.size(context.resources.profile.load()))
-            if saved is None and sh.prepare is not None:
-                context.resources.runtime.run(sh.prepare(ctx))
-        theorems = sum(len(s.theorems) for s in planned)
-        context.log.info(f"{me(spec, ctx.n)}: {theorems} theorems in {len(planned)} shard(s)"
-                         f"{' (finished earlier: every shard is read back)' if saved else ''}")
-        for s in planned:
-            yield dg.DynamicOutput(s, mapping_key=s.key)
-
-    @dg.op(name=f"{spec.name}_shard", required_resource_keys=RESOURCES, retry_policy=SHARD_RETRY,
-           tags=op_tags(spec), pool=GPU_POOL if spec.gpu else None)
-    def shard_op(context, shard: ShardSpec) -> dg.Output[ShardResult]:
-        with stops_the_run(context):  # not retried when a signal stops the command
-            out = _shard_step(context, spec, shard)
-        return dg.Output(out, metadata={"worker": out.worker or "", "skipped": out.skipped, "seconds": out.seconds,
-                                        "theorems": len(out.theorems)})
-
-    @dg.op(name=f"merge_{spec.name}", required_resource_keys=RESOURCES, tags=op_tags(spec, gpu=False))
-    def merge(context, results: list[ShardResult]) -> dg.MaterializeResult:
-        res, ctx = stage_context(context, spec)
+    @dg.op(name=f"merge_{spec.name}", tags=op_tags(spec, gpu=False))
+    def merge(context: dg.OpExecutionContext, results: list[ShardResult], profile: ProfileResource,
+              event_loop: EventLoopResource, lean: LeanPoolResource, policy: PolicyResource) -> dg.MaterializeResult:
+        sv = Services(profile, event_loop, lean, policy)
+        res, ctx = stage_context(context, spec, sv)
         if not shards.stage_done(ctx.out):
             for missing in shards.missing(ctx.out, res.fingerprint, results):
                 context.log.warning(f"{me(spec, ctx.n)} shard {missing.index + 1}/{missing.count} did not run in "
                                     "this run (a re-execution from failure skips mapped steps that never "
                                     "started): running it")
-                results = [*results, _shard_step(context, spec, missing)]
+                results = [*results, _shard_step(context, spec, missing, sv)]
 
         def finish() -> StageResult:
             out = sh.merge(ctx, shards.gather(ctx.out, res.fingerprint, results))
@@ -268,9 +233,45 @@ def sharded_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
         with logs_to(context):
             out = shards.finish_stage(ctx.out, res.fingerprint, finish)
         plan = shards.read_plan(ctx.out)
-        md = {"theorems": len(plan.theorems) if plan else 0, "shards": len(results), **shard_workers(results),
-              **extras(spec, ctx, out)}
+        md = stage_extras(spec, ctx, out)  # the stage's own view first, then how it was sharded
+        md.setdefault("theorems", len(plan.theorems) if plan else 0)
+        md |= {"shards": len(results), **shard_workers(results)}
         return _materialized(context, out, res, md)
+
+    return merge
+
+
+def sharded_asset(spec: StageSpec[Any]) -> dg.AssetsDefinition:
+    """A graph asset for a sharded spec: split, one mapped step per shard, merge."""
+    assert spec.shards is not None
+    sh = spec.shards
+    edges = _edges(spec)
+    merge = _merge_op(spec)
+
+    @dg.op(name=f"split_{spec.name}", ins={k: dg.In(dg.Nothing) for k in edges}, out=dg.DynamicOut(ShardSpec),
+           tags=op_tags(spec, gpu=False))
+    def split(context: dg.OpExecutionContext, profile: ProfileResource, event_loop: EventLoopResource,
+              lean: LeanPoolResource, policy: PolicyResource) -> Any:
+        res, ctx = stage_context(context, spec, Services(profile, event_loop, lean, policy))
+        with logs_to(context):
+            planned, saved = shards.plan(spec.name, ctx.iteration, ctx.out, res.fingerprint, lambda: sh.select(ctx),
+                                         sh.size(profile.load()))
+            if saved is None and sh.prepare is not None:
+                event_loop.run(sh.prepare(ctx))
+        theorems = sum(len(s.theorems) for s in planned)
+        context.log.info(f"{me(spec, ctx.n)}: {theorems} theorems in {len(planned)} shard(s)"
+                         f"{' (finished earlier: every shard is read back)' if saved else ''}")
+        for s in planned:
+            yield dg.DynamicOutput(s, mapping_key=s.key)
+
+    @dg.op(name=f"{spec.name}_shard", retry_policy=SHARD_RETRY, tags=op_tags(spec), pool=GPU_POOL if spec.gpu else None)
+    def shard_op(context: dg.OpExecutionContext, shard: ShardSpec, profile: ProfileResource,
+                 event_loop: EventLoopResource, lean: LeanPoolResource,
+                 policy: PolicyResource) -> dg.Output[ShardResult]:
+        with stops_the_run(context):  # not retried when a signal stops the command
+            out = _shard_step(context, spec, shard, Services(profile, event_loop, lean, policy))
+        return dg.Output(out, metadata={"worker": out.worker or "", "skipped": out.skipped, "seconds": out.seconds,
+                                        "theorems": len(out.theorems)})
 
     def compose(**ins: Any) -> Any:
         return merge(split(**ins).map(shard_op).collect())

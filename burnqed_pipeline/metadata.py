@@ -1,9 +1,11 @@
-"""What the Dagster UI shows for each materialisation.
+"""What the Dagster UI shows for each materialisation: what every stage shows (`stage_metadata`), a training
+run's loss curve, a model's fingerprint, what the policy served. The eval's own view: `burnqed_pipeline.eval_metadata`.
 
-An eval's figures are tables the UI draws as tables (`MetadataValue.table`: one row per node budget, one row
-per iteration in the comparison), with its full markdown report and its plot beside them. `MetadataValue` has
-no image type, so plots are PNGs inlined in markdown as data URIs (the UI renders them); paths are
-`MetadataValue.path` (a copy button).
+The UI lists a materialisation's entries in the order given: a stage's own view comes first (its headline, tables
+and plots), then what every stage has (summary, time, path, the partitions it read), then its result's numbers,
+flat while the whole stays under `MAX_ENTRIES`, else in one table (``metrics``). `MetadataValue` has no image
+type, so plots are PNGs inlined in markdown as data URIs (the UI renders them); paths are `MetadataValue.path`
+(a copy button).
 """
 
 from __future__ import annotations
@@ -12,13 +14,12 @@ import base64
 import hashlib
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
-from burnqed_core.eval.summary import EvalSummary
 from burnqed_core.loop.inputs import UsedPartitions
 from burnqed_core.records import StageResult
 
@@ -116,121 +117,8 @@ def model_fingerprint(model_dir: Path) -> dict[str, Any]:
             "weight_bytes": sum(f.stat().st_size for f in weights)}
 
 
-def _est(e: Any) -> tuple[float | None, float | None, float | None]:
-    return (round(e.value, 4), round(e.low, 4), round(e.high, 4)) if e is not None else (None, None, None)
-
-
-def summary_table(s: EvalSummary) -> dg.TableMetadataValue:
-    """An eval summary as a table: one row per node budget, rates with their 95% cluster-bootstrap intervals."""
-    cols = [("budget", "int"), ("solved", "string"), ("rate", "float"), ("rate_low", "float"), ("rate_high", "float"),
-            ("by_cluster", "float"), ("pass1", "float"), ("hard", "string"), ("hard_rate", "float"),
-            ("avg_nodes_to_proof", "float"), ("baseline_c", "string")]
-    rows = []
-    for b in s.budgets:
-        rate, low, high = _est(b.all_ci)
-        rows.append(dg.TableRecord({
-            "budget": b.budget, "solved": f"{b.all.solved}/{b.all.total}",
-            "rate": rate if rate is not None else round(b.all.rate, 4), "rate_low": low, "rate_high": high,
-            "by_cluster": _est(b.all_by_cluster)[0], "pass1": round(b.pass1, 4),
-            "hard": f"{b.hard.solved}/{b.hard.total}", "hard_rate": round(b.hard.rate, 4),
-            "avg_nodes_to_proof": round(b.avg_nodes_proved, 2),
-            "baseline_c": f"{b.structural.solved}/{b.structural.total}" if b.structural is not None else None}))
-    return dg.MetadataValue.table(records=rows, schema=dg.TableSchema(
-        columns=[dg.TableColumn(name, kind) for name, kind in cols]))
-
-
-def comparison_table(summaries: Sequence[EvalSummary]) -> dg.TableMetadataValue:
-    """Evals across iterations as a table: one row per iteration, the rate at each budget, the hard split, the
-    baselines (a), (b), (c), the policy alone and what was solved beyond automation."""
-    budgets = sorted({b.budget for s in summaries for b in s.budgets})
-    cols = [("iteration", "int"), *((f"rate_at_{b}", "float") for b in budgets), ("by_cluster", "float"),
-            ("hard_rate", "float"), ("beyond_automation", "int"), ("baseline_a", "float"), ("baseline_b", "float"),
-            ("baseline_c", "float"), ("policy_alone", "float")]
-    rows = []
-    for s in summaries:
-        rec: dict[str, Any] = {"iteration": s.iteration}
-        for b in budgets:
-            r = s.rate_at(b)
-            rec[f"rate_at_{b}"] = round(r, 4) if r is not None else None
-        rec |= {"by_cluster": _est(s.cumulative_by_cluster)[0], "hard_rate": round(s.cumulative_hard.rate, 4),
-                "beyond_automation": s.beyond_count, "baseline_a": round(s.automation_baseline.rate, 4),
-                "baseline_b": round(s.defaware_baseline.rate, 4),
-                "baseline_c": round(s.structural_baseline.rate, 4) if s.structural_baseline is not None else None,
-                "policy_alone": round(s.policy_only.cumulative.rate, 4) if s.policy_only is not None else None}
-        rows.append(dg.TableRecord(rec))
-    return dg.MetadataValue.table(records=rows, schema=dg.TableSchema(
-        columns=[dg.TableColumn(name, kind) for name, kind in cols]))
-
-
-def set_metadata(slug: str, s: EvalSummary) -> dict[str, Any]:
-    """One more set of the eval (``eval.also``), under ``<slug>_``: its table, its report, its rates per theorem
-    and per cluster with their 95% intervals."""
-    from burnqed_core.eval.report import format_markdown
-
-    out: dict[str, Any] = {f"{slug}_table": summary_table(s), f"{slug}_report": dg.MetadataValue.md(format_markdown(s)),
-                           f"{slug}_cumulative_rate": round(s.cumulative.rate, 4),
-                           f"{slug}_hard_rate": round(s.cumulative_hard.rate, 4), f"{slug}_theorems": s.theorems}
-    for key, est in (("cumulative_rate", s.cumulative_ci), ("cumulative_by_cluster", s.cumulative_by_cluster),
-                     ("hard_rate", s.hard_ci)):
-        if est is not None:
-            out |= {f"{slug}_{key}": round(est.value, 4), f"{slug}_{key}_low": round(est.low, 4),
-                    f"{slug}_{key}_high": round(est.high, 4)}
-    return out
-
-
-def eval_metadata(summaries: Sequence[EvalSummary]) -> dict[str, Any]:
-    """The last summary as a table (``eval_table``, one row per budget) with its markdown report, the comparison
-    across iterations as a table, and the solve-rate plot; the rates per theorem and per cluster with their 95%
-    cluster-bootstrap intervals (``<rate>_low``/``<rate>_high``), and the change from the iteration before
-    with its paired interval (``change_*``)."""
-    from burnqed_core.eval.report import format_markdown, headline
-
-    s = summaries[-1]
-    out: dict[str, Any] = {
-        "eval_table": summary_table(s),
-        "eval_report": dg.MetadataValue.md(format_markdown(s)),
-        "comparison": comparison_table(summaries),
-        "headline": dg.MetadataValue.md("\n".join(f"- {line}" for line in headline(s))),
-        "cumulative_rate": round(s.cumulative.rate, 4),
-        "hard_rate": round(s.cumulative_hard.rate, 4),
-        "automation_baseline": round(s.automation_baseline.rate, 4),
-        "theorems": s.theorems,
-        "clusters": s.clusters,
-        "newly_solved": len(s.newly_solved),
-    }
-    if s.structural_baseline is not None:
-        out["structural_baseline"] = round(s.structural_baseline.rate, 4)
-    for key, best in (("best_baseline", s.best_baseline), ("best_baseline_hard", s.best_baseline_hard)):
-        if best is not None:
-            out[key] = best.describe()
-            if best.versus is not None:
-                c = best.versus.change
-                out |= {f"vs_{key}": round(c.value, 4), f"vs_{key}_low": round(c.low, 4),
-                        f"vs_{key}_high": round(c.high, 4)}
-    for key, est in (("cumulative_rate", s.cumulative_ci), ("cumulative_by_cluster", s.cumulative_by_cluster),
-                     ("hard_rate", s.hard_ci), ("hard_by_cluster", s.hard_by_cluster),
-                     ("per_attempt_rate", s.per_attempt), ("per_attempt_by_cluster", s.per_attempt_by_cluster)):
-        if est is not None:
-            out |= {key: round(est.value, 4), f"{key}_low": round(est.low, 4), f"{key}_high": round(est.high, 4)}
-    if len(summaries) > 1:
-        from burnqed_core.eval.compare import compare_summaries, format_compare_markdown
-
-        c = compare_summaries(summaries[-2:], [f"iteration {x.iteration}" for x in summaries[-2:]])
-        out["change"] = dg.MetadataValue.md(format_compare_markdown(c))
-        paired = c.changes[-1].paired
-        for d in paired.deltas if paired is not None else []:
-            key = "change_" + "_".join("".join(ch if ch.isalnum() else " " for ch in d.name.lower()).split())
-            out |= {key: round(d.change.value, 4), f"{key}_low": round(d.change.low, 4),
-                    f"{key}_high": round(d.change.high, 4)}
-    import tempfile
-
-    from burnqed_core.eval.plot import plot_summaries
-
-    with tempfile.TemporaryDirectory() as tmp:  # the report's own plot: hard split, both baselines, EBM ablation
-        png = plot_summaries(summaries, Path(tmp) / "solve_rate.png", title=f"Solve rate on {s.benchmark}")
-        data = base64.b64encode(png.read_bytes()).decode()
-    out["solve_rate_plot"] = dg.MetadataValue.md(f"![solve rate per budget](data:image/png;base64,{data})")
-    return out
+MAX_ENTRIES = 30
+"""The most entries a materialisation shows flat; beyond it a stage's numbers go to one table (``metrics``)."""
 
 
 def _flat(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -246,10 +134,20 @@ def _flat(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def metrics_table(flat: Mapping[str, Any]) -> dg.TableMetadataValue:
+    """A stage's numbers as a table: one row per name (``value`` as text: numbers, flags and short strings)."""
+    rows = [dg.TableRecord({"name": k, "value": str(getattr(v, "value", v))}) for k, v in flat.items()]
+    return dg.MetadataValue.table(records=rows, schema=dg.TableSchema(
+        columns=[dg.TableColumn("name", "string"), dg.TableColumn("value", "string")]))
+
+
 def stage_metadata(res: StageResult, used: UsedPartitions, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Common metadata of every stage: what it did, whether it was skipped, its counts, the partitions it used,
-    its output path and fingerprint."""
-    md: dict[str, Any] = {
+    """A stage's metadata, in the order the UI lists it: its own view (``extra``: headline, tables, plots), then
+    what every stage has (what it did, whether it was skipped, its time, output path, fingerprint and the
+    partitions it used), then its result's numbers: flat while the whole stays under `MAX_ENTRIES`, else in one
+    table (``metrics``)."""
+    md: dict[str, Any] = dict(extra or {})
+    md |= {
         "summary": dg.MetadataValue.md("```\n" + res.summary + "\n```") if "\n" in res.summary else res.summary,
         "skipped": dg.MetadataValue.bool(res.skipped),
         "seconds": res.seconds,
@@ -258,9 +156,11 @@ def stage_metadata(res: StageResult, used: UsedPartitions, extra: Mapping[str, A
         "partitions_used": used.describe(),
         "partitions_used_json": dg.MetadataValue.json(used.model_dump()),
     }
-    md.update(_flat({k: v for k, v in res.metrics.items() if k not in md and k != "served"}))
-    if extra:
-        md.update(extra)
+    flat = _flat({k: v for k, v in res.metrics.items() if k not in md and k != "served"})
+    if len(md) + len(flat) < MAX_ENTRIES:
+        md |= flat
+    elif flat:
+        md["metrics"] = metrics_table(flat)
     return md
 
 

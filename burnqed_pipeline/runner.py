@@ -3,9 +3,9 @@
 The stages are materialised in this process against a persistent Dagster instance (``DAGSTER_HOME``, default
 ``<work_dir>/dagster``: `dagster_home`), so a run started here shows in ``dagster dev`` with its metadata: the
 shared base assets once, then for each iteration (added as a partition in numeric order) its stages in the
-order of the specs. One `StageRuntime` serves every run of the command (the caller's, passed as the
-``runtime`` resource: Lean starts once). A run stopped by SIGINT/SIGTERM stops the command (`RunInterrupted`);
-a failed stage is a `BurnqedError` naming it.
+order of the specs. One `StageRuntime` serves every run of the command (the caller's, bound to the runs'
+``event_loop``, ``lean`` and ``policy`` resources: Lean starts once). A run stopped by SIGINT/SIGTERM stops the
+command (`RunInterrupted`); a failed stage is a `BurnqedError` naming it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from burnqed_core.config import Profile
 from burnqed_core.errors import BurnqedError
 from burnqed_core.loop.stages import SPECS
-from burnqed_pipeline.resources import ProfileResource
+from burnqed_pipeline.resources import ProfileResource, kept_resources
 from burnqed_pipeline.services import StageRuntime
 
 REPO_DAGSTER_YAML = Path(__file__).resolve().parent.parent / "dagster.yaml"
@@ -50,10 +50,10 @@ def dagster_home(work_dir: Path) -> Path:
 
 
 def command_resources(profile: str, runtime: StageRuntime, work_dir: Path | None = None) -> dict[str, Any]:
-    """The resources of a command's runs: the profile (``work_dir`` overriding ``paths.work_dir``) and the
-    command's own runtime."""
+    """The resources of a command's runs: the profile (``work_dir`` overriding ``paths.work_dir``), and the event
+    loop, Lean pool and policy of the command's own runtime (`kept_resources`: Lean starts once per command)."""
     return {"profile": ProfileResource(profile=profile, work_dir=str(work_dir) if work_dir else None),
-            "runtime": runtime}
+            **kept_resources(runtime)}
 
 
 def _interrupted(result: Any) -> bool:

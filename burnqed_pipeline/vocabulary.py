@@ -4,8 +4,9 @@ the core's stage specs (`burnqed_core.loop.spec`).
 Per stage: its asset group (``base``, ``iteration``, ``nightly``: the jobs select by group), its kinds (the
 UI's icons), a label (what the UI calls its work, e.g. the title of its loss curve), the step priority (when
 steps of several stages are ready in one run, the higher priority's run first), whether it is materialised
-as soon as its inputs land (eager automation), the progress the step logs while it runs, and the metadata it
-adds to its result (`Extra`). `tests/pipeline/test_definitions.py` checks that every stage has an entry.
+as soon as its inputs land (eager automation), the progress the step logs while it runs, what a shard step
+says it did (``shard_verb``), and the metadata it adds to its result (`Extra`).
+`tests/pipeline/test_definitions.py` checks that every stage has an entry.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Style:
     eager: bool = False
     progress: Literal["training", "search"] | None = None
     extras: tuple[Extra, ...] = ()
+    shard_verb: str = "done"
 
     def title(self, name: str, n: int | None) -> str:
         """The stage's work as the UI names it: the label (``pre-training``; ``LoRA iteration N``)."""
@@ -49,12 +51,13 @@ STYLES: Mapping[str, Style] = MappingProxyType({
     "merged_model": Style(ITERATION_GROUP, frozenset({"safetensors"}), extras=("model_fingerprint",)),
     "embeddings": Style(ITERATION_GROUP, frozenset({"parquet"})),
     "ebm": Style(ITERATION_GROUP, frozenset({"pytorch"})),
-    "trajectories": Style(ITERATION_GROUP, frozenset({"parquet"}), progress="search", extras=("served",)),
+    "trajectories": Style(ITERATION_GROUP, frozenset({"parquet"}), progress="search", extras=("served",),
+                          shard_verb="searched"),
     # priority 1: in one run the report goes before the iteration's trajectory search (only iteration N+1 reads
     # that), so whoever watches the run sees the eval first
     "eval_report": Style(ITERATION_GROUP, frozenset({"markdown"}), priority=1, eager=True, progress="search",
-                         extras=("served", "eval_table")),
-    "nightly_eval": Style(NIGHTLY_GROUP, frozenset({"markdown"}), extras=("eval_table",)),
+                         extras=("eval_table", "served"), shard_verb="evaluated"),
+    "nightly_eval": Style(NIGHTLY_GROUP, frozenset({"markdown"}), extras=("eval_table",), shard_verb="evaluated"),
 })
 
 

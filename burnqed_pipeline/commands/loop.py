@@ -82,7 +82,8 @@ def run_loop(profile: str, iterations: list[int], work_dir: Path | None = None, 
                            until=until, last_until=last_until)
     for line in comparison(wd, max(iterations)):
         echo(line)
-    echo(f"\nSee the runs in the UI: DAGSTER_HOME={home} dagster dev -h 127.0.0.1 (docs/operations.md)")
+    echo(f"\nSee the runs in the UI: BURNQED_PROFILE={prof.source or profile} DAGSTER_HOME={home} "
+         "dagster dev -w workspace.yaml -h 127.0.0.1 (docs/operations.md)")
 
 
 def loop(

@@ -15,7 +15,7 @@ import dagster as dg
 from burnqed_core.loop.checks import eval_report_check
 from burnqed_pipeline.defs.jobs import iteration_job
 from burnqed_pipeline.defs.partitions import iteration_keys, iterations
-from burnqed_pipeline.defs.resources import ProfileResource
+from burnqed_pipeline.resources import ProfileResource
 from burnqed_pipeline.stage import stage
 
 EVAL_REPORT_CONDITION = (

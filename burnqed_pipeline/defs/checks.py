@@ -21,7 +21,7 @@ import dagster as dg
 from burnqed_core.loop import checks as core
 from burnqed_core.verdict import CheckVerdict
 from burnqed_pipeline.defs.partitions import iterations, partition_iteration
-from burnqed_pipeline.defs.resources import ProfileResource
+from burnqed_pipeline.resources import ProfileResource
 from burnqed_pipeline.stage import stage
 
 

@@ -22,22 +22,15 @@ iterations = dg.DynamicPartitionsDefinition(name=ITERATIONS)
 
 # GPU stages (DESIGN.md's table): one at a time on a single box through the pool
 # (`dagster instance concurrency set gpu 1`), a GPU node on Kubernetes, the gpu queue on celery.
-# On Kubernetes (k8s_job_executor) the step pod asks for one GPU, which only GPU nodes offer, and tolerates
-# the `nvidia.com/gpu` taint GPU node pools commonly carry (GKE and AKS set it; harmless where absent).
-# Cluster-specific placement (GPU type, spot pools) goes in the run config: deploy/k8s/run_config.yaml.
+# The op tags say what a GPU stage needs wherever it runs: one GPU (on Kubernetes, k8s_job_executor, the step's
+# pod asks for one `nvidia.com/gpu`, which only GPU nodes offer) and the Celery queue of GPU workers. Where it is
+# placed and how big its pod is (memory, the GPU nodes' taint and labels) depend on the cluster: the run
+# config's per_step_k8s_config (deploy/k8s/run_config.yaml), which the executor merges over these tags.
 GPU_POOL = "gpu"
 GPU_QUEUE = "gpu"
 GPU_OP_TAGS: Mapping[str, Any] = MappingProxyType({
     "dagster-k8s/config": {
-        "container_config": {
-            "resources": {
-                "limits": {"nvidia.com/gpu": "1", "memory": "96Gi"},
-                "requests": {"nvidia.com/gpu": "1", "memory": "64Gi"},
-            }
-        },
-        "pod_spec_config": {
-            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-        },
+        "container_config": {"resources": {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}}},
     },
     "dagster-celery/queue": GPU_QUEUE,
 })

@@ -1,5 +1,7 @@
 """The nightly eval schedule: cron and time zone from the profile's ``nightly`` section (``BURNQED_PROFILE``,
-default tiny), off until turned on in the UI (Automation)."""
+default tiny), off until turned on in the UI (Automation). A schedule's cron is part of the definitions, so this
+reads the variable when the location loads; the runs' profile resource reads it again when each run starts
+(``dg.EnvVar``, `burnqed_pipeline.defs.bindings`)."""
 
 
 import logging
@@ -10,6 +12,7 @@ import dagster as dg
 from burnqed_core.config import NightlyConfig, load_profile
 from burnqed_core.errors import BurnqedError
 from burnqed_core.loop.stages.nightly_eval import newest_complete, report_day
+from burnqed_pipeline.defs.bindings import PROFILE_ENV
 from burnqed_pipeline.defs.jobs import NIGHTLY_DATE_TAG, nightly_job
 from burnqed_pipeline.defs.partitions import iteration_keys
 
@@ -20,7 +23,7 @@ def nightly_settings() -> NightlyConfig:
     """The ``nightly`` section of the location's profile; its defaults if the profile does not load (the
     runs then fail with the profile's error, the code location still loads)."""
     try:
-        return load_profile(os.environ.get("BURNQED_PROFILE", "tiny")).nightly
+        return load_profile(os.environ.get(PROFILE_ENV, "tiny")).nightly
     except BurnqedError as e:
         log.warning("nightly schedule: %s; using the default cron", e)
         return NightlyConfig()

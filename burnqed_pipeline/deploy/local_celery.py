@@ -10,8 +10,9 @@ by the project (``burnqed deploy celery up|status|down``).
   Workers run with ``BURNQED_EXECUTOR=celery`` and the broker in ``BURNQED_CELERY_BROKER`` /
   ``BURNQED_CELERY_BACKEND`` (what ``deploy/celery/run_config.yaml`` reads), the run's ``DAGSTER_HOME``,
   profile and work directory: a step builds its own Lean pool and policy from the profile, and the worker
-  process keeps them for its later steps (``-i burnqed_pipeline.deploy.worker`` and ``BURNQED_KEEP_LEAN=1``:
-  one Lean process per worker process, started once, not once per step).
+  process keeps them for its later steps (``-i burnqed_pipeline.deploy.worker``, and the run config's
+  ``resources.event_loop.config.keep: true``: one Lean process per worker process, started once, not once
+  per step).
 * ``<dir>/deploy.json`` records every process (pid, process group, start time): `status` checks them and
   pings the workers through the broker; `down` stops the workers (SIGTERM, then SIGKILL of the group after
   a grace period), then the broker, and checks that no process of theirs is left, Lean processes included
@@ -42,7 +43,6 @@ import psutil
 from pydantic import BaseModel, Field
 
 from burnqed_core.errors import BurnqedError
-from burnqed_pipeline.defs.resources import KEEP_LEAN_ENV
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +107,7 @@ class CeleryDeployment(BaseModel):
     def env(self) -> dict[str, str]:
         """The environment of a worker, and of a code location or run process that sends steps to them."""
         env = {"BURNQED_EXECUTOR": "celery", BROKER_ENV: self.broker_url, BACKEND_ENV: self.backend_url,
-               "DAGSTER_HOME": self.dagster_home, "BURNQED_PROFILE": self.profile, "PYTHONUNBUFFERED": "1",
-               KEEP_LEAN_ENV: "1"}
+               "DAGSTER_HOME": self.dagster_home, "BURNQED_PROFILE": self.profile, "PYTHONUNBUFFERED": "1"}
         if self.work_dir:
             env["BURNQED_WORK_DIR"] = self.work_dir
         return env

@@ -4,7 +4,10 @@ Lean pool, the policy), so that the steps it runs one after another share one Le
 The worker imports this module at its start (``dagster-celery worker start -i burnqed_pipeline.deploy.worker``,
 as `burnqed_pipeline.deploy.local_celery` starts them): the runtime is made when each worker process starts
 and closed when it shuts down (Celery's ``worker_process_init`` / ``worker_process_shutdown`` signals), and
-held by the worker's Celery app, where `burnqed_pipeline.resources.RuntimeResource` with ``keep`` finds it.
+held by the worker's Celery app, where the run's `burnqed_pipeline.resources.EventLoopResource` with ``keep``
+(deploy/celery/run_config.yaml) finds it: the run's Lean pool and policy resources then use its pool and policy.
+The SGLang server is launched by the worker when ``BURNQED_SGLANG_LAUNCH=1`` in its environment (a worker's
+setting, read when its process starts), else attached to.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def cheap_profile(tmp: Path) -> Path:
 
 def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    for k in ("BURNQED_EXECUTOR", "BURNQED_KEEP_LEAN"):
+    for k in ("BURNQED_EXECUTOR",):
         env.pop(k, None)
     return {**env, **(extra or {})}
 
@@ -135,7 +135,6 @@ def launch(dep: CeleryDeployment | None, home: Path, config: Path | None, log: P
     extra = {"DAGSTER_HOME": str(home), "BURNQED_PROFILE": str(profile)}
     if dep is not None:
         extra = {**dep.env(), **extra}
-        extra.pop("BURNQED_KEEP_LEAN", None)
     argv = [sys.executable, "-c", RUN]
     if config is not None:
         argv.append(str(config))

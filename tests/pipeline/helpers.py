@@ -10,7 +10,8 @@ from typing import Any
 import dagster as dg
 
 from burnqed_pipeline.definitions import defs
-from burnqed_pipeline.resources import ProfileResource, RuntimeResource
+from burnqed_pipeline.defs.bindings import default_resources
+from burnqed_pipeline.resources import ProfileResource, kept_resources
 from burnqed_pipeline.services import StageRuntime
 
 #: The runtime lent to the runs of this test process (`lent`): tests only. A reconstructable job
@@ -18,12 +19,13 @@ from burnqed_pipeline.services import StageRuntime
 _LENT: dict[str, StageRuntime] = {}
 
 
-def resources(profile_path: Path, launch: bool = False, runtime: StageRuntime | None = None) -> dict[str, Any]:
-    """The profile and the run's services: ``runtime`` (e.g. `lend`'s, the test session's loop and Lean), else the
-    one `lent` to this process, else a `RuntimeResource` (set up and torn down with each run)."""
+def resources(profile_path: Path, runtime: StageRuntime | None = None) -> dict[str, Any]:
+    """The profile and the run's services: those of ``runtime`` (e.g. `lend`'s, the test session's loop and Lean),
+    else of the one `lent` to this process, else the code location's (set up and torn down with each run)."""
     rt = runtime if runtime is not None else _LENT.get("runtime")
-    return {"profile": ProfileResource(profile=str(profile_path)),
-            "runtime": rt if rt is not None else RuntimeResource(launch_sglang=launch)}
+    services = kept_resources(rt) if rt is not None else {k: v for k, v in default_resources().items()
+                                                           if k != "profile"}
+    return {"profile": ProfileResource(profile=str(profile_path)), **services}
 
 
 def lend(env: Any) -> StageRuntime:
@@ -83,10 +85,10 @@ def iteration_job() -> dg.JobDefinition:
     if not _LENT:
         return d.resolve_job_def("iteration")
     from burnqed_pipeline.defs.jobs import iteration_job as job
-    from burnqed_pipeline.defs.resources import default_resources
 
     return dg.Definitions(assets=list(d.assets or []), jobs=[job], executor=dg.in_process_executor,
-                          resources={**default_resources(), "runtime": _LENT["runtime"]}).resolve_job_def("iteration")
+                          resources={**default_resources(), **kept_resources(_LENT["runtime"])}
+                          ).resolve_job_def("iteration")
 
 
 def step_keys(result: dg.ExecutionResult, event: str = "STEP_START") -> list[str]:

@@ -13,7 +13,6 @@ from pathlib import Path
 import dagster as dg
 import pytest
 from dagster._core.storage.tags import PRIORITY_TAG as DAGSTER_PRIORITY_TAG
-from dagster_celery.core_execution_loop import DAGSTER_CELERY_STEP_PRIORITY_TAG
 
 from burnqed_core.loop.inputs import LoopError
 from burnqed_core.loop.stages import BY_NAME
@@ -26,6 +25,7 @@ BASE = {"base_tactic_pairs", "base_model", "automation_baselines", "premise_inde
 ITERATION = {"tactic_pairs", "lora_adapter", "merged_model", "trajectories", "eval_report"} | (
     {"embeddings", "ebm"})
 NIGHTLY = {"nightly_eval"}
+NO_DEPLOY = "dagster-celery is not installed: pip install 'burnqed[deploy]'"
 GPU = {"lora_adapter", "merged_model", "embeddings", "ebm", "trajectories", "eval_report", "nightly_eval"}
 
 
@@ -88,12 +88,16 @@ def test_search_stages_fan_out_over_shards() -> None:
         assert graph.dependency_structure.is_dynamic_mapped(shard)
 
 
+def test_the_priority_tags_are_dagster_s_and_dagster_celery_s() -> None:
+    """The factory names dagster-celery's tag and default without importing it (the ``deploy`` extra)."""
+    core = pytest.importorskip("dagster_celery.core_execution_loop", reason=NO_DEPLOY)
+    defaults = pytest.importorskip("dagster_celery.defaults", reason=NO_DEPLOY)
+    assert (PRIORITY_TAG, CELERY_PRIORITY_TAG) == (DAGSTER_PRIORITY_TAG, core.DAGSTER_CELERY_STEP_PRIORITY_TAG)
+    assert defaults.task_default_priority == CELERY_DEFAULT_PRIORITY
+
+
 def test_eval_report_steps_go_before_the_trajectory_search() -> None:
     """Both wait on the iteration's model; every step of the report carries Dagster's priority tag."""
-    from dagster_celery.defaults import task_default_priority
-
-    assert (PRIORITY_TAG, CELERY_PRIORITY_TAG) == (DAGSTER_PRIORITY_TAG, DAGSTER_CELERY_STEP_PRIORITY_TAG)
-    assert task_default_priority == CELERY_DEFAULT_PRIORITY  # said here, so that the factory needs no dagster_celery
     assets = _assets()
     # Celery's tag stays at its default (the broker orders: Redis and RabbitMQ in opposite senses)
     for tag, value in ((PRIORITY_TAG, "1"), (CELERY_PRIORITY_TAG, "5")):
@@ -144,7 +148,7 @@ def test_jobs_and_resources() -> None:
     assert d.resolve_job_def("iteration").partitions_def.name == ITERATIONS  # type: ignore[union-attr]
     assert d.resolve_job_def("base").partitions_def is None
     assert d.resolve_job_def("nightly").partitions_def.name == ITERATIONS  # type: ignore[union-attr]
-    assert set(d.resources or {}) >= {"profile", "runtime"}
+    assert set(d.resources or {}) >= {"profile", "event_loop", "lean", "policy"}
 
 
 def test_iterations_are_added_in_numeric_order(tmp_path: Path) -> None:

@@ -19,9 +19,9 @@ import yaml
 
 from burnqed_core.errors import BurnqedError
 from burnqed_pipeline.definitions import defs
+from burnqed_pipeline.defs.bindings import default_resources
 from burnqed_pipeline.defs.jobs import RETRY_TAGS, base_job, iteration_job
 from burnqed_pipeline.defs.partitions import GPU_OP_TAGS, GPU_POOL
-from burnqed_pipeline.defs.resources import default_resources
 from burnqed_pipeline.executors import EXECUTORS, executor_for
 from burnqed_pipeline.runner import REPO_DAGSTER_YAML, dagster_home
 
@@ -100,10 +100,22 @@ def _gpu_ops(job: dg.JobDefinition) -> set[str]:
         for n in node.definition.nodes if n.definition.tags.get("dagster-celery/queue") == "gpu"}
 
 
+def test_the_profile_is_read_from_the_environment_when_a_run_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``BURNQED_PROFILE`` is a ``dg.EnvVar``: the definitions load without it, a run's config names it, and its
+    value is the one set when the run starts, not when the code location loaded."""
+    monkeypatch.delenv("BURNQED_PROFILE", raising=False)
+    (job,) = [j for j in _jobs_with("in_process") if j.name == "base"]
+    with pytest.raises(dg.DagsterInvalidConfigError, match='environment variable "BURNQED_PROFILE"'):
+        dg.validate_run_config(job, {})
+    monkeypatch.setenv("BURNQED_PROFILE", "small")
+    assert dg.validate_run_config(job, {})["resources"]["profile"]["config"]["profile"] == "small"
+
+
 @needs_k8s
-def test_k8s_run_config_validates_against_the_jobs() -> None:
+def test_k8s_run_config_validates_against_the_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
     from dagster_k8s import k8s_job_executor
 
+    monkeypatch.setenv("BURNQED_PROFILE", "prod")  # the user code deployment's (deploy/k8s/values.yaml)
     assert executor_for("k8s") is k8s_job_executor
     run_config = _load(DEPLOY / "k8s" / "run_config.yaml")
     for job in _jobs_with("k8s"):
@@ -117,14 +129,30 @@ def test_k8s_run_config_validates_against_the_jobs() -> None:
 
 
 @needs_k8s
-def test_gpu_op_tags_parse_as_dagster_k8s_config() -> None:
-    from dagster_k8s.job import get_user_defined_k8s_config
+def test_gpu_steps_ask_for_a_gpu_and_the_run_config_places_them() -> None:
+    """The op tags hold what a GPU step needs anywhere (one GPU), never a placement value; the run config's
+    per_step_k8s_config places every GPU step of the iteration job (memory, taint, node type), and what the
+    executor makes of both (its own merge: the op's tags, then the step's run config) holds them all."""
+    from dagster_k8s.container_context import K8sContainerContext
+    from dagster_k8s.job import UserDefinedDagsterK8sConfig, get_user_defined_k8s_config
 
-    lora = next(a for a in defs().assets or [] if a.key == dg.AssetKey("lora_adapter"))  # type: ignore[union-attr]
-    cfg = get_user_defined_k8s_config(lora.op.tags)
-    assert cfg.container_config["resources"]["limits"]["nvidia.com/gpu"] == "1"
-    assert cfg.pod_spec_config["tolerations"][0]["key"] == "nvidia.com/gpu"
-    assert json.loads(json.dumps(dict(GPU_OP_TAGS)))["dagster-k8s/config"] == GPU_OP_TAGS["dagster-k8s/config"]
+    tags = json.loads(json.dumps(dict(GPU_OP_TAGS)))["dagster-k8s/config"]
+    assert tags == GPU_OP_TAGS["dagster-k8s/config"]
+    assert "memory" not in json.dumps(tags) and "pod_spec_config" not in tags  # placement is the run config's
+    per_step = _load(DEPLOY / "k8s" / "run_config.yaml")["execution"]["config"]["per_step_k8s_config"]
+    job = _jobs_with("k8s")[1]
+    ops = {n.name: n.definition for node in job.graph.nodes
+           for n in ([*node.definition.nodes] if isinstance(node.definition, dg.GraphDefinition) else [node])}
+    gpu = {name for name, op in ops.items() if op.tags.get("dagster-celery/queue") == "gpu"}
+    assert set(per_step) == gpu, set(per_step) ^ gpu
+    for name in gpu:
+        merged = K8sContainerContext(run_k8s_config=get_user_defined_k8s_config(ops[name].tags)).merge(
+            K8sContainerContext(run_k8s_config=UserDefinedDagsterK8sConfig.from_dict(per_step[name])))
+        cfg = merged.run_k8s_config
+        limits = cfg.container_config["resources"]["limits"]
+        assert limits["nvidia.com/gpu"] == "1" and limits["memory"] == "96Gi", (name, limits)
+        assert cfg.container_config["resources"]["requests"] == {"nvidia.com/gpu": "1", "memory": "64Gi"}, name
+        assert cfg.pod_spec_config["tolerations"][0]["key"] == "nvidia.com/gpu", name
 
 
 @needs_k8s
@@ -154,11 +182,13 @@ def test_celery_run_config_validates_against_the_jobs(monkeypatch: pytest.Monkey
 
     monkeypatch.setenv("BURNQED_CELERY_BROKER", "pyamqp://guest@localhost//")
     monkeypatch.setenv("BURNQED_CELERY_BACKEND", "rpc://")
+    monkeypatch.setenv("BURNQED_PROFILE", "tiny")  # what `burnqed deploy celery up` sets (its env())
     path = DEPLOY / "celery" / "run_config.yaml"
     run_config = _load(path)
     for job in _jobs_with("celery"):
         assert job.executor_def is celery_executor
-        dg.validate_run_config(job, run_config)
+        res = dg.validate_run_config(job, run_config)
+        assert res["resources"]["event_loop"]["config"]["keep"] is True  # steps use the worker's pool and policy
     # the workers read the same file (`dagster-celery worker start -y`)
     assert get_validated_config(str(path))["broker"] == "pyamqp://guest@localhost//"
     queues = {n.definition.tags.get("dagster-celery/queue") for n in _jobs_with("celery")[1].graph.nodes}

@@ -1,6 +1,6 @@
-"""The run's services (`RuntimeResource`) start the profile's Lean pool on first need in the run process and close
-it when the run ends; a runtime kept by its owner (a command, a Celery worker process) outlives the runs. Here
-on the Pantograph backend with the fake REPL (tests/fake_pantograph.py: no native Lean here), as the prod
+"""The run's Lean pool (`LeanPoolResource`, on the run's `EventLoopResource`) starts on first need in the run
+process and closes when the run ends; a runtime kept by its owner (a command, a Celery worker process) outlives
+the runs. Here on the Pantograph backend with the fake REPL (tests/fake_pantograph.py: no native Lean here), as the prod
 profile would: `automation_baselines` measures a benchmark that ships no automation.json."""
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from pathlib import Path
 
 import dagster as dg
 import psutil
+import pytest
 
 from burnqed_core.record_io import write_jsonl
 from burnqed_core.records import Theorem
+from burnqed_pipeline.resources import LeanPoolResource, PolicyResource
 from burnqed_pipeline.services import StageRuntime
 from tests.pipeline.helpers import materialize, metadata, resources
 from tests.pipeline.profiles import write_profile
@@ -70,11 +72,12 @@ def test_a_runtime_kept_by_its_owner_serves_later_runs_until_closed(tmp_path: Pa
 
 def test_a_celery_worker_s_runtime_is_used_and_left_open(tmp_path: Path) -> None:
     """In a Celery worker process (`burnqed_pipeline.deploy.worker`: its app holds the process's runtime), the
-    resource with ``keep`` uses that runtime and leaves it open at the end of the step; without ``keep``, or
-    outside a worker, each run has its own."""
-    from celery import current_app
+    event loop resource with ``keep`` hands the run's Lean pool resource that runtime's pool, which the run uses
+    and leaves open at the end of the step; without ``keep``, or outside a worker, each run has its own."""
+    celery = pytest.importorskip("celery", reason="celery is not installed: pip install 'burnqed[deploy]'")
+    current_app = celery.current_app
 
-    from burnqed_pipeline.resources import WORKER_RUNTIME_ATTR, RuntimeResource, worker_runtime
+    from burnqed_pipeline.resources import WORKER_RUNTIME_ATTR, EventLoopResource, worker_runtime
 
     prof = _profile(tmp_path)
     assert worker_runtime() is None
@@ -82,7 +85,10 @@ def test_a_celery_worker_s_runtime_is_used_and_left_open(tmp_path: Path) -> None
         setattr(current_app, WORKER_RUNTIME_ATTR, rt)
         try:
             assert worker_runtime() is rt
-            res = {**resources(prof), "runtime": RuntimeResource(keep=True)}
+            res = resources(prof)
+            res["event_loop"] = EventLoopResource.configure_at_launch(keep=True)
+            res = {**res, "lean": LeanPoolResource(event_loop=res["event_loop"]),
+                   "policy": PolicyResource(event_loop=res["event_loop"])}
             with dg.instance_for_test(temp_dir=str(tmp_path)) as inst:
                 md = metadata(materialize(inst, res, ["automation_baselines"]))["automation_baselines"]
             assert md["measured_now"] == 2 and rt.lean_started and len(_fake_repls()) == 1  # the worker's, open

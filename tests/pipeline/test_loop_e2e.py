@@ -105,13 +105,19 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert ev1["solve_rate_plot"].startswith("![solve rate per budget](data:image/png;base64,")
     assert ev1["theorems"] == 6 and 0 <= ev1["cumulative_rate"] <= 1
     assert ev1["served_model"]["model_path"].endswith("iter_1/merged_model")
+    # headline first (the primary statistic with its interval), the comparison and the plot next (issue 66)
+    assert list(ev1)[:6] == ["headline", "primary", "primary_low", "primary_high", "comparison", "solve_rate_plot"]
+    assert ev1["primary_low"] <= ev1["primary"] <= ev1["primary_high"] and len(ev1) < 30, list(ev1)
     # baseline (c), the same search with no learned policy, and the prover against the best of (a), (b), (c)
-    assert 0 <= ev1["structural_baseline"] <= 1 and ev1["best_baseline"][:3] in ("(a)", "(b)", "(c)")
-    assert ev1["vs_best_baseline_low"] <= ev1["vs_best_baseline"] <= ev1["vs_best_baseline_high"]
+    stats = {r.data["name"]: r.data for r in ev1["statistics"].records}
+    assert 0 <= stats["structural_baseline"]["value"] <= 1 and ev1["best_baseline"][:3] in ("(a)", "(b)", "(c)")
+    vs = stats["vs_best_baseline"]
+    assert vs["low"] <= vs["value"] <= vs["high"]
     assert ev1["shards"] == 3  # 6 benchmark + 6 hand-written theorems in shards of 4
     slug = set_slug(str(also))
-    assert "| node budget |" in ev1[f"{slug}_report"] and ev1[f"{slug}_theorems"] == 6
-    assert 0 <= ev1[f"{slug}_cumulative_rate_low"] <= ev1[f"{slug}_cumulative_rate_high"] <= 1
+    (also_row,) = [r.data for r in ev1["sets"].records]
+    assert "| node budget |" in ev1[f"{slug}_report"] and also_row["set"] == slug and also_row["theorems"] == 6
+    assert 0 <= also_row["low"] <= also_row["high"] <= 1
     tr1 = _latest(inst, "trajectories", "1")
     assert tr1["shards"] == max(1, -(-tr1["theorems"] // 4))
     assert tr1["partitions_used"] == "merged_model[1], premise_index, ebm[1], base_model, trajectories[0]"

@@ -15,7 +15,7 @@ import pytest
 from burnqed_core.errors import PolicyError
 from burnqed_pipeline.defs.partitions import add_iteration, iterations
 from burnqed_pipeline.metadata import served_metadata
-from burnqed_pipeline.resources import ProfileResource, RuntimeResource
+from burnqed_pipeline.resources import EventLoopResource, PolicyResource, ProfileResource
 from tests.core.policy.test_sglang import free_port, start_fake, stats, switch
 from tests.pipeline.profiles import write_profile
 
@@ -23,12 +23,12 @@ pytestmark = pytest.mark.slow
 
 
 @dg.asset(partitions_def=iterations)
-def served(context: dg.AssetExecutionContext, profile: ProfileResource,
-           runtime: RuntimeResource) -> dg.MaterializeResult:
-    """A stand-in for trajectories/eval: ask the run's services for iteration N's model and generate."""
+def served(context: dg.AssetExecutionContext, profile: ProfileResource, event_loop: EventLoopResource,
+           policy: PolicyResource) -> dg.MaterializeResult:
+    """A stand-in for trajectories/eval: ask the run's policy for iteration N's model and generate."""
     n = int(context.partition_key)
-    pol, info = runtime.run(runtime.policy(profile.load(), Path(f"/models/iter_{n}"), n))
-    out = runtime.run(pol.generate(["n : Nat\n⊢ n + 0 = n"], 2, 1.0))
+    pol, info = event_loop.run(policy.policy(profile.load(), Path(f"/models/iter_{n}"), n))
+    out = event_loop.run(pol.generate(["n : Nat\n⊢ n + 0 = n"], 2, 1.0))
     return dg.MaterializeResult(metadata={**served_metadata(info), "candidates": len(out[0])})
 
 
@@ -42,11 +42,16 @@ def _profile(tmp: Path, port: int) -> Path:
     })
 
 
+def _services(prof: Path, launch: bool = False) -> dict[str, Any]:
+    loop = EventLoopResource.configure_at_launch()
+    return {"profile": ProfileResource(profile=str(prof)), "event_loop": loop,
+            "policy": PolicyResource(event_loop=loop, launch_sglang=launch)}
+
+
 def _run(inst: dg.DagsterInstance, prof: Path, n: int, launch: bool = False) -> dg.ExecuteInProcessResult:
-    p = ProfileResource(profile=str(prof))
     add_iteration(inst, n)
     return dg.materialize([served], instance=inst, partition_key=str(n), raise_on_error=False,
-                          resources={"profile": p, "runtime": RuntimeResource(launch_sglang=launch)})
+                          resources=_services(prof, launch))
 
 
 def _served(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
@@ -94,12 +99,11 @@ def test_launched_server_serves_the_model_and_stops_with_the_run(tmp_path: Path)
 
 def test_refused_swap_on_a_launched_server_keeps_the_previous_model(tmp_path: Path) -> None:
     port = free_port()
-    p = ProfileResource(profile=str(_profile(tmp_path, port)))
-    with dg.build_resources({"profile": p, "runtime": RuntimeResource(launch_sglang=True)}) as r:
-        rt, prof = r.runtime, r.profile.load()
-        rt.run(rt.policy(prof, Path("/models/iter_0"), 0))
+    with dg.build_resources(_services(_profile(tmp_path, port), launch=True)) as r:
+        loop, pol, prof = r.event_loop, r.policy, r.profile.load()
+        loop.run(pol.policy(prof, Path("/models/iter_0"), 0))
         switch_url = f"http://127.0.0.1:{port}/_fake/config"
         httpx.post(switch_url, json={"weights": "fail"}, timeout=5).raise_for_status()
         with pytest.raises(PolicyError):
-            rt.run(rt.policy(prof, Path("/models/iter_1"), 1))
+            loop.run(pol.policy(prof, Path("/models/iter_1"), 1))
         assert httpx.get(f"http://127.0.0.1:{port}/_fake/stats", timeout=5).json()["model_path"] == "/models/iter_0"
