@@ -122,7 +122,7 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert tr1["shards"] == max(1, -(-tr1["theorems"] // 4))
     assert tr1["partitions_used"] == "merged_model[1], premise_index, ebm[1], base_model, trajectories[0]"
     assert _latest(inst, "lora_adapter", "1")["partitions_used"] == \
-        "tactic_pairs[1], base_model, premise_index, lora_adapter[0]"
+        "tactic_pairs[1], base_model, premise_index, lora_adapter[0], trajectories[0]"  # (the joint contrastive data)
 
     for n in (0, 1):
         s = read_summary(layout.iteration(n).stage("eval_report"))

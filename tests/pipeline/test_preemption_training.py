@@ -11,6 +11,7 @@ model; no Lean):
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -83,7 +84,12 @@ def _recover(home: Path, prof: Path) -> str:
 def _lora_metadata(instance: dg.DagsterInstance, run_id: str) -> dict[str, Any]:
     mats = instance.fetch_materializations(dg.AssetKey("lora_adapter"), limit=10).records
     assert [m.run_id for m in mats] == [run_id]  # the killed run materialised nothing
-    return {k: getattr(v, "value", v) for k, v in mats[0].asset_materialization.metadata.items()}  # type: ignore
+    md = {k: getattr(v, "value", v) for k, v in mats[0].asset_materialization.metadata.items()}  # type: ignore
+    table = mats[0].asset_materialization.metadata.get("metrics")  # type: ignore[union-attr]
+    for r in getattr(table, "records", []):  # numbers past the flat limit are in one table (as text)
+        name, value = r.data["name"], r.data["value"]
+        md.setdefault(name, None if value in ("None", "") else json.loads(value) if value[:1].isdigit() else value)
+    return md
 
 
 def test_sigkilled_training_run_resumes_from_its_checkpoint(tmp_path: Path) -> None:

@@ -8,14 +8,14 @@ import pytest
 
 from burnqed_core.config import load_profile
 from burnqed_core.ebm.metrics import SeparationMetrics
-from burnqed_core.eval.summary import paired_deltas, summarize
+from burnqed_core.eval.summary import SummaryOptions, paired_deltas, summarize
 from burnqed_core.loop.configs_abc import WHAT, AbcReport, ConfigOutcome, abc_markdown, with_joint
 from tests.core.eval.test_summary import WIDE, WIDE_BASE, twelve
 
 
 def _summary(solved: int, iteration: int):
-    return summarize(twelve({n: 5 for n in WIDE[:solved]}, iteration), WIDE_BASE, iteration=iteration,
-                     benchmark="exercises:iter_1", budgets=[8, 32])
+    return summarize(twelve({n: 5 for n in WIDE[:solved]}, iteration), WIDE_BASE,
+                     SummaryOptions(iteration=iteration, benchmark="exercises:iter_1", budgets=[8, 32]))
 
 
 def test_the_report_gives_each_configuration_and_both_changes_with_intervals() -> None:
