@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 import pytest_asyncio
@@ -62,3 +63,21 @@ async def lean_pool(lean_config: LeanConfig) -> AsyncIterator[object]:
         yield pool
     finally:
         await pool.close()
+
+
+@asynccontextmanager
+async def own_lean_pool(**overrides: object) -> AsyncIterator[object]:
+    """A started one-worker `LeanPool` of a test's own (`tiny_lean_config` with ``overrides``), for tests that
+    kill, time out or recycle its processes; closed after, and every process it started is gone."""
+    from burnqed_core.lean.pool import LeanPool
+
+    config = tiny_lean_config(**overrides)
+    skip_unless_lean_installed(config)
+    pool = LeanPool(config)
+    await pool.start()
+    try:
+        yield pool
+    finally:
+        await pool.close()
+        for pid in pool.pids:
+            assert pid is None or not os.path.exists(f"/proc/{pid}/status")

@@ -4,7 +4,6 @@ own (its worker is killed at each timeout)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 
 import pytest
@@ -81,18 +80,10 @@ LIMIT_S = 8.0
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def own_pool() -> AsyncIterator[LeanPool]:
-    from tests.fixtures_lean import skip_unless_lean_installed, tiny_lean_config
+    from tests.fixtures_lean import own_lean_pool
 
-    config = tiny_lean_config(self_test=False, verdict_cache=0)
-    skip_unless_lean_installed(config)
-    pool = LeanPool(config)
-    await pool.start()
-    try:
-        yield pool
-    finally:
-        await pool.close()
-        for pid in pool.pids:
-            assert pid is None or not os.path.exists(f"/proc/{pid}/status")
+    async with own_lean_pool(self_test=False, verdict_cache=0) as pool:
+        yield pool  # type: ignore[misc]
 
 
 @pytest.mark.lean

@@ -17,7 +17,7 @@ import pytest_asyncio
 from burnqed_core.lean.pool import InfraFailure, LeanPool
 from burnqed_core.lean.types import BackendDied, Status
 from burnqed_core.records import Theorem
-from tests.fixtures_lean import skip_unless_lean_installed, tiny_lean_config
+from tests.fixtures_lean import own_lean_pool, skip_unless_lean_installed, tiny_lean_config
 
 pytestmark = [pytest.mark.lean, pytest.mark.slow, pytest.mark.own_lean]  # never the session's worker
 
@@ -27,16 +27,8 @@ THM = Theorem(name="comm", statement="(a b : Nat) : a + b = b + a")
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def own_pool() -> AsyncIterator[LeanPool]:
     # no verdict cache: every call below must reach a (killed, restarted, recycled) Lean process
-    config = tiny_lean_config(tactic_timeout_s=15.0, self_test=False, verdict_cache=0)
-    skip_unless_lean_installed(config)
-    pool = LeanPool(config)
-    await pool.start()
-    try:
-        yield pool
-    finally:
-        await pool.close()
-        for pid in pool.pids:
-            assert pid is None or not os.path.exists(f"/proc/{pid}/status")
+    async with own_lean_pool(tactic_timeout_s=15.0, self_test=False, verdict_cache=0) as pool:
+        yield pool  # type: ignore[misc]
 
 
 def pid_gone(pid: int) -> bool:
