@@ -294,6 +294,16 @@ class SearchConfig(Section):
     max_checks: int | None = Field(
         None, ge=1, description="per theorem: at most this many Lean tactic checks (every candidate sent to Lean, "
         "closing or not); the compute measure searchers are compared at (None: only max_nodes and timeout_s bind)")
+    rank: Literal["prior", "policy"] = Field(
+        "prior", description="what orders an expansion's candidates and gives each child its log-probability: "
+        "'prior' (the policy's samples their own, the other sources fixed priors: automation, structural, premise "
+        "rank) or 'policy' (every candidate scored by the policy's model at the state, `TacticScorer`: what the "
+        "policy learned ranks the automation, structural and premise steps too). A search without a policy that "
+        "scores (baseline (c)) ranks by 'prior'")
+    max_width: int | None = Field(
+        None, ge=1, description="at most this many candidates per expansion, the best ranked; a node with "
+        "candidates left goes back on the frontier at the priority its next candidate's child would have, and its "
+        "next expansion tries the next ones (None: every candidate at once)")
 
 
 class LoraConfig(Section):

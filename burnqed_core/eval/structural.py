@@ -59,20 +59,23 @@ def search_config(profile: Profile, retrieval: bool = False) -> SearchConfig:
     attempt's seed and the eval's per-theorem time cap (what `run_eval` gives the engine), the policy removed:
     its structural steps come from the `StructuralPolicy` (the same list the prover's search adds), so the
     search's own structural candidates are off; with ``retrieval`` ("(c) with retrieval") the prover's premise
-    steps are on, else off. ``search.max_checks`` stays the prover's: equal checks."""
+    steps are on, else off; its candidates are ranked by their priors (``search.rank`` 'prior': no model to
+    score them), ``search.max_width`` and ``search.max_checks`` stay the prover's: equal checks."""
     from burnqed_core.eval.run import attempt_seed
 
     premises = profile.search.premises.model_copy(update={"enabled": True}) if retrieval else PremiseStepsConfig()
     return profile.search.model_copy(update={"max_nodes": max(profile.eval.budgets),
                                              "seed": attempt_seed(profile.search.seed, 0),
                                              "timeout_s": profile.eval.timeout_s,
-                                             "structural": StructuralStepsConfig(), "premises": premises})
+                                             "structural": StructuralStepsConfig(), "premises": premises,
+                                             "rank": "prior"})
 
 
 # Search settings added after baseline (c) files were shipped: left out of the key while at their defaults, so
 # that a file measured before them (when the search had none of them) still matches.
 _NEWER: dict[str, Any] = {"structural": StructuralStepsConfig().model_dump(mode="json"),
-                          "premises": PremiseStepsConfig().model_dump(mode="json"), "max_checks": None}
+                          "premises": PremiseStepsConfig().model_dump(mode="json"), "max_checks": None,
+                          "rank": "prior", "max_width": None}
 
 
 def _search_payload(config: SearchConfig) -> dict[str, Any]:

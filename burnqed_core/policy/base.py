@@ -60,6 +60,22 @@ class Policy(Protocol):
     async def close(self) -> None: ...
 
 
+@runtime_checkable
+class TacticScorer(Protocol):
+    """A policy that also scores given tactics: the log-probability its model gives each tactic's text at a
+    state (the sum over the completion's tokens and the end of sequence, from the raw logits, in the prompt
+    `generate` uses), so that a search can rank candidates the policy did not sample (`SearchConfig.rank`)."""
+
+    async def score(
+        self,
+        states: Sequence[str],
+        tactics: Sequence[Sequence[str]],
+        premises: Sequence[Sequence[str]] | None = None,
+    ) -> list[list[float]]:
+        """Per state, one log-probability per tactic of ``tactics[i]``; ``premises`` as in `Policy.generate`."""
+        ...
+
+
 SEED_BITS = 63
 
 

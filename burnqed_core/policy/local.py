@@ -493,6 +493,54 @@ class LocalPolicy:
                                        None if seeds is None else list(seeds),
                                        None if premises is None else [list(p) for p in premises])
 
+    # ---------------------------------------------------------------- scoring
+
+    def score_sync(
+        self,
+        states: Sequence[str],
+        tactics: Sequence[Sequence[str]],
+        premises: Sequence[Sequence[str]] | None = None,
+    ) -> list[list[float]]:
+        """Blocking `score` (`burnqed_core.policy.base.TacticScorer`): teacher-forced log-probabilities of each
+        tactic's completion tokens and EOS after the state's prompt (the training example's own text, so in
+        the model's names when its format renames them). Rows are padded on the right and sorted by length."""
+        import torch
+
+        if len(tactics) != len(states) or (premises is not None and len(premises) != len(states)):
+            raise ValueError(f"{len(tactics)} tactic lists and {len(premises or states)} premise lists "
+                             f"for {len(states)} states")
+        eos = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else self.eos_ids[0]
+        rows: list[tuple[int, int, list[int], int]] = []  # (state, tactic, ids, prompt length)
+        for i, state in enumerate(states):
+            shown = premises[i] if premises is not None else ()
+            for j, tactic in enumerate(tactics[i]):
+                prompt, completion = self.prompt_format.example(state, tactic, shown)
+                p_ids = self._encode_text(prompt)
+                c_ids = list(self.tokenizer(completion, add_special_tokens=False)["input_ids"])
+                rows.append((i, j, [*p_ids, *c_ids, int(eos)], len(p_ids)))
+        out = [[0.0] * len(ts) for ts in tactics]
+        order = sorted(range(len(rows)), key=lambda k: len(rows[k][2]))
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                ids, mask = self._pad([rows[k][2] for k in idx], left=False)
+                logits = self.model(input_ids=ids, attention_mask=mask, use_cache=False).logits.float()
+                token_lp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
+                for r, k in enumerate(idx):
+                    i, j, seq, plen = rows[k]
+                    out[i][j] = float(token_lp[r, plen - 1 : len(seq) - 1].sum())
+        return out
+
+    async def score(
+        self,
+        states: Sequence[str],
+        tactics: Sequence[Sequence[str]],
+        premises: Sequence[Sequence[str]] | None = None,
+    ) -> list[list[float]]:
+        """Per state, the model's log-probability of each given tactic (worker thread); see `score_sync`."""
+        return await asyncio.to_thread(self.score_sync, list(states), [list(t) for t in tactics],
+                                       None if premises is None else [list(p) for p in premises])
+
     # --------------------------------------------------------------- encoding
 
     def encode_sync(self, texts: Sequence[str]) -> list[list[float]]:

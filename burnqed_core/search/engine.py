@@ -82,10 +82,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from burnqed_core.config import SearchConfig
 from burnqed_core.data.prompt import format_of
 from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
-from burnqed_core.policy.base import Candidate, Policy, dedup_candidates, derive_seed
+from burnqed_core.policy.base import Candidate, Policy, TacticScorer, dedup_candidates, derive_seed
 from burnqed_core.premises.index import PremiseIndex
 from burnqed_core.records import Theorem, TrajectoryRecord
-from burnqed_core.search.automation import Source, tactic_key
+from burnqed_core.search.automation import Source, SourcedCandidate, tactic_key
 from burnqed_core.search.candidates import CandidateBuilder
 from burnqed_core.search.scoring import EnergyScorer, priority, score_states
 from burnqed_core.search.tree import Node, NodeStatus, SearchTree
@@ -188,6 +188,7 @@ class _Search:
     builder: CandidateBuilder | None = None
     resample_round: int = 0
     reexpand: list[tuple[float, int, int]] = field(default_factory=list)
+    partial: set[int] = field(default_factory=set)  # expanded nodes with ranked candidates left (max_width)
     times_expanded: dict[int, int] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     policy_s: float = 0.0
@@ -205,13 +206,23 @@ class _Search:
     def push(self, node: Node) -> None:
         heapq.heappush(self.frontier, (-node.priority, node.node_id, node.node_id))
 
+    def push_rest(self, node: Node, priority: float) -> None:
+        """Put an expanded node with candidates left back on the frontier (``search.max_width``)."""
+        self.partial.add(node.node_id)
+        heapq.heappush(self.frontier, (-priority, node.node_id, node.node_id))
+
+    def _live(self, i: int) -> bool:
+        node = self.tree.nodes[i]
+        return node.status is NodeStatus.OPEN or (node.status is NodeStatus.EXPANDED and i in self.partial)
+
     def pop(self) -> Node | None:
-        """The best open node; when none is left, the best node queued for another expansion."""
+        """The best open node (or expanded node with candidates left); when none is left, the best node
+        queued for another expansion."""
         while self.frontier:
             _, _, i = heapq.heappop(self.frontier)
-            node = self.tree.nodes[i]
-            if node.status is NodeStatus.OPEN:
-                return node
+            if self._live(i):
+                self.partial.discard(i)
+                return self.tree.nodes[i]
         while self.reexpand:
             _, _, i = heapq.heappop(self.reexpand)
             node = self.tree.nodes[i]
@@ -220,7 +231,7 @@ class _Search:
         return None
 
     def has_open(self) -> bool:
-        return bool(self.reexpand) or any(self.tree.nodes[i].status is NodeStatus.OPEN for _, _, i in self.frontier)
+        return bool(self.reexpand) or any(self._live(i) for _, _, i in self.frontier)
 
     def resample(self, max_depth: int) -> bool:
         """Queue every expanded node above ``max_depth`` for another round of samples (a frontier that ran
@@ -242,6 +253,7 @@ class _Expansion:
     sources: list[Source] = field(default_factory=list)
     results: list[TacticResult] | None = None
     round: int = 0  # how many times the node was expanded before this expansion
+    rest_logprob: float | None = None  # the best candidate left for a later expansion (``search.max_width``)
 
 
 def expansion_seed(seed: int, theorem: str, node_id: int, round: int = 0) -> int:
@@ -320,8 +332,14 @@ class SearchEngine:
         self.sampling = sampling or resolve_sampling(config, ebm=scorer is not None)
         self.iteration = iteration
         self.overlap = overlap
-        self._resampled = False
         self.check_invariants = check_invariants
+        # candidates ranked by the policy's model (search.rank 'policy'); a policy that cannot score (baseline
+        # (c)'s, which has no model) ranks by the priors
+        self.ranker: TacticScorer | None = policy if (
+            config.rank == "policy" and isinstance(policy, TacticScorer)) else None
+        if config.rank == "policy" and self.ranker is None:
+            log.info("search.rank is 'policy' but %s scores no tactics: candidates ranked by their priors",
+                     getattr(policy, "name", type(policy).__name__))
         self.stats = EngineStats()
 
     # -- public -----------------------------------------------------------
@@ -378,9 +396,8 @@ class SearchEngine:
             sched.rotation += 1
             batch = self._select(sched.active, sched.rotation)
             if not batch:
-                self._resampled = False
-                ended = await self._finish_done(sched.active)
-                if not ended and not self._resampled:
+                ended, refilled = await self._finish_done(sched.active)
+                if not ended and not refilled:
                     raise RuntimeError("search stalled: no node to expand and no search ended")
                 sched.finished.extend(ended)
                 return
@@ -396,7 +413,7 @@ class SearchEngine:
         await sched.lean_task
         sched.lean_task = None
         await self._integrate(expansions)
-        sched.finished.extend(await self._finish_done(sched.active))
+        sched.finished.extend((await self._finish_done(sched.active))[0])
 
     # -- steps ------------------------------------------------------------
 
@@ -490,24 +507,62 @@ class SearchEngine:
         self.stats.generate_calls += len(rounds)
         self.stats.states_generated += len(expansions)
         t = time.perf_counter()
+        built: list[list[SourcedCandidate]] = []
         for e, cands in zip(expansions, raw, strict=True):
             e.search.policy_s += dt / len(expansions)
-            unique = dedup_candidates(cands)
             builder = e.search.builder
             assert builder is not None
-            merged = builder.build(unique, e.node.text, e.node.depth)
+            merged = builder.build(dedup_candidates(cands), e.node.text, e.node.depth)
             if e.node.edges:  # a re-expansion: only tactics not tried on this node yet
                 tried = {tactic_key(edge.tactic) for edge in e.node.edges}
                 merged = [m for m in merged if tactic_key(m.tactic) not in tried]
-            if self.config.max_checks is not None:  # the checks left: the most likely candidates first
-                left = max(0, self.config.max_checks - e.search.checks)
-                if len(merged) > left:
-                    merged = sorted(merged, key=lambda m: -m.logprob)[:left]
-            e.search.checks += len(merged)
-            e.candidates = [m.candidate for m in merged]
-            e.sources = [m.source for m in merged]
+            built.append(merged)
+        self._charge_engine(time.perf_counter() - t, [e.search for e in expansions])
+        if self.ranker is not None:
+            built = await self._rank(expansions, built)
+        t = time.perf_counter()
+        for e, merged in zip(expansions, built, strict=True):
+            self._take(e, merged)
         self._charge_engine(time.perf_counter() - t, [e.search for e in expansions])
         return expansions
+
+    async def _rank(self, expansions: list[_Expansion],
+                    built: list[list[SourcedCandidate]]) -> list[list[SourcedCandidate]]:
+        """Every candidate with the policy model's log-probability at its state (``search.rank: policy``), in
+        the prompt its samples were drawn from (premise lines included); charged to the policy."""
+        assert self.ranker is not None
+        t = time.perf_counter()
+        shown = None
+        if self.prompt_premises:
+            shown = [e.search.builder.prompt_lines(e.node.text, self.prompt_premises)  # type: ignore[union-attr]
+                     for e in expansions]
+        scores = await self.ranker.score([e.node.text for e in expansions],
+                                         [[m.tactic for m in merged] for merged in built], premises=shown)
+        out = [[SourcedCandidate(m.candidate.model_copy(update={"logprob": lp}), m.source)
+                for m, lp in zip(merged, row, strict=True)] for merged, row in zip(built, scores, strict=True)]
+        dt = time.perf_counter() - t
+        self.stats.policy_s += dt
+        for e in expansions:
+            e.search.policy_s += dt / len(expansions)
+        return out
+
+    def _take(self, e: _Expansion, merged: list[SourcedCandidate]) -> None:
+        """The candidates ``e`` sends to Lean: with ``max_width`` the best ranked (the next best's
+        log-probability kept, `_Expansion.rest_logprob`), within the checks left (the most likely first)."""
+        cfg = self.config
+        if cfg.max_width is not None or self.ranker is not None:
+            merged = sorted(merged, key=lambda m: -m.logprob)
+        if cfg.max_width is not None and len(merged) > cfg.max_width:
+            e.rest_logprob = merged[cfg.max_width].logprob
+            merged = merged[:cfg.max_width]
+        if cfg.max_checks is not None:
+            left = max(0, cfg.max_checks - e.search.checks)
+            if len(merged) > left:
+                merged = sorted(merged, key=lambda m: -m.logprob)[:left]
+                e.rest_logprob = None  # the checks are spent
+        e.search.checks += len(merged)
+        e.candidates = [m.candidate for m in merged]
+        e.sources = [m.source for m in merged]
 
     async def _apply(self, expansions: list[_Expansion]) -> None:
         live = [e for e in expansions if not e.search.done]
@@ -546,6 +601,9 @@ class SearchEngine:
                 continue
             node = e.node
             s.expansions += 1
+            if e.rest_logprob is not None:  # the node's next candidates compete with the children
+                s.push_rest(node, priority(node.cum_logprob + e.rest_logprob, node.depth + 1, node.energy,
+                                           cfg.alpha, cfg.beta))
             s.candidates.append(len(e.candidates))
             self.stats.expansions += 1
             for cand, source, res in zip(e.candidates, e.sources, e.results, strict=True):
@@ -630,9 +688,11 @@ class SearchEngine:
             s.messages.append(f"re-check failed{' (infra)' if check.infra else ''}: {msg}")
             log.warning("%s: closed-goal path %r failed the re-check: %s", s.theorem.name, tactics, msg)
 
-    async def _finish_done(self, active: list[_Search]) -> list[SearchOutcome]:
-        """End every search that is over; remove them from ``active``."""
+    async def _finish_done(self, active: list[_Search]) -> tuple[list[SearchOutcome], bool]:
+        """End every search that is over and remove them from ``active``: (their outcomes, whether a search's
+        dry frontier was refilled for another round of samples instead)."""
         out = []
+        refilled = False
         cfg = self.config
         for s in list(active):
             stop: StopReason | None = None
@@ -647,7 +707,7 @@ class SearchEngine:
                     stop = "max_checks"
                 elif not s.has_open():
                     if s.resample_round < cfg.resample_rounds and s.resample(cfg.max_depth):
-                        self._resampled = True
+                        refilled = True
                         continue
                     stop = "exhausted"
             if stop is None:
@@ -659,7 +719,7 @@ class SearchEngine:
             states = [n.state for n in s.tree.nodes if n.state is not None]
             if states:
                 await self.env.free(states)
-        return out
+        return out, refilled
 
     def _outcome(self, s: _Search) -> SearchOutcome:
         t = time.perf_counter()

@@ -17,7 +17,7 @@ import torch
 from burnqed_core.config import load_profile
 from burnqed_core.data.prompt import format_prompt
 from burnqed_core.errors import PolicyError
-from burnqed_core.policy.base import Candidate, Policy, dedup_candidates
+from burnqed_core.policy.base import Candidate, Policy, TacticScorer, dedup_candidates
 from burnqed_core.policy.factory import make_policy
 from burnqed_core.policy.local import LocalPolicy
 from tests.fixtures_models import fine_tune_tiny
@@ -77,6 +77,32 @@ def test_logprobs_equal_teacher_forced_recompute_from_raw_logits(policy: LocalPo
             assert s.logprob == pytest.approx(_teacher_forced(policy, state, s.token_ids), abs=2e-4)
             checked += 1
     assert checked == 18
+
+
+def test_score_is_the_logprob_of_the_trained_tactic_and_ranks_it_first(policy: LocalPolicy) -> None:
+    """`LocalPolicy.score` (search.rank 'policy'): a greedy sample that ended with EOS scores what generation
+    gave it (its own tokens re-tokenised), and for each trained pair the trained tactic outranks the others'
+    tactics; a batch scores each row as it does alone."""
+    assert isinstance(policy, TacticScorer)
+    greedy = policy.sample_sync(STATES, 1, 0.0)
+    tactics = [t for _, t in PAIRS]
+    scores = asyncio.run(policy.score(STATES, [tactics] * len(STATES)))
+    compared = 0
+    for i, (state, per) in enumerate(zip(STATES, greedy, strict=True)):
+        s = per[0]
+        if s.token_ids and s.token_ids[-1] in policy.eos_ids and "```" not in s.tactic:
+            (alone,) = policy.score_sync([state], [[s.tactic]])
+            assert alone[0] == pytest.approx(s.logprob, abs=1e-3)
+            compared += 1
+        row = scores[i]
+        assert all(x <= 0.0 for x in row)
+        if " " not in tactics[i]:  # the one-word tactics are learned in 30 steps: each is its state's best
+            assert row[i] == max(row)
+            assert sorted(row)[-2] < row[i] or tactics[row.index(sorted(row)[-2])] == tactics[i]
+        assert policy.score_sync([state], [[tactics[0]]])[0][0] == pytest.approx(row[0], abs=1e-4)
+    assert compared >= 3
+    with pytest.raises(ValueError, match="for 2 states"):
+        policy.score_sync(STATES[:2], [tactics])
 
 
 def test_tokens_after_eos_are_masked(policy: LocalPolicy) -> None:

@@ -475,3 +475,63 @@ async def test_without_max_checks_nothing_changes() -> None:
     a = await SearchEngine(ToyPolicy({"dec": -0.1, "fail": -1.0}), ToyEnv(), cfg()).search(thm(5))
     b = await SearchEngine(ToyPolicy({"dec": -0.1, "fail": -1.0}), ToyEnv(), cfg(max_checks=10_000)).search(thm(5))
     assert a.result.proof == b.result.proof and a.result.tactics_tried == b.result.tactics_tried
+
+
+class ScoringToyPolicy(ToyPolicy):
+    """`ToyPolicy` whose model also scores tactics (`TacticScorer`): ``scores`` by tactic text, a low default."""
+
+    def __init__(self, tactics: dict[str, float], scores: dict[str, float]) -> None:
+        super().__init__(tactics)
+        self.scores = scores
+        self.scored: list[list[list[str]]] = []
+
+    async def score(self, states: Sequence[str], tactics: Sequence[Sequence[str]],
+                    premises: Sequence[Sequence[str]] | None = None) -> list[list[float]]:
+        self.scored.append([list(t) for t in tactics])
+        return [[self.scores.get(t, -20.0) for t in row] for row in tactics]
+
+
+async def test_max_width_tries_the_best_ranked_first_and_the_rest_later() -> None:
+    """With max_width 1 a node sends one candidate per expansion, best first, and goes back on the frontier
+    for the next one: every candidate is tried in rank order, one check per expansion."""
+    env = ToyEnv()
+    policy = ToyPolicy({"fail": -0.1, "garbage": -0.2, "dec": -0.3})
+    r = (await SearchEngine(policy, env, cfg(max_width=1, frontier_batch=1, concurrency=1),
+                            check_invariants=True).search(thm(1))).result
+    assert r.proved and r.proof == ["dec"]
+    assert env.apply_calls == [1, 1, 1] and r.tactics_tried == 3
+
+
+async def test_a_node_with_candidates_left_competes_with_its_children() -> None:
+    """The rest of a node is queued at the priority its next candidate's child would have: a child reached
+    by a likely step is expanded before the parent's unlikely second candidate (without overlap, which picks
+    the next batch before the current one's children exist)."""
+    env = ToyEnv()
+    policy = ToyPolicy({"dec": -0.1, "fail": -4.0})
+    r = (await SearchEngine(policy, env, cfg(max_width=1, frontier_batch=1, concurrency=1), overlap=False,
+                            check_invariants=True).search(thm(3))).result
+    assert r.proved and r.proof == ["dec", "dec", "dec"] and r.tactics_tried == 3
+
+
+async def test_rank_policy_orders_every_candidate_by_the_policys_scores() -> None:
+    """search.rank 'policy': the candidates' log-probabilities are the policy model's scores, whatever their
+    source or sampled log-probability; the child's edge keeps the score."""
+    prior = ToyPolicy({"fail": -0.1, "dec": -5.0})
+    env = ToyEnv()
+    r0 = (await SearchEngine(prior, env, cfg(max_width=1, frontier_batch=1, concurrency=1)).search(thm(2))).result
+    scoring = ScoringToyPolicy({"fail": -0.1, "dec": -5.0}, {"dec": -0.2, "fail": -6.0})
+    out = await SearchEngine(scoring, ToyEnv(), cfg(max_width=1, frontier_batch=1, concurrency=1, rank="policy"),
+                             overlap=False, check_invariants=True).search(thm(2))
+    r1 = out.result
+    assert r0.proved and r1.proved and r1.proof == ["dec", "dec"]
+    assert r1.tactics_tried == 2 < r0.tactics_tried  # the policy's ranking spends no check on "fail"
+    assert scoring.scored and all(sorted(row) == ["dec", "fail"] for call in scoring.scored for row in call)
+    assert [rec.logprob for rec in out.records if rec.tactic == "dec"] == [-0.2, -0.2]
+
+
+async def test_rank_policy_without_a_scoring_policy_ranks_by_the_priors() -> None:
+    """Baseline (c) has no model: with search.rank 'policy' its search is the prior-ranked one."""
+    a = await SearchEngine(ToyPolicy({"fail": -0.1, "dec": -5.0}), ToyEnv(),
+                           cfg(max_width=1, rank="policy")).search(thm(3))
+    b = await SearchEngine(ToyPolicy({"fail": -0.1, "dec": -5.0}), ToyEnv(), cfg(max_width=1)).search(thm(3))
+    assert a.result.proof == b.result.proof and a.result.tactics_tried == b.result.tactics_tried
