@@ -8,7 +8,7 @@ an edge to the module.
 `code_version` is what a stage's fingerprint holds of its code (`burnqed_core.loop.spec.StageSpec`): a
 sha256 over the normalised source (the AST less docstrings: comments, docstrings and layout do not count) of
 the stage's module and of every module of ``burnqed_core`` it imports, directly or not, lazily or not, and
-of the non-Python files those modules load (`RESOURCES`). A fixed bug in `burnqed_core.data.mixing` thus
+of the non-Python files those modules load (`RESOURCES`). A fixed bug in `burnqed_core.data.pairs.mixing` thus
 re-runs ``tactic_pairs`` and what reads it, and nothing that does not import it. Left out (`NOT_CODE`): the
 modules whose effect on a result is nil or is hashed another way (`burnqed_core.config`: the validated
 settings values are in the fingerprint; the markers, specs and reads: when a stage runs, not what it

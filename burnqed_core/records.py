@@ -48,8 +48,8 @@ class Theorem(Record):
     imports -- never the module itself or anything after it; enforced by the
     trusted checker (`burnqed_core.lean.judge`, status ``premise``).
     ``cluster``: the cluster the eval counts it in when its set fixes one (Lean's
-    library: its module, near-twins merged, `burnqed_core.data.core_pool`); ""
-    for the rule of `burnqed_core.data.clusters.cluster_of`.
+    library: its module, near-twins merged, `burnqed_core.data.theorems.core_pool`); ""
+    for the rule of `burnqed_core.data.twins.clusters.cluster_of`.
     """
 
     kind: ClassVar[str] = "theorem"
@@ -164,7 +164,7 @@ class EvalResult(Record):
                         "not): its compute; 0 in files written before the column")
     search_automation: bool = Field(False, description="the search added automation tactics to the policy's "
                                     "candidates (search.automation); False: the policy alone")
-    cluster: str = Field("", description="the theorem's cluster (burnqed_core.data.clusters: instances of one "
+    cluster: str = Field("", description="the theorem's cluster (burnqed_core.data.twins.clusters: instances of one "
                          "template and twins share one), the unit the summary's intervals resample; '' in files "
                          "written before the column (read back as '': one cluster per theorem)")
 

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
-from burnqed_core.data.prompt import PLAIN, PROMPT_VERSION, PromptFormat, format_of
+from burnqed_core.data.pairs.prompt import PLAIN, PROMPT_VERSION, PromptFormat, format_of
 from burnqed_core.errors import BurnqedError
 from burnqed_core.record_io import atomic_target, atomic_write_text
 

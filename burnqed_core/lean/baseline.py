@@ -13,7 +13,7 @@ learned to type ``omega`` should not look good. For each theorem the
 tactics of `AUTOMATION_TACTICS` are tried in that order, each in one batched
 round over the theorems still open; the first that closes the goal is the
 theorem's automation tactic, and a theorem none closes is hard (``null`` in
-``automation.json``, the format `burnqed_core.data.theorems.automation_map`
+``automation.json``, the format `burnqed_core.data.theorems.load.automation_map`
 reads). ``exact?`` is left out: too slow in the embedded build.
 """
 

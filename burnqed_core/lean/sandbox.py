@@ -57,7 +57,7 @@ NATIVE_NAMES = frozenset({
 })
 # THE list of words that make a proof not count: the static rules, the file
 # parser (a proof using one is no known proof) and the training-data filter
-# (`burnqed_core.data.pairs`) all use it.
+# (`burnqed_core.data.pairs.prepare`) all use it.
 FORBIDDEN_WORDS = SORRY_NAMES | NATIVE_NAMES
 
 

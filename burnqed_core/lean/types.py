@@ -165,14 +165,14 @@ class Elaboration(BaseModel):
     ran_code: list[str] = Field(default_factory=list, description="code the text ran (the checker's flags)")
     timed_out: dict[str, str] = Field(
         default_factory=dict, description="theorems that got no verdict within their own limit "
-                                          "(`burnqed_core.data.file_check`), with why")
+                                          "(`burnqed_core.data.theorems.file_check`), with why")
     file_constants: dict[str, list[str]] = Field(
         default_factory=dict, description="for each judged name: the constants of the text that its statement "
                                           "names (marked in `burnqed lean check`'s printed statement)")
 
 
 DEFAULT_THEOREM_TIMEOUT_S = 60.0
-"""A theorem's own limit when a file is checked (`burnqed_core.data.file_check`, `burnqed lean check`)."""
+"""A theorem's own limit when a file is checked (`burnqed_core.data.theorems.file_check`, `burnqed lean check`)."""
 ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 # Never accepted, whatever the route (named here for messages and tests):
 # `sorryAx` is what `sorry` elaborates to (also when its warning is silenced);

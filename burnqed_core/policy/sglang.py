@@ -53,7 +53,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.config import SglangConfig
-from burnqed_core.data.prompt import PLAIN, PromptFormat, parse_completion
+from burnqed_core.data.pairs.prompt import PLAIN, PromptFormat, parse_completion
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import Candidate, Pooling, check_seeds, derive_seed, samples_per_state
 from burnqed_core.policy.sglang_probe import HEALTH_PROMPT, RestartableServer, health_request, health_response_ok

@@ -167,7 +167,7 @@ def pretrain_base(
     """
     import torch
 
-    from burnqed_core.data.prompt import PromptFormat
+    from burnqed_core.data.pairs.prompt import PromptFormat
     from burnqed_core.training.collate import encode_pairs
     from burnqed_core.training.run_record import RunRecord, fingerprint_pairs
     from burnqed_core.training.sft import (

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.data.similarity import SimilarityReport
+from burnqed_core.data.twins.similarity import SimilarityReport
 
 
 class Rate(BaseModel):

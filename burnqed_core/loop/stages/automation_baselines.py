@@ -39,8 +39,8 @@ async def automation_baselines(settings: Settings, env: Callable[[], Awaitable[P
                                out_dir: Path) -> StageResult:
     """Per benchmark, the automation-only baseline (which single tactic closes each theorem): read from the
     ``automation.json`` beside the benchmark where it covers every theorem, measured in Lean for the rest."""
-    from burnqed_core.data.selection import stratified_sample
-    from burnqed_core.data.theorems import automation_map, load_theorems
+    from burnqed_core.data.theorems.load import automation_map, load_theorems
+    from burnqed_core.data.theorems.sampling import stratified_sample
     from burnqed_core.lean.baseline import automation_baseline, write_automation
 
     spec = settings.data.benchmark

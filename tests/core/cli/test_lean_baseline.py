@@ -65,7 +65,7 @@ def test_structural_writes_the_shipped_file_beside_the_set(tmp_path: Path, monke
     assert prof.data.benchmark == str(theorem_set) and seen["cache_dir"] is None and seen["shipped"] is None
     files = list(theorem_set.parent.glob("structural-*.json"))
     assert len(files) == 1 and f"wrote {files[0]}" in res.output.replace("\n", "")
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems.load import load_theorems
 
     key = structural_key(load_theorems(str(theorem_set)), prof, seen["lean_version"])
     got = read_cached(theorem_set.parent, key)
@@ -73,7 +73,7 @@ def test_structural_writes_the_shipped_file_beside_the_set(tmp_path: Path, monke
     # --sample: the fixed sample eval.also_sample evaluates, measured and written under its own key
     res = CliRunner().invoke(app, ["lean", "baseline", str(theorem_set), "--structural", "--sample", "1"])
     assert res.exit_code == 0, res.output
-    from burnqed_core.data.selection import stratified_sample
+    from burnqed_core.data.theorems.sampling import stratified_sample
 
     assert seen["names"] == [t.name for t in stratified_sample(load_theorems(str(theorem_set)), 1)]
 

@@ -93,7 +93,7 @@ async def test_definition_aware_baseline_closes_induction_over_a_user_definition
 async def test_shipped_baselines_are_what_lean_measures(lean_pool: ProofEnv, tmp_path: Path) -> None:
     """The baseline file shipped beside the bundled benchmark is used by key, and a sample of it (hard
     theorems and theorems each baseline closes) is what Lean measures now."""
-    from burnqed_core.data.theorems import load_theorems, set_dir
+    from burnqed_core.data.theorems.load import load_theorems, set_dir
     from burnqed_core.lean.install import lean_identity
 
     bench = load_theorems("bundled:benchmark")

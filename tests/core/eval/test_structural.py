@@ -283,7 +283,7 @@ def test_tiny_ships_baseline_c_for_every_set_it_evaluates() -> None:
     to tiny's search or eval settings changes the key (re-ship with `burnqed lean baseline SET --structural
     --profile tiny [--sample N]`), else every fresh machine searches them again."""
     from burnqed_core.config import load_profile
-    from burnqed_core.data.theorems import set_dir
+    from burnqed_core.data.theorems.load import set_dir
     from burnqed_core.eval.plan import set_theorems
     from burnqed_core.eval.settings import EvalSettings
     from burnqed_core.eval.structural import read_cached, structural_key

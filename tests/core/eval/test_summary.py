@@ -477,7 +477,7 @@ def test_a_theorem_that_cannot_start_is_reported_with_leans_error() -> None:
 
 
 def test_the_similarity_block_and_the_unseen_theorems() -> None:
-    from burnqed_core.data.similarity import similarity_report
+    from burnqed_core.data.twins.similarity import similarity_report
     from burnqed_core.records import Theorem
 
     corpus = [Theorem(name="c_rev", statement="(xs : List Nat) : xs.reverse.reverse = xs", proof=["simp"]),
