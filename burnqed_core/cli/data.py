@@ -251,9 +251,9 @@ async def _baseline_lookup(prof, pool):  # type: ignore[no-untyped-def]
     the bundled sets or cached), read only: measuring is `burnqed lean baseline core:<split> --eval-baselines
     --structural`."""
     from burnqed_core.data.theorems.core_pool import CORE_DIR, split_theorems
-    from burnqed_core.eval.baselines import baseline_key, read_cached
-    from burnqed_core.eval.structural import read_cached as read_structural
-    from burnqed_core.eval.structural import structural_key
+    from burnqed_core.eval.baselines.measure import baseline_key, read_cached
+    from burnqed_core.eval.baselines.structural import read_cached as read_structural
+    from burnqed_core.eval.baselines.structural import structural_key
     from burnqed_core.search.job import lean_version
 
     version = lean_version(prof, pool)

@@ -270,7 +270,7 @@ def baseline(
     theorem alone; prints one line per theorem and the summary (closed by automation / hard). With
     --eval-baselines and --structural, also writes the eval's baseline files beside the theorem set."""
     from burnqed_core.data.theorems.load import load_many
-    from burnqed_core.lean.baseline import automation_baseline, write_automation
+    from burnqed_core.eval.baselines.single import automation_baseline, write_automation
     from burnqed_core.lean.pool import LeanPool
 
     # many different preambles: synchronous elaboration, see embedded.SYNC_ELAB_OPTIONS
@@ -291,7 +291,7 @@ def baseline(
         async with LeanPool(cfg) as pool:
             if eval_baselines:
                 from burnqed_core.data.theorems.load import set_dir
-                from burnqed_core.eval.baselines import measure_baselines, write_shipped
+                from burnqed_core.eval.baselines.measure import measure_baselines, write_shipped
                 from burnqed_core.search.job import lean_version
 
                 version = lean_version(prof, pool)  # prof.lean is cfg
@@ -300,7 +300,7 @@ def baseline(
                 typer.echo(f"wrote {write_shipped(b, set_dir(theorems[0]))}")
             if structural:
                 from burnqed_core.data.theorems.load import set_dir
-                from burnqed_core.eval.structural import measure_structural, write_shipped_structural
+                from burnqed_core.eval.baselines.structural import measure_structural, write_shipped_structural
                 from burnqed_core.search.job import lean_version
 
                 on_set = prof.model_copy(update={"data": prof.data.model_copy(update={"benchmark": theorems[0]})})

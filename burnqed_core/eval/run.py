@@ -35,7 +35,7 @@ from pathlib import Path
 
 from burnqed_core.config import PremiseStepsConfig, Profile, SearchConfig, StructuralStepsConfig
 from burnqed_core.errors import BurnqedError, DataError
-from burnqed_core.eval.baselines import Baselines
+from burnqed_core.eval.baselines.records import Baselines
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.base import Policy, derive_seed
 from burnqed_core.premises.index import PremiseIndex

@@ -101,12 +101,12 @@ async def prepare_set(settings: EvalSettings, env: Callable[[], Awaitable[ProofE
                       shipped: Path | None, progress: bool = True, premises: Any = None) -> Any:
     """Both automation baselines of a set's ``theorems`` (`Baselines`, measured in the environment ``env()``
     gives, cached per theorem set under ``paths.baselines_dir()``, or read from a file shipped in ``shipped``
-    whose key matches) with baseline (c), the same search with no learned policy (`burnqed_core.eval.structural`;
-    ``eval.structural_baseline``), measured or read the same way; when the search has premise steps
-    (``search.premises.enabled``), also baseline (c) with retrieval (the same search with them, from the premise
-    index ``premises``): the prover must beat the stronger of the two."""
-    from burnqed_core.eval.baselines import measure_baselines
-    from burnqed_core.eval.structural import measure_structural
+    whose key matches) with baseline (c), the same search with no learned policy
+    (`burnqed_core.eval.baselines.structural`; ``eval.structural_baseline``), measured or read the same way;
+    when the search has premise steps (``search.premises.enabled``), also baseline (c) with retrieval (the same
+    search with them, from the premise index ``premises``): the prover must beat the stronger of the two."""
+    from burnqed_core.eval.baselines.measure import measure_baselines
+    from burnqed_core.eval.baselines.structural import measure_structural
     from burnqed_core.search.job import lean_version
 
     lean = await env()
@@ -132,7 +132,7 @@ def save_baselines(out_dir: Path, baselines: Any) -> Path:
 
 
 def load_baselines(out_dir: Path) -> Any:
-    from burnqed_core.eval.baselines import Baselines
+    from burnqed_core.eval.baselines.records import Baselines
 
     path = out_dir / BASELINES_FILE
     if not path.is_file():

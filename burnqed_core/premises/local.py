@@ -9,7 +9,7 @@ after the theorem can be in it.
 from __future__ import annotations
 
 from burnqed_core.data.theorems.lean_file import parse_lean_file
-from burnqed_core.lean.baseline import user_definitions
+from burnqed_core.lean.definitions import user_definitions
 from burnqed_core.premises.records import Premise
 
 

@@ -61,7 +61,7 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/cli/data.py::core_pool",
     "burnqed_core/eval/plot.py::plot_summaries",
     "burnqed_core/eval/run.py::run_eval",
-    "burnqed_core/lean/baseline.py::first_closing",
+    "burnqed_core/eval/baselines/rounds.py::first_closing",
     "burnqed_core/lean/tracing.py::_replay",
     "burnqed_core/policy/fast_decode.py::LlamaDecoder.decode",
     "burnqed_core/policy/local.py::LocalPolicy.__init__",

@@ -1,6 +1,6 @@
 """`burnqed lean baseline --structural`: baseline (c) measured with the given profile and written beside the (one)
 theorem set, where the eval finds it by key. Lean and the search are stood in for: the wiring is tested here,
-the search itself in tests/core/eval/test_structural.py."""
+the search itself in tests/core/eval/baselines/test_structural.py."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 
 from burnqed_core.cli import app
 from burnqed_core.config import Profile
-from burnqed_core.eval.structural import StructuralBaseline, read_cached, structural_key
-from burnqed_core.lean.baseline import BaselineReport
+from burnqed_core.eval.baselines.records import StructuralBaseline
+from burnqed_core.eval.baselines.rounds import BaselineReport
+from burnqed_core.eval.baselines.structural import read_cached, structural_key
 from burnqed_core.records import Theorem
 
 SET = '{"name": "twirl_eq", "statement": "(n : Nat) : twirl n = 2 * n", ' \
@@ -52,8 +53,8 @@ def test_structural_writes_the_shipped_file_beside_the_set(tmp_path: Path, monke
         return dict.fromkeys(t.name for t in theorems), BaselineReport(theorems=len(theorems), hard=len(theorems))
 
     monkeypatch.setattr("burnqed_core.lean.pool.LeanPool", FakePool)
-    monkeypatch.setattr("burnqed_core.eval.structural.measure_structural", measure)
-    monkeypatch.setattr("burnqed_core.lean.baseline.automation_baseline", single)
+    monkeypatch.setattr("burnqed_core.eval.baselines.structural.measure_structural", measure)
+    monkeypatch.setattr("burnqed_core.eval.baselines.single.automation_baseline", single)
     theorem_set = tmp_path / "set" / "mine.jsonl"
     theorem_set.parent.mkdir()
     theorem_set.write_text(SET, encoding="utf-8")

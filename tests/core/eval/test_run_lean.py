@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import Profile, load_profile
-from burnqed_core.eval.baselines import baseline_key, measure_baselines, read_cached
+from burnqed_core.eval.baselines.measure import baseline_key, measure_baselines, read_cached
+from burnqed_core.eval.baselines.single import AUTOMATION_TACTICS
 from burnqed_core.eval.run import (
     WrongProofError,
     attempt_dir,
@@ -21,7 +22,6 @@ from burnqed_core.eval.run import (
     verify_proofs,
 )
 from burnqed_core.eval.summary import SummaryOptions, summarize, summarize_variants
-from burnqed_core.lean.baseline import AUTOMATION_TACTICS
 from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
 from burnqed_core.policy.fixed import FixedTacticsPolicy
 from burnqed_core.records import EvalResult, Theorem

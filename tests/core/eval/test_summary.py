@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from burnqed_core.cli import app
 from burnqed_core.errors import DataError
-from burnqed_core.eval.baselines import Baselines, StructuralBaseline
+from burnqed_core.eval.baselines.records import Baselines, StructuralBaseline
 from burnqed_core.eval.compare import compare_dirs, format_compare
 from burnqed_core.eval.gonogo import go_no_go
 from burnqed_core.eval.report import (

@@ -13,7 +13,7 @@ from burnqed_core.data.synthetic.catalogue import BY_NAME
 from burnqed_core.data.synthetic.generate_sets import family_theorems
 from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.errors import DataError
-from burnqed_core.eval.baselines import Baselines, StructuralBaseline
+from burnqed_core.eval.baselines.records import Baselines, StructuralBaseline
 from burnqed_core.eval.summary import SummaryOptions, summarize
 from burnqed_core.eval.transfer import (
     PROFILE_FILE,

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from burnqed_core.cli import app
 from burnqed_core.cli.lean import check_lines, check_report
 from burnqed_core.data.theorems.load import load_theorems
-from burnqed_core.lean.baseline import automation_baseline, write_automation
+from burnqed_core.eval.baselines.single import automation_baseline, write_automation
 from burnqed_core.lean.pool import LeanPool
 from burnqed_core.lean.tracing import TraceReport, _replay, trace_theorems
 from burnqed_core.record_io import read_parquet, write_parquet

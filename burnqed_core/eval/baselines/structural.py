@@ -36,7 +36,8 @@ from typing import Any
 
 from burnqed_core.config import PremiseStepsConfig, Profile, SearchConfig, StructuralStepsConfig
 from burnqed_core.errors import DataError
-from burnqed_core.eval.baselines import StructuralBaseline, keyed_path, read_keyed, theorems_key, write_keyed
+from burnqed_core.eval.baselines.keyed import keyed_path, read_keyed, theorems_key, write_keyed
+from burnqed_core.eval.baselines.records import StructuralBaseline
 from burnqed_core.file_lock import file_lock
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.structural import StructuralPolicy
@@ -46,7 +47,7 @@ from burnqed_core.records import EvalResult, Theorem
 
 log = logging.getLogger(__name__)
 
-__all__ = ["STRUCTURAL_VERSION", "StructuralBaseline", "cache_path", "from_rows", "lock_file", "measure_structural",
+__all__ = ["STRUCTURAL_VERSION", "cache_path", "from_rows", "lock_file", "measure_structural",
            "partial_dir", "read_cached", "search_config", "structural_key", "write_shipped_structural"]
 
 STRUCTURAL_VERSION = 1  # the key of a one-attempt baseline is that of version 1 (its files stay valid)

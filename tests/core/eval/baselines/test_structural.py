@@ -13,9 +13,8 @@ import pytest
 
 from burnqed_core.config import Profile, load_profile
 from burnqed_core.errors import DataError
-from burnqed_core.eval.baselines import Baselines
-from burnqed_core.eval.structural import (
-    StructuralBaseline,
+from burnqed_core.eval.baselines.records import Baselines, StructuralBaseline
+from burnqed_core.eval.baselines.structural import (
     cache_path,
     from_rows,
     measure_structural,
@@ -57,7 +56,7 @@ class NoLean:
 @pytest.mark.lean
 async def test_baseline_c_proves_induction_then_automation_and_caches_it(lean_pool: ProofEnv,
                                                                          tmp_path: Path) -> None:
-    from burnqed_core.lean.baseline import automation_baseline
+    from burnqed_core.eval.baselines.single import automation_baseline
 
     single, rep = await automation_baseline(lean_pool, THMS)
     assert single == {"twirl_eq": None, "succ_ne": None} and not rep.infra  # no single tactic closes either
@@ -137,7 +136,7 @@ async def test_a_killed_measurement_resumes_from_its_directory_in_the_cache(tmp_
     """Baseline (c) of a large set takes hours: it is searched in a directory of its key in the cache (what
     `run_eval` resumes from), kept when the search is killed and removed once the result is cached."""
     import burnqed_core.eval.run as run_mod
-    from burnqed_core.eval.structural import partial_dir
+    from burnqed_core.eval.baselines.structural import partial_dir
 
     prof, calls = profile(), []
 
@@ -185,7 +184,7 @@ async def test_a_second_process_waits_for_the_first_measurement_and_reads_it(tmp
     import asyncio
     import sys
 
-    from burnqed_core.eval.structural import lock_file
+    from burnqed_core.eval.baselines.structural import lock_file
 
     caplog.set_level(logging.INFO)
     prof, cache = profile(), tmp_path / "cache"
@@ -284,9 +283,9 @@ def test_tiny_ships_baseline_c_for_every_set_it_evaluates() -> None:
     --profile tiny [--sample N]`), else every fresh machine searches them again."""
     from burnqed_core.config import load_profile
     from burnqed_core.data.theorems.load import set_dir
+    from burnqed_core.eval.baselines.structural import read_cached, structural_key
     from burnqed_core.eval.plan import set_theorems
     from burnqed_core.eval.settings import EvalSettings
-    from burnqed_core.eval.structural import read_cached, structural_key
     from burnqed_core.lean.install import lean_identity
 
     prof = load_profile("tiny", environ={})
