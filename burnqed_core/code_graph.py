@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("burnqed_core", "burnqed_pipeline")
@@ -31,7 +32,7 @@ NOT_CODE = frozenset({
     "burnqed_core.reads", "burnqed_core.code_graph", "burnqed_core.logutil", "burnqed_core.errors",
 })
 # non-Python files a module loads (module -> paths relative to its file's directory)
-RESOURCES: dict[str, tuple[str, ...]] = {"burnqed_core.lean.judge": ("judge.lean",)}
+RESOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType({"burnqed_core.lean.judge": ("judge.lean",)})
 
 
 @cache

@@ -43,6 +43,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 import yaml
@@ -630,14 +631,14 @@ def _home(paths: Any) -> Path | None:
     return Path(home) if isinstance(home, str | os.PathLike) else None
 
 
-ENV_ALIASES: dict[str, tuple[str, ...]] = {
+ENV_ALIASES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "BURNQED_HOME": ("paths", "home"),
     "BURNQED_WORK_DIR": ("paths", "work_dir"),
     "BURNQED_SGLANG_URL": ("policy", "sglang", "url"),
     "BURNQED_MODEL_PATH": ("policy", "model_path"),
     "BURNQED_PANTOGRAPH": ("lean", "pantograph", "executable"),
     "BURNQED_LEAN_PATH": ("lean", "pantograph", "lean_path"),
-}
+})
 
 
 #: Where each key of the merged raw profile was written: key path -> the files (or ``environment VAR``,

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Mapping
 from functools import cache
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
@@ -172,9 +174,9 @@ class EvalResult(Record):
         return self.proved and self.nodes_to_proof is not None and self.nodes_to_proof <= budget
 
 
-RECORD_TYPES: dict[str, type[Record]] = {
+RECORD_TYPES: Mapping[str, type[Record]] = MappingProxyType({
     t.kind: t for t in (Theorem, TacticPair, TrajectoryRecord, EvalResult)
-}
+})
 
 
 def _arrow_type(annotation: Any) -> tuple[pa.DataType, bool]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 from burnqed_core.errors import DataError
 from burnqed_core.records import TacticPair, Theorem
@@ -32,7 +33,7 @@ _TOKEN_RE = re.compile(
     r"|\S"
 )
 _COMMENT_RE = re.compile(r"/-.*?-/|--[^\n]*", re.DOTALL)
-_BINDER_OPEN = {"(": ")", "{": "}", "⦃": "⦄", "[": "]"}
+_BINDER_OPEN = MappingProxyType({"(": ")", "{": "}", "⦃": "⦄", "[": "]"})
 
 
 class HeldOutLeakError(DataError):

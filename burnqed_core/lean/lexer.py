@@ -71,7 +71,7 @@ class LexError(ValueError):
     """Unterminated comment or string literal."""
 
 
-_SUBSCRIPTS = set("₀₁₂₃₄₅₆₇₈₉ₐₑₒₓₔₕₖₗₘₙₚₛₜᵢᵣᵤᵥⱼᵦᵧᵨᵩᵪ")
+_SUBSCRIPTS = frozenset("₀₁₂₃₄₅₆₇₈₉ₐₑₒₓₔₕₖₗₘₙₚₛₜᵢᵣᵤᵥⱼᵦᵧᵨᵩᵪ")
 # Multi-character symbols the rules care about, longest first (`#v[` is core's vector literal, a bracket).
 SYMBOLS = ("<;>", ":=", "=>", "@[", "#v[", "#[", "%[", "`(", "``(")
 

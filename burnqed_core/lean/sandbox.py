@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from types import MappingProxyType
 
 from burnqed_core.lean.lexer import LexError, Token, TokKind, tokenize
 
@@ -85,8 +86,8 @@ COMMAND_KEYWORDS = frozenset({
 # `set_option NAME` is allowed only for options that change neither limits nor
 # checks: pretty-printing and linters (messages only) and auto-bound implicits.
 ALLOWED_OPTION_PREFIXES = ("pp.", "linter.", "autoImplicit", "relaxedAutoImplicit", "push_neg.", "simprocs")
-_OPENERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⟦": "⟧", "⌊": "⌋", "⌈": "⌉",
-            "@[": "]", "#v[": "]", "#[": "]", "%[": "]", "`(": ")", "``(": ")"}
+_OPENERS = MappingProxyType({"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⟦": "⟧", "⌊": "⌋", "⌈": "⌉",
+                             "@[": "]", "#v[": "]", "#[": "]", "%[": "]", "`(": ")", "``(": ")"})
 _CLOSERS = frozenset(_OPENERS.values())
 
 

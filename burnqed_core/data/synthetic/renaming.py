@@ -38,6 +38,7 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Literal
 
 from burnqed_core.data.synthetic.families import Instance, SetName
@@ -52,7 +53,7 @@ IDENT = re.compile(r"\.?(?:[^\W\d]|_)[\w']*(?:\.(?:[^\W\d]|_)[\w']*)*")
 # name (def, simp [name], .ctor, cases tags, induction on a variable).
 # ---------------------------------------------------------------------------
 
-FUNCTIONS: dict[SetName, tuple[str, ...]] = {
+FUNCTIONS: Mapping[SetName, tuple[str, ...]] = MappingProxyType({
     "train": (
         "twice", "dbl", "grow", "halve", "tally", "sumUp", "accum", "walk", "weigh", "height", "reach", "turnOver",
         "spin", "shift", "lift", "bump", "nudge", "raise", "stretch", "squash", "trim", "prune", "clip", "pack",
@@ -72,9 +73,9 @@ FUNCTIONS: dict[SetName, tuple[str, ...]] = {
         "girth", "spread", "widen", "deepen", "fillUp", "heap", "stack", "enqueue", "lengthOf", "nodesOf",
         "leavesOf", "swapSides", "dropZero", "tallyAll", "depthOf", "weightOf", "bumpAll", "shiftAll", "loop",
     ),
-}
+})
 
-TYPES: dict[SetName, tuple[str, ...]] = {
+TYPES: Mapping[SetName, tuple[str, ...]] = MappingProxyType({
     "train": (
         "Tree", "Bush", "Shrub", "Sapling", "Heap", "Shape", "Form", "Term", "Prog", "Cell", "Token", "Glyph",
         "Tile", "Hue", "Tone", "Phase", "Pile", "Rope", "Knot", "Grid", "Block", "Brick", "Piece", "Sign",
@@ -88,9 +89,9 @@ TYPES: dict[SetName, tuple[str, ...]] = {
         "Literal", "Bloom", "Arbor", "Grove", "Lattice", "Weave", "Strand", "Thread", "Cord", "Flag", "Banner",
         "Crest", "Emblem", "Badge",
     ),
-}
+})
 
-CONSTRUCTORS: dict[SetName, tuple[str, ...]] = {
+CONSTRUCTORS: Mapping[SetName, tuple[str, ...]] = MappingProxyType({
     "train": (
         "leaf", "node", "tip", "bin", "empty", "cons", "nil", "one", "two", "lit", "num", "var", "const", "plus",
         "times", "neg", "push", "pop", "load", "store", "jump", "halt", "red", "blue", "green", "amber", "violet",
@@ -105,11 +106,11 @@ CONSTRUCTORS: dict[SetName, tuple[str, ...]] = {
         "husk", "core", "rind", "shell", "pit", "hub", "rim", "spoke", "axle", "gear", "cog", "lever", "pulley",
         "ace", "king", "queen", "jack", "knave", "rook", "pawn", "bishop", "knight",
     ),
-}
+})
 
 VariableSort = Literal["scalar", "list", "value", "bool", "prop", "typevar", "pred", "fun", "hyp", "elem"]
 
-VARIABLES: dict[VariableSort, tuple[str, ...]] = {
+VARIABLES: Mapping[VariableSort, tuple[str, ...]] = MappingProxyType({
     "scalar": ("n", "m", "k", "i", "j", "a", "b", "c", "d", "x", "y", "z", "u", "v", "w", "N", "M", "K"),
     "list": ("xs", "ys", "zs", "ws", "vs", "us", "ns", "ms", "ks", "ps", "qs", "l", "l₁", "l₂", "L", "L₁", "L₂",
              "xs'", "ys'"),
@@ -123,14 +124,14 @@ VARIABLES: dict[VariableSort, tuple[str, ...]] = {
     "hyp": ("h", "h₀", "h₁", "h₂", "h₃", "h'", "h''", "hx", "hy", "hz", "hn", "hm", "hk", "ha", "hb", "hc", "H",
             "H₁", "H₂", "hyp", "hab", "hxy", "hle", "hlt", "heq", "hne"),
     "elem": ("x", "y", "z", "a", "b", "c", "n", "m", "k", "u", "v", "w"),
-}
+})
 
 
 # ---------------------------------------------------------------------------
 # What an instance declares
 # ---------------------------------------------------------------------------
 
-_BASE_TYPES = {"Nat", "Int", "Bool", "List", "Prop", "Type"}
+_BASE_TYPES = frozenset({"Nat", "Int", "Bool", "List", "Prop", "Type"})
 
 
 @dataclass(frozen=True)

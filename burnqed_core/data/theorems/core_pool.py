@@ -67,6 +67,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -90,7 +91,7 @@ SPLITS: tuple[str, ...] = ("pool", "dev", "test")
 SOURCE = "lean-library"
 PoolSplit = Literal["pool", "dev", "test"]
 # the split of `Theorem` a pool theorem gets: the pool is searched and trained on, dev and test are held out
-THEOREM_SPLIT: dict[str, Split] = {"pool": "train", "dev": "dev", "test": "test"}
+THEOREM_SPLIT: Mapping[str, Split] = MappingProxyType({"pool": "train", "dev": "dev", "test": "test"})
 
 # What Lean generates for a declaration (not stated by the library's authors): equation lemmas, unfolding
 # lemmas, constructor injectivity, `sizeOf` specs, functional induction and case principles.
@@ -279,7 +280,7 @@ def eval_theorem(t: PoolTheorem) -> Theorem:
                    family=t.family, module=t.module)
 
 
-_SIDE_RANK: dict[str, int] = {"pool": 0, "dev": 1, "test": 2}
+_SIDE_RANK: Mapping[str, int] = MappingProxyType({"pool": 0, "dev": 1, "test": 2})
 
 
 def _twin_groups(theorems: Sequence[PoolTheorem], eval_check: bool = True) -> UnionFind[str]:

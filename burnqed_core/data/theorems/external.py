@@ -33,8 +33,9 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -47,7 +48,8 @@ from burnqed_core.records import Split, TacticPair, Theorem
 log = logging.getLogger(__name__)
 
 NO_GOALS = "no goals"
-LEANDOJO_SPLITS: dict[str, Split] = {"train": "train", "val": "valid", "valid": "valid", "test": "test"}
+LEANDOJO_SPLITS: Mapping[str, Split] = MappingProxyType({"train": "train", "val": "valid", "valid": "valid",
+                                                         "test": "test"})
 
 
 class _DojoTactic(BaseModel):
@@ -155,7 +157,8 @@ def leandojo_split_files(directory: str | Path) -> list[Path]:
 
 # ---------------------------------------------------------------- miniF2F
 
-_MINIF2F_SPLITS: dict[str, Split] = {"test": "test", "valid": "valid", "val": "valid", "train": "train"}
+_MINIF2F_SPLITS: Mapping[str, Split] = MappingProxyType({"test": "test", "valid": "valid", "val": "valid",
+                                                         "train": "train"})
 
 
 class _MiniF2FRow(BaseModel):

@@ -52,6 +52,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -75,7 +76,7 @@ COL0_KEYWORDS = frozenset({
 })
 MODIFIERS = frozenset({"private", "protected", "noncomputable", "partial", "unsafe", "nonrec", "public", "meta"})
 THEOREM_KEYWORDS = frozenset({"theorem", "lemma", "example"})
-OPEN_BRACKETS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⁅": "⁆", "⟦": "⟧"}
+OPEN_BRACKETS = MappingProxyType({"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⁅": "⁆", "⟦": "⟧"})
 CLOSE_BRACKETS = frozenset(OPEN_BRACKETS.values())
 UNSAFE_PROOF_RE = re.compile(forbidden_words_regex())  # the one list: sandbox.FORBIDDEN_WORDS
 BLOCK_ENDERS = ("termination_by", "decreasing_by", "where")
@@ -91,8 +92,8 @@ class Token:
     col: int
 
 
-_KINDS = {TokKind.IDENT: "ident", TokKind.HASH: "ident", TokKind.STRING: "str", TokKind.COMMENT: "comment",
-          TokKind.DOC: "doc"}
+_KINDS = MappingProxyType({TokKind.IDENT: "ident", TokKind.HASH: "ident", TokKind.STRING: "str",
+                           TokKind.COMMENT: "comment", TokKind.DOC: "doc"})
 # Multi-character openers of the lexer (`#[1, 2]`, `%[...]`, quotations) close with `]` / `)`.
 OPENERS = frozenset(OPEN_BRACKETS) | {"@[", "#[", "%[", "`(", "``("}
 

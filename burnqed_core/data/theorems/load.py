@@ -30,6 +30,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,7 +56,8 @@ BUNDLED_DIR = Path(__file__).resolve().parents[1] / "sets"
 BUNDLED_PREFIX = "bundled:"
 AUTOMATION_FILE = "automation.json"
 # bundled sets that are the records of one split of a bundled file: name -> (file stem, split)
-SPLIT_VIEWS: dict[str, tuple[str, Split]] = {"dev": ("benchmark", "dev"), "test": ("benchmark", "test")}
+SPLIT_VIEWS: Mapping[str, tuple[str, Split]] = MappingProxyType({"dev": ("benchmark", "dev"),
+                                                                 "test": ("benchmark", "test")})
 
 
 def bundled_names() -> list[str]:

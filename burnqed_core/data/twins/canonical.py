@@ -70,6 +70,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -153,8 +154,8 @@ _NOT_BINDABLE = KEYWORDS | TACTICS | {"rfl", "-", "_"}
 
 # --- token helpers --------------------------------------------------------------
 
-_OPENERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⟦": "⟧", "⌊": "⌋", "⌈": "⌉",
-            "@[": "]", "#[": "]", "%[": "]", "`(": ")", "``(": ")"}
+_OPENERS = MappingProxyType({"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⟦": "⟧", "⌊": "⌋", "⌈": "⌉",
+                             "@[": "]", "#[": "]", "%[": "]", "`(": ")", "``(": ")"})
 _CLOSERS = frozenset(_OPENERS.values())
 
 

@@ -63,6 +63,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -92,7 +93,7 @@ NearTwinHow = Literal["statement", "skeleton", "near_statement", "near_skeleton"
 STRONG: frozenset[str] = frozenset({"statement", "skeleton", "near_statement", "near_skeleton"})
 """Twins (``statement``, ``skeleton``: `burnqed_core.data.twins.canonical`) and strong near-twins: what hygiene
 refuses."""
-HOW_TEXT: dict[str, str] = {
+HOW_TEXT: Mapping[str, str] = MappingProxyType({
     "statement": "same canonical form",
     "skeleton": "same proof skeleton",
     "near_statement": "same statement and definitions up to binder style and order and isomorphic definitions",
@@ -100,16 +101,16 @@ HOW_TEXT: dict[str, str] = {
     "statement_only": "same statement over other definitions",
     "definitions": "every definition isomorphic to one of the other set",
     "similar": "statement with definitions at least 0.9 similar",
-}
+})
 Aspect = Literal["statement", "definitions", "proof"]
 ASPECTS: tuple[Aspect, ...] = ("statement", "definitions", "proof")
 
 _UNAME = re.compile(r"^u\d+$")
 _VAR = re.compile(r"^x\d+$")
-_OPEN = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⟦": "⟧", "⌊": "⌋", "⌈": "⌉",
-         "@[": "]", "#[": "]", "%[": "]", "`(": ")", "``(": ")"}
+_OPEN = MappingProxyType({"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⟦": "⟧", "⌊": "⌋", "⌈": "⌉",
+                          "@[": "]", "#[": "]", "%[": "]", "`(": ")", "``(": ")"})
 _CLOSE = frozenset(_OPEN.values())
-_BINDER_OPEN = {"{": "}", "⦃": "⦄"}
+_BINDER_OPEN = MappingProxyType({"{": "}", "⦃": "⦄"})
 _ARROWS = frozenset({"→", "->"})
 _TYPE_KINDS = frozenset({"inductive", "structure", "class"})
 
@@ -427,21 +428,19 @@ def _standalone(tokens: Sequence[str]) -> str:
     return " ".join(_renumber([tokens])[0])
 
 
-_LIBRARY_FORMS: dict[str, LibraryEquivalent] | None = None
-
-
 def _library_forms() -> dict[str, LibraryEquivalent]:
-    """Standalone near-twin form of each library equivalent's definitions -> the equivalent (built once)."""
-    global _LIBRARY_FORMS
-    if _LIBRARY_FORMS is None:
-        forms: dict[str, LibraryEquivalent] = {}
-        for eq in LIBRARY_EQUIVALENTS:
-            for text in eq.definitions:
-                parts = canonical_parts(Theorem(name="library_probe", statement="(x : Nat) : f = f", preamble=text))
-                for cmd in parts.commands:
-                    forms[_standalone(_command(cmd, frozenset()))] = eq
-        _LIBRARY_FORMS = forms
-    return _LIBRARY_FORMS
+    """Standalone near-twin form of each library equivalent's definitions -> the equivalent."""
+    forms: dict[str, LibraryEquivalent] = {}
+    for eq in LIBRARY_EQUIVALENTS:
+        for text in eq.definitions:
+            parts = canonical_parts(Theorem(name="library_probe", statement="(x : Nat) : f = f", preamble=text))
+            for cmd in parts.commands:
+                forms[_standalone(_command(cmd, frozenset()))] = eq
+    return forms
+
+
+LIBRARY_FORMS: Mapping[str, LibraryEquivalent] = MappingProxyType(_library_forms())
+"""`_library_forms` of the constant `LIBRARY_EQUIVALENTS`, built once at import (a constant table, no cache)."""
 
 
 def _atom_end(tokens: Sequence[str], k: int, match: Mapping[int, int]) -> int | None:
@@ -567,7 +566,7 @@ def near_twin_parts(theorem: Theorem) -> NearTwinParts:
 def _near_twin_parts(parts: CanonicalParts) -> NearTwinParts:
     type_names = frozenset(n for c in parts.commands if c.is_type for n in c.declares)
     commands = [(c, _command(c, type_names)) for c in parts.commands if c.kind not in ("variable",)]
-    library = _library_forms()
+    library = LIBRARY_FORMS
     copies: dict[str, LibraryEquivalent] = {}
     kept: list[tuple[CanonicalCommand, list[str]]] = []
     for c, toks in commands:
@@ -692,23 +691,10 @@ class Forms:
         return dice(self.grams(aspect), other.grams(aspect))
 
 
-_FORMS_CACHE: dict[tuple[object, ...], Forms] = {}
-_FORMS_CACHE_SIZE = 50_000
-
-
 def forms_of(theorems: Iterable[Theorem], *, min_skeleton_steps: int = MIN_SKELETON_STEPS) -> list[Forms]:
-    """The `Forms` of each theorem, kept in memory by the theorem's content: the eval's hygiene check and its
-    similarity report, and one check after another, compute a corpus's forms once per process."""
-    out = []
-    for t in theorems:
-        key = (t.name, t.statement, t.preamble, tuple(t.proof), min_skeleton_steps)
-        f = _FORMS_CACHE.get(key)
-        if f is None:
-            if len(_FORMS_CACHE) >= _FORMS_CACHE_SIZE:
-                _FORMS_CACHE.clear()
-            f = _FORMS_CACHE[key] = Forms(t, min_skeleton_steps)
-        out.append(f)
-    return out
+    """The `Forms` of each theorem (computed here: a caller that compares one corpus with several sets computes
+    the corpus's forms once and passes them on, `find_near_twins` and `similarity_report` take `Forms`)."""
+    return [Forms(t, min_skeleton_steps) for t in theorems]
 
 
 def similarity(a: Theorem, b: Theorem, aspect: Aspect = "definitions") -> float | None:
@@ -736,8 +722,8 @@ class NearTwin(BaseModel):
         return self.how in STRONG
 
 
-HOW_ORDER = {h: i for i, h in enumerate(("statement", "skeleton", "near_statement", "near_skeleton",
-                                          "statement_only", "definitions", "similar"))}
+HOW_ORDER = MappingProxyType({h: i for i, h in enumerate(("statement", "skeleton", "near_statement", "near_skeleton",
+                                          "statement_only", "definitions", "similar"))})
 
 
 @dataclass

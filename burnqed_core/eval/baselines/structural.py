@@ -30,8 +30,9 @@ import json
 import logging
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from burnqed_core.config import PremiseStepsConfig, Profile, SearchConfig, StructuralStepsConfig
@@ -47,8 +48,8 @@ from burnqed_core.records import EvalResult, Theorem
 
 log = logging.getLogger(__name__)
 
-__all__ = ["STRUCTURAL_VERSION", "cache_path", "from_rows", "lock_file", "measure_structural",
-           "partial_dir", "read_cached", "search_config", "structural_key", "write_shipped_structural"]
+__all__ = ("STRUCTURAL_VERSION", "cache_path", "from_rows", "lock_file", "measure_structural",
+           "partial_dir", "read_cached", "search_config", "structural_key", "write_shipped_structural")
 
 STRUCTURAL_VERSION = 1  # the key of a one-attempt baseline is that of version 1 (its files stay valid)
 FILE_PREFIX = "structural-"
@@ -72,8 +73,9 @@ def search_config(profile: Profile, retrieval: bool = False) -> SearchConfig:
 
 # Search settings added after baseline (c) files were shipped: left out of the key while at their defaults, so
 # that a file measured before them (when the search had none of them) still matches.
-_NEWER: dict[str, Any] = {"structural": StructuralStepsConfig().model_dump(mode="json"),
-                          "premises": PremiseStepsConfig().model_dump(mode="json"), "max_checks": None}
+_NEWER: Mapping[str, Any] = MappingProxyType({"structural": StructuralStepsConfig().model_dump(mode="json"),
+                                              "premises": PremiseStepsConfig().model_dump(mode="json"),
+                                              "max_checks": None})
 
 
 def _search_payload(config: SearchConfig) -> dict[str, Any]:

@@ -111,7 +111,7 @@ from burnqed_core.eval.summary.models import (
 from burnqed_core.eval.summary.paired import PairedChange, ebm_change, ebm_change_line, joint_clusters, paired_deltas
 from burnqed_core.eval.summary.versus import subset_summary
 
-__all__ = [
+__all__ = (
     "BASELINE_LABELS",
     "CONFIDENCE",
     "DEFAULT_SAMPLES",
@@ -142,4 +142,4 @@ __all__ = [
     "subset_summary",
     "summarize",
     "summarize_variants",
-]
+)

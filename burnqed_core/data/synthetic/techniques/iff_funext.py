@@ -42,6 +42,7 @@ They are in the bundled corpus through `burnqed_core.data.synthetic.catalogue.AL
 from __future__ import annotations
 
 import random
+from types import MappingProxyType
 
 from burnqed_core.data.synthetic.families import Family, Instance, _distinct, _pick, namespaced
 
@@ -250,7 +251,7 @@ def mirror : Tree → Tree
   | .leaf => .leaf
   | .node l x r => .node (mirror r) x (mirror l)"""
 
-_TURN_AFTER = {0: "(fun d => d)", 1: "turn", 2: "opp", 3: "back"}
+_TURN_AFTER = MappingProxyType({0: "(fun d => d)", 1: "turn", 2: "opp", 3: "back"})
 
 
 def _fun(rng: random.Random) -> list[Instance]:
