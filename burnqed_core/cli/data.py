@@ -37,8 +37,8 @@ def prepare(
 ) -> None:
     """Filter, dedup and split tactic pairs by theorem name; for N > 0 mix in
     the proofs found by earlier searches (settings: the profile's ``data``)."""
-    from burnqed_core.data.mixing import mix_iteration, positive_steps
-    from burnqed_core.data.pairs import (
+    from burnqed_core.data.pairs.mixing import mix_iteration, positive_steps
+    from burnqed_core.data.pairs.prepare import (
         PreparedPairs,
         hf_token_counter,
         load_pairs,
@@ -102,8 +102,8 @@ def stats(
 ) -> None:
     """Theorem counts per set, split and family, proof-length and depth
     distributions, and hard/easy counts where an automation map exists."""
-    from burnqed_core.data.pairs import load_pairs, pair_set_stats
-    from burnqed_core.data.theorems import automation_map, load_theorems, theorem_set_stats
+    from burnqed_core.data.pairs.prepare import load_pairs, pair_set_stats
+    from burnqed_core.data.theorems.load import automation_map, load_theorems, theorem_set_stats
 
     cfg = load(profile, verbose).data
     specs = list(theorems or [])
@@ -136,6 +136,25 @@ def stats(
         typer.echo(json.dumps(report, indent=1))
 
 
+@app.command()
+def similarity(
+    sets: Annotated[list[str], typer.Argument(
+        help="theorem sets (bundled:test, bundled:handwritten, a .lean file ...)")],
+    corpus: Annotated[str, typer.Option("--corpus", help="the training corpus")] = "bundled:corpus",
+    exclude: Annotated[list[str] | None, typer.Option(
+        "--exclude", help="corpus families left out (a profile's data.exclude_families; repeat for several)")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="list every near-twin and every unseen theorem")] = False,
+) -> None:
+    """Each set's similarity block against the corpus (and how close the corpus's families are to each other)."""
+    from burnqed_core.data.theorems.load import load_theorems
+    from burnqed_core.data.twins.similarity import similarity_lines
+
+    left_out = set(exclude or [])
+    theorems = [t for t in load_theorems(corpus) if t.family not in left_out]
+    typer.echo("\n".join(similarity_lines(corpus, theorems, [(spec, load_theorems(spec)) for spec in sets],
+                                          show_all)))
+
+
 @app.command("core-pool")
 def core_pool(
     out: Annotated[Path | None, typer.Option("--out", help="write pool.jsonl, dev.jsonl, test.jsonl and build.json "
@@ -166,7 +185,7 @@ def core_pool(
 
     from tqdm import tqdm
 
-    from burnqed_core.data.core_pool import (
+    from burnqed_core.data.theorems.core_pool import (
         PoolRules,
         SplitRules,
         build_pool,
@@ -231,10 +250,10 @@ async def _baseline_lookup(prof, pool):  # type: ignore[no-untyped-def]
     """A function (split, build, pool sample) -> the line of the baselines measured on that split (shipped beside
     the bundled sets or cached), read only: measuring is `burnqed lean baseline core:<split> --eval-baselines
     --structural`."""
-    from burnqed_core.data.core_pool import CORE_DIR, split_theorems
-    from burnqed_core.eval.baselines import baseline_key, read_cached
-    from burnqed_core.eval.structural import read_cached as read_structural
-    from burnqed_core.eval.structural import structural_key
+    from burnqed_core.data.theorems.core_pool import CORE_DIR, split_theorems
+    from burnqed_core.eval.baselines.measure import baseline_key, read_cached
+    from burnqed_core.eval.baselines.structural import read_cached as read_structural
+    from burnqed_core.eval.baselines.structural import structural_key
     from burnqed_core.search.job import lean_version
 
     version = lean_version(prof, pool)
