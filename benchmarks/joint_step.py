@@ -33,7 +33,7 @@ import torch
 
 from burnqed_core.config import EBMConfig, LoraConfig, TinyModelConfig, TrainingConfig
 from burnqed_core.records import TacticPair, TrajectoryRecord
-from burnqed_core.training.sft import LoopExtension
+from burnqed_core.training.loop import LoopExtension
 from burnqed_core.training.tiny_model import build_tiny_model
 from burnqed_core.training.tokenizer import train_tokenizer
 

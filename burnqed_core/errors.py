@@ -29,5 +29,9 @@ class LeanSetupError(BurnqedError):
     """The Lean backend is not installed or cannot start."""
 
 
+class TrainingError(BurnqedError):
+    """Training cannot start or continue (incompatible checkpoint, unpackable 4-bit layer, no data)."""
+
+
 class PolicyError(BurnqedError):
     """A policy backend cannot be loaded, reached or used (model dir, SGLang server)."""

@@ -150,7 +150,7 @@ def searched_progress(out_dir: Path, total: int) -> Callable[[], str | None]:
 
 def training_progress(run_dir: Path) -> Callable[[], str | None]:
     """The latest checkpoint's step under a training run dir."""
-    from burnqed_core.training.sft import list_checkpoints
+    from burnqed_core.training.checkpoints import list_checkpoints
 
     def report() -> str | None:
         ckpts = list_checkpoints(run_dir)

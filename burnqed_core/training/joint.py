@@ -1,11 +1,11 @@
 """Joint LoRA + energy-head training (the seeds' v2 design, issue 67): one forward pass, two losses.
 
-Each step of the SFT loop (`burnqed_core.training.sft.run_loop`, through its `LoopExtension` hook) takes its
+Each step of the SFT loop (`burnqed_core.training.loop.run_loop`, through its `LoopExtension` hook) takes its
 SFT batch (the iteration's tactic pairs) and a contrastive batch: ``ebm.joint_batch_size`` proof-path states
 of the trajectories of earlier iterations, each with ``ebm.num_negatives`` negatives (failed siblings first,
 `burnqed_core.ebm.data.sample_group`), and their theorems' root goals. The states' prompts are appended to the
 step's last SFT micro-batch and the decoder runs ONCE over both, with the adapter active: the SFT rows go
-through the LM head (token cross-entropy, as `sft.token_loss_sum`), the state rows are pooled as the policy's
+through the LM head (token cross-entropy, as `loop.token_loss_sum`), the state rows are pooled as the policy's
 ``encode`` pools them (`burnqed_core.policy.local.pool_hidden`, ``last_l2``: SGLang's ``/encode``) and scored
 by the goal-conditioned head (`burnqed_core.ebm.model.EnergyHead`). The step backpropagates
 
@@ -44,7 +44,7 @@ from burnqed_core.records import TrajectoryRecord
 from burnqed_core.training.collate import IGNORE_INDEX
 from burnqed_core.training.joint_head import JointRecord, save_joint_head
 from burnqed_core.training.joint_monitor import AbortRecord, JointMonitor, MonitorPoint, probe_subset
-from burnqed_core.training.sft import LoopAborted, LoopExtension, token_loss_from_logits
+from burnqed_core.training.loop import LoopAborted, LoopExtension, token_loss_from_logits
 
 log = logging.getLogger(__name__)
 

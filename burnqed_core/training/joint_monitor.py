@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from burnqed_core.config import EBMConfig
 from burnqed_core.ebm.data import ContrastiveData
 from burnqed_core.ebm.metrics import separation_metrics
-from burnqed_core.training.sft import LoopAborted
+from burnqed_core.training.loop import LoopAborted
 
 log = logging.getLogger(__name__)
 

@@ -97,7 +97,7 @@ def merge_adapter(
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from burnqed_core.training.sft import adapter_base, is_adapter_dir
+    from burnqed_core.training.base_models import adapter_base, is_adapter_dir
 
     t0 = time.perf_counter()
     adapter = Path(adapter_dir)

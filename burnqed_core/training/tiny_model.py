@@ -169,16 +169,11 @@ def pretrain_base(
     import torch
 
     from burnqed_core.data.pairs.prompt import PromptFormat
+    from burnqed_core.training.checkpoints import load_trainable, settings_signature
     from burnqed_core.training.collate import encode_pairs
+    from burnqed_core.training.loop import LoopSettings, resolve_device, run_loop
     from burnqed_core.training.run_record import RunRecord, fingerprint_pairs
-    from burnqed_core.training.sft import (
-        LoopSettings,
-        load_trainable,
-        resolve_device,
-        run_loop,
-        settings_signature,
-        with_premises,
-    )
+    from burnqed_core.training.sft import with_premises
     from burnqed_core.training.tokenizer import train_tokenizer
 
     t0 = time.perf_counter()

@@ -28,8 +28,8 @@ import torch
 from safetensors.torch import load_file
 
 from burnqed_core.loop.layout import BaseLayout
+from burnqed_core.training.checkpoints import list_checkpoints
 from burnqed_core.training.metrics import TrainingMetrics
-from burnqed_core.training.sft import list_checkpoints
 from burnqed_pipeline.defs.partitions import GPU_POOL, add_iteration
 from burnqed_pipeline.recovery import recover_dead_runs, run_pid
 from burnqed_pipeline.runner import REPO_DAGSTER_YAML

@@ -108,7 +108,8 @@ def lora_adapter(settings: Settings, iteration: int, pairs_dir: Path, base_model
     monitor aborts keeps its last good checkpoint and says so (the ``ebm`` check then fails)."""
     from burnqed_core.data.pairs.prompt import PromptFormat
     from burnqed_core.training.joint_head import read_joint_record
-    from burnqed_core.training.sft import LoopAborted, load_pairs_dir, train_sft
+    from burnqed_core.training.loop import LoopAborted
+    from burnqed_core.training.sft import load_pairs_dir, train_sft
 
     train, val, fingerprints = load_pairs_dir(pairs_dir)
     d = settings.data

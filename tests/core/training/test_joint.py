@@ -17,6 +17,8 @@ from burnqed_core.data.pairs.prompt import PromptFormat
 from burnqed_core.ebm.data import build_data
 from burnqed_core.ebm.embeddings import encoder_text
 from burnqed_core.records import TacticPair, TrajectoryRecord
+from burnqed_core.training.base_models import load_base, lora_model
+from burnqed_core.training.checkpoints import CHECKPOINTS
 from burnqed_core.training.collate import CompletionCollator, encode_pairs
 from burnqed_core.training.joint import (
     JointTraining,
@@ -27,7 +29,8 @@ from burnqed_core.training.joint import (
 )
 from burnqed_core.training.joint_head import has_joint_head, load_joint_head, read_joint_record
 from burnqed_core.training.joint_monitor import JointAbortError, JointMonitor, probe_subset
-from burnqed_core.training.sft import CHECKPOINTS, load_base, lora_model, token_loss_sum, train_sft
+from burnqed_core.training.loop import token_loss_sum
+from burnqed_core.training.sft import train_sft
 from tests.core.ebm_toy import toy_records
 
 pytestmark = pytest.mark.slow
@@ -220,7 +223,7 @@ def test_the_search_time_encoder_gives_the_training_time_embeddings(joint: Path,
 
 
 def read_base(adapter: Path) -> str:
-    from burnqed_core.training.sft import adapter_base
+    from burnqed_core.training.base_models import adapter_base
 
     return adapter_base(adapter)
 

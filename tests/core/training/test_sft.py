@@ -13,19 +13,14 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
 
 from burnqed_core.config import LoraConfig, TrainingConfig
 from burnqed_core.data.pairs.prompt import format_prompt
+from burnqed_core.errors import TrainingError
 from burnqed_core.record_io import file_sha256
+from burnqed_core.training.base_models import check_quantizable, load_base, lora_model
+from burnqed_core.training.checkpoints import CHECKPOINTS
 from burnqed_core.training.collate import CompletionCollator, encode_pairs
 from burnqed_core.training.merge import merge_adapter
 from burnqed_core.training.metrics import TrainingMetrics
-from burnqed_core.training.sft import (
-    CHECKPOINTS,
-    TrainingError,
-    check_quantizable,
-    load_base,
-    load_pairs_dir,
-    lora_model,
-    train_sft,
-)
+from burnqed_core.training.sft import load_pairs_dir, train_sft
 
 CFG = TrainingConfig(
     lr=1e-2, max_steps=12, max_steps_later=3, warmup_steps=2, batch_size=8, eval_every=4, save_every=4,

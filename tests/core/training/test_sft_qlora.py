@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from burnqed_core.config import LoraConfig, TrainingConfig
-from burnqed_core.training.sft import load_base, lora_model
+from burnqed_core.training.base_models import load_base, lora_model
 
 # compute float32: the 4-bit matmul dequantises exactly, only summation order differs;
 # compute bfloat16 (the project's setting): inputs are rounded to bf16 (8 bits of mantissa),

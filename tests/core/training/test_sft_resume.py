@@ -15,8 +15,9 @@ from safetensors.torch import load_file
 
 from burnqed_core.config import load_profile
 from burnqed_core.record_io import write_parquet
+from burnqed_core.training.checkpoints import list_checkpoints
 from burnqed_core.training.metrics import TrainingMetrics
-from burnqed_core.training.sft import list_checkpoints, load_pairs_dir, train_sft
+from burnqed_core.training.sft import load_pairs_dir, train_sft
 from tests.fixtures_models import TRAIN_NAMES, VAL_NAMES, make_pairs
 
 PROFILE = """

@@ -18,8 +18,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from burnqed_core.config import TinyModelConfig, TrainingConfig
 from burnqed_core.data.pairs.prompt import PromptFormat
 from burnqed_core.training.collate import CompletionCollator, encode_pairs
+from burnqed_core.training.loop import evaluate
 from burnqed_core.training.metrics import TrainingMetrics
-from burnqed_core.training.sft import evaluate
 from burnqed_core.training.tiny_model import pretrain_base
 from tests.fixtures_devices import DEVICES
 from tests.fixtures_models import TRAIN_NAMES, VAL_NAMES, make_pairs

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from burnqed_core.training.sft import cosine_with_warmup, lr_factor, lr_schedule
+from burnqed_core.training.schedule import cosine_with_warmup, lr_factor, lr_schedule
 
 
 def factors(warmup: int, steps: int, schedule: str = "cosine", floor: float = 0.1) -> list[float]:
