@@ -66,8 +66,6 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/policy/fast_decode.py::LlamaDecoder.decode",
     "burnqed_core/policy/local.py::LocalPolicy.__init__",
     "burnqed_core/policy/local.py::LocalPolicy._generate_chunk",
-    "burnqed_core/search/job.py::run_search",
-    "burnqed_core/search/job.py::search_job",
 })
 
 
