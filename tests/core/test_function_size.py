@@ -63,9 +63,6 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/eval/run.py::run_eval",
     "burnqed_core/lean/baseline.py::first_closing",
     "burnqed_core/lean/tracing.py::_replay",
-    "burnqed_core/policy/fast_decode.py::LlamaDecoder.decode",
-    "burnqed_core/policy/local.py::LocalPolicy.__init__",
-    "burnqed_core/policy/local.py::LocalPolicy._generate_chunk",
 })
 
 
