@@ -41,7 +41,6 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/cli/lean.py::baseline",
     "burnqed_core/ebm/data.py::build_data",
     "burnqed_core/ebm/embeddings.py::encode_states",
-    "burnqed_core/lean/embedded.py::EmbeddedBackend._run_blocks",
     "burnqed_core/training/merge.py::merge_adapter",
     "burnqed_core/training/tiny_model.py::pretrain_base",
     "burnqed_core/training/tokenizer.py::train_tokenizer",
