@@ -60,7 +60,6 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/eval/plot.py::plot_summaries",
     "burnqed_core/eval/run.py::run_eval",
     "burnqed_core/lean/baseline.py::first_closing",
-    "burnqed_core/lean/tracing.py::_replay",
 })
 
 
