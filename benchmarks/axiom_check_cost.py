@@ -34,7 +34,7 @@ import statistics
 import time
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.lean import checker
 from burnqed_core.lean.checker import check_proof, proof_source
 from burnqed_core.lean.embedded import EmbeddedBackend

@@ -40,7 +40,7 @@ from typing import Any
 import torch
 
 from burnqed_core.config import TinyModelConfig
-from burnqed_core.data.prompt import format_prompt
+from burnqed_core.data.pairs.prompt import format_prompt
 from burnqed_core.policy.local import LocalPolicy, Sample
 from burnqed_core.training.tiny_model import TINY_PRESETS
 

@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.premises.index import PremiseIndex
 from burnqed_core.premises.local import file_premises
 from burnqed_core.premises.records import Premise
@@ -41,7 +41,7 @@ def load_library(args: argparse.Namespace) -> tuple[list[Premise], dict[str, lis
     from burnqed_core.premises.library import LIBRARY_RULES, library_key, premises_of, read_library
 
     if args.scans is not None:
-        from burnqed_core.data.core_pool import read_scans
+        from burnqed_core.data.theorems.core_pool import read_scans
 
         scans, graph = read_scans(args.scans)
         premises, _ = premises_of(scans, LIBRARY_RULES)
@@ -100,7 +100,7 @@ def corpus_pairs(library_names: set[str]) -> list[tuple[Theorem, str, set[str]]]
 
 
 def trajectory_pairs(dirs: Sequence[Path], library_names: set[str]) -> list[tuple[Theorem, str, set[str]]]:
-    from burnqed_core.data.mixing import positive_steps
+    from burnqed_core.data.pairs.mixing import positive_steps
     from burnqed_core.trajectory_io import read_trajectories
 
     pool = {t.name: t for t in load_theorems("core:pool")}

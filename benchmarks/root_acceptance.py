@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.lean.pool import LeanPool
 from burnqed_core.policy.local import LocalPolicy
 

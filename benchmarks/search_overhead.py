@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.lean.pool import LeanPool
 from burnqed_core.policy.base import Policy
 from burnqed_core.policy.fixed import FixedTacticsPolicy

@@ -24,7 +24,7 @@ import logging
 from pathlib import Path
 
 from burnqed_core.config import TrainingConfig, load_profile
-from burnqed_core.data.pairs import prepare_pairs, split_theorems
+from burnqed_core.data.pairs.prepare import prepare_pairs, split_theorems
 from burnqed_core.loop.corpus import frame_pairs
 from burnqed_core.record_io import read_records
 from burnqed_core.records import TacticPair

@@ -20,7 +20,7 @@ import os
 import time
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.lean.pool import LeanPool
 from burnqed_core.lean.tracing import trace_theorems
 

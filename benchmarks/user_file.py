@@ -2,7 +2,7 @@
 three namespaces inside `noncomputable section`s, 15 by well-founded recursion, a `DecidablePred` instance
 through `decidable_of_iff`, 191 theorems after the definitions), on one embedded worker:
 
-* ``lean check``: the whole file through `burnqed_core.data.file_check.check_file` (the route of `burnqed lean
+* ``lean check``: the whole file through `burnqed_core.data.theorems.file_check.check_file` (the route of `burnqed lean
   check`): seconds, verdicts, and whether it needed the per-chunk fallback;
 * the preamble's cost: the definitions alone as one request, and what one theorem's final check
   (`check_proof`, the preamble elaborated and the declarations it needs replayed) and one search start (the
@@ -25,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.file_check import check_file, chunk_text, theorem_declarations
-from burnqed_core.data.lean_file import parse_lean_file
+from burnqed_core.data.theorems.file_check import check_file, chunk_text, theorem_declarations
+from burnqed_core.data.theorems.lean_file import parse_lean_file
 from burnqed_core.lean.pool import LeanPool
 from tests.user_files import counts, user_file_text
 

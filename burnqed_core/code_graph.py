@@ -8,7 +8,7 @@ an edge to the module.
 `code_version` is what a stage's fingerprint holds of its code (`burnqed_core.loop.spec.StageSpec`): a
 sha256 over the normalised source (the AST less docstrings: comments, docstrings and layout do not count) of
 the stage's module and of every module of ``burnqed_core`` it imports, directly or not, lazily or not, and
-of the non-Python files those modules load (`RESOURCES`). A fixed bug in `burnqed_core.data.mixing` thus
+of the non-Python files those modules load (`RESOURCES`). A fixed bug in `burnqed_core.data.pairs.mixing` thus
 re-runs ``tactic_pairs`` and what reads it, and nothing that does not import it. Left out (`NOT_CODE`): the
 modules whose effect on a result is nil or is hashed another way (`burnqed_core.config`: the validated
 settings values are in the fingerprint; the markers, specs and reads: when a stage runs, not what it
@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("burnqed_core", "burnqed_pipeline")
@@ -31,7 +32,7 @@ NOT_CODE = frozenset({
     "burnqed_core.reads", "burnqed_core.code_graph", "burnqed_core.logutil", "burnqed_core.errors",
 })
 # non-Python files a module loads (module -> paths relative to its file's directory)
-RESOURCES: dict[str, tuple[str, ...]] = {"burnqed_core.lean.judge": ("judge.lean",)}
+RESOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType({"burnqed_core.lean.judge": ("judge.lean",)})
 
 
 @cache

@@ -43,6 +43,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 import yaml
@@ -407,7 +408,7 @@ class DataConfig(Section):
                                "module families (never a held-out family's) and never a pool theorem itself; "
                                "the smallest statements first (0: none; needs premises.library)")
     alpha_copies: int = Field(0, ge=0, description="alpha-renamed copies of each training pair (hypothesis names "
-                              "changed consistently, burnqed_core.data.alpha_rename): teaches a small model to "
+                              "changed consistently, burnqed_core.data.pairs.alpha_rename): teaches a small model to "
                               "copy names from the goal; validation pairs are never renamed")
     search_failed_family_boost: float = Field(
         2.0, ge=0, description="selection: a family's quota weight is its eligible theorems x (1 + boost x the "
@@ -415,11 +416,11 @@ class DataConfig(Section):
     search_retry_failed: bool = Field(True, description="selection: search theorems again that earlier "
                                       "iterations failed on, when never-searched ones run out")
     search_pool: str | None = Field(None, description="a theorem set searched instead of the corpus, e.g. "
-                                    "core:pool (Lean's own library, burnqed_core.data.core_pool); the corpus is "
-                                    "still traced and trained on. None: the corpus")
+                                    "core:pool (Lean's own library, burnqed_core.data.theorems.core_pool); the "
+                                    "corpus is still traced and trained on. None: the corpus")
     search_curriculum: Curriculum = Field(
         "random", description="with search_pool: how each family's quota of never-searched theorems is drawn: a "
-        "seeded random draw, or the smallest statements first (`burnqed_core.data.core_pool.curriculum_rank`)")
+        "seeded random draw, or the smallest statements first (`burnqed_core.data.theorems.core_pool.curriculum_rank`)")
     search_retry_max: int | None = Field(None, ge=0, description="with search_pool: at most this many theorems that "
                                          "earlier iterations failed on are searched again each iteration, drawn "
                                          "first, beside new ones. None: only when new ones run out")
@@ -507,10 +508,10 @@ class EvalConfig(Section):
                                       "shipped for the bundled sets under tiny)")
     sample: int | None = Field(None, ge=1, description="evaluate a fixed sample of this many theorems of "
                                "data.benchmark, spread over its families (seed 0; "
-                               "`burnqed_core.data.selection.stratified_sample`); None: all")
+                               "`burnqed_core.data.theorems.sampling.stratified_sample`); None: all")
     also_sample: int | None = Field(None, ge=1, description="evaluate a fixed sample of this many theorems of "
                                     "each set of eval.also, spread over its families (seed 0; "
-                                    "`burnqed_core.data.selection.stratified_sample`); None: all")
+                                    "`burnqed_core.data.theorems.sampling.stratified_sample`); None: all")
     timeout_s: float = Field(600.0, gt=0, description="per-theorem safety cap on the time charged to it "
                              "(reported as timeouts); sized not to bind at the largest budget")
     regression_pp: float = Field(2.0, ge=0, description="go/no-go: a drop in solve rate (percentage points) "
@@ -640,14 +641,14 @@ def _home(paths: Any) -> Path | None:
     return Path(home) if isinstance(home, str | os.PathLike) else None
 
 
-ENV_ALIASES: dict[str, tuple[str, ...]] = {
+ENV_ALIASES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "BURNQED_HOME": ("paths", "home"),
     "BURNQED_WORK_DIR": ("paths", "work_dir"),
     "BURNQED_SGLANG_URL": ("policy", "sglang", "url"),
     "BURNQED_MODEL_PATH": ("policy", "model_path"),
     "BURNQED_PANTOGRAPH": ("lean", "pantograph", "executable"),
     "BURNQED_LEAN_PATH": ("lean", "pantograph", "lean_path"),
-}
+})
 
 
 #: Where each key of the merged raw profile was written: key path -> the files (or ``environment VAR``,

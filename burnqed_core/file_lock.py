@@ -18,7 +18,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-__all__ = ["file_lock"]
+__all__ = ("file_lock",)
 
 
 @contextlib.asynccontextmanager

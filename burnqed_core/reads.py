@@ -3,7 +3,7 @@
 A stage is skipped only while nothing it read changed (`burnqed_core.loop.markers`): its fingerprint covers
 its settings, its upstream stages and its code, but a file named by a setting (the corpus, the benchmark, a
 hand-written set of ``eval.also``, the ``automation.json`` beside a set) can change under the same name. So
-such files are read through `record` (`burnqed_core.data.theorems` does it for every theorem set and
+such files are read through `record` (`burnqed_core.data.theorems.load` does it for every theorem set and
 automation map), which adds ``{path: digest}`` to the recording in progress (`recording`, opened by the
 stage's marker around its run); the marker stores the recording in the stage's ``_done.json`` (and, while the
 stage runs, in ``_started.json``), and `changed` names the recorded files whose digest is no longer the

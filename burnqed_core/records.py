@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Mapping
 from functools import cache
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
@@ -48,8 +50,8 @@ class Theorem(Record):
     imports -- never the module itself or anything after it; enforced by the
     trusted checker (`burnqed_core.lean.judge`, status ``premise``).
     ``cluster``: the cluster the eval counts it in when its set fixes one (Lean's
-    library: its module, near-twins merged, `burnqed_core.data.core_pool`); ""
-    for the rule of `burnqed_core.data.clusters.cluster_of`.
+    library: its module, near-twins merged, `burnqed_core.data.theorems.core_pool`); ""
+    for the rule of `burnqed_core.data.twins.clusters.cluster_of`.
     """
 
     kind: ClassVar[str] = "theorem"
@@ -164,7 +166,7 @@ class EvalResult(Record):
                         "not): its compute; 0 in files written before the column")
     search_automation: bool = Field(False, description="the search added automation tactics to the policy's "
                                     "candidates (search.automation); False: the policy alone")
-    cluster: str = Field("", description="the theorem's cluster (burnqed_core.data.clusters: instances of one "
+    cluster: str = Field("", description="the theorem's cluster (burnqed_core.data.twins.clusters: instances of one "
                          "template and twins share one), the unit the summary's intervals resample; '' in files "
                          "written before the column (read back as '': one cluster per theorem)")
 
@@ -172,9 +174,9 @@ class EvalResult(Record):
         return self.proved and self.nodes_to_proof is not None and self.nodes_to_proof <= budget
 
 
-RECORD_TYPES: dict[str, type[Record]] = {
+RECORD_TYPES: Mapping[str, type[Record]] = MappingProxyType({
     t.kind: t for t in (Theorem, TacticPair, TrajectoryRecord, EvalResult)
-}
+})
 
 
 def _arrow_type(annotation: Any) -> tuple[pa.DataType, bool]:

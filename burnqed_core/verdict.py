@@ -1,6 +1,6 @@
 """A check's verdict: the figures measured beside their thresholds, and why it passed or failed.
 
-The pure judging functions (`burnqed_core.data.hygiene.pairs_verdict`,
+The pure judging functions (`burnqed_core.eval.hygiene.pairs_verdict`,
 `burnqed_core.ebm.metrics.embeddings_verdict` / `ebm_verdict`,
 `burnqed_core.eval.gonogo.gonogo_verdict`) return one; the pipeline's asset
 checks show it in the UI, the command line can print it.

@@ -49,7 +49,7 @@ FIXTURE_MODEL_CONFIG = TinyModelConfig(
 
 def build_fixture_model(out_dir: Path, seed: int = 0) -> Path:
     """Train the tokenizer on `LEAN_TEXTS`, build the untrained tiny model, save both to ``out_dir``."""
-    from burnqed_core.data.prompt import format_prompt
+    from burnqed_core.data.pairs.prompt import format_prompt
     from burnqed_core.training.tiny_model import build_tiny_model
     from burnqed_core.training.tokenizer import train_tokenizer
 
@@ -107,7 +107,7 @@ def fine_tune_tiny(base: Path, out: Path, pairs: list[tuple[str, str]], steps: i
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from burnqed_core.data.prompt import PLAIN, PromptFormat
+    from burnqed_core.data.pairs.prompt import PLAIN, PromptFormat
 
     form = fmt if isinstance(fmt, PromptFormat) else PLAIN
 

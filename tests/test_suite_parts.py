@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = ["tests/core/lean/test_pool_faults.py", "tests/core/search/test_engine_lean.py",
-         "tests/pipeline/test_fanout.py", "tests/core/data/test_prompt.py", "tests/pipeline/test_distributed.py",
+         "tests/pipeline/test_fanout.py", "tests/core/data/pairs/test_prompt.py", "tests/pipeline/test_distributed.py",
          "tests/pipeline/test_ui_browser.py"]
 
 

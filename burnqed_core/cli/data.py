@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from burnqed_core.config import DataConfig, Profile
-    from burnqed_core.data.core_pool import PoolBuild, PoolRules, SplitRules
-    from burnqed_core.data.pairs import PairStats, PreparedPairs, TheoremSplit
+    from burnqed_core.data.pairs.prepare import PairStats, PreparedPairs, TheoremSplit
+    from burnqed_core.data.theorems.core_pool import PoolBuild, PoolRules, SplitRules
 
     # (split, build, pool sample) -> the line of that split's baselines (`_baseline_lookup`)
     BaselineLookup = Callable[[str, PoolBuild, int], str]
@@ -47,7 +47,7 @@ def prepare(
 ) -> None:
     """Filter, dedup and split tactic pairs by theorem name; for N > 0 mix in
     the proofs found by earlier searches (settings: the profile's ``data``)."""
-    from burnqed_core.data.pairs import hf_token_counter, load_pairs, prepare_pairs, read_split, write_prepared
+    from burnqed_core.data.pairs.prepare import hf_token_counter, load_pairs, prepare_pairs, read_split, write_prepared
 
     cfg = load(profile, verbose).data
     if trajectories and iteration == 0:
@@ -79,8 +79,8 @@ def _mix_trajectories(prepared: PreparedPairs, trajectories: list[Path], iterati
                       theorem_split: TheoremSplit | None) -> tuple[PreparedPairs, dict[str, object]]:
     """The prepared pairs of iteration ``iteration`` > 0: the base pairs mixed with the positive steps of the
     ``trajectories`` records of earlier iterations, and what the stats file records about the mix."""
-    from burnqed_core.data.mixing import mix_iteration, positive_steps
-    from burnqed_core.data.pairs import PreparedPairs
+    from burnqed_core.data.pairs.mixing import mix_iteration, positive_steps
+    from burnqed_core.data.pairs.prepare import PreparedPairs
     from burnqed_core.record_io import read_records
     from burnqed_core.records import TrajectoryRecord
 
@@ -119,8 +119,8 @@ def stats(
 ) -> None:
     """Theorem counts per set, split and family, proof-length and depth
     distributions, and hard/easy counts where an automation map exists."""
-    from burnqed_core.data.pairs import load_pairs, pair_set_stats
-    from burnqed_core.data.theorems import automation_map, load_theorems, theorem_set_stats
+    from burnqed_core.data.pairs.prepare import load_pairs, pair_set_stats
+    from burnqed_core.data.theorems.load import automation_map, load_theorems, theorem_set_stats
 
     cfg = load(profile, verbose).data
     specs = list(theorems or [])
@@ -153,6 +153,25 @@ def stats(
         typer.echo(json.dumps(report, indent=1))
 
 
+@app.command()
+def similarity(
+    sets: Annotated[list[str], typer.Argument(
+        help="theorem sets (bundled:test, bundled:handwritten, a .lean file ...)")],
+    corpus: Annotated[str, typer.Option("--corpus", help="the training corpus")] = "bundled:corpus",
+    exclude: Annotated[list[str] | None, typer.Option(
+        "--exclude", help="corpus families left out (a profile's data.exclude_families; repeat for several)")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="list every near-twin and every unseen theorem")] = False,
+) -> None:
+    """Each set's similarity block against the corpus (and how close the corpus's families are to each other)."""
+    from burnqed_core.data.theorems.load import load_theorems
+    from burnqed_core.data.twins.similarity import similarity_lines
+
+    left_out = set(exclude or [])
+    theorems = [t for t in load_theorems(corpus) if t.family not in left_out]
+    typer.echo("\n".join(similarity_lines(corpus, theorems, [(spec, load_theorems(spec)) for spec in sets],
+                                          show_all)))
+
+
 @app.command("core-pool")
 def core_pool(
     out: Annotated[Path | None, typer.Option("--out", help="write pool.jsonl, dev.jsonl, test.jsonl and build.json "
@@ -179,7 +198,7 @@ def core_pool(
     """Lean's own library as a theorem pool: enumerate the theorems of the installed Init and Std modules with
     the embedded Lean, hold out whole module families as core:test and core:dev (seeded, before any result), and
     print the counts per family and the share of each split that each baseline closes (where measured)."""
-    from burnqed_core.data.core_pool import PoolRules, SplitRules, write_pool
+    from burnqed_core.data.theorems.core_pool import PoolRules, SplitRules, write_pool
 
     prof = load(profile, verbose)
     rules = PoolRules() if max_size is None else PoolRules(max_size=max_size)
@@ -201,7 +220,7 @@ def _resplit_pool(prof: Profile, resplit_dir: Path) -> tuple[PoolBuild, Baseline
     lookup (`_baseline_lookup`)."""
     import asyncio
 
-    from burnqed_core.data.core_pool import read_build, resplit
+    from burnqed_core.data.theorems.core_pool import read_build, resplit
 
     build = resplit(read_build(resplit_dir))
     return build, asyncio.run(_baseline_lookup(prof, None))
@@ -215,7 +234,7 @@ def _build_pool(prof: Profile, rules: PoolRules, split_rules: SplitRules, scans:
 
     from tqdm import tqdm
 
-    from burnqed_core.data.core_pool import build_pool, read_scans, save_scans_file, scan_library
+    from burnqed_core.data.theorems.core_pool import build_pool, read_scans, save_scans_file, scan_library
     from burnqed_core.lean.library import SCAN_TIMEOUT_S
     from burnqed_core.lean.pool import LeanPool
 
@@ -260,10 +279,10 @@ async def _baseline_lookup(prof, pool):  # type: ignore[no-untyped-def]
     """A function (split, build, pool sample) -> the line of the baselines measured on that split (shipped beside
     the bundled sets or cached), read only: measuring is `burnqed lean baseline core:<split> --eval-baselines
     --structural`."""
-    from burnqed_core.data.core_pool import CORE_DIR, split_theorems
-    from burnqed_core.eval.baselines import baseline_key, read_cached
-    from burnqed_core.eval.structural import read_cached as read_structural
-    from burnqed_core.eval.structural import structural_key
+    from burnqed_core.data.theorems.core_pool import CORE_DIR, split_theorems
+    from burnqed_core.eval.baselines.measure import baseline_key, read_cached
+    from burnqed_core.eval.baselines.structural import read_cached as read_structural
+    from burnqed_core.eval.baselines.structural import structural_key
     from burnqed_core.search.job import lean_version
 
     version = lean_version(prof, pool)

@@ -43,8 +43,8 @@ def plan_cli(settings: EvalSettings, theorems_spec: str, out: Path, model: Path 
              premises: Path | None = None) -> EvalPlan:
     """The plan of ``burnqed eval``: one set, ``--theorems`` (its fixed ``--sample`` spread over its families,
     then its first ``--limit`` by name), into ``--out``."""
-    from burnqed_core.data.selection import stratified_sample
-    from burnqed_core.data.theorems import load_theorems, set_dir
+    from burnqed_core.data.theorems.load import load_theorems, set_dir
+    from burnqed_core.data.theorems.sampling import stratified_sample
     from burnqed_core.eval.plan import plan_set
     from burnqed_core.search.job import check_unique_names
 

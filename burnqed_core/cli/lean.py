@@ -14,7 +14,7 @@ from burnqed_core.config import LeanConfig, Profile
 from burnqed_core.lean.types import DEFAULT_THEOREM_TIMEOUT_S, DeclaredTheorem, Elaboration, ProofEnv
 
 if TYPE_CHECKING:
-    from burnqed_core.lean.baseline import BaselineReport
+    from burnqed_core.eval.baselines.rounds import BaselineReport
     from burnqed_core.records import Theorem
 
 app = typer.Typer(help="Lean: install the embedded backend, check files, trace proofs, automation baseline.",
@@ -92,7 +92,7 @@ def check(
     library's or looks like one (`Νat`, `ℕ`), a constant of the file its text does not show (a coercion,
     an instance through a file abbreviation), or an instance the file declared for a library class
     (`n + 1 = n` can be true that way)."""
-    from burnqed_core.data.file_check import check_file
+    from burnqed_core.data.theorems.file_check import check_file
     from burnqed_core.lean.pool import LeanPool
     from burnqed_core.lean.sandbox import normalize_source
 
@@ -136,7 +136,7 @@ def check_lines(verdicts: list[tuple[str, str | None]], notes: dict[str, list[st
 def parser_disagreement(text: str, theorems: list[DeclaredTheorem], source: str = "") -> str | None:
     """Where the file parser (`parse_lean_file`, which cuts a file for display and tracing) and Lean
     disagree on the theorem-like declarations of a file (name and line of the keyword), or None."""
-    from burnqed_core.data.lean_file import parse_lean_file
+    from burnqed_core.data.theorems.lean_file import parse_lean_file
     from burnqed_core.errors import DataError
     from burnqed_core.lean.lexer import plain_name
 
@@ -220,7 +220,7 @@ def trace(
     """Trace the known proofs of a theorem set into tactic pairs, each theorem's states read from the very run
     in which the trusted checker accepted its proof (its preamble replayed through the kernel unless it is one
     of the package's own); exit code 1 if any theorem is refused (no pair of it is written)."""
-    from burnqed_core.data.theorems import load_many
+    from burnqed_core.data.theorems.load import load_many
     from burnqed_core.lean.pool import LeanPool
     from burnqed_core.lean.tracing import trace_theorems
     from burnqed_core.record_io import write_parquet
@@ -273,15 +273,15 @@ def baseline(
     """Which single automation tactic (rfl, trivial, decide, omega, simp, simp_all, grind) closes each
     theorem alone; prints one line per theorem and the summary (closed by automation / hard). With
     --eval-baselines and --structural, also writes the eval's baseline files beside the theorem set."""
-    from burnqed_core.data.theorems import load_many
-    from burnqed_core.lean.baseline import automation_baseline
+    from burnqed_core.data.theorems.load import load_many
+    from burnqed_core.eval.baselines.single import automation_baseline
     from burnqed_core.lean.pool import LeanPool
 
     # many different preambles: synchronous elaboration, see embedded.SYNC_ELAB_OPTIONS
     prof, cfg = _lean_config(profile, verbose, backend, workers, elab_async=False)
     thms = load_many(theorems)
     if sample is not None:
-        from burnqed_core.data.selection import stratified_sample
+        from burnqed_core.data.theorems.sampling import stratified_sample
 
         thms = stratified_sample(thms, sample)
 
@@ -306,8 +306,8 @@ def baseline(
 async def _write_eval_baselines(prof: Profile, pool: ProofEnv, thms: list[Theorem], theorem_set: str) -> None:
     """Measure baselines (a) and (b) of ``thms`` and write them as the eval's baseline file beside
     ``theorem_set``."""
-    from burnqed_core.data.theorems import set_dir
-    from burnqed_core.eval.baselines import measure_baselines, write_shipped
+    from burnqed_core.data.theorems.load import set_dir
+    from burnqed_core.eval.baselines.measure import measure_baselines, write_shipped
     from burnqed_core.search.job import lean_version
 
     version = lean_version(prof, pool)  # prof.lean is the pool's config
@@ -319,8 +319,8 @@ async def _write_eval_baselines(prof: Profile, pool: ProofEnv, thms: list[Theore
 async def _write_structural(prof: Profile, pool: ProofEnv, thms: list[Theorem], theorem_set: str) -> None:
     """Measure baseline (c) of ``thms`` (the eval's search with no learned policy) and write it beside
     ``theorem_set``."""
-    from burnqed_core.data.theorems import set_dir
-    from burnqed_core.eval.structural import measure_structural, write_shipped_structural
+    from burnqed_core.data.theorems.load import set_dir
+    from burnqed_core.eval.baselines.structural import measure_structural, write_shipped_structural
     from burnqed_core.search.job import lean_version
 
     on_set = prof.model_copy(update={"data": prof.data.model_copy(update={"benchmark": theorem_set})})
@@ -336,7 +336,7 @@ def _print_automation(thms: list[Theorem], mapping: dict[str, str | None], rep: 
                       write: Path | None) -> None:
     """One line per theorem (the tactic that closes it alone, ``hard`` or ``start-error``) and the summary;
     the map written to ``write``; exit 1 after infrastructure failures."""
-    from burnqed_core.lean.baseline import write_automation
+    from burnqed_core.eval.baselines.single import write_automation
 
     for t in thms:
         tag = "start-error" if t.name in rep.start_errors else (mapping[t.name] or "hard")

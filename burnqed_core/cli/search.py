@@ -32,7 +32,7 @@ async def _search_main(
     verbose: bool,
     premises: Path | None = None,
 ) -> int:
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems.load import load_theorems
     from burnqed_core.search.job import SearchInterrupted, search_job
 
     profile = load(profile_name, verbose)

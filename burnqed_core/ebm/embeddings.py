@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
-from burnqed_core.data.prompt import PLAIN, PROMPT_VERSION, PromptFormat, format_of
+from burnqed_core.data.pairs.prompt import PLAIN, PROMPT_VERSION, PromptFormat, format_of
 from burnqed_core.errors import BurnqedError
 from burnqed_core.record_io import atomic_target, atomic_write_text
 
@@ -59,31 +59,22 @@ def encoder_text(state: str, fmt: PromptFormat = PLAIN) -> str:
     return fmt.prompt_text(state)
 
 
-_FINGERPRINTS: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
-
-
 def model_fingerprint(path: str | Path) -> str:
     """sha256 over the names and contents of a model directory's config,
     tokenizer and weight files (fine-tuning keeps sizes: only contents tell two
-    iterations apart). Memoised per process by (path, file sizes, mtimes)."""
+    iterations apart). Read afresh at every call: nothing is kept between calls."""
     p = Path(path)
     if not p.is_dir():
         raise EmbeddingMismatchError(f"{p}: not a model directory")
     files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix in MODEL_FILE_SUFFIXES
                    and not f.name.startswith((".", "_")))
-    stat = tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files)
-    memo = (str(p.resolve()), stat)
-    if memo in _FINGERPRINTS:
-        return _FINGERPRINTS[memo]
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode() + b"\0")
         with f.open("rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 22), b""):
                 h.update(chunk)
-    digest = h.hexdigest()
-    _FINGERPRINTS[memo] = digest
-    return digest
+    return h.hexdigest()
 
 
 def policy_fingerprint(policy: Any, model_path: str | Path | None = None) -> str:

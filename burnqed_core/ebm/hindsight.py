@@ -58,7 +58,7 @@ def path_texts(known: Mapping[str, Sequence[str]], theorems: Iterable[str]) -> l
 def read_known(pairs: Path, split: Path | None = None) -> dict[str, list[str]]:
     """`known_paths` of a tactic-pair Parquet file (``burnqed lean trace``'s, a base ``pairs.parquet``): every
     theorem in it, or with ``split`` (a ``split.json``) only the training side of that split."""
-    from burnqed_core.data.pairs import read_split
+    from burnqed_core.data.pairs.prepare import read_split
     from burnqed_core.record_io import read_parquet
 
     records = read_parquet(pairs, TacticPair)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from burnqed_core.config import EBMConfig
-from burnqed_core.data.prompt import format_of
+from burnqed_core.data.pairs.prompt import format_of
 from burnqed_core.ebm.data import (
     ContrastiveData,
     build_data,

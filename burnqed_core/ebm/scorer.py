@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from burnqed_core.data.prompt import format_of
+from burnqed_core.data.pairs.prompt import format_of
 from burnqed_core.ebm.embeddings import (
     EmbeddingMismatchError,
     encoder_text,

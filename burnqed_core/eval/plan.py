@@ -101,8 +101,8 @@ def set_theorems(settings: EvalSettings, extra: Sequence[str] = ()) -> dict[str,
     ``eval.also`` its ``eval.also_sample`` when set (fixed samples spread over the families), each cut to
     ``eval.max_theorems``. A theorem name in two sets is an error naming both (the eval's rows are
     keyed by theorem)."""
-    from burnqed_core.data.selection import stratified_sample
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems.load import load_theorems
+    from burnqed_core.data.theorems.sampling import stratified_sample
 
     out: dict[str, list[Theorem]] = {}
     where: dict[str, str] = {}
@@ -129,7 +129,7 @@ def plan_sets(settings: EvalSettings, iteration: int, out: Path, model: Path | N
               premises: Path | None = None) -> EvalPlan:
     """The profile's eval (`set_theorems`: the benchmark, ``eval.also``, ``extra``) into ``out``; ``earlier``:
     the eval folders of earlier iterations (each set's own under them)."""
-    from burnqed_core.data.theorems import set_dir
+    from burnqed_core.data.theorems.load import set_dir
 
     bench = settings.data.benchmark
     sets = [EvalSet(spec=spec, theorems=theorems, out=set_out(out, bench, spec), shipped=set_dir(spec),
@@ -201,7 +201,7 @@ async def prepare(settings: EvalSettings, plan: EvalPlan, env: Callable[[], Awai
         # shards could not leave it out. `run` (a user's file) checks first and leaves twins out instead.
         left = {es.spec: es.twins for es in check(settings, plan).sets if es.twins}
         if left:
-            from burnqed_core.data.hygiene import HeldOutLeakError
+            from burnqed_core.eval.hygiene import HeldOutLeakError
 
             raise HeldOutLeakError("; ".join(f"{spec}: {name} is {why}" for spec, ts in left.items()
                                              for name, why in list(ts.items())[:5]))

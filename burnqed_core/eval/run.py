@@ -20,7 +20,7 @@ environment (`verify_proofs`); a proof that fails is an error, never a solved
 theorem. The rows are written to ``<out>/results.parquet``.
 
 Each row carries its theorem's cluster (`EvalResult.cluster`,
-`burnqed_core.data.clusters`), computed once per `run_eval` by `eval_clusters`
+`burnqed_core.data.twins.clusters`), computed once per `run_eval` by `eval_clusters`
 over the theorems of the whole eval (a shard's theorems with the rest of the
 profile's benchmark, so that twins in two shards share a cluster); the
 summary resamples clusters for its intervals.
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from burnqed_core.config import PremiseStepsConfig, Profile, SearchConfig, StructuralStepsConfig
 from burnqed_core.errors import BurnqedError, DataError
-from burnqed_core.eval.baselines import Baselines
+from burnqed_core.eval.baselines.records import Baselines
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.base import Policy, derive_seed
 from burnqed_core.premises.index import PremiseIndex
@@ -159,18 +159,18 @@ class EvalInterrupted(EvalError):
 
 
 def eval_clusters(theorems: Sequence[Theorem], benchmark: str | Path | None = None) -> dict[str, str]:
-    """Theorem name -> cluster (`burnqed_core.data.clusters.clusters`) of the theorems an eval searches.
+    """Theorem name -> cluster (`burnqed_core.data.twins.clusters.clusters`) of the theorems an eval searches.
 
     A sharded eval searches a part of the benchmark per call; when ``benchmark`` (the profile's benchmark
     spec) loads and holds every one of ``theorems``, the clusters are computed over the whole benchmark (the
     given theorems standing for their names), so that twins in different shards are merged the same way in
     every shard. Otherwise (a benchmark that does not load, theorems not in it) over ``theorems`` alone."""
-    from burnqed_core.data.clusters import clusters
+    from burnqed_core.data.twins.clusters import clusters
 
     pool = list(theorems)
     if benchmark:
         try:
-            from burnqed_core.data.theorems import load_theorems
+            from burnqed_core.data.theorems.load import load_theorems
 
             full = {t.name: t for t in load_theorems(benchmark)}
         except (BurnqedError, OSError, ValueError) as e:

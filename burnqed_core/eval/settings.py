@@ -22,7 +22,7 @@ class EvalData(Projection):
 class EvalSettings(StageSettings):
     """What an evaluation reads. The whole ``search`` section, though the eval replaces ``max_nodes`` and
     ``timeout_s`` (``eval.budgets``, ``eval.timeout_s``) and never reads ``noisy_pass``: baseline (c)'s cache
-    key (`burnqed_core.eval.structural`) hashes the search settings as a whole. ``paths`` (where baselines are
+    key (`burnqed_core.eval.baselines.structural`) hashes the search settings as a whole. ``paths`` (where baselines are
     cached), ``name``, ``seed`` and ``source`` (the run records) are the machine's."""
 
     eval: EvalConfig

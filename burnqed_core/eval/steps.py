@@ -39,12 +39,12 @@ def corpus_twins(settings: EvalSettings, spec: str, theorems: Sequence[Theorem])
     """The theorems of ``theorems`` (set ``spec``) that are twins or strong near-twins of theorems of the corpus
     the loop trains on (``data.corpus`` less ``data.exclude_families``; the same theorem up to renaming and
     numerals, the same proof skeleton, or the same up to binder style and order and isomorphic definitions:
-    `burnqed_core.data.hygiene.find_twins`), by name, with their twins: an eval on them would measure memory,
+    `burnqed_core.eval.hygiene.find_twins`), by name, with their twins: an eval on them would measure memory,
     not proving, so they are left out of the set's headline and reported apart. An excluded family is never
     traced, trained on or searched, so its theorems may be evaluated (the folds of ``burnqed transfer``). A
     corpus traced from a repository (``data.trace_repo``) has no statements to compare: a warning."""
-    from burnqed_core.data.hygiene import find_twins
-    from burnqed_core.data.theorems import corpus_theorems
+    from burnqed_core.data.theorems.load import corpus_theorems
+    from burnqed_core.eval.hygiene import find_twins
 
     if settings.data.trace_repo:
         log.warning("corpus traced from %s: no statements to check %s against for twins", settings.data.trace_repo,
@@ -67,7 +67,7 @@ def check_before_lean(settings: EvalSettings, iteration: int, spec: str, theorem
     """The checks of set ``spec`` that need no Lean: none of its theorems is in ``training_pairs`` by name (a
     `HeldOutLeakError`); and, for a held-out set, its twins of corpus theorems (`corpus_twins`), returned: the
     eval leaves them out of the headline and reports them apart."""
-    from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
+    from burnqed_core.eval.hygiene import check_training_pairs, load_training_pairs
 
     pairs = load_training_pairs(training_pairs) if training_pairs else []
     if pairs:  # by name, before any search
@@ -101,12 +101,12 @@ async def prepare_set(settings: EvalSettings, env: Callable[[], Awaitable[ProofE
                       shipped: Path | None, progress: bool = True, premises: Any = None) -> Any:
     """Both automation baselines of a set's ``theorems`` (`Baselines`, measured in the environment ``env()``
     gives, cached per theorem set under ``paths.baselines_dir()``, or read from a file shipped in ``shipped``
-    whose key matches) with baseline (c), the same search with no learned policy (`burnqed_core.eval.structural`;
-    ``eval.structural_baseline``), measured or read the same way; when the search has premise steps
-    (``search.premises.enabled``), also baseline (c) with retrieval (the same search with them, from the premise
-    index ``premises``): the prover must beat the stronger of the two."""
-    from burnqed_core.eval.baselines import measure_baselines
-    from burnqed_core.eval.structural import measure_structural
+    whose key matches) with baseline (c), the same search with no learned policy
+    (`burnqed_core.eval.baselines.structural`; ``eval.structural_baseline``), measured or read the same way;
+    when the search has premise steps (``search.premises.enabled``), also baseline (c) with retrieval (the same
+    search with them, from the premise index ``premises``): the prover must beat the stronger of the two."""
+    from burnqed_core.eval.baselines.measure import measure_baselines
+    from burnqed_core.eval.baselines.structural import measure_structural
     from burnqed_core.search.job import lean_version
 
     lean = await env()
@@ -132,7 +132,7 @@ def save_baselines(out_dir: Path, baselines: Any) -> Path:
 
 
 def load_baselines(out_dir: Path) -> Any:
-    from burnqed_core.eval.baselines import Baselines
+    from burnqed_core.eval.baselines.records import Baselines
 
     path = out_dir / BASELINES_FILE
     if not path.is_file():
@@ -188,7 +188,7 @@ def eval_finish(
 ) -> StageResult:
     """After the searches: the held-out check by root goal, the summary, ``report.md`` and ``solve_rate.png``;
     ``twins``: the set's theorems left out as twins of corpus theorems (`report_twins`)."""
-    from burnqed_core.data.hygiene import check_training_pairs, load_training_pairs
+    from burnqed_core.eval.hygiene import check_training_pairs, load_training_pairs
     from burnqed_core.eval.report import format_table, write_report
     from burnqed_core.eval.run import read_eval_results, root_goals, variant_rows
     from burnqed_core.eval.summary import SummaryOptions, summarize_variants
@@ -229,9 +229,9 @@ def eval_finish(
 
 def corpus_similarity(settings: EvalSettings, theorems: Sequence[Theorem]) -> Any:
     """The set's nearest-neighbour similarity to the corpus the loop trains on and its near-twins
-    (`burnqed_core.data.near_twins.similarity_report`); None for a corpus traced from a repository."""
-    from burnqed_core.data.similarity import similarity_report
-    from burnqed_core.data.theorems import corpus_theorems
+    (`burnqed_core.data.twins.near_twins.similarity_report`); None for a corpus traced from a repository."""
+    from burnqed_core.data.theorems.load import corpus_theorems
+    from burnqed_core.data.twins.similarity import similarity_report
 
     if settings.data.trace_repo:
         return None

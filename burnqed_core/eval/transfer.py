@@ -18,7 +18,7 @@ file extending the base profile), and reads a fold's eval summary into a `FoldRe
 (`burnqed_pipeline.commands.transfer`) runs each fold's stages through the pipeline, up to the read iteration's eval
 report.
 
-A held-out theorem that is a twin or a strong near-twin (`burnqed_core.data.near_twins.find_near_twins`, the
+A held-out theorem that is a twin or a strong near-twin (`burnqed_core.data.twins.near_twins.find_near_twins`, the
 relation the eval's hygiene check refuses) of a theorem left in the corpus is not evaluated: the fold would
 measure memory, not transfer. The fold counts them.
 
@@ -38,7 +38,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.config import Profile
-from burnqed_core.data.families import Technique
+from burnqed_core.data.synthetic.families import Technique
 from burnqed_core.errors import DataError
 from burnqed_core.eval.summary import Delta, Estimate, EvalSummary, Rate, paired_deltas
 from burnqed_core.record_io import json_sha256
@@ -155,8 +155,8 @@ def plan_folds(profile: Profile, corpus: Sequence[Theorem], *, families: Sequenc
     given: the named families first, in the order given (a planned order is run as planned), then those of
     the techniques, in family order; every family when neither is given. Unknown names are a `DataError`
     naming what exists."""
-    from burnqed_core.data.catalogue import technique_of
-    from burnqed_core.data.near_twins import find_near_twins, forms_of
+    from burnqed_core.data.synthetic.catalogue import technique_of
+    from burnqed_core.data.twins.near_twins import find_near_twins, forms_of
 
     by_family = corpus_families(profile, corpus)
     unknown = sorted(set(families) - set(by_family))

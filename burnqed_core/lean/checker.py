@@ -52,8 +52,8 @@ from burnqed_core.lean.types import ALLOWED_AXIOMS, CheckResult, Diagnostic, Ela
 from burnqed_core.records import Theorem
 
 CHECK_NAME = "burnqed_checked"
-__all__ = ["CHECK_NAME", "check_proof", "judge", "proof_source", "proof_text", "reads_goals", "static_problems",
-           "tactic_positions"]
+__all__ = ("CHECK_NAME", "check_proof", "judge", "proof_source", "proof_text", "reads_goals", "static_problems",
+           "tactic_positions")
 
 
 class Elaborator(Protocol):
@@ -99,21 +99,29 @@ def _is_name(reported: str, expected: str) -> bool:
     return reported == expected or reported.endswith("." + expected)
 
 
-# Declarations of a preamble as Lean reports them, for backends that give no
-# line ranges (few distinct preambles per run: a small LRU is enough).
-_PREAMBLE_DECLS: OrderedDict[str, list[str] | None] = OrderedDict()
+class PreambleDeclarations:
+    """Declarations of preambles as one backend's Lean reports them, for a backend that gives no line ranges
+    (few distinct preambles per run: a small LRU is enough). The backend owns it (its
+    ``preamble_declarations`` attribute), so what one Lean reported is never used for another."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._decls: OrderedDict[str, list[str] | None] = OrderedDict()
+
+    async def of(self, backend: Elaborator, preamble: str) -> list[str] | None:
+        if preamble in self._decls:
+            self._decls.move_to_end(preamble)
+            return self._decls[preamble]
+        decls = await _preamble_declarations(backend, preamble)
+        self._decls[preamble] = decls
+        while len(self._decls) > self.size:
+            self._decls.popitem(last=False)
+        return decls
 
 
 async def _preamble_declarations(backend: Elaborator, preamble: str) -> list[str] | None:
-    if preamble in _PREAMBLE_DECLS:
-        _PREAMBLE_DECLS.move_to_end(preamble)
-        return _PREAMBLE_DECLS[preamble]
     elab = await backend.elaborate(preamble_text(preamble))
-    decls = elab.declarations if elab.complete and not any(d.is_error for d in elab.diagnostics) else None
-    _PREAMBLE_DECLS[preamble] = decls
-    while len(_PREAMBLE_DECLS) > 256:
-        _PREAMBLE_DECLS.popitem(last=False)
-    return decls
+    return elab.declarations if elab.complete and not any(d.is_error for d in elab.diagnostics) else None
 
 
 def declaration_problems(elab: Elaboration, name: str, start_line: int, end_line: int,
@@ -211,7 +219,9 @@ async def check_proof(backend: Elaborator, theorem: Theorem, tactics: Sequence[s
         elab = await backend.elaborate(source, axioms_of=[CHECK_NAME])
     pre_decls = None
     if elab.declaration_lines is None and elab.declarations is not None:
-        pre_decls = await _preamble_declarations(backend, theorem.preamble)
+        known = getattr(backend, "preamble_declarations", None)
+        pre_decls = await (known.of(backend, theorem.preamble) if isinstance(known, PreambleDeclarations)
+                           else _preamble_declarations(backend, theorem.preamble))
     errors = judge(elab, CHECK_NAME, start, end, pre_decls)
     read = None
     if positions and not errors and elab.goals is not None and len(elab.goals) == len(positions) \

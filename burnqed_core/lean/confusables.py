@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import unicodedata
 from functools import cache
+from types import MappingProxyType
 
 from confusable_homoglyphs import confusables
 
@@ -24,7 +25,7 @@ from burnqed_core.lean.lexer import LexError, TokKind, tokenize
 
 # The notations mathematicians write for library types (Mathlib's and core's): a file constant spelled so is
 # read as the library's type.
-NOTATIONS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex"}
+NOTATIONS = MappingProxyType({"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex"})
 
 
 @cache

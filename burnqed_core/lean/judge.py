@@ -29,6 +29,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from burnqed_core.lean.confusables import lookalikes
 from burnqed_core.lean.lexer import name_parts
@@ -40,7 +41,7 @@ JUDGE_SOURCE = JUDGE_PATH.read_text()
 # this order (e.g. a library enumeration module): each may start with its
 # `import` lines (hoisted into the header's imports) and must close every
 # namespace it opens.
-EXTRA_SOURCES: list[Path] = [Path(__file__).with_name("library.lean")]  # Lean's library as a theorem pool
+EXTRA_SOURCES: tuple[Path, ...] = (Path(__file__).with_name("library.lean"),)  # Lean's library as a theorem pool
 # Every document of the worker: the checker, then a public, exposed section so
 # that what follows behaves as in a plain (non-`module`) file.
 SECTION = "\n@[expose] public section\n\n"
@@ -591,7 +592,7 @@ def report_verdicts(report: JudgeReport, names: Sequence[str]
     return axioms, rejected, notes
 
 
-_SEVERITY = {"error": 1, "warning": 2, "info": 3}
+_SEVERITY = MappingProxyType({"error": 1, "warning": 2, "info": 3})
 
 
 def elaboration_of(report: JudgeReport, names: Sequence[str] | None,

@@ -3,8 +3,8 @@
 A light lexer (not Lean's parser: Lean's own parse is the authority wherever a verdict depends on it): tokens
 with their kind, offset, line and column, comments and string literals skipped (or kept as tokens), dotted
 identifiers with their guillemet-quoted parts. Used strictly by the static rules (`burnqed_core.lean.sandbox`)
-and leniently by the file parser (`burnqed_core.data.lean_file`), the canonical forms
-(`burnqed_core.data.canonical`), the look-alike names (`burnqed_core.lean.confusables`) and the file check.
+and leniently by the file parser (`burnqed_core.data.theorems.lean_file`), the canonical forms
+(`burnqed_core.data.twins.canonical`), the look-alike names (`burnqed_core.lean.confusables`) and the file check.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class LexError(ValueError):
     """Unterminated comment or string literal."""
 
 
-_SUBSCRIPTS = set("₀₁₂₃₄₅₆₇₈₉ₐₑₒₓₔₕₖₗₘₙₚₛₜᵢᵣᵤᵥⱼᵦᵧᵨᵩᵪ")
+_SUBSCRIPTS = frozenset("₀₁₂₃₄₅₆₇₈₉ₐₑₒₓₔₕₖₗₘₙₚₛₜᵢᵣᵤᵥⱼᵦᵧᵨᵩᵪ")
 # Multi-character symbols the rules care about, longest first (`#v[` is core's vector literal, a bracket).
 SYMBOLS = ("<;>", ":=", "=>", "@[", "#v[", "#[", "%[", "`(", "``(")
 

@@ -76,7 +76,7 @@ STDIN_READER = (
 )
 
 # (name, why, [(old, new), ...]); old texts are anchors in the original.
-PATCHES: list[tuple[str, str, list[tuple[str, str]]]] = [
+PATCHES: tuple[tuple[str, str, list[tuple[str, str]]], ...] = (
     ("0-helpers",
      "Definitions used by the stdin, stdout and thread fixes (HELPERS above).",
      [('var spawnThread=threadParams=>{', HELPERS + 'var spawnThread=threadParams=>{')]),
@@ -190,7 +190,7 @@ PATCHES: list[tuple[str, str, list[tuple[str, str]]]] = [
        'var getCFunc=ident=>{var func=Module["_"+ident]??leanExport(ident);return func}'),
       ('Module["_"+func](...params',
        '(Module["_"+func]??leanExport(func))(...params')]),
-]
+)
 
 
 def patch_source(src: str) -> str:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from types import MappingProxyType
 
 from burnqed_core.lean.lexer import LexError, Token, TokKind, tokenize
 
@@ -57,7 +58,7 @@ NATIVE_NAMES = frozenset({
 })
 # THE list of words that make a proof not count: the static rules, the file
 # parser (a proof using one is no known proof) and the training-data filter
-# (`burnqed_core.data.pairs`) all use it.
+# (`burnqed_core.data.pairs.prepare`) all use it.
 FORBIDDEN_WORDS = SORRY_NAMES | NATIVE_NAMES
 
 
@@ -85,8 +86,8 @@ COMMAND_KEYWORDS = frozenset({
 # `set_option NAME` is allowed only for options that change neither limits nor
 # checks: pretty-printing and linters (messages only) and auto-bound implicits.
 ALLOWED_OPTION_PREFIXES = ("pp.", "linter.", "autoImplicit", "relaxedAutoImplicit", "push_neg.", "simprocs")
-_OPENERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⟦": "⟧", "⌊": "⌋", "⌈": "⌉",
-            "@[": "]", "#v[": "]", "#[": "]", "%[": "]", "`(": ")", "``(": ")"}
+_OPENERS = MappingProxyType({"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›", "⟦": "⟧", "⌊": "⌋", "⌈": "⌉",
+                             "@[": "]", "#v[": "]", "#[": "]", "%[": "]", "`(": ")", "``(": ")"})
 _CLOSERS = frozenset(_OPENERS.values())
 
 

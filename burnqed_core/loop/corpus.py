@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from burnqed_core.config import Profile
-from burnqed_core.data.pairs import SPLIT_FILE
-from burnqed_core.data.theorems import corpus_theorems
+from burnqed_core.data.pairs.prepare import SPLIT_FILE
+from burnqed_core.data.theorems.load import corpus_theorems
 from burnqed_core.errors import DataError
 from burnqed_core.record_io import read_parquet
 from burnqed_core.records import TacticPair
 
 if TYPE_CHECKING:
-    from burnqed_core.data.pairs import TheoremSplit
+    from burnqed_core.data.pairs.prepare import TheoremSplit
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def base_pairs(layout_traced: Path) -> list[TacticPair]:
 
 
 def frame_pairs(df: Any) -> list[TacticPair]:
-    """The rows of a pair frame (`burnqed_core.data.pairs.pairs_frame` columns) as records."""
+    """The rows of a pair frame (`burnqed_core.data.pairs.prepare.pairs_frame` columns) as records."""
     return [TacticPair(**row) for row in df.iter_rows(named=True)]
 
 
@@ -40,8 +40,8 @@ def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
     ``data.withhold_fraction``, that share of the theorems the search could select (no single automation tactic
     closes them, by the corpus's automation map, and their proofs have two steps or more) is withheld: search-only
     exercises whose proofs the loop must find."""
-    from burnqed_core.data.pairs import pairs_frame, proof_lengths, split_theorems
-    from burnqed_core.data.theorems import automation_map
+    from burnqed_core.data.pairs.prepare import pairs_frame, proof_lengths, split_theorems
+    from burnqed_core.data.theorems.load import automation_map
 
     d = profile.data
     candidates: set[str] = set()
@@ -62,7 +62,7 @@ def base_split(profile: Profile, pairs: Sequence[TacticPair]) -> TheoremSplit:
 
 def read_base_split(model_dir: Path) -> TheoremSplit:
     """The split `base_model` saved; an error naming the asset when it is missing (a base of an older run)."""
-    from burnqed_core.data.pairs import read_split
+    from burnqed_core.data.pairs.prepare import read_split
 
     try:
         return read_split(model_dir / SPLIT_FILE)
@@ -82,8 +82,8 @@ def search_withheld(profile: Profile, model_dir: Path) -> list[str]:
 
 def leandojo_corpus(spec: str) -> list[Path] | None:
     """The LeanDojo Benchmark 4 files ``data.corpus`` names (train/val, never test), or None."""
-    from burnqed_core.data.external import leandojo_split_files
-    from burnqed_core.data.theorems import resolve_spec
+    from burnqed_core.data.theorems.external import leandojo_split_files
+    from burnqed_core.data.theorems.load import resolve_spec
 
     if spec.startswith("bundled:"):
         return None
@@ -111,8 +111,8 @@ def held_out_families(benchmark: str, also: Sequence[str], search_pool: str | No
     """The module families of every library theorem of the eval's sets (``benchmark``, ``also``: the whole
     sets) and, for a ``core:*`` search pool, of the core pool's held-out splits: nothing of them reaches the
     loop's pool searches (their premise index) or pre-training (issue 65)."""
-    from burnqed_core.data.core_pool import module_family
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems.core_pool import module_family
+    from burnqed_core.data.theorems.load import load_theorems
 
     specs = [benchmark, *also]
     if search_pool is not None and search_pool.startswith("core:"):
@@ -130,7 +130,7 @@ def training_premises(k: int, premises_dir: Path | None, *, corpus: str, benchma
         return None
     if premises_dir is None:
         raise DataError("training.prompt_premises needs the premise index")
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems.load import load_theorems
     from burnqed_core.premises.library import load_index
     from burnqed_core.premises.prompting import PromptPremises, library_pair_lines
 

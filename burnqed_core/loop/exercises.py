@@ -85,7 +85,7 @@ def ebm_positives(ebm_dir: Path) -> tuple[int | None, int | None]:
 
 def plan_exercises(profile: Profile, iteration: int, min_steps: int = 4) -> tuple[ExercisePlan, list[Theorem]]:
     """The exercises iteration ``iteration``'s ablation searches (module doc) in the work dir of ``profile``."""
-    from burnqed_core.data.theorems import corpus_theorems
+    from burnqed_core.data.theorems.load import corpus_theorems
     from burnqed_core.ebm.train import has_ebm
     from burnqed_core.loop.corpus import search_withheld
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from burnqed_core.data.prompt import normalize_tactic
+from burnqed_core.data.pairs.prompt import normalize_tactic
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import Candidate, check_seeds
 

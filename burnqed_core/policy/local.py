@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from burnqed_core.config import PolicyConfig
-from burnqed_core.data.prompt import PromptFormat, parse_completion
+from burnqed_core.data.pairs.prompt import PromptFormat, parse_completion
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import POOLINGS, Candidate, Pooling, check_seeds, derive_seed, samples_per_state
 from burnqed_core.policy.fast_decode import LlamaDecoder, StopTable, supports

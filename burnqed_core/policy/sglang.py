@@ -53,7 +53,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.config import SglangConfig
-from burnqed_core.data.prompt import PLAIN, PromptFormat, parse_completion
+from burnqed_core.data.pairs.prompt import PLAIN, PromptFormat, parse_completion
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import Candidate, Pooling, check_seeds, derive_seed, samples_per_state
 from burnqed_core.policy.sglang_probe import HEALTH_PROMPT, RestartableServer, health_request, health_response_ok
@@ -61,10 +61,10 @@ from burnqed_core.policy.sglang_probe import HEALTH_PROMPT, RestartableServer, h
 log = logging.getLogger(__name__)
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-STOP_STRINGS = ["```"]
+STOP_STRINGS = ("```",)
 MAX_BACKOFF_S = 30.0
-__all__ = ["HEALTH_PROMPT", "SglangClient", "SglangPolicy", "SwapResult", "WeightSwapError", "health_request",
-           "health_response_ok"]
+__all__ = ("HEALTH_PROMPT", "SglangClient", "SglangPolicy", "SwapResult", "WeightSwapError", "health_request",
+           "health_response_ok")
 
 
 #: SGLang keeps per-request seeds in an int32 tensor.
@@ -295,7 +295,7 @@ class SglangPolicy:
             "temperature": max(0.0, float(temperature)),
             "top_p": 1.0,
             "top_k": -1,
-            "stop": STOP_STRINGS,
+            "stop": list(STOP_STRINGS),
         }
         if n > 1:
             params["n"] = n

@@ -1,4 +1,5 @@
-"""Baseline (c): a search with no learned policy.
+"""The structural policy: baseline (c) is the search with it instead of a learned policy
+(`burnqed_core.eval.baselines.structural`).
 
 `StructuralPolicy` proposes, for each state, the structural steps a person
 would try first, read off the main goal as Lean printed it: ``intro`` the

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from burnqed_core.data.core_pool import import_closures
+from burnqed_core.data.theorems.core_pool import import_closures
 from burnqed_core.errors import DataError
 from burnqed_core.premises.local import file_premises
 from burnqed_core.premises.records import Premise, Retrieved
@@ -82,10 +82,10 @@ class PremiseIndex:
 
     def without_families(self, families: Collection[str]) -> PremiseIndex:
         """This index less every premise of a module of ``families`` (module families,
-        `burnqed_core.data.core_pool.module_family`): the index of the loop's pool searches, which must hold
+        `burnqed_core.data.theorems.core_pool.module_family`): the index of the loop's pool searches, which must hold
         nothing of the held-out families (``core:dev``, ``core:test``), whatever a pool module imports. The
         import graph is kept (the rule itself does not change)."""
-        from burnqed_core.data.core_pool import module_family
+        from burnqed_core.data.theorems.core_pool import module_family
 
         held = set(families)
         if not held:

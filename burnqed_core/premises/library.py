@@ -1,7 +1,7 @@
 """The library's premises, read by the embedded Lean, and their cache.
 
 What a library proof may cite is what the worker's environment holds: the theorems of the ``Init`` and ``Std``
-modules it imports (the same read as the theorem pool's, `burnqed_core.data.core_pool.scan_library`, with
+modules it imports (the same read as the theorem pool's, `burnqed_core.data.theorems.core_pool.scan_library`, with
 statements up to the header's own size limit), each with the module that declares it, and the import graph of
 every module. Internal, generated and tactic-internal names are left out by the pool's own rules (a proof that
 names one is legal, but no person writes it). Nothing is parsed from ``.olean`` files in Python and nothing is
@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.data.core_pool import PoolRules, generated_name, scan_library
+from burnqed_core.data.theorems.core_pool import PoolRules, generated_name, scan_library
 from burnqed_core.errors import DataError
 from burnqed_core.lean.library import ModuleScan, SourceChecker
 from burnqed_core.premises.index import PremiseIndex

@@ -1,15 +1,15 @@
 """The premises a theorem's own file states before it: the definitions and lemmas of its preamble.
 
 A theorem of a user's file (the bundled sets, a ``.lean`` file) is posed after its preamble: every command of
-the file before it that is not a theorem (`burnqed_core.data.lean_file`), and the earlier lemmas when the file
+the file before it that is not a theorem (`burnqed_core.data.theorems.lean_file`), and the earlier lemmas when the file
 is read with them. What the preamble declares is what a proof may cite besides the library, and nothing stated
 after the theorem can be in it.
 """
 
 from __future__ import annotations
 
-from burnqed_core.data.lean_file import parse_lean_file
-from burnqed_core.lean.baseline import user_definitions
+from burnqed_core.data.theorems.lean_file import parse_lean_file
+from burnqed_core.lean.definitions import user_definitions
 from burnqed_core.premises.records import Premise
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from burnqed_core.data.core_pool import module_family
+from burnqed_core.data.theorems.core_pool import module_family
 from burnqed_core.premises.records import Premise
 from burnqed_core.premises.steps import premise_name
 from burnqed_core.records import TacticPair

@@ -1,4 +1,4 @@
-"""The premise lines a policy's prompt shows (`burnqed_core.data.prompt.PromptFormat.premises`, issue 65).
+"""The premise lines a policy's prompt shows (`burnqed_core.data.pairs.prompt.PromptFormat.premises`, issue 65).
 
 At a state of a theorem, the top k premises the theorem's premise rule allows (`PremiseIndex.retrieve`), each as
 ``name : type`` with the type cut (`Premise.prompt_line`): the same lines at training time (for every pair, by

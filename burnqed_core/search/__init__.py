@@ -32,7 +32,7 @@ from burnqed_core.search.trajectories import (
 )
 from burnqed_core.trajectory_io import SearchResult
 
-__all__ = [
+__all__ = (
     "EnergyScorer",
     "EngineStats",
     "RunRecord",
@@ -48,4 +48,4 @@ __all__ = [
     "resolve_sampling",
     "run_search",
     "trajectory_stats",
-]
+)

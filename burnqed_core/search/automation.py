@@ -4,12 +4,12 @@ At an expansion the search may add automation tactics to the policy's
 samples (`AutomationConfig`): plain ones (``simp_all``, ``omega``, ...) and
 definition-aware templates (``simp [{defs}]`` ...) where ``{defs}`` becomes
 the user definitions of the theorem's preamble that the expanded goal names
-(`burnqed_core.lean.baseline.mentioned_definitions`: the baseline (b) rule
+(`burnqed_core.lean.definitions.mentioned_definitions`: the baseline (b) rule
 applied to a goal's text). The policy then only has to find the structural
 steps between them (``induction xs``, ``cases h``, a witness ...).
 
 With ``baseline_at_root`` the root expansion also tries every tactic of the
-definition-aware baseline (b) (`burnqed_core.lean.baseline.definition_aware_tactics`,
+definition-aware baseline (b) (`burnqed_core.lean.definitions.definition_aware_tactics`,
 ``induction x <;> simp_all [defs]`` among them): the search then closes
 whatever baseline (b) closes, so policy + automation is at least baseline (b)
 by construction and its excess over (b) (the hard split) is the policy's own.
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from burnqed_core.config import AutomationConfig
-from burnqed_core.lean.baseline import definition_aware_tactics, mentioned_definitions, user_definitions
+from burnqed_core.lean.definitions import definition_aware_tactics, mentioned_definitions, user_definitions
 from burnqed_core.policy.base import Candidate
 from burnqed_core.records import Theorem
 

@@ -80,7 +80,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.config import SearchConfig
-from burnqed_core.data.prompt import format_of
+from burnqed_core.data.pairs.prompt import format_of
 from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
 from burnqed_core.policy.base import Candidate, Policy, TacticScorer, dedup_candidates, derive_seed
 from burnqed_core.premises.index import PremiseIndex

@@ -40,7 +40,7 @@ from typing import Any, Literal
 from tqdm import tqdm
 
 from burnqed_core.config import Profile, SearchConfig
-from burnqed_core.data.prompt import format_of
+from burnqed_core.data.pairs.prompt import format_of
 from burnqed_core.errors import BurnqedError, DataError
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.policy.base import Policy

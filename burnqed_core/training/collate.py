@@ -1,6 +1,6 @@
 """Tokenised training examples and the completion-only collator.
 
-An example is the prompt of `burnqed_core.data.prompt.format_prompt`
+An example is the prompt of `burnqed_core.data.pairs.prompt.format_prompt`
 followed by the tactic and EOS. Prompt and completion are tokenised
 separately, exactly as generation sees them (the policy encodes the prompt
 alone, BOS included, and the model then emits the completion tokens), so the
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from burnqed_core.data.prompt import PLAIN, PromptFormat
+from burnqed_core.data.pairs.prompt import PLAIN, PromptFormat
 
 log = logging.getLogger(__name__)
 

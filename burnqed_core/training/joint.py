@@ -33,7 +33,7 @@ from typing import Any
 import torch
 
 from burnqed_core.config import EBMConfig
-from burnqed_core.data.prompt import PromptFormat
+from burnqed_core.data.pairs.prompt import PromptFormat
 from burnqed_core.ebm.data import ContrastiveData, build_data
 from burnqed_core.ebm.embeddings import encoder_text
 from burnqed_core.ebm.model import EnergyHead, info_nce

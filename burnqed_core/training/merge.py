@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from burnqed_core.data.prompt import PROMPT_FILE, PromptFormat, format_prompt
+from burnqed_core.data.pairs.prompt import PROMPT_FILE, PromptFormat, format_prompt
 from burnqed_core.errors import BurnqedError
 from burnqed_core.record_io import atomic_write_text, fsync_dir
 

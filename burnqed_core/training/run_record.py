@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.data.prompt import PROMPT_VERSION
+from burnqed_core.data.pairs.prompt import PROMPT_VERSION
 from burnqed_core.record_io import atomic_write_text
 from burnqed_core.records import TacticPair
 

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from burnqed_core.config import TrainingConfig
-from burnqed_core.data.prompt import PromptFormat
+from burnqed_core.data.pairs.prompt import PromptFormat
 from burnqed_core.errors import BurnqedError, DataError, ProfileError
 from burnqed_core.record_io import file_sha256, json_sha256
 from burnqed_core.records import TacticPair

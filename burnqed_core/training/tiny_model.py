@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from burnqed_core.config import TinyModelConfig, TrainingConfig
@@ -23,7 +24,7 @@ from burnqed_core.records import TacticPair
 from burnqed_core.training.metrics import TrainingMetrics
 
 if TYPE_CHECKING:
-    from burnqed_core.data.prompt import PromptFormat
+    from burnqed_core.data.pairs.prompt import PromptFormat
     from burnqed_core.training.sft import LoopSettings
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ WIDTH_MULTIPLE = 32
 #: or 64. ``tiny-1m``: configs/tiny.yaml's model; ``tiny-3m``: the
 #: `TinyModelConfig` defaults; ``small-5m`` / ``small-7m``: candidates for the
 #: ``small`` CPU profile (deeper / wider).
-TINY_PRESETS: dict[str, dict[str, int]] = {
+TINY_PRESETS: Mapping[str, Mapping[str, int]] = MappingProxyType({name: MappingProxyType(shape) for name, shape in {
     "tiny-1m": {"vocab_size": 1024, "hidden_size": 128, "num_layers": 4, "num_heads": 4, "num_kv_heads": 2,
                 "intermediate_size": 352},
     "tiny-3m": {"vocab_size": 1024, "hidden_size": 256, "num_layers": 4, "num_heads": 4, "num_kv_heads": 2,
@@ -50,7 +51,7 @@ TINY_PRESETS: dict[str, dict[str, int]] = {
                 "intermediate_size": 1024},
     "mid-19m": {"vocab_size": 2048, "hidden_size": 512, "num_layers": 6, "num_heads": 8, "num_kv_heads": 4,
                 "intermediate_size": 1408},
-}
+}.items()})
 
 
 def tiny_preset(name: str) -> TinyModelConfig:
@@ -171,7 +172,7 @@ def pretrain_base(
     """
     import torch
 
-    from burnqed_core.data.prompt import PromptFormat
+    from burnqed_core.data.pairs.prompt import PromptFormat
     from burnqed_core.training.run_record import fingerprint_pairs
     from burnqed_core.training.sft import load_trainable, resolve_device, run_loop, settings_signature
 

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 PAD_TOKEN = "<pad>"
 BOS_TOKEN = "<s>"
 EOS_TOKEN = "</s>"
-SPECIAL_TOKENS = [PAD_TOKEN, BOS_TOKEN, EOS_TOKEN]
+SPECIAL_TOKENS = (PAD_TOKEN, BOS_TOKEN, EOS_TOKEN)
 
 
 def train_tokenizer(
@@ -81,7 +81,7 @@ def _train_bpe(texts: list[str], vocab_size: int, split_digits: bool) -> Any:  #
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
         min_frequency=2,
-        special_tokens=SPECIAL_TOKENS,
+        special_tokens=list(SPECIAL_TOKENS),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )

@@ -1,5 +1,5 @@
 """The import graph of burnqed_core and burnqed_pipeline: no cycle anywhere, no import up a layer in the core, no
-stale import, no module state in the pipeline (issues 16, 32, 57).
+stale import, no module state in either package (issues 16, 32, 57, 66).
 
 Read statically with `ast`: every ``import`` in a module counts, at top level, inside a function or under
 ``if TYPE_CHECKING``, so a lazy or type-only import that only hides a cycle counts too. A package's
@@ -15,23 +15,29 @@ Layers, from top to bottom (a module may import its own layer and the layers bel
 3. ``search``, ``training``, ``ebm``: one layer. Imports across them are allowed as long as the graph of the
    three packages stays acyclic (today ``search -> ebm``: `search.job.load_scorer`; ``training -> ebm``: the
    joint policy+EBM training); a cycle between two packages is refused even when their modules do not form one;
-4. ``policy``: the policies (the prompt format is data: `burnqed_core.data.prompt`);
+4. ``policy``: the policies (the prompt format is data: `burnqed_core.data.pairs.prompt`);
 5. ``premises``: premise retrieval under the premise rule, and premise steps;
-6. ``data``: theorem sets, tactic pairs, the prompt format;
-7. ``lean``: the Lean backends and the checker;
-8. the bottom: every top-level module of ``burnqed_core`` (``records``, ``record_io``, ``trajectory_io``,
+6. ``data.synthetic``, ``data.pairs``: the generator of the bundled sets; tactic pairs and the prompt format (one
+   layer, no import between them);
+7. ``data.theorems``: theorem sets and their loaders;
+8. ``data.twins``: twin detection (and ``data``'s own ``__init__``);
+9. ``lean``: the Lean backends and the checker;
+10. the bottom: every top-level module of ``burnqed_core`` (``records``, ``record_io``, ``trajectory_io``,
    ``config``, ``errors``, ``logutil``, ``verdict`` ..., and the package's own ``__init__``). They may import
    each other (acyclically: checked like everything else) and nothing above. A new top-level module is put
    here by default; a new subpackage must be given a layer in `LAYERS`.
+
+``data`` is a package of packages (`NESTED`): each of its subpackages is a unit of its own (``data.twins``), with a
+layer of its own.
 
 Dagster (and burnqed_pipeline, which is built on it) sits above everything: no module of burnqed_core imports
 it, not even lazily (`test_no_dagster_in_core` checks the top-level imports at run time).
 
 burnqed_pipeline is read the same way (`burnqed_core.code_graph`): no cycle between its modules, lazy imports
-included (``cli`` -> ``commands`` -> ``runner`` -> ``definitions``, never back), and no module state: no
-``global`` statement, no ``globals()``, no mutable container bound at module level (constants are tuples,
-frozensets or read-only mappings). What a process keeps while it runs stages lives in an object its owner holds
-(`burnqed_pipeline.services.StageRuntime`), never in a module.
+included (``cli`` -> ``commands`` -> ``runner`` -> ``definitions``, never back). Neither package keeps module
+state: no ``global`` statement, no ``globals()``, no mutable container bound at module level (constants are
+tuples, frozensets or read-only mappings). What a process keeps while it runs stages lives in an object its owner
+holds (`burnqed_pipeline.services.StageRuntime`), a cache in the object that uses it, never in a module.
 """
 
 from __future__ import annotations
@@ -53,9 +59,14 @@ LAYERS: dict[str, int] = {
     "ebm": 3,
     "policy": 4,
     "premises": 5,
-    "data": 6,
-    "lean": 7,
+    "data.synthetic": 6,
+    "data.pairs": 6,
+    "data.theorems": 7,
+    "data.twins": 8,
+    "data": 8,
+    "lean": 9,
 }
+NESTED = frozenset({"data"})  # packages whose subpackages are units of their own
 BOTTOM = max(LAYERS.values()) + 1
 FORBIDDEN = ("dagster", "dagster_", "burnqed_pipeline")
 
@@ -112,12 +123,15 @@ def graph() -> dict[str, dict[str, int]]:
 
 
 def unit(module: str) -> str:
-    """The subpackage a module belongs to (``search``), or the module itself at the top level (``records``)."""
+    """The subpackage a module belongs to (``search``; ``data.twins`` inside a `NESTED` package), or the module
+    itself at the top level (``records``)."""
     parts = module.split(".")
     if len(parts) == 1:
         return module
     if len(parts) == 2 and modules()[module].name != "__init__.py":
         return module  # a top-level module: its own unit, in the bottom layer
+    if parts[1] in NESTED and len(parts) >= 3 and (len(parts) > 3 or modules()[module].name == "__init__.py"):
+        return f"{parts[1]}.{parts[2]}"
     return parts[1]
 
 
@@ -205,8 +219,11 @@ def test_no_import_up_a_layer() -> None:
 
 
 def test_every_subpackage_has_a_layer() -> None:
-    packages = {m.split(".")[1] for m, p in modules().items() if p.name == "__init__.py" and m.count(".") == 1}
+    packages = {unit(m) for m, p in modules().items() if p.name == "__init__.py" and m.count(".") >= 1}
     assert packages <= set(LAYERS), f"give these subpackages a layer in LAYERS: {sorted(packages - set(LAYERS))}"
+    loose = [m for m, p in modules().items() if m.count(".") == 2 and m.split(".")[1] in NESTED
+             and p.name != "__init__.py"]
+    assert not loose, f"modules directly in a package of packages, in no subpackage: {loose}"
 
 
 @cache
@@ -268,6 +285,12 @@ def test_the_scan_sees_lazy_and_type_only_imports() -> None:
     assert "burnqed_core.search.job" in graph()["burnqed_core.search"]
     assert unit("burnqed_core.search") == "search" and unit("burnqed_core.records") == "burnqed_core.records"
     assert layer("burnqed_core.trajectory_io") == BOTTOM and layer("burnqed_core.cli.search") == 0
+    # data's subpackages are units of their own, their own subpackages part of them
+    assert unit("burnqed_core.data.twins.near_twins") == unit("burnqed_core.data.twins") == "data.twins"
+    assert unit("burnqed_core.data.synthetic.techniques.have") == "data.synthetic"
+    assert unit("burnqed_core.data") == "data"
+    assert layer("burnqed_core.data.twins.canonical") > layer("burnqed_core.data.theorems.load") \
+        > layer("burnqed_core.data.pairs.prepare") > layer("burnqed_core.policy.base")
 
 
 def test_no_import_cycle_in_either_package() -> None:
@@ -310,6 +333,14 @@ def test_no_module_state_in_the_pipeline() -> None:
     found = [f"{p.relative_to(ROOT)}:{w}" for p in sorted((ROOT / "burnqed_pipeline").rglob("*.py"))
              for w in module_state(p)]
     assert not found, "module state in burnqed_pipeline:\n" + "\n".join(found)
+
+
+def test_no_module_state_in_the_core() -> None:
+    """The same rule in burnqed_core: a cache lives in the object that uses it (the checker's preamble
+    declarations in the backend, `burnqed_core.lean.checker.PreambleDeclarations`), a table is a constant
+    (``MappingProxyType``, tuple, frozenset), so that nothing a process did before changes a verdict or a result."""
+    found = [f"{p.relative_to(ROOT)}:{w}" for p in sorted((ROOT / PACKAGE).rglob("*.py")) for w in module_state(p)]
+    assert not found, "module state in burnqed_core:\n" + "\n".join(found)
 
 
 def test_the_state_check_finds_state() -> None:

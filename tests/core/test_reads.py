@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from burnqed_core import reads
-from burnqed_core.data.theorems import automation_map, load_theorems
+from burnqed_core.data.theorems.load import automation_map, load_theorems
 from burnqed_core.record_io import write_jsonl
 from burnqed_core.records import Theorem
 

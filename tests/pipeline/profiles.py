@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from burnqed_core.config import REPO_CONFIGS
-from burnqed_core.data.theorems import automation_map, load_theorems
+from burnqed_core.data.theorems.load import automation_map, load_theorems
 from burnqed_core.record_io import write_jsonl
 
 CHEAP: dict[str, Any] = {

@@ -10,7 +10,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.record_io import write_jsonl
 from burnqed_pipeline.definitions import defs

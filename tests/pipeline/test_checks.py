@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.pairs import prepare_pairs, write_prepared
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.pairs.prepare import prepare_pairs, write_prepared
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.ebm.data import build_data
 from burnqed_core.ebm.embeddings import CacheMeta, EmbeddingCache, cache_dir_for
 from burnqed_core.ebm.metrics import embeddings_verdict, separation_metrics

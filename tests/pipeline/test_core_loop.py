@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from burnqed_core.data.core_pool import CORE_DIR, PoolTheorem, read_pool_rows
+from burnqed_core.data.theorems.core_pool import CORE_DIR, PoolTheorem, read_pool_rows
 from burnqed_core.loop.layout import BaseLayout
 from burnqed_core.trajectory_io import read_results, read_trajectories
 from burnqed_pipeline.commands.loop import parse_iterations, run_loop

@@ -17,7 +17,7 @@ import dagster as dg
 import pytest
 
 from burnqed_core.cli import main as core_main
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.loop.spec import Sharded, StageContext, StageSpec
 from burnqed_core.projection import StageSettings
 from burnqed_core.records import StageResult, Theorem

@@ -17,7 +17,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from burnqed_core.data.theorems import resolve_spec
+from burnqed_core.data.theorems.load import resolve_spec
 from burnqed_core.eval.report import read_summary
 from burnqed_core.eval.steps import set_slug
 from burnqed_core.loop import spec as spec_module

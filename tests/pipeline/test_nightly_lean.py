@@ -12,7 +12,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.eval.plan import set_out
 from burnqed_core.eval.report import read_summary
 from burnqed_core.eval.steps import set_slug

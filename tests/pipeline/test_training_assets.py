@@ -11,7 +11,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from burnqed_core.data.pairs import read_split
+from burnqed_core.data.pairs.prepare import read_split
 from burnqed_core.record_io import read_records
 from burnqed_core.records import TacticPair
 from burnqed_pipeline.defs.partitions import add_iteration

@@ -14,8 +14,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from burnqed_core.data.catalogue import BY_NAME
-from burnqed_core.data.generate_sets import family_theorems
+from burnqed_core.data.synthetic.catalogue import BY_NAME
+from burnqed_core.data.synthetic.generate_sets import family_theorems
 from burnqed_core.eval.transfer import RESULT_FILE, FoldResult, TransferReport, result_file
 from burnqed_core.record_io import read_parquet, write_jsonl
 from burnqed_core.records import TacticPair

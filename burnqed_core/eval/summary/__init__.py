@@ -31,7 +31,7 @@ variant's; the policy-only ones are reported beside them so that what the
 automation closes is never mistaken for learning.
 
 Clusters and intervals. Theorems are not independent: a generated benchmark
-holds several instances of one template, and twins (`burnqed_core.data.clusters`).
+holds several instances of one template, and twins (`burnqed_core.data.twins.clusters`).
 Each row carries its theorem's cluster (`EvalResult.cluster`; rows written
 before the column fall back to one cluster per theorem). Besides the
 per-theorem rates the summary gives the per-cluster rate (each cluster weighs
@@ -70,7 +70,7 @@ cluster bootstrap (a percentile interval of the mean difference, as in
 `paired_deltas`); on the hard split (``best_baseline_hard``, only with (c):
 (a) and (b) close no hard theorem by definition) likewise.
 
-Held out in substance. ``similarity`` (`burnqed_core.data.near_twins.SimilarityReport`) is how close the set
+Held out in substance. ``similarity`` (`burnqed_core.data.twins.near_twins.SimilarityReport`) is how close the set
 is to the training corpus: nearest-neighbour similarity by statement, by statement with definitions and by
 proof, and the near-twins found; ``unseen`` gives the rates on the theorems with no near-twin of any kind
 (`SubsetSummary`), beside the baselines on them.
@@ -111,7 +111,7 @@ from burnqed_core.eval.summary.models import (
 from burnqed_core.eval.summary.paired import PairedChange, ebm_change, ebm_change_line, joint_clusters, paired_deltas
 from burnqed_core.eval.summary.versus import subset_summary
 
-__all__ = [
+__all__ = (
     "BASELINE_LABELS",
     "CONFIDENCE",
     "DEFAULT_SAMPLES",
@@ -142,4 +142,4 @@ __all__ = [
     "subset_summary",
     "summarize",
     "summarize_variants",
-]
+)

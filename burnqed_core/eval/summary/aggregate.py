@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.data.similarity import SimilarityReport
-from burnqed_core.eval.baselines import Baselines
+from burnqed_core.data.twins.similarity import SimilarityReport
+from burnqed_core.eval.baselines.records import Baselines
 from burnqed_core.eval.summary.bootstrap import cluster_rates
 from burnqed_core.eval.summary.models import (
     CONFIDENCE,

@@ -4,11 +4,12 @@ budget, changes, the baselines' choice, a subset's rates and the whole `EvalSumm
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.data.similarity import SimilarityReport
+from burnqed_core.data.twins.similarity import SimilarityReport
 
 
 class Rate(BaseModel):
@@ -103,9 +104,9 @@ class Delta(BaseModel):
         return f"{self.name}: {self.change.pp()} ({100 * self.before:.1f}% -> {100 * self.after:.1f}%)"
 
 
-BASELINE_LABELS = {"a": "(a) single tactic", "b": "(b) definition-aware",
-                   "c": "(c) structural search, no learned policy",
-                   "r": "(c) with retrieval: structural and premise steps, no learned policy"}
+BASELINE_LABELS = MappingProxyType({"a": "(a) single tactic", "b": "(b) definition-aware",
+                                    "c": "(c) structural search, no learned policy",
+                                    "r": "(c) with retrieval: structural and premise steps, no learned policy"})
 BaselineName = Literal["a", "b", "c", "r"]
 
 

@@ -41,7 +41,7 @@ class PairedChange(BaseModel):
 def joint_clusters(names: Sequence[str], *labelings: dict[str, str]) -> list[str]:
     """The cluster of each of ``names`` when two theorems are together whenever some labeling puts them in one
     cluster (union-find; a cluster is named by its smallest theorem name)."""
-    from burnqed_core.data.union_find import UnionFind
+    from burnqed_core.data.twins.union_find import UnionFind
 
     uf = UnionFind(names)
     for labels in labelings:

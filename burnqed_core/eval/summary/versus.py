@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Sequence
 
-from burnqed_core.eval.baselines import Baselines
+from burnqed_core.eval.baselines.records import Baselines
 from burnqed_core.eval.summary.bootstrap import cluster_rates
 from burnqed_core.eval.summary.models import (
     BASELINE_LABELS,

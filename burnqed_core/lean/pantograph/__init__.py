@@ -40,7 +40,7 @@ from burnqed_core.lean.pantograph.sources import (
     user_declarations,
 )
 
-__all__ = [
+__all__ = (
     "PROTOCOL_ERRORS",
     "START_DECL",
     "BackendTimeout",
@@ -59,4 +59,4 @@ __all__ = [
     "statement_binder_names",
     "strip_imports",
     "user_declarations",
-]
+)

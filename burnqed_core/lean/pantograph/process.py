@@ -105,12 +105,16 @@ class PantographBackend:
     """
 
     def __init__(self, config: LeanConfig) -> None:
+        from burnqed_core.lean.checker import PreambleDeclarations
+
         self.config = config
         self.pg = config.pantograph
         self.proc: asyncio.subprocess.Process | None = None
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
         self._stderr_task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        # what this Lean reports a preamble declares (`checker.check_proof` without the trusted checker)
+        self.preamble_declarations = PreambleDeclarations()
         # stateId -> (preamble, statement, tactic path) of states alive in this process
         self._states: dict[int, tuple[str, str, tuple[str, ...]]] = {}
         self.version: str | None = None

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any
 
 from burnqed_core.lean.types import Diagnostic, Status
 
-SEVERITY = {"error": 1, "warning": 2, "information": 3, "info": 3}
+SEVERITY = MappingProxyType({"error": 1, "warning": 2, "information": 3, "info": 3})
 # `<file>:<line>:<col>: error: text` (Lean's Message.toString, 0.2.x-0.3.3 messages)
 _MSG_PREFIX = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+):(?P<col>\d+): (?:(?P<sev>error|warning|info): )?")
 

@@ -11,6 +11,9 @@ add its spec to `SPECS`; the Dagster asset, its fingerprint, inputs checks, meta
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from burnqed_core.loop.spec import StageSpec, topological
 from burnqed_core.loop.stages import (
     automation_baselines,
@@ -35,4 +38,4 @@ SPECS: tuple[StageSpec, ...] = tuple(topological([
 ]))
 NIGHTLY: tuple[StageSpec, ...] = (nightly_eval.NIGHTLY_EVAL,)
 ALL: tuple[StageSpec, ...] = SPECS + NIGHTLY
-BY_NAME: dict[str, StageSpec] = {s.name: s for s in ALL}
+BY_NAME: Mapping[str, StageSpec] = MappingProxyType({s.name: s for s in ALL})

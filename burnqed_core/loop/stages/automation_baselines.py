@@ -38,28 +38,20 @@ class Settings(StageSettings):
 async def automation_baselines(settings: Settings, env: Callable[[], Awaitable[ProofEnv]],
                                out_dir: Path) -> StageResult:
     """Per benchmark, the automation-only baseline (which single tactic closes each theorem): read from the
-    ``automation.json`` beside the benchmark where it covers every theorem, measured in Lean for the rest."""
-    from burnqed_core.data.selection import stratified_sample
-    from burnqed_core.data.theorems import automation_map, load_theorems
-    from burnqed_core.lean.baseline import automation_baseline, write_automation
+    ``automation.json`` beside the benchmark where it covers every theorem, measured in Lean for the rest
+    (`burnqed_core.eval.baselines.single.benchmark_automation`)."""
+    from burnqed_core.eval.baselines.single import benchmark_automation, write_automation
 
     spec = settings.data.benchmark
-    theorems = load_theorems(spec)
-    if settings.eval.sample is not None:  # the eval's own sample (`burnqed_core.eval.plan.set_theorems`)
-        theorems = stratified_sample(theorems, settings.eval.sample)
-    known = {k: v for k, v in (automation_map(spec) or {}).items() if k in {t.name for t in theorems}}
-    missing = [t for t in theorems if t.name not in known]
-    if missing:
-        measured, _report = await automation_baseline(await env(), missing, progress=True)
-        known.update(measured)
+    known, measured_now = await benchmark_automation(spec, settings.eval.sample, env)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_automation(known, out_dir / f"{benchmark_slug(spec)}.json", merge=False)
     closed = sum(v is not None for v in known.values())
     return StageResult(stage="automation_baselines", path=str(out_dir),
                        summary=f"{spec}: automation alone closes {closed}/{len(known)} theorems "
-                               f"({len(known) - closed} hard; {len(missing)} measured now, the rest from file)",
+                               f"({len(known) - closed} hard; {measured_now} measured now, the rest from file)",
                        metrics={"benchmark": spec, "theorems": len(known), "closed": closed,
-                                "hard": len(known) - closed, "measured_now": len(missing)})
+                                "hard": len(known) - closed, "measured_now": measured_now})
 
 
 async def _run(ctx: StageContext[Settings]) -> StageResult:

@@ -23,7 +23,7 @@ from burnqed_core.record_io import atomic_write_text
 from burnqed_core.records import StageResult, TacticPair
 
 if TYPE_CHECKING:
-    from burnqed_core.data.pairs import TheoremSplit
+    from burnqed_core.data.pairs.prepare import TheoremSplit
     from burnqed_core.premises.records import Premise
 
 
@@ -92,7 +92,7 @@ def library_premises(settings: Settings, premises_dir: Path | None) -> list[Prem
     d = settings.data
     if d.library_pairs <= 0:
         return []
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems.load import load_theorems
     from burnqed_core.errors import DataError
     from burnqed_core.loop.corpus import held_out_families
     from burnqed_core.premises.library import read_library
@@ -117,7 +117,7 @@ def pretrain(settings: Settings, pairs: Sequence[TacticPair], out_dir: Path,
     validation side as its eval set: validation theorems are never seen by the base (issue 21). ``library``:
     (type -> name) pairs of the library, added to the training side only; ``premises``: the premise lines of a
     pair's prompt (`burnqed_core.loop.corpus.training_premises`), when the model's prompt shows them."""
-    from burnqed_core.data.pairs import prepare_pairs
+    from burnqed_core.data.pairs.prepare import prepare_pairs
     from burnqed_core.training.tiny_model import pretrain_base
 
     d = settings.data
@@ -144,7 +144,7 @@ def base_model(settings: Settings, pairs_dir: Path, out_dir: Path, premises_dir:
     """Draw the theorem split of the base pairs once (``split.json`` in ``out_dir``, `base_split`); then, with
     ``training.base_model: tiny``, pre-train the tiny model on its training side into ``out_dir``; else name the
     profile's Hugging Face model (a hub name or a local dir, loaded by the training stage) in ``base_model.json``."""
-    from burnqed_core.data.pairs import write_split
+    from burnqed_core.data.pairs.prepare import write_split
 
     name = settings.training.base_model
     pairs = base_pairs(pairs_dir)

@@ -84,8 +84,8 @@ async def base_tactic_pairs(settings: Settings, env: Callable[[], Awaitable[Proo
     """The base corpus as tactic pairs (``pairs.parquet``), from the first source that applies:
     ``data.trace_repo`` traced by LeanDojo; ``data.corpus`` given as LeanDojo Benchmark 4 files (train and val
     splits); else the corpus's known proofs replayed in Lean (`trace_base`, the tiny profile)."""
-    from burnqed_core.data.external import read_leandojo
-    from burnqed_core.data.lean_dojo_trace import trace_repo
+    from burnqed_core.data.theorems.external import read_leandojo
+    from burnqed_core.data.theorems.lean_dojo_trace import trace_repo
 
     d = settings.data
     if d.trace_repo and d.trace_commit:

@@ -106,7 +106,7 @@ def lora_adapter(settings: Settings, iteration: int, pairs_dir: Path, base_model
     ``training.prompt_premises`` the prompts show the premises retrieved for each pair (from ``premises_dir``).
     With ``ebm.joint``: jointly with the energy head on the trajectories of ``earlier`` iterations; a run its
     monitor aborts keeps its last good checkpoint and says so (the ``ebm`` check then fails)."""
-    from burnqed_core.data.prompt import PromptFormat
+    from burnqed_core.data.pairs.prompt import PromptFormat
     from burnqed_core.training.joint_head import read_joint_record
     from burnqed_core.training.sft import LoopAborted, load_pairs_dir, train_sft
 

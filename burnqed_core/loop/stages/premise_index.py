@@ -40,7 +40,7 @@ async def premise_index(settings: Settings, env: Callable[[], Awaitable[ProofEnv
 
     from tqdm import tqdm
 
-    from burnqed_core.data.core_pool import PoolRules
+    from burnqed_core.data.theorems.core_pool import PoolRules
     from burnqed_core.lean.install import lean_identity
     from burnqed_core.premises.index import PremiseIndex
     from burnqed_core.premises.library import LIBRARY_RULES, LibraryBuild, cached_library, write_library

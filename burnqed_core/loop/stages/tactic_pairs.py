@@ -17,7 +17,7 @@ from burnqed_core.projection import Projection, StageSettings
 from burnqed_core.records import StageResult, TacticPair, TrajectoryRecord
 
 if TYPE_CHECKING:
-    from burnqed_core.data.pairs import TheoremSplit
+    from burnqed_core.data.pairs.prepare import TheoremSplit
 
 _IDENT = re.compile(r"[A-Za-z_\u00c0-\u1fff][\w.'!?\u00c0-\u1fff]*")
 
@@ -53,7 +53,7 @@ class Settings(StageSettings):
 def held_out_names(settings: Settings, premises_dir: Path) -> frozenset[str]:
     """The library premises of the held-out module families (`burnqed_core.loop.corpus.held_out_families`): a
     found step that names one is never trained on (issue 65: nothing of core:dev/core:test reaches training)."""
-    from burnqed_core.data.core_pool import module_family
+    from burnqed_core.data.theorems.core_pool import module_family
     from burnqed_core.premises.library import read_library
 
     premises, _, _ = read_library(premises_dir)
@@ -85,8 +85,8 @@ def tactic_pairs(
     ``data.trajectory_max_share`` of the mix. Train and validation follow
     ``split``, the split `base_model` drew before pre-training. A found step whose tactic names one of
     ``held_out`` (the held-out families' library premises) is left out, and counted."""
-    from burnqed_core.data.mixing import mix_iteration, positive_steps
-    from burnqed_core.data.pairs import hf_token_counter, prepare_pairs, write_prepared
+    from burnqed_core.data.pairs.mixing import mix_iteration, positive_steps
+    from burnqed_core.data.pairs.prepare import hf_token_counter, prepare_pairs, write_prepared
     from burnqed_core.trajectory_io import read_trajectories
 
     d = settings.data

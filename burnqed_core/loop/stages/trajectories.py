@@ -10,11 +10,11 @@ from typing import Any
 
 from burnqed_core import reads
 from burnqed_core.config import Curriculum, DataConfig, EvalConfig, LeanConfig, PolicyConfig, SearchConfig
-from burnqed_core.data.selection import Selection
 from burnqed_core.errors import DataError
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.loop import corpus
 from burnqed_core.loop.inputs import trajectory_dirs
+from burnqed_core.loop.selection import Selection
 from burnqed_core.loop.spec import Input, Sharded, StageContext, StageSpec
 from burnqed_core.projection import Projection, StageSettings
 from burnqed_core.records import StageResult, Theorem
@@ -70,8 +70,8 @@ def search_selection(settings: Settings, n: int, earlier_trajectories: list[Path
     proved may be searched again when never-searched ones run out (``data.search_retry_failed``). ``withheld``:
     the exercises of the base split (``data.withhold_fraction``), drawn before the other theorems, at most
     ``data.search_exercises`` of them."""
-    from burnqed_core.data.selection import family_fail_rates, select_theorems
-    from burnqed_core.data.theorems import automation_map, corpus_theorems, load_theorems
+    from burnqed_core.data.theorems.load import automation_map, corpus_theorems, load_theorems
+    from burnqed_core.loop.selection import family_fail_rates, select_theorems
     from burnqed_core.trajectory_io import finished_theorems, read_results
 
     d = settings.data
@@ -102,9 +102,9 @@ def _pool_selection(settings: Settings, n: int, earlier_trajectories: list[Path]
     closes alone (the ``automation.json`` beside the pool, when there is one) are left out. Every theorem of an
     eval set (``data.benchmark``, ``eval.also``: the whole sets, not their samples) and of a held-out split
     (``dev``/``test``) is left out, by name and by split. With ``data.search_curriculum: size`` each family's
-    quota takes its smallest statements first (`burnqed_core.data.core_pool.curriculum_rank`)."""
-    from burnqed_core.data.selection import family_fail_rates, select_theorems
-    from burnqed_core.data.theorems import automation_map, load_theorems
+    quota takes its smallest statements first (`burnqed_core.data.theorems.core_pool.curriculum_rank`)."""
+    from burnqed_core.data.theorems.load import automation_map, load_theorems
+    from burnqed_core.loop.selection import family_fail_rates, select_theorems
     from burnqed_core.trajectory_io import finished_theorems, read_results
 
     d = settings.data
@@ -123,7 +123,7 @@ def _pool_selection(settings: Settings, n: int, earlier_trajectories: list[Path]
     failed = sorted(name for name, ok in verdicts.items() if not ok) if d.search_retry_failed else []
     curriculum = None
     if d.search_curriculum == "size":
-        from burnqed_core.data.core_pool import core_path, curriculum_rank, read_pool_rows
+        from burnqed_core.data.theorems.core_pool import core_path, curriculum_rank, read_pool_rows
 
         path = core_path(d.search_pool) or Path(d.search_pool)
         try:

@@ -15,12 +15,12 @@ from typer.testing import CliRunner
 
 from burnqed_core.cli import app
 from burnqed_core.config import load_profile
-from burnqed_core.data.pairs import TheoremSplit, write_split
+from burnqed_core.data.pairs.prepare import TheoremSplit, write_split
 from burnqed_core.errors import DataError
 from burnqed_core.record_io import read_records, write_parquet
 from burnqed_core.records import TacticPair, TrajectoryRecord
-from tests.core.data.test_mixing import search_tree
-from tests.core.data.test_pairs import make_pairs
+from tests.core.data.pairs.test_mixing import search_tree
+from tests.core.data.pairs.test_prepare import make_pairs
 
 runner = CliRunner()
 
@@ -125,8 +125,8 @@ def test_subprocess_error_is_one_line(tmp_path: Path) -> None:
 def test_core_pool_resplit_applies_the_near_twin_rules_without_lean(tmp_path: Path) -> None:
     """`burnqed data core-pool --resplit DIR --out OUT`: the written sets with the near-twin rules applied again
     (a pool row that prints as a test theorem leaves, counted under the eval's check); no Lean, no scans."""
-    from burnqed_core.data.core_pool import SplitRules, build_pool, read_build, write_pool
-    from tests.core.data.test_core_pool import _scans, row
+    from burnqed_core.data.theorems.core_pool import SplitRules, build_pool, read_build, write_pool
+    from tests.core.data.theorems.test_core_pool import _scans, row
 
     scans, graph = _scans()
     b = build_pool(scans, graph, split_rules=SplitRules(test_theorems=10, test_families=1, dev_theorems=10,

@@ -11,8 +11,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from burnqed_core.cli import app
-from burnqed_core.data.theorems import load_theorems
-from tests.core.data.test_hygiene import renamed_copy
+from burnqed_core.data.theorems.load import load_theorems
+from tests.core.eval.test_hygiene import renamed_copy
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -1,6 +1,6 @@
 """`burnqed lean baseline --structural`: baseline (c) measured with the given profile and written beside the (one)
 theorem set, where the eval finds it by key. Lean and the search are stood in for: the wiring is tested here,
-the search itself in tests/core/eval/test_structural.py."""
+the search itself in tests/core/eval/baselines/test_structural.py."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 
 from burnqed_core.cli import app
 from burnqed_core.config import Profile
-from burnqed_core.eval.structural import StructuralBaseline, read_cached, structural_key
-from burnqed_core.lean.baseline import BaselineReport
+from burnqed_core.eval.baselines.records import StructuralBaseline
+from burnqed_core.eval.baselines.rounds import BaselineReport
+from burnqed_core.eval.baselines.structural import read_cached, structural_key
 from burnqed_core.records import Theorem
 
 SET = '{"name": "twirl_eq", "statement": "(n : Nat) : twirl n = 2 * n", ' \
@@ -52,8 +53,8 @@ def test_structural_writes_the_shipped_file_beside_the_set(tmp_path: Path, monke
         return dict.fromkeys(t.name for t in theorems), BaselineReport(theorems=len(theorems), hard=len(theorems))
 
     monkeypatch.setattr("burnqed_core.lean.pool.LeanPool", FakePool)
-    monkeypatch.setattr("burnqed_core.eval.structural.measure_structural", measure)
-    monkeypatch.setattr("burnqed_core.lean.baseline.automation_baseline", single)
+    monkeypatch.setattr("burnqed_core.eval.baselines.structural.measure_structural", measure)
+    monkeypatch.setattr("burnqed_core.eval.baselines.single.automation_baseline", single)
     theorem_set = tmp_path / "set" / "mine.jsonl"
     theorem_set.parent.mkdir()
     theorem_set.write_text(SET, encoding="utf-8")
@@ -65,7 +66,7 @@ def test_structural_writes_the_shipped_file_beside_the_set(tmp_path: Path, monke
     assert prof.data.benchmark == str(theorem_set) and seen["cache_dir"] is None and seen["shipped"] is None
     files = list(theorem_set.parent.glob("structural-*.json"))
     assert len(files) == 1 and f"wrote {files[0]}" in res.output.replace("\n", "")
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems.load import load_theorems
 
     key = structural_key(load_theorems(str(theorem_set)), prof, seen["lean_version"])
     got = read_cached(theorem_set.parent, key)
@@ -73,7 +74,7 @@ def test_structural_writes_the_shipped_file_beside_the_set(tmp_path: Path, monke
     # --sample: the fixed sample eval.also_sample evaluates, measured and written under its own key
     res = CliRunner().invoke(app, ["lean", "baseline", str(theorem_set), "--structural", "--sample", "1"])
     assert res.exit_code == 0, res.output
-    from burnqed_core.data.selection import stratified_sample
+    from burnqed_core.data.theorems.sampling import stratified_sample
 
     assert seen["names"] == [t.name for t in stratified_sample(load_theorems(str(theorem_set)), 1)]
 

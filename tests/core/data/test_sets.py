@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from burnqed_core.data import generate_sets as gs
-from burnqed_core.data.catalogue import ALL_FAMILIES
-from burnqed_core.data.clusters import cluster_members, clusters
-from burnqed_core.data.families import FAMILIES
-from burnqed_core.data.hygiene import check_no_twins
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.synthetic import generate_sets as gs
+from burnqed_core.data.synthetic.catalogue import ALL_FAMILIES
+from burnqed_core.data.synthetic.families import FAMILIES
+from burnqed_core.data.theorems.load import load_theorems
+from burnqed_core.data.twins.clusters import cluster_members, clusters
 from burnqed_core.errors import RecordFileError
+from burnqed_core.eval.hygiene import check_no_twins
 from burnqed_core.record_io import read_jsonl
 from burnqed_core.records import Theorem
 
@@ -54,7 +54,7 @@ def test_regeneration_is_byte_identical(tmp_path: Path) -> None:
 def test_output_does_not_depend_on_hash_seed(tmp_path: Path) -> None:
     """A fresh interpreter with another PYTHONHASHSEED writes the same bytes."""
     env = dict(os.environ, PYTHONHASHSEED="12345")
-    subprocess.run([sys.executable, "-m", "burnqed_core.data.generate_sets", "--out", str(tmp_path)],
+    subprocess.run([sys.executable, "-m", "burnqed_core.data.synthetic.generate_sets", "--out", str(tmp_path)],
                    check=True, env=env, capture_output=True, timeout=120)
     for name in gs.FILE_NAMES.values():
         assert (tmp_path / name).read_bytes() == (gs.SETS_DIR / name).read_bytes(), name

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.catalogue import ALL_FAMILIES, BY_NAME
-from burnqed_core.data.generate_sets import family_theorems
-from burnqed_core.data.hygiene import HeldOutLeakError, check_no_twins
-from burnqed_core.data.near_twins import find_near_twins, forms_of
-from burnqed_core.data.selection import stratified_sample
-from burnqed_core.data.theorems import BUNDLED_DIR, corpus_theorems, load_theorems
-from burnqed_core.eval.baselines import Baselines
+from burnqed_core.data.synthetic.catalogue import ALL_FAMILIES, BY_NAME
+from burnqed_core.data.synthetic.generate_sets import family_theorems
+from burnqed_core.data.theorems.load import BUNDLED_DIR, corpus_theorems, load_theorems
+from burnqed_core.data.theorems.sampling import stratified_sample
+from burnqed_core.data.twins.near_twins import find_near_twins, forms_of
+from burnqed_core.eval.baselines.records import Baselines
+from burnqed_core.eval.hygiene import HeldOutLeakError, check_no_twins
 from burnqed_core.lean.types import ProofEnv
 
 DIR = BUNDLED_DIR / "handwritten"

@@ -183,7 +183,7 @@ def test_a_canonical_names_policy_encodes_its_own_prompts_and_refuses_a_plain_ca
                                                                                    tmp_path: Path) -> None:
     import shutil
 
-    from burnqed_core.data.prompt import PromptFormat
+    from burnqed_core.data.pairs.prompt import PromptFormat
 
     canon = PromptFormat(local_names="canonical")
     model = shutil.copytree(tiny_model_dir, tmp_path / "m")

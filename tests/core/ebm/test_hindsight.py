@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import Profile, load_profile
-from burnqed_core.data.pairs import SPLIT_FILE, TheoremSplit, write_split
+from burnqed_core.data.pairs.prepare import SPLIT_FILE, TheoremSplit, write_split
 from burnqed_core.ebm.data import build_data
 from burnqed_core.ebm.embeddings import CacheMeta
 from burnqed_core.ebm.hindsight import known_paths, path_texts

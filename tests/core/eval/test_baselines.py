@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.theorems import BUNDLED_DIR, load_theorems, set_dir
+from burnqed_core.data.theorems.load import BUNDLED_DIR, load_theorems, set_dir
 from burnqed_core.errors import DataError
-from burnqed_core.eval.baselines import Baselines, StructuralBaseline, baseline_key, measure_baselines, write_shipped
+from burnqed_core.eval.baselines.measure import baseline_key, measure_baselines, write_shipped
+from burnqed_core.eval.baselines.records import Baselines, StructuralBaseline
 from burnqed_core.lean.install import lean_identity
 from burnqed_core.lean.types import GoalState, TacticResult
 from burnqed_core.records import Theorem

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from burnqed_core.eval.baselines import Baselines, StructuralBaseline
+from burnqed_core.eval.baselines.records import Baselines, StructuralBaseline
 from burnqed_core.eval.compare import (
     MIN_CLUSTERS,
     compare_dirs,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.eval import plan as eval_plan
 from burnqed_core.eval.report import REPORT_FILE, SUMMARY_FILE
 from burnqed_core.eval.run import RESULTS_FILE, read_eval_results
@@ -81,7 +81,7 @@ async def test_a_users_file_with_a_corpus_twin_is_evaluated_without_it(tmp_path:
     """A user's set holding a renamed copy of a corpus theorem beside honest ones: evaluated as it is, the twin
     left out of the searches and the headline, reported apart (report section, ``twins.json``, the count)."""
     from burnqed_core.eval.steps import TWINS_FILE
-    from tests.core.data.test_hygiene import renamed_copy
+    from tests.core.eval.test_hygiene import renamed_copy
 
     original = next(t for t in load_theorems("bundled:corpus") if t.name == "tree_mirror_bump_2")
     twin = renamed_copy(original, "my_flip_add")

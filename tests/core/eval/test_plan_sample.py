@@ -43,8 +43,8 @@ async def test_the_shipped_core_baselines_are_the_samples() -> None:
     Lean (env None). A change of the samples, the tactics, the Lean version or the timeout changes the key: this
     fails, re-measure them (`burnqed lean baseline core:test --eval-baselines --structural -p core --sample 80`,
     and `core:dev ... --sample 24`)."""
-    from burnqed_core.data.theorems import set_dir
-    from burnqed_core.eval.baselines import measure_baselines
+    from burnqed_core.data.theorems.load import set_dir
+    from burnqed_core.eval.baselines.measure import measure_baselines
     from burnqed_core.lean.install import lean_identity
 
     settings = EvalSettings.of(load_profile("core", environ={}))

@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from burnqed_core.data.clusters import clusters
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.theorems.load import load_theorems
+from burnqed_core.data.twins.clusters import clusters
 from burnqed_core.eval.run import RESULTS_FILE, eval_clusters, read_eval_results
 from burnqed_core.eval.summary import SummaryOptions, summarize
 from burnqed_core.record_io import read_parquet, write_parquet

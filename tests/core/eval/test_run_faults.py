@@ -24,7 +24,7 @@ import psutil
 import pytest
 
 from burnqed_core.config import load_profile
-from burnqed_core.eval.baselines import measure_baselines
+from burnqed_core.eval.baselines.measure import measure_baselines
 from burnqed_core.eval.run import attempt_dir, read_eval_results, run_eval
 from burnqed_core.lean.types import ProofEnv
 from burnqed_core.records import Theorem

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import Profile, load_profile
-from burnqed_core.eval.baselines import baseline_key, measure_baselines, read_cached
+from burnqed_core.eval.baselines.measure import baseline_key, measure_baselines, read_cached
+from burnqed_core.eval.baselines.single import AUTOMATION_TACTICS
 from burnqed_core.eval.run import (
     WrongProofError,
     attempt_dir,
@@ -21,7 +22,6 @@ from burnqed_core.eval.run import (
     verify_proofs,
 )
 from burnqed_core.eval.summary import SummaryOptions, summarize, summarize_variants
-from burnqed_core.lean.baseline import AUTOMATION_TACTICS
 from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
 from burnqed_core.policy.fixed import FixedTacticsPolicy
 from burnqed_core.records import EvalResult, Theorem
@@ -93,7 +93,7 @@ async def test_definition_aware_baseline_closes_induction_over_a_user_definition
 async def test_shipped_baselines_are_what_lean_measures(lean_pool: ProofEnv, tmp_path: Path) -> None:
     """The baseline file shipped beside the bundled benchmark is used by key, and a sample of it (hard
     theorems and theorems each baseline closes) is what Lean measures now."""
-    from burnqed_core.data.theorems import load_theorems, set_dir
+    from burnqed_core.data.theorems.load import load_theorems, set_dir
     from burnqed_core.lean.install import lean_identity
 
     bench = load_theorems("bundled:benchmark")

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from burnqed_core.cli import app
 from burnqed_core.errors import DataError
-from burnqed_core.eval.baselines import Baselines, StructuralBaseline
+from burnqed_core.eval.baselines.records import Baselines, StructuralBaseline
 from burnqed_core.eval.compare import compare_dirs, format_compare
 from burnqed_core.eval.gonogo import go_no_go
 from burnqed_core.eval.report import (
@@ -477,7 +477,7 @@ def test_a_theorem_that_cannot_start_is_reported_with_leans_error() -> None:
 
 
 def test_the_similarity_block_and_the_unseen_theorems() -> None:
-    from burnqed_core.data.similarity import similarity_report
+    from burnqed_core.data.twins.similarity import similarity_report
     from burnqed_core.records import Theorem
 
     corpus = [Theorem(name="c_rev", statement="(xs : List Nat) : xs.reverse.reverse = xs", proof=["simp"]),

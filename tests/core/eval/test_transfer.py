@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.catalogue import BY_NAME
-from burnqed_core.data.generate_sets import family_theorems
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.synthetic.catalogue import BY_NAME
+from burnqed_core.data.synthetic.generate_sets import family_theorems
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.errors import DataError
-from burnqed_core.eval.baselines import Baselines, StructuralBaseline
+from burnqed_core.eval.baselines.records import Baselines, StructuralBaseline
 from burnqed_core.eval.summary import SummaryOptions, summarize
 from burnqed_core.eval.transfer import (
     PROFILE_FILE,

@@ -106,7 +106,7 @@ async def test_trace_writes_no_pair_from_an_unchecked_preamble(lean_pool: LeanPo
 async def test_the_package_own_preambles_are_trusted_by_exact_hash(lean_pool: LeanPool) -> None:
     """A bundled preamble is trusted to the byte; the same text with one
     character more is a candidate (replayed and audited)."""
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems.load import load_theorems
 
     t = next(t for t in load_theorems("bundled:corpus") if t.preamble.strip() and t.proof)
     assert trust.is_trusted(t.preamble) and not trust.is_trusted(t.preamble + " ")

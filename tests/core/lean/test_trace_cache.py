@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.catalogue import BY_NAME
-from burnqed_core.data.generate_sets import family_theorems
+from burnqed_core.data.synthetic.catalogue import BY_NAME
+from burnqed_core.data.synthetic.generate_sets import family_theorems
 from burnqed_core.lean.pool import LeanPool
 from burnqed_core.lean.trace_cache import TraceCache
 from burnqed_core.loop.stages.base_tactic_pairs import trace_base

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from burnqed_core.cli import app
 from burnqed_core.cli.lean import check_lines, check_report
-from burnqed_core.data.theorems import load_theorems
-from burnqed_core.lean.baseline import automation_baseline, write_automation
+from burnqed_core.data.theorems.load import load_theorems
+from burnqed_core.eval.baselines.single import automation_baseline, write_automation
 from burnqed_core.lean.pool import LeanPool
 from burnqed_core.lean.tracing import TraceReport, _replay, trace_theorems
 from burnqed_core.record_io import read_parquet, write_parquet
@@ -65,7 +65,7 @@ async def test_one_pass_trace_equals_the_step_replay(lean_pool: LeanPool) -> Non
     sees, character for character: same pairs as replaying step by step, on
     hand-written layouts (multi-line statements and tactics, bullets, nested
     ``by``, ``<;>``) and one theorem of every bundled family."""
-    from burnqed_core.data.families import FAMILIES
+    from burnqed_core.data.synthetic.families import FAMILIES
 
     first_families = {f.name for f in FAMILIES}
     firsts: dict[str, Theorem] = {}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.pairs import prepare_pairs
+from burnqed_core.data.pairs.prepare import prepare_pairs
 from burnqed_core.errors import DataError
 from burnqed_core.loop import corpus as loop_corpus
 from burnqed_core.loop.stages import base_model as base_model_stage
@@ -18,7 +18,7 @@ from burnqed_core.loop.stages import tactic_pairs as tactic_pairs_stage
 from burnqed_core.record_io import read_records, write_parquet
 from burnqed_core.records import TacticPair
 from burnqed_core.training.run_record import fingerprint_pairs
-from tests.core.data.test_pairs import make_pairs
+from tests.core.data.pairs.test_prepare import make_pairs
 
 TINY = {"vocab_size": 320, "hidden_size": 32, "num_layers": 1, "num_heads": 1, "num_kv_heads": 1,
         "intermediate_size": 64, "max_position_embeddings": 256, "pretrain_steps": 4, "pretrain_lr": 1e-3,
@@ -74,7 +74,7 @@ def test_withheld_exercises_are_never_trained_on(tmp_path: Path) -> None:
     """With ``data.withhold_fraction`` the base split withholds that share of the corpus theorems the search could
     select (automation-resistant by the corpus's map, two steps or more): pre-training and every iteration's SFT
     pairs leave them out, and the search selection draws them first."""
-    from burnqed_core.data.theorems import AUTOMATION_FILE
+    from burnqed_core.data.theorems.load import AUTOMATION_FILE
     from burnqed_core.loop.stages.trajectories import search_selection
     from burnqed_core.record_io import write_jsonl
     from burnqed_core.records import Theorem
@@ -196,12 +196,12 @@ def test_the_cpu_profiles_corpora() -> None:
     """tiny leaves the witness lesson and its exercises and the technique families out of the bundled corpus (its
     measured run is on the corpus without them); small trains on all but the ``lsum`` exercises, which it
     withholds: its search must prove them."""
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems.load import load_theorems
 
     full = load_theorems("bundled:corpus")
     fams = {t.family for t in full}
     assert {"lfill", "lsum"} <= fams
-    from burnqed_core.data.families import FAMILIES
+    from burnqed_core.data.synthetic.families import FAMILIES
 
     tiny = load_profile("tiny", environ={})
     # tiny: the first families less the witness lesson (the technique families are small's and transfer's)

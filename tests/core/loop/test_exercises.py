@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import Profile, load_profile
-from burnqed_core.data.pairs import TheoremSplit, write_split
+from burnqed_core.data.pairs.prepare import TheoremSplit, write_split
 from burnqed_core.errors import DataError
 from burnqed_core.loop.corpus import SPLIT_FILE
 from burnqed_core.loop.exercises import PLAN_FILE, ExercisePlan, plan_exercises, run_exercise_ablation

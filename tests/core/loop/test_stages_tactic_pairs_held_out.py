@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.pairs import TheoremSplit
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.pairs.prepare import TheoremSplit
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.lean.install import lean_identity
 from burnqed_core.loop.stages.tactic_pairs import Settings, held_out_names, names_any, tactic_pairs
 from burnqed_core.premises.library import LIBRARY_RULES, LibraryBuild, write_library

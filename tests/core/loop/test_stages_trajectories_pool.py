@@ -28,7 +28,7 @@ def _searched(out: Path, verdicts: dict[str, bool]) -> Path:
 
 
 def test_pool_selection_searches_new_and_failed_never_held_out(tmp_path: Path) -> None:
-    from burnqed_core.data.core_pool import PoolTheorem
+    from burnqed_core.data.theorems.core_pool import PoolTheorem
 
     def row(name: str, split: str, family: str) -> PoolTheorem:
         return PoolTheorem(name=name, module=f"Init.Data.{family}.Lemmas", split=split, cluster="c",  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.prompt import format_prompt
+from burnqed_core.data.pairs.prompt import format_prompt
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import Candidate, Policy, TacticScorer, dedup_candidates
 from burnqed_core.policy.factory import make_policy

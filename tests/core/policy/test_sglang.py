@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from burnqed_core.config import SglangConfig, load_profile
-from burnqed_core.data.prompt import format_prompt
+from burnqed_core.data.pairs.prompt import format_prompt
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import Candidate, Policy
 from burnqed_core.policy.factory import make_policy
@@ -101,7 +101,7 @@ def policy_for(server: SglangServer, batch_size: int = 8, **kw: Any) -> SglangPo
 
 
 def allowed(server: SglangServer, state: str) -> list[str]:
-    from burnqed_core.data.prompt import parse_completion
+    from burnqed_core.data.pairs.prompt import parse_completion
 
     return [parse_completion(t) for t in fake_sglang.allowed_tactics(server.model_path, format_prompt(state))]
 
@@ -535,7 +535,7 @@ def test_generation_server_is_launched_deterministic() -> None:
 
 
 async def test_a_canonical_names_model_gets_canonical_prompts(tmp_path: Path) -> None:
-    from burnqed_core.data.prompt import PromptFormat, parse_completion
+    from burnqed_core.data.pairs.prompt import PromptFormat, parse_completion
 
     canon = PromptFormat(local_names="canonical")
     model = tmp_path / "iter_1_merged"

@@ -132,8 +132,8 @@ def test_the_index_of_pool_searches_holds_nothing_of_the_held_out_families() -> 
     """Issue 65: the loop's pool searches retrieve from an index without the module families of core:dev and
     core:test (and of every eval set), whatever a pool module imports; the eval keeps the whole index."""
     from burnqed_core.config import load_profile
-    from burnqed_core.data.core_pool import module_family
-    from burnqed_core.data.theorems import load_theorems
+    from burnqed_core.data.theorems.core_pool import module_family
+    from burnqed_core.data.theorems.load import load_theorems
     from burnqed_core.loop.corpus import held_out_families
 
     prof = load_profile("core", environ={})

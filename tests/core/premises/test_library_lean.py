@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from burnqed_core.config import AutomationConfig, PremiseStepsConfig, SearchConfig
-from burnqed_core.data.core_pool import PoolRules
+from burnqed_core.data.theorems.core_pool import PoolRules
 from burnqed_core.lean.install import lean_identity
 from burnqed_core.lean.library import type_statement
 from burnqed_core.lean.types import ProofEnv

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from burnqed_core.config import load_profile
-from burnqed_core.data.core_pool import module_family
-from burnqed_core.data.theorems import load_theorems
+from burnqed_core.data.theorems.core_pool import module_family
+from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.lean.install import lean_identity
 from burnqed_core.loop.corpus import held_out_families
 from burnqed_core.loop.stages.base_model import Settings, library_training_pairs

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from burnqed_core.config import SearchConfig, TinyModelConfig, TrainingConfig
-from burnqed_core.data.prompt import PLAIN, PROMPT_VERSION, PromptFormat, format_prompt, split_point
+from burnqed_core.data.pairs.prompt import PLAIN, PROMPT_VERSION, PromptFormat, format_prompt, split_point
 from burnqed_core.policy.base import Candidate
 from burnqed_core.premises.index import PremiseIndex
 from burnqed_core.premises.prompting import PromptPremises, library_pair_lines

@@ -15,7 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from burnqed_core.config import AutomationConfig, SearchConfig, load_profile
-from burnqed_core.data.mixing import positive_steps
+from burnqed_core.data.pairs.mixing import positive_steps
 from burnqed_core.eval.gonogo import go_no_go
 from burnqed_core.eval.report import format_comparison, format_markdown, format_table
 from burnqed_core.eval.run import variant_rows, variants
@@ -30,8 +30,8 @@ from burnqed_core.search.automation import AutomationCandidates
 from burnqed_core.search.engine import SearchEngine
 from burnqed_core.search.trajectories import write_part
 from burnqed_core.trajectory_io import read_trajectories
-from tests.core.data.test_mixing import node
-from tests.core.data.test_pairs import make_pairs
+from tests.core.data.pairs.test_mixing import node
+from tests.core.data.pairs.test_prepare import make_pairs
 from tests.core.search.test_engine import ToyEnv
 
 PREAMBLE = """def frobnicate : Nat → Nat

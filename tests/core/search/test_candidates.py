@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from burnqed_core.config import AutomationConfig, PremiseStepsConfig, SearchConfig, StructuralStepsConfig, load_profile
-from burnqed_core.eval.structural import search_config
+from burnqed_core.eval.baselines.structural import search_config
 from burnqed_core.policy.base import Candidate
 from burnqed_core.policy.structural import StructuralPolicy
 from burnqed_core.premises.index import PremiseIndex

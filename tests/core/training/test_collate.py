@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from transformers import AutoTokenizer
 
-from burnqed_core.data.prompt import format_prompt
+from burnqed_core.data.pairs.prompt import format_prompt
 from burnqed_core.training.collate import IGNORE_INDEX, CompletionCollator, encode_pair, encode_pairs
 
 CASES = [

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from burnqed_core.config import EBMConfig, LoraConfig, TrainingConfig
-from burnqed_core.data.prompt import PromptFormat
+from burnqed_core.data.pairs.prompt import PromptFormat
 from burnqed_core.ebm.data import build_data
 from burnqed_core.ebm.embeddings import encoder_text
 from burnqed_core.records import TacticPair, TrajectoryRecord

@@ -12,7 +12,7 @@ from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
 
 from burnqed_core.config import LoraConfig, TrainingConfig
-from burnqed_core.data.prompt import format_prompt
+from burnqed_core.data.pairs.prompt import format_prompt
 from burnqed_core.record_io import file_sha256
 from burnqed_core.training.collate import CompletionCollator, encode_pairs
 from burnqed_core.training.merge import merge_adapter
@@ -189,7 +189,7 @@ def test_gradient_checkpointing_gives_the_same_losses(qlora: bool, lora_run: Pat
 
 def test_prompt_format_follows_the_base_through_sft_and_merge(pairs_dir: Path, tiny_model_dir: Path,
                                                               lora_run: Path, tmp_path: Path) -> None:
-    from burnqed_core.data.prompt import PLAIN, PromptFormat
+    from burnqed_core.data.pairs.prompt import PLAIN, PromptFormat
 
     canon = PromptFormat(local_names="canonical")
     base = shutil.copytree(tiny_model_dir, tmp_path / "base")

@@ -17,7 +17,7 @@ from peft import PeftModel
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from burnqed_core.config import LoraConfig, TrainingConfig
-from burnqed_core.data.prompt import format_prompt
+from burnqed_core.data.pairs.prompt import format_prompt
 from burnqed_core.training.merge import merge_adapter
 from burnqed_core.training.metrics import TrainingMetrics
 from burnqed_core.training.sft import load_pairs_dir, train_sft

@@ -9,7 +9,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from burnqed_core.config import TinyModelConfig
-from burnqed_core.data.prompt import format_prompt
+from burnqed_core.data.pairs.prompt import format_prompt
 from burnqed_core.errors import DataError, ProfileError
 from burnqed_core.training.tiny_model import build_tiny_model
 from burnqed_core.training.tokenizer import train_tokenizer

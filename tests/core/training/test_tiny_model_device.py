@@ -16,7 +16,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from burnqed_core.config import TinyModelConfig, TrainingConfig
-from burnqed_core.data.prompt import PromptFormat
+from burnqed_core.data.pairs.prompt import PromptFormat
 from burnqed_core.training.collate import CompletionCollator, encode_pairs
 from burnqed_core.training.metrics import TrainingMetrics
 from burnqed_core.training.sft import evaluate
