@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
 from burnqed_core.errors import DataError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from burnqed_core.config import DataConfig, Profile
+    from burnqed_core.data.pairs.prepare import PairStats, PreparedPairs, TheoremSplit
+    from burnqed_core.data.theorems.core_pool import PoolBuild, PoolRules, SplitRules
+
+    # (split, build, pool sample) -> the line of that split's baselines (`_baseline_lookup`)
+    BaselineLookup = Callable[[str, PoolBuild, int], str]
 
 app = typer.Typer(help="Prepare training data and describe theorem sets and tactic pairs.", no_args_is_help=True)
 
@@ -37,17 +47,7 @@ def prepare(
 ) -> None:
     """Filter, dedup and split tactic pairs by theorem name; for N > 0 mix in
     the proofs found by earlier searches (settings: the profile's ``data``)."""
-    from burnqed_core.data.pairs.mixing import mix_iteration, positive_steps
-    from burnqed_core.data.pairs.prepare import (
-        PreparedPairs,
-        hf_token_counter,
-        load_pairs,
-        prepare_pairs,
-        read_split,
-        write_prepared,
-    )
-    from burnqed_core.record_io import read_records
-    from burnqed_core.records import TrajectoryRecord
+    from burnqed_core.data.pairs.prepare import hf_token_counter, load_pairs, prepare_pairs, read_split, write_prepared
 
     cfg = load(profile, verbose).data
     if trajectories and iteration == 0:
@@ -56,38 +56,55 @@ def prepare(
     theorem_split = read_split(split) if split else None
     prepared = prepare_pairs(load_pairs(pairs), cfg.val_fraction, cfg.seed, cfg.max_tokens, counter, progress=True,
                              val_theorems=theorem_split.val if theorem_split else None)
-    s = prepared.stats
+    _echo_pair_stats(prepared.stats)
+    extra: dict[str, object] = {"iteration": iteration, "pair_files": [str(p) for p in pairs]}
+    if iteration > 0:
+        prepared, mixed = _mix_trajectories(prepared, trajectories or [], iteration, cfg, theorem_split)
+        extra |= mixed
+    paths = write_prepared(prepared, out, extra=extra)
+    typer.echo(f"wrote {paths['train']}, {paths['val']}, {paths['stats']}")
+
+
+def _echo_pair_stats(s: PairStats) -> None:
+    """What the filters dropped, the split by theorem and the depths of the prepared pairs."""
     typer.echo(f"pairs: {s.pairs_in} in, {s.theorems_in} theorems; dropped {s.unsafe_pairs} of {s.unsafe_theorems} "
                f"theorems with sorry/admit/cheat/native_decide, {s.duplicate_pairs} duplicate, "
                f"{s.too_long_pairs} over {s.max_tokens} tokens, {s.empty_pairs} empty")
     typer.echo(f"split by theorem: train {s.train_pairs} pairs / {s.train_theorems} theorems, "
                f"val {s.val_pairs} pairs / {s.val_theorems} theorems")
     typer.echo(f"depth: {_hist(s.depth_histogram)}")
-    extra: dict[str, object] = {"iteration": iteration, "pair_files": [str(p) for p in pairs]}
-    if iteration > 0:
-        steps = []
-        skipped = 0
-        for f in trajectories or []:
-            recs = read_records(f, TrajectoryRecord)
-            earlier = [r for r in recs if r.iteration < iteration]
-            skipped += len(recs) - len(earlier)
-            steps.extend(positive_steps(earlier, source=f"trajectory:{f.name}"))
-        if not trajectories:
-            typer.echo(f"warning: iteration {iteration} without --trajectories: base subsample only", err=True)
-        if skipped:
-            typer.echo(f"warning: skipped {skipped} trajectory records of iteration >= {iteration}", err=True)
-        mix = mix_iteration(prepared, steps, cfg.base_subsample, cfg.trajectory_upsample, cfg.seed,
-                            max_share=cfg.trajectory_max_share, split=theorem_split)
-        m = mix.stats
-        typer.echo(f"mix: base {m.base_train_used}/{m.base_train_available} + trajectory steps "
-                   f"{m.trajectory_steps_train} x{m.effective_upsample:.2f} (at most x{m.trajectory_upsample}, "
-                   f"share cap {m.trajectory_max_share:.0%}) = {m.train_rows} train rows "
-                   f"({m.trajectory_fraction:.1%} trajectory); val {m.val_rows} "
-                   f"(+{m.trajectory_steps_val} trajectory steps)")
-        prepared = PreparedPairs(train=mix.train, val=mix.val, stats=prepared.stats)
-        extra |= {"trajectory_files": [str(p) for p in trajectories or []], "mix": m.model_dump()}
-    paths = write_prepared(prepared, out, extra=extra)
-    typer.echo(f"wrote {paths['train']}, {paths['val']}, {paths['stats']}")
+
+
+def _mix_trajectories(prepared: PreparedPairs, trajectories: list[Path], iteration: int, cfg: DataConfig,
+                      theorem_split: TheoremSplit | None) -> tuple[PreparedPairs, dict[str, object]]:
+    """The prepared pairs of iteration ``iteration`` > 0: the base pairs mixed with the positive steps of the
+    ``trajectories`` records of earlier iterations, and what the stats file records about the mix."""
+    from burnqed_core.data.pairs.mixing import mix_iteration, positive_steps
+    from burnqed_core.data.pairs.prepare import PreparedPairs
+    from burnqed_core.record_io import read_records
+    from burnqed_core.records import TrajectoryRecord
+
+    steps = []
+    skipped = 0
+    for f in trajectories:
+        recs = read_records(f, TrajectoryRecord)
+        earlier = [r for r in recs if r.iteration < iteration]
+        skipped += len(recs) - len(earlier)
+        steps.extend(positive_steps(earlier, source=f"trajectory:{f.name}"))
+    if not trajectories:
+        typer.echo(f"warning: iteration {iteration} without --trajectories: base subsample only", err=True)
+    if skipped:
+        typer.echo(f"warning: skipped {skipped} trajectory records of iteration >= {iteration}", err=True)
+    mix = mix_iteration(prepared, steps, cfg.base_subsample, cfg.trajectory_upsample, cfg.seed,
+                        max_share=cfg.trajectory_max_share, split=theorem_split)
+    m = mix.stats
+    typer.echo(f"mix: base {m.base_train_used}/{m.base_train_available} + trajectory steps "
+               f"{m.trajectory_steps_train} x{m.effective_upsample:.2f} (at most x{m.trajectory_upsample}, "
+               f"share cap {m.trajectory_max_share:.0%}) = {m.train_rows} train rows "
+               f"({m.trajectory_fraction:.1%} trajectory); val {m.val_rows} "
+               f"(+{m.trajectory_steps_val} trajectory steps)")
+    mixed = PreparedPairs(train=mix.train, val=mix.val, stats=prepared.stats)
+    return mixed, {"trajectory_files": [str(p) for p in trajectories], "mix": m.model_dump()}
 
 
 @app.command()
@@ -181,27 +198,45 @@ def core_pool(
     """Lean's own library as a theorem pool: enumerate the theorems of the installed Init and Std modules with
     the embedded Lean, hold out whole module families as core:test and core:dev (seeded, before any result), and
     print the counts per family and the share of each split that each baseline closes (where measured)."""
-    import asyncio
-
-    from tqdm import tqdm
-
-    from burnqed_core.data.theorems.core_pool import (
-        PoolRules,
-        SplitRules,
-        build_pool,
-        read_build,
-        read_scans,
-        resplit,
-        save_scans_file,
-        scan_library,
-        write_pool,
-    )
-    from burnqed_core.lean.pool import LeanPool
+    from burnqed_core.data.theorems.core_pool import PoolRules, SplitRules, write_pool
 
     prof = load(profile, verbose)
     rules = PoolRules() if max_size is None else PoolRules(max_size=max_size)
     split_rules = SplitRules(seed=seed)
+    if resplit_dir is not None:
+        if scans is not None or save_scans is not None:
+            raise DataError("--resplit reads written sets: not with --scans or --save-scans")
+        build, lookup = _resplit_pool(prof, resplit_dir)
+    else:
+        build, lookup = _build_pool(prof, rules, split_rules, scans, save_scans)
+    _echo_pool(build, lookup, pool_sample)
+    if out is not None:
+        paths = write_pool(build, out)
+        typer.echo("wrote " + ", ".join(str(p) for p in paths.values()))
+
+
+def _resplit_pool(prof: Profile, resplit_dir: Path) -> tuple[PoolBuild, BaselineLookup]:
+    """The sets written in ``resplit_dir`` with the near-twin rules applied again (no Lean), and the baselines'
+    lookup (`_baseline_lookup`)."""
+    import asyncio
+
+    from burnqed_core.data.theorems.core_pool import read_build, resplit
+
+    build = resplit(read_build(resplit_dir))
+    return build, asyncio.run(_baseline_lookup(prof, None))
+
+
+def _build_pool(prof: Profile, rules: PoolRules, split_rules: SplitRules, scans: Path | None,
+                save_scans: Path | None) -> tuple[PoolBuild, BaselineLookup]:
+    """The pool built from the library's modules, read with one embedded Lean worker (or from ``scans``, saved
+    by an earlier run; the scans saved to ``save_scans``), and the baselines' lookup (`_baseline_lookup`)."""
+    import asyncio
+
+    from tqdm import tqdm
+
+    from burnqed_core.data.theorems.core_pool import build_pool, read_scans, save_scans_file, scan_library
     from burnqed_core.lean.library import SCAN_TIMEOUT_S
+    from burnqed_core.lean.pool import LeanPool
 
     # one worker; a document that reads a large module takes minutes, far above a tactic's request timeout
     cfg = prof.lean.model_copy(update={"num_workers": 1, "embedded": prof.lean.embedded.model_copy(
@@ -217,16 +252,14 @@ def core_pool(
                 read, graph = await scan_library(pool, rules, progress=bar)
             return read, graph, await _baseline_lookup(prof, pool)
 
-    if resplit_dir is not None:
-        if scans is not None or save_scans is not None:
-            raise DataError("--resplit reads written sets: not with --scans or --save-scans")
-        build = resplit(read_build(resplit_dir))
-        lookup = asyncio.run(_baseline_lookup(prof, None))
-    else:
-        read, graph, lookup = asyncio.run(run())
-        if save_scans is not None:
-            typer.echo(f"wrote {save_scans_file(read, graph, save_scans)}")
-        build = build_pool(read, graph, rules, split_rules)
+    read, graph, lookup = asyncio.run(run())
+    if save_scans is not None:
+        typer.echo(f"wrote {save_scans_file(read, graph, save_scans)}")
+    return build_pool(read, graph, rules, split_rules), lookup
+
+
+def _echo_pool(build: PoolBuild, lookup: BaselineLookup, pool_sample: int) -> None:
+    """What the build left out, its families and splits, and each split's baselines (``lookup``)."""
     typer.echo(f"{build.modules_scanned} modules scanned; left out: "
                + ", ".join(f"{k} {v}" for k, v in build.excluded.items()))
     if build.modules_unread:
@@ -241,10 +274,6 @@ def core_pool(
                    f"{c['clusters']} clusters")
     for split in ("pool", "dev", "test"):
         typer.echo(f"core:{split} baselines: {lookup(split, build, pool_sample)}")
-    if out is not None:
-        paths = write_pool(build, out)
-        typer.echo("wrote " + ", ".join(str(p) for p in paths.values()))
-
 
 async def _baseline_lookup(prof, pool):  # type: ignore[no-untyped-def]
     """A function (split, build, pool sample) -> the line of the baselines measured on that split (shipped beside

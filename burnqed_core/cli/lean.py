@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from burnqed_core.cli.common import ProfileOpt, VerboseOpt, load
 from burnqed_core.config import LeanConfig, Profile
-from burnqed_core.lean.types import DEFAULT_THEOREM_TIMEOUT_S, DeclaredTheorem, Elaboration
+from burnqed_core.lean.types import DEFAULT_THEOREM_TIMEOUT_S, DeclaredTheorem, Elaboration, ProofEnv
+
+if TYPE_CHECKING:
+    from burnqed_core.eval.baselines.rounds import BaselineReport
+    from burnqed_core.records import Theorem
 
 app = typer.Typer(help="Lean: install the embedded backend, check files, trace proofs, automation baseline.",
                   no_args_is_help=True)
@@ -270,7 +274,7 @@ def baseline(
     theorem alone; prints one line per theorem and the summary (closed by automation / hard). With
     --eval-baselines and --structural, also writes the eval's baseline files beside the theorem set."""
     from burnqed_core.data.theorems.load import load_many
-    from burnqed_core.eval.baselines.single import automation_baseline, write_automation
+    from burnqed_core.eval.baselines.single import automation_baseline
     from burnqed_core.lean.pool import LeanPool
 
     # many different preambles: synchronous elaboration, see embedded.SYNC_ELAB_OPTIONS
@@ -290,29 +294,50 @@ def baseline(
     async def run():  # type: ignore[no-untyped-def]
         async with LeanPool(cfg) as pool:
             if eval_baselines:
-                from burnqed_core.data.theorems.load import set_dir
-                from burnqed_core.eval.baselines.measure import measure_baselines, write_shipped
-                from burnqed_core.search.job import lean_version
-
-                version = lean_version(prof, pool)  # prof.lean is cfg
-                b = await measure_baselines(pool, thms, None, lean_version=version, progress=True,
-                                            tactic_timeout_s=cfg.tactic_timeout_s)
-                typer.echo(f"wrote {write_shipped(b, set_dir(theorems[0]))}")
+                await _write_eval_baselines(prof, pool, thms, theorems[0])
             if structural:
-                from burnqed_core.data.theorems.load import set_dir
-                from burnqed_core.eval.baselines.structural import measure_structural, write_shipped_structural
-                from burnqed_core.search.job import lean_version
-
-                on_set = prof.model_copy(update={"data": prof.data.model_copy(update={"benchmark": theorems[0]})})
-                c = await measure_structural(on_set, pool, thms, cache_dir=None, shipped=None,
-                                             lean_version=lean_version(prof, pool), progress=True)
-                proved = sum(n is not None for n in c.nodes.values())
-                typer.echo(f"baseline (c): proved {proved}/{len(c.nodes)} at {c.budget} nodes"
-                           + (f", {len(c.infra)} unmeasured (Lean failures)" if c.infra else ""))
-                typer.echo(f"wrote {write_shipped_structural(c, set_dir(theorems[0]))}")
+                await _write_structural(prof, pool, thms, theorems[0])
             return await automation_baseline(pool, thms, progress=True)
 
     mapping, rep = asyncio.run(run())
+    _print_automation(thms, mapping, rep, write)
+
+
+async def _write_eval_baselines(prof: Profile, pool: ProofEnv, thms: list[Theorem], theorem_set: str) -> None:
+    """Measure baselines (a) and (b) of ``thms`` and write them as the eval's baseline file beside
+    ``theorem_set``."""
+    from burnqed_core.data.theorems.load import set_dir
+    from burnqed_core.eval.baselines.measure import measure_baselines, write_shipped
+    from burnqed_core.search.job import lean_version
+
+    version = lean_version(prof, pool)  # prof.lean is the pool's config
+    b = await measure_baselines(pool, thms, None, lean_version=version, progress=True,
+                                tactic_timeout_s=prof.lean.tactic_timeout_s)
+    typer.echo(f"wrote {write_shipped(b, set_dir(theorem_set))}")
+
+
+async def _write_structural(prof: Profile, pool: ProofEnv, thms: list[Theorem], theorem_set: str) -> None:
+    """Measure baseline (c) of ``thms`` (the eval's search with no learned policy) and write it beside
+    ``theorem_set``."""
+    from burnqed_core.data.theorems.load import set_dir
+    from burnqed_core.eval.baselines.structural import measure_structural, write_shipped_structural
+    from burnqed_core.search.job import lean_version
+
+    on_set = prof.model_copy(update={"data": prof.data.model_copy(update={"benchmark": theorem_set})})
+    c = await measure_structural(on_set, pool, thms, cache_dir=None, shipped=None,
+                                 lean_version=lean_version(prof, pool), progress=True)
+    proved = sum(n is not None for n in c.nodes.values())
+    typer.echo(f"baseline (c): proved {proved}/{len(c.nodes)} at {c.budget} nodes"
+               + (f", {len(c.infra)} unmeasured (Lean failures)" if c.infra else ""))
+    typer.echo(f"wrote {write_shipped_structural(c, set_dir(theorem_set))}")
+
+
+def _print_automation(thms: list[Theorem], mapping: dict[str, str | None], rep: BaselineReport,
+                      write: Path | None) -> None:
+    """One line per theorem (the tactic that closes it alone, ``hard`` or ``start-error``) and the summary;
+    the map written to ``write``; exit 1 after infrastructure failures."""
+    from burnqed_core.eval.baselines.single import write_automation
+
     for t in thms:
         tag = "start-error" if t.name in rep.start_errors else (mapping[t.name] or "hard")
         typer.echo(f"{t.name}\t{tag}")

@@ -69,38 +69,61 @@ def build_data(records: Iterable[TrajectoryRecord],
                known: Mapping[str, Sequence[str]] | None = None) -> ContrastiveData:
     """Index every non-empty state and goal, and collect positives with their tiers; with ``known`` (theorem ->
     its known proof's states, root first), also the hindsight positives of the searches that proved nothing."""
-    index: dict[str, int] = {}
-    texts: list[str] = []
-
-    def row(text: str) -> int:
-        k = state_key(text)
-        if k not in index:
-            index[k] = len(texts)
-            texts.append(text)
-        return index[k]
-
     by_theorem: dict[tuple[str, int], list[TrajectoryRecord]] = {}
     for r in records:
         by_theorem.setdefault((r.theorem, r.iteration), []).append(r)
-    data = ContrastiveData(keys=[], texts=texts)
-    neg_rows: dict[int, None] = {}
-    pos_rows: dict[int, None] = {}
+    builder = _Builder()
     for (theorem, _it), recs in sorted(by_theorem.items()):
+        builder.add_search(theorem, recs, (known or {}).get(theorem))
+    return builder.finish()
+
+
+class _Builder:
+    """`ContrastiveData` being built search by search: every state row by its key, in the order first seen, and
+    the rows labelled negative and positive so far (insertion-ordered sets)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.texts: list[str] = []
+        self.data = ContrastiveData(keys=[], texts=self.texts)
+        self.neg_rows: dict[int, None] = {}
+        self.pos_rows: dict[int, None] = {}
+
+    def row(self, text: str) -> int:
+        """The row of ``text``'s state, a new one when first seen."""
+        k = state_key(text)
+        if k not in self.index:
+            self.index[k] = len(self.texts)
+            self.texts.append(text)
+        return self.index[k]
+
+    def add_search(self, theorem: str, recs: Sequence[TrajectoryRecord], path: Sequence[str] | None) -> None:
+        """One search's records (``path``: the theorem's known proof, if any); a search without a goal is
+        skipped."""
         goal = recs[0].goal
         if not goal:
-            continue
-        g = row(goal)
-        rows_of = data.theorem_states.setdefault(theorem, [])
+            return
+        g = self.row(goal)
+        rows_of = self.data.theorem_states.setdefault(theorem, [])
         children: dict[int, list[TrajectoryRecord]] = {}
         for r in recs:
             children.setdefault(r.parent_id, []).append(r)
             if r.state:
-                i = row(r.state)
+                i = self.row(r.state)
                 rows_of.append(i)
                 if r.label == "negative":
-                    neg_rows.setdefault(i)
+                    self.neg_rows.setdefault(i)
                 elif r.label == "positive" and r.depth >= 1:
-                    pos_rows.setdefault(i)
+                    self.pos_rows.setdefault(i)
+        self._add_positives(theorem, g, recs, children)
+        if path and path[0] == goal and not any(r.proved or r.label == "positive" for r in recs):
+            self._add_hindsight(theorem, g, path, recs, children, rows_of)
+
+    def _add_positives(self, theorem: str, g: int, recs: Sequence[TrajectoryRecord],
+                       children: Mapping[int, Sequence[TrajectoryRecord]]) -> None:
+        """A `Positive` per positive state below the root, with its negative siblings and the search's other
+        negatives (off its path)."""
+        row = self.row
         negs = [row(r.state) for r in recs if r.label == "negative" and r.state]
         for r in recs:
             if r.label != "positive" or not r.state or r.depth < 1:
@@ -109,26 +132,33 @@ def build_data(records: Iterable[TrajectoryRecord],
                                       if c.label == "negative" and c.state and c.node_id != r.node_id))
             me = row(r.state)
             off = tuple(dict.fromkeys(i for i in negs if i not in sib and i != me))
-            data.positives.append(Positive(theorem=theorem, depth=r.depth, state=me, goal=g, siblings=sib,
-                                           off_path=off))
-        path = (known or {}).get(theorem)
-        if path and path[0] == goal and not any(r.proved or r.label == "positive" for r in recs):
-            added = _hindsight(data, theorem, g, path, recs, children, row)
-            data.hindsight += len(added)
-            for i in added:  # on a known proof: provable, whatever the search's label said
-                rows_of.append(i)
-                pos_rows.setdefault(i)
-                neg_rows.pop(i, None)
-            on = set(path)
-            for r in recs:
-                if r.state and r.state not in on:
-                    neg_rows.setdefault(row(r.state))
-    for t, rows in data.theorem_states.items():
-        data.theorem_states[t] = list(dict.fromkeys(rows))
-    data.keys = [state_key(t) for t in texts]
-    data.negatives = list(neg_rows)
-    data.positive_rows = list(pos_rows)
-    return data
+            self.data.positives.append(Positive(theorem=theorem, depth=r.depth, state=me, goal=g, siblings=sib,
+                                                off_path=off))
+
+    def _add_hindsight(self, theorem: str, g: int, path: Sequence[str], recs: Sequence[TrajectoryRecord],
+                       children: Mapping[int, Sequence[TrajectoryRecord]], rows_of: list[int]) -> None:
+        """The hindsight positives of a search that proved nothing, from the known proof ``path``: its states
+        positive, the search's other states negative."""
+        added = _hindsight(self.data, theorem, g, path, recs, children, self.row)
+        self.data.hindsight += len(added)
+        for i in added:  # on a known proof: provable, whatever the search's label said
+            rows_of.append(i)
+            self.pos_rows.setdefault(i)
+            self.neg_rows.pop(i, None)
+        on = set(path)
+        for r in recs:
+            if r.state and r.state not in on:
+                self.neg_rows.setdefault(self.row(r.state))
+
+    def finish(self) -> ContrastiveData:
+        """The data, each theorem's rows once, with the keys and the labelled rows."""
+        data = self.data
+        for t, rows in data.theorem_states.items():
+            data.theorem_states[t] = list(dict.fromkeys(rows))
+        data.keys = [state_key(t) for t in self.texts]
+        data.negatives = list(self.neg_rows)
+        data.positive_rows = list(self.pos_rows)
+        return data
 
 
 def _hindsight(data: ContrastiveData, theorem: str, goal: int, path: Sequence[str], recs: Sequence[TrajectoryRecord],

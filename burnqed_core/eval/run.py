@@ -116,12 +116,7 @@ async def run_eval(
     cluster_map = eval_clusters(theorems, profile.data.benchmark)
     rows: list[EvalResult] = []
     for attempt in range(k):
-        seed = attempt_seed(profile.search.seed, attempt)
-        config = (search or profile.search).model_copy(update={
-            "max_nodes": top, "seed": seed, "timeout_s": profile.eval.timeout_s,
-            "automation": base.automation.model_copy(update={"enabled": auto})})
-        if not auto:  # the policy alone: none of the search's own candidates (automation, structural, premise)
-            config = config.model_copy(update={"structural": StructuralStepsConfig(), "premises": PremiseStepsConfig()})
+        config = _attempt_config(profile, base, top, attempt, auto)
         out = attempt_dir(out_dir, variant, attempt)
         log.info("eval (%s): attempt %d/%d, %d theorems at %d nodes -> %s", variant, attempt + 1, k, len(theorems),
                  top, out)
@@ -131,15 +126,32 @@ async def run_eval(
             handle_signals=handle_signals, premises=premises)
         if report.interrupted:
             raise EvalInterrupted(f"interrupted by {report.signal}; rerun with --resume to continue {out_dir}")
-        rows.extend(rows_of(out, iteration=iteration, benchmark=benchmark, budget=top, attempt=attempt, seed=seed,
-                            baselines=baselines, model=str(model_path or ""), ebm=this_ebm, automation=auto,
-                            clusters=cluster_map))
+        rows.extend(rows_of(out, iteration=iteration, benchmark=benchmark, budget=top, attempt=attempt,
+                            seed=config.seed, baselines=baselines, model=str(model_path or ""), ebm=this_ebm,
+                            automation=auto, clusters=cluster_map))
     rows.sort(key=lambda r: (r.attempt, r.theorem))
     await verify_proofs(env, theorems, rows)
+    _merge_results(out_dir, rows, this_ebm, auto)
+    return rows
+
+
+def _attempt_config(profile: Profile, base: SearchConfig, top: int, attempt: int, auto: bool) -> SearchConfig:
+    """The search settings of eval attempt ``attempt``: ``base`` at the largest budget ``top``, with the attempt's
+    seed (`attempt_seed`), the eval's time cap and the automation candidates on or off (``auto``); the policy
+    alone (``auto`` off) gets none of the search's own candidates (automation, structural, premise)."""
+    config = base.model_copy(update={
+        "max_nodes": top, "seed": attempt_seed(profile.search.seed, attempt), "timeout_s": profile.eval.timeout_s,
+        "automation": base.automation.model_copy(update={"enabled": auto})})
+    if not auto:
+        config = config.model_copy(update={"structural": StructuralStepsConfig(), "premises": PremiseStepsConfig()})
+    return config
+
+
+def _merge_results(out_dir: Path, rows: list[EvalResult], this_ebm: str, auto: bool) -> None:
+    """Write ``rows`` (this variant's) into the results file, the rows of the other variants kept."""
     merged = [r for r in existing_rows(out_dir) if (r.ebm, r.search_automation) != (this_ebm, auto)] + rows
     merged.sort(key=lambda r: (r.ebm, r.search_automation, r.attempt, r.theorem))
     write_parquet(merged, out_dir / RESULTS_FILE, EvalResult)
-    return rows
 
 
 class EvalInterrupted(EvalError):

@@ -328,14 +328,28 @@ class EmbeddedBackend:
 
     async def _run_blocks(self, preamble: str,
                           items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict] | None:
-        """First a document of the preamble and a ``burnqed_tactics`` command
-        (Lean's parser: is each block's tactic text exactly one tactic
-        sequence?). Lean re-elaborates only that command: the header and the
-        preamble are an unchanged prefix. A candidate that is not gets its
-        parse error and never reaches the blocks' document, where it could
-        swallow the goal reader's ``skip`` or change how the others parse."""
+        """First the blocks' tactic texts through Lean's parser (`_check_tactics`), then the blocks whose
+        text is one tactic sequence elaborated in one document (`_judge_document`)."""
         w = self._w()
         nonce = new_nonce()
+        out = await self._check_tactics(w, preamble, items, nonce)
+        good = [i for i, v in enumerate(out) if v is None]
+        if good:
+            judged = await self._judge_document(w, preamble, [items[i] for i in good], nonce)
+            if judged is None:
+                return None
+            for i, v in zip(good, judged, strict=True):
+                out[i] = v
+        return [v for v in out if v is not None]
+
+    async def _check_tactics(self, w: LspWorker, preamble: str, items: Sequence[tuple[str, Sequence[str]]],
+                             nonce: str) -> list[BlockVerdict | None]:
+        """Per block, None when its tactic text is exactly one tactic sequence, else its parse error; every
+        block a start error when the preamble does not elaborate. A document of the preamble and a
+        ``burnqed_tactics`` command (Lean's parser): Lean re-elaborates only that command, the header and the
+        preamble are an unchanged prefix. A candidate that is not one sequence gets its parse error and never
+        reaches the blocks' document, where it could swallow the goal reader's ``skip`` or change how the
+        others parse."""
         head = document_head(preamble)
         diags = await w.check(head + tactics_command(nonce, [block_tactics(t) for _, t in items]))
         self.last_preamble = preamble
@@ -346,27 +360,28 @@ class EmbeddedBackend:
         seqs = tactic_parse(diags, nonce, len(items))
         why = NOT_ONE_SEQUENCE if seqs is not None else "Lean's parser gave no answer"
         seqs = seqs or [False] * len(items)
-        out: list[BlockVerdict | None] = [None if ok else BlockVerdict(Status.PARSE_ERROR, message=why)
-                                          for ok in seqs]
-        good = [i for i, ok in enumerate(seqs) if ok]
-        if good:
-            text, blocks = build_document(preamble, [items[i] for i in good], nonce)
-            diags = await w.check(text)
-            if len(blocks) > 1 and parse_problem(blocks, await w.document_symbols()):
+        return [None if ok else BlockVerdict(Status.PARSE_ERROR, message=why) for ok in seqs]
+
+    async def _judge_document(self, w: LspWorker, preamble: str, items: Sequence[tuple[str, Sequence[str]]],
+                              nonce: str) -> list[BlockVerdict] | None:
+        """The blocks (each one tactic sequence) elaborated in one document: a verdict per block; None when
+        Lean's parse shows a declaration that is not one of the blocks, or a shared document has an error
+        outside every block (the caller redoes them one block per document)."""
+        text, blocks = build_document(preamble, items, nonce)
+        diags = await w.check(text)
+        if len(blocks) > 1 and parse_problem(blocks, await w.document_symbols()):
+            return None
+        stray = [d for d in diags if d.is_error and not any(b.decl_line <= d.line <= b.end_line for b in blocks)]
+        if stray:
+            # An error outside every block (the preamble elaborated cleanly above): a candidate placed it
+            # there (meta code throwing at a made-up position). No verdict of this document is used; alone,
+            # the block fails.
+            if len(blocks) > 1:
                 return None
-            stray = [d for d in diags if d.is_error and not any(b.decl_line <= d.line <= b.end_line for b in blocks)]
-            if stray:
-                # An error outside every block (the preamble elaborated cleanly above): a candidate placed it
-                # there (meta code throwing at a made-up position). No verdict of this document is used; alone,
-                # the block fails.
-                if len(blocks) > 1:
-                    return None
-                return [BlockVerdict(Status.TACTIC_ERROR, message=f"an error outside the block: "
-                                     f"{first_line(stray[0].message)}") if v is None else v for v in out]
-            reports = parse_step_reports([d.message for d in diags if d.severity == 3], nonce)
-            for k, (i, b) in enumerate(zip(good, blocks, strict=True)):
-                out[i] = judge_block(b, diags, reports.get(k))
-        return [v for v in out if v is not None]
+            return [BlockVerdict(Status.TACTIC_ERROR, message=f"an error outside the block: "
+                                 f"{first_line(stray[0].message)}")]
+        reports = parse_step_reports([d.message for d in diags if d.severity == 3], nonce)
+        return [judge_block(b, diags, reports.get(k)) for k, b in enumerate(blocks)]
 
     async def _run_batch(self, preamble: str, items: Sequence[tuple[str, Sequence[str]]]) -> list[BlockVerdict]:
         """`run_blocks` in chunks of ``batch_size``; risky tactics alone; a block

@@ -317,6 +317,34 @@ def netstrings(text: str) -> list[str]:
     return out
 
 
+class _Fields:
+    """The fields of a report after its version, read in order up to (not including) its final ``end``."""
+
+    def __init__(self, fields: list[str]) -> None:
+        self.fields = fields
+        self.i = 1
+
+    def more(self) -> bool:
+        return self.i < len(self.fields) - 1
+
+    def take(self) -> str:
+        if self.i >= len(self.fields) - 1:
+            raise ReportError("report ends early")
+        self.i += 1
+        return self.fields[self.i - 1]
+
+    def num(self) -> int:
+        x = self.take()
+        if not x.isdigit():
+            raise ReportError(f"not a number: {x[:20]!r}")
+        return int(x)
+
+    def message(self) -> JudgeMessage:
+        sev, line, col, eline, ecol, text = self.take(), self.num(), self.num(), self.num(), self.num(), self.take()
+        return JudgeMessage(severity=sev, line=line, column=col, text=user_text(text), end_line=eline,
+                            end_column=ecol)
+
+
 def parse_report(message: str, nonce: str, names: Sequence[str] | None) -> JudgeReport:
     """The report in ``message`` (the whole text of the checker's message).
     ``names``: the judged names (mode ``names``); None in mode ``list``, where
@@ -328,83 +356,80 @@ def parse_report(message: str, nonce: str, names: Sequence[str] | None) -> Judge
         raise ReportError("not a complete report")
     rep = JudgeReport()
     judged: list[str] = list(names) if names is not None else []
-    i = 1
-
-    def take() -> str:
-        nonlocal i
-        if i >= len(f) - 1:
-            raise ReportError("report ends early")
-        i += 1
-        return f[i - 1]
-
-    def num() -> int:
-        x = take()
-        if not x.isdigit():
-            raise ReportError(f"not a number: {x[:20]!r}")
-        return int(x)
-
-    def message() -> JudgeMessage:
-        sev, line, col, eline, ecol, text = take(), num(), num(), num(), num(), take()
-        return JudgeMessage(severity=sev, line=line, column=col, text=user_text(text), end_line=eline,
-                            end_column=ecol)
-
-    def name_at(idx: int) -> str:
-        if not 0 <= idx < len(judged):
-            raise ReportError(f"a field for an unknown name #{idx}")
-        return judged[idx]
-
-    while i < len(f) - 1:
-        tag = take()
-        if tag == "P":
-            rep.preamble_error = []
-            while i < len(f) - 1:
-                if take() != "M":
-                    raise ReportError("bad preamble message")
-                rep.preamble_error.append(message())
-        elif tag == "E":
-            rep.expected_error = True
-        elif tag == "U":
-            rep.unknown_module = take()
-        elif tag == "X":
-            rep.complete = take() == "1"
-        elif tag == "T":
-            if names is not None:
-                raise ReportError("a listed declaration in a report of named ones")
-            idx = num()
-            name, kind, found, line, col, start, end, stmt = (take(), take(), take(), num(), num(), num(), num(),
-                                                                take())
-            if idx != len(judged) or name in judged:
-                raise ReportError(f"listed declaration #{idx} out of order or twice: {name!r}")
-            judged.append(name)
-            rep.declared.append(DeclaredTheorem(name=name, kind=kind, found=found == "1", line=line, column=col,
-                                                start_line=start, end_line=end, statement=stmt))
-        elif tag == "D":
-            idx, status, count = num(), take(), num()
-            name = name_at(idx)
-            if name in rep.verdicts:
-                raise ReportError(f"two verdicts for `{name}`")
-            detail = [take() for _ in range(count)]
-            rep.verdicts[name] = NameVerdict(status=status,
-                                             detail=detail if status == "ok" else [user_text(d) for d in detail])
-        elif tag == "W":
-            idx, text = num(), take()
-            rep.flags.setdefault(name_at(idx), []).append(user_text(text))
-        elif tag == "S":
-            idx, count = num(), take()
-            if idx in rep.states:
-                raise ReportError(f"two states at position #{idx}")
-            rep.states[idx] = None if count == "none" else [take() for _ in range(int(count))]
-        elif tag == "R":
-            rep.ran_code.append(take())
-        elif tag == "Z":
-            rep.unsafe_code.append(take())
-        elif tag == "A":
-            rep.audit.append(take())
-        elif tag == "M":
-            rep.messages.append(message())
+    fields = _Fields(f)
+    while fields.more():
+        tag = fields.take()
+        if tag in ("T", "D", "W"):
+            _read_name_field(tag, fields, rep, judged, listed=names is None)
         else:
-            raise ReportError(f"unknown field {tag!r}")
+            _read_field(tag, fields, rep)
     return rep
+
+
+def _read_name_field(tag: str, fields: _Fields, rep: JudgeReport, judged: list[str], listed: bool) -> None:
+    """A field about one judged name into ``rep``: a listed declaration (``T``, mode ``list`` only: its name
+    appended to ``judged``), a verdict (``D``) or a flag (``W``) of the name at an index of ``judged``."""
+    if tag == "T":
+        if not listed:
+            raise ReportError("a listed declaration in a report of named ones")
+        idx = fields.num()
+        name, kind, found, line, col, start, end, stmt = (fields.take(), fields.take(), fields.take(), fields.num(),
+                                                          fields.num(), fields.num(), fields.num(), fields.take())
+        if idx != len(judged) or name in judged:
+            raise ReportError(f"listed declaration #{idx} out of order or twice: {name!r}")
+        judged.append(name)
+        rep.declared.append(DeclaredTheorem(name=name, kind=kind, found=found == "1", line=line, column=col,
+                                            start_line=start, end_line=end, statement=stmt))
+    elif tag == "D":
+        idx, status, count = fields.num(), fields.take(), fields.num()
+        name = _name_at(judged, idx)
+        if name in rep.verdicts:
+            raise ReportError(f"two verdicts for `{name}`")
+        detail = [fields.take() for _ in range(count)]
+        rep.verdicts[name] = NameVerdict(status=status,
+                                         detail=detail if status == "ok" else [user_text(d) for d in detail])
+    else:
+        idx, text = fields.num(), fields.take()
+        rep.flags.setdefault(_name_at(judged, idx), []).append(user_text(text))
+
+
+def _name_at(judged: list[str], idx: int) -> str:
+    if not 0 <= idx < len(judged):
+        raise ReportError(f"a field for an unknown name #{idx}")
+    return judged[idx]
+
+
+def _read_field(tag: str, fields: _Fields, rep: JudgeReport) -> None:
+    """A field of the report as a whole into ``rep``: the preamble's errors (``P``, the rest of the report),
+    the expected-error mark, an unknown module, completeness, the goals at a position, code that ran, unsafe
+    code, audit lines, a message."""
+    if tag == "P":
+        rep.preamble_error = []
+        while fields.more():
+            if fields.take() != "M":
+                raise ReportError("bad preamble message")
+            rep.preamble_error.append(fields.message())
+    elif tag == "E":
+        rep.expected_error = True
+    elif tag == "U":
+        rep.unknown_module = fields.take()
+    elif tag == "X":
+        rep.complete = fields.take() == "1"
+    elif tag == "S":
+        idx, count = fields.num(), fields.take()
+        if idx in rep.states:
+            raise ReportError(f"two states at position #{idx}")
+        rep.states[idx] = None if count == "none" else [fields.take() for _ in range(int(count))]
+    elif tag == "R":
+        rep.ran_code.append(fields.take())
+    elif tag == "Z":
+        rep.unsafe_code.append(fields.take())
+    elif tag == "A":
+        rep.audit.append(fields.take())
+    elif tag == "M":
+        rep.messages.append(fields.message())
+    else:
+        raise ReportError(f"unknown field {tag!r}")
 
 
 @dataclass

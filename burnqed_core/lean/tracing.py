@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from burnqed_core.lean.checker import reads_goals
-from burnqed_core.lean.types import CheckResult, GoalState, ProofEnv, Status
+from burnqed_core.lean.types import CheckResult, GoalState, ProofEnv, Status, TacticResult
 from burnqed_core.records import TacticPair, Theorem
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,8 @@ async def _trace_from_checks(env: ProofEnv, theorems: Sequence[Theorem], source:
 
 async def _replay(env: ProofEnv, with_proof: Sequence[Theorem], recheck: bool, progress: bool, source: str,
                   report: TraceReport) -> tuple[dict[str, list[TacticPair]], TraceReport]:
-    """The step-by-step replay (then the re-check) of ``with_proof``, counted into ``report``."""
+    """The step-by-step replay (then the re-check) of ``with_proof``, counted into ``report``: all theorems'
+    step ``depth`` in one round, depth after depth, a theorem leaving at its first failure."""
     if not with_proof:
         return {}, report
     bar = tqdm(total=sum(len(t.proof) + 1 + recheck for t in with_proof), desc="trace", unit="step",
@@ -169,32 +170,10 @@ async def _replay(env: ProofEnv, with_proof: Sequence[Theorem], recheck: bool, p
             break
         # Same preambles next to each other (one document each), slices for progress.
         todo.sort(key=lambda x: with_proof[x[0]].preamble)
-        results = []
-        for k in range(0, len(todo), SLICE):
-            part = todo[k:k + SLICE]
-            results += await env.apply_many([(s, with_proof[i].proof[depth]) for i, s in part])
-            bar.update(len(part))
+        results = await _apply_step(env, [(s, with_proof[i].proof[depth]) for i, s in todo], bar)
         for (i, before), r in zip(todo, results, strict=True):
-            thm = with_proof[i]
-            tactic = thm.proof[depth]
-            if not r.ok or r.state is None:
-                report.failures.append(TraceFailure(theorem=thm.name, step=depth, tactic=tactic,
-                                                    status=r.status.value, message=r.message))
-                del active[i]
-                continue
-            after = r.state
-            pairs[thm.name].append(TacticPair(theorem=thm.name, state_before=before.text, tactic=tactic,
-                                              state_after=after.text, depth=depth, source=thm.source or source))
-            last = depth == len(thm.proof) - 1
-            if after.is_proved and not last:
-                report.failures.append(TraceFailure(
-                    theorem=thm.name, step=depth, tactic=tactic, status=Status.TACTIC_ERROR.value,
-                    message=f"the proof is complete after {depth + 1} of {len(thm.proof)} tactics"))
-                del active[i]
-            elif last and not after.is_proved:
-                report.failures.append(TraceFailure(
-                    theorem=thm.name, step=len(thm.proof), status=Status.TACTIC_ERROR.value,
-                    message=f"goals remain after the whole proof: {after.goals[0].splitlines()[-1]}"))
+            after = _replayed_step(with_proof[i], depth, before, r, source, pairs, report)
+            if after is None:
                 del active[i]
             else:
                 active[i] = after
@@ -203,15 +182,57 @@ async def _replay(env: ProofEnv, with_proof: Sequence[Theorem], recheck: bool, p
     replayed = [t for t in with_proof if t.name not in failed]
     report.replayed += len(replayed)
     if recheck and replayed:
-        checks = await asyncio.gather(*(env.check_proof(t, t.proof) for t in replayed))
-        for t, c in zip(replayed, checks, strict=True):
-            bar.update(1)
-            if c.ok:
-                report.rechecked += 1
-            else:
-                report.failures.append(TraceFailure(
-                    theorem=t.name, step=len(t.proof), status="infra" if c.infra else "recheck_failed",
-                    message=c.errors[0] if c.errors else "rejected"))
+        await _recheck(env, replayed, bar, report)
     bar.close()
     failed = {f.theorem for f in report.failures}
     return {t.name: pairs[t.name] for t in with_proof if t.name not in failed}, report
+
+
+async def _apply_step(env: ProofEnv, items: list[tuple[GoalState, str]], bar: tqdm) -> list[TacticResult]:
+    """``env.apply_many`` over ``items`` in slices of `SLICE` (the bar advanced after each)."""
+    results: list[TacticResult] = []
+    for k in range(0, len(items), SLICE):
+        part = items[k:k + SLICE]
+        results += await env.apply_many(part)
+        bar.update(len(part))
+    return results
+
+
+def _replayed_step(thm: Theorem, depth: int, before: GoalState, r: TacticResult, source: str,
+                   pairs: dict[str, list[TacticPair]], report: TraceReport) -> GoalState | None:
+    """Step ``depth`` of ``thm``'s proof from ``before`` with Lean's result ``r``: its pair appended to
+    ``pairs`` when it ran; the state to go on from, or None when the theorem's replay ends here with a
+    failure in ``report`` (the step failed, closed the goals too early, or was the last and left goals)."""
+    tactic = thm.proof[depth]
+    if not r.ok or r.state is None:
+        report.failures.append(TraceFailure(theorem=thm.name, step=depth, tactic=tactic,
+                                            status=r.status.value, message=r.message))
+        return None
+    after = r.state
+    pairs[thm.name].append(TacticPair(theorem=thm.name, state_before=before.text, tactic=tactic,
+                                      state_after=after.text, depth=depth, source=thm.source or source))
+    last = depth == len(thm.proof) - 1
+    if after.is_proved and not last:
+        report.failures.append(TraceFailure(
+            theorem=thm.name, step=depth, tactic=tactic, status=Status.TACTIC_ERROR.value,
+            message=f"the proof is complete after {depth + 1} of {len(thm.proof)} tactics"))
+        return None
+    if last and not after.is_proved:
+        report.failures.append(TraceFailure(
+            theorem=thm.name, step=len(thm.proof), status=Status.TACTIC_ERROR.value,
+            message=f"goals remain after the whole proof: {after.goals[0].splitlines()[-1]}"))
+        return None
+    return after
+
+
+async def _recheck(env: ProofEnv, replayed: list[Theorem], bar: tqdm, report: TraceReport) -> None:
+    """The whole proofs of ``replayed`` re-checked at once, counted into ``report``."""
+    checks = await asyncio.gather(*(env.check_proof(t, t.proof) for t in replayed))
+    for t, c in zip(replayed, checks, strict=True):
+        bar.update(1)
+        if c.ok:
+            report.rechecked += 1
+        else:
+            report.failures.append(TraceFailure(
+                theorem=t.name, step=len(t.proof), status="infra" if c.infra else "recheck_failed",
+                message=c.errors[0] if c.errors else "rejected"))

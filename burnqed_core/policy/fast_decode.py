@@ -71,6 +71,19 @@ class _Layer:
     wd: Any
 
 
+@dataclass
+class _Cache:
+    """What the decode loop's steps attend to: per layer, the states' prompt K/V (`LlamaDecoder._prefill`)
+    with ``prompt_mask`` over their padding, and the rows' generated K/V (filled in place, one column a step);
+    ``k`` rows per state, row ``r``'s prompt ``row_lens[r]`` tokens long."""
+
+    k: int
+    row_lens: Any
+    prompt_kv: list[tuple[Any, Any]]
+    prompt_mask: Any
+    gen_kv: list[tuple[Any, Any]]
+
+
 class LlamaDecoder:
     """The weights of a `LlamaForCausalLM` (q/k/v and gate/up concatenated:
     a snapshot, taken once) and a batched decode loop over them."""
@@ -261,13 +274,7 @@ class LlamaDecoder:
 
         s = len(prompts)
         rows = s * k
-        if min(len(p) for p in prompts) < 1:
-            raise ValueError("empty prompt")
-        lens_list = [len(p) for p in prompts]
-        ids = torch.zeros((s, max(lens_list)), dtype=torch.long)
-        for i, pr in enumerate(prompts):
-            ids[i, : len(pr)] = torch.tensor(list(pr), dtype=torch.long)
-        lens = torch.tensor(lens_list, dtype=torch.long)
+        ids, lens = _right_padded(prompts)
         if invariant:
             ids = _pad_prefill(ids)
         p = ids.shape[1]
@@ -278,41 +285,57 @@ class LlamaDecoder:
             # At least MIN_ROWS rows in every decode matmul: copies of the first state (discarded).
             extra = max(0, -(-MIN_ROWS // k) - s) if invariant else 0
             if extra:
-                first = torch.cat([first, first[:1].expand(extra, -1)])
-                prompt_kv = [(torch.cat([ka, ka[:1].expand(extra, -1, -1, -1)]),
-                              torch.cat([va, va[:1].expand(extra, -1, -1, -1)])) for ka, va in prompt_kv]
-                lens = torch.cat([lens, lens[:1].expand(extra)])
+                first, prompt_kv, lens = _pad_states(first, prompt_kv, lens, extra)
                 s += extra
             r_pad = s * k
             if uniforms is not None and r_pad > rows:
                 uniforms = torch.cat([uniforms, uniforms[:1].expand(r_pad - rows, -1)])
-            prompt_mask = torch.zeros((s, 1, 1, p), dtype=self.dtype)
-            prompt_mask.masked_fill_(torch.arange(p)[None, None, None, :] >= lens[:, None, None, None], float("-inf"))
-            gen_kv = [(torch.zeros((r_pad, self.n_kv, max_new, self.head_dim), dtype=self.dtype),
-                       torch.zeros((r_pad, self.n_kv, max_new, self.head_dim), dtype=self.dtype))
-                      for _ in self.layers]
-            row_lens = lens.repeat_interleave(k)
-            logits = first.repeat_interleave(k, dim=0)
-            tokens = torch.zeros((r_pad, max_new), dtype=torch.long)
-            logps = torch.zeros((r_pad, max_new), dtype=torch.float32)
-            finished = torch.zeros(r_pad, dtype=torch.bool)
-            finished[rows:] = True
-            state = None
-            steps = 0
-            for t in range(max_new):
-                if uniforms is None:
-                    tok = torch.argmax(logits, dim=-1)
-                else:
-                    tok = sample_rows(logits, temperature, uniforms[:, t])
-                tokens[:, t] = tok
-                logps[:, t] = torch.log_softmax(logits, dim=-1).gather(1, tok[:, None])[:, 0]
-                steps = t + 1
-                ended, state = stop(tok, state)
-                finished |= ended
-                if t == max_new - 1 or bool(finished.all()):
-                    break
-                logits = self._step(tok, row_lens + t, t, k, prompt_kv, prompt_mask, gen_kv)
+            cache = self._cache(prompt_kv, lens, p, k, max_new)
+            tokens, logps, steps = self._sample_loop(first.repeat_interleave(k, dim=0), cache, rows, max_new,
+                                                     temperature, uniforms, stop)
         return tokens[:rows, :steps], logps[:rows, :steps]
+
+    def _cache(self, prompt_kv: list[tuple[Any, Any]], lens: Any, p: int, k: int, max_new: int) -> _Cache:
+        """The decode loop's cache for states whose prompts (``lens`` tokens each, padded to ``p``) gave
+        ``prompt_kv``, ``k`` rows per state: the prompts' K/V with their padding masked, and zeroed K/V for
+        ``max_new`` generated tokens of every row."""
+        import torch
+
+        s = lens.shape[0]
+        prompt_mask = torch.zeros((s, 1, 1, p), dtype=self.dtype)
+        prompt_mask.masked_fill_(torch.arange(p)[None, None, None, :] >= lens[:, None, None, None], float("-inf"))
+        gen_kv = [(torch.zeros((s * k, self.n_kv, max_new, self.head_dim), dtype=self.dtype),
+                   torch.zeros((s * k, self.n_kv, max_new, self.head_dim), dtype=self.dtype))
+                  for _ in self.layers]
+        return _Cache(k=k, row_lens=lens.repeat_interleave(k), prompt_kv=prompt_kv, prompt_mask=prompt_mask,
+                      gen_kv=gen_kv)
+
+    def _sample_loop(self, logits: Any, cache: _Cache, rows: int, max_new: int, temperature: float,
+                     uniforms: Any | None, stop: Any) -> tuple[Any, Any, int]:
+        """From the prompts' last ``logits`` (one per row, the first ``rows`` real), draw a token per row
+        and step until ``max_new`` tokens or every real row has ended (`decode`'s ``uniforms`` and ``stop``):
+        (tokens [R, max_new], their raw-logit logprobs [R, max_new], the steps taken)."""
+        import torch
+
+        r_pad = logits.shape[0]
+        tokens = torch.zeros((r_pad, max_new), dtype=torch.long)
+        logps = torch.zeros((r_pad, max_new), dtype=torch.float32)
+        finished = torch.zeros(r_pad, dtype=torch.bool)
+        finished[rows:] = True
+        state = None
+        steps = 0
+        for t in range(max_new):
+            tok = torch.argmax(logits, dim=-1) if uniforms is None else sample_rows(logits, temperature, uniforms[:, t])
+            tokens[:, t] = tok
+            logps[:, t] = torch.log_softmax(logits, dim=-1).gather(1, tok[:, None])[:, 0]
+            steps = t + 1
+            ended, state = stop(tok, state)
+            finished |= ended
+            if t == max_new - 1 or bool(finished.all()):
+                break
+            logits = self._step(tok, cache.row_lens + t, t, cache.k, cache.prompt_kv, cache.prompt_mask,
+                                cache.gen_kv)
+        return tokens, logps, steps
 
 
 def _pad_rows(x: Any) -> Any:
@@ -322,6 +345,32 @@ def _pad_rows(x: Any) -> Any:
     if x.shape[0] >= MIN_ROWS:
         return x
     return torch.cat([x, x[:1].expand(MIN_ROWS - x.shape[0], *x.shape[1:])])
+
+
+def _right_padded(prompts: Sequence[Sequence[int]]) -> tuple[Any, Any]:
+    """The prompts as token ids [S, P] padded on the right with 0, and their lengths [S]; an empty prompt is
+    refused."""
+    import torch
+
+    if min(len(p) for p in prompts) < 1:
+        raise ValueError("empty prompt")
+    lens_list = [len(p) for p in prompts]
+    ids = torch.zeros((len(prompts), max(lens_list)), dtype=torch.long)
+    for i, pr in enumerate(prompts):
+        ids[i, : len(pr)] = torch.tensor(list(pr), dtype=torch.long)
+    return ids, torch.tensor(lens_list, dtype=torch.long)
+
+
+def _pad_states(first: Any, prompt_kv: list[tuple[Any, Any]], lens: Any,
+                extra: int) -> tuple[Any, list[tuple[Any, Any]], Any]:
+    """The prefill's last logits, prompt K/V and prompt lengths with ``extra`` copies of the first state
+    appended (their rows are discarded)."""
+    import torch
+
+    first = torch.cat([first, first[:1].expand(extra, -1)])
+    prompt_kv = [(torch.cat([ka, ka[:1].expand(extra, -1, -1, -1)]),
+                  torch.cat([va, va[:1].expand(extra, -1, -1, -1)])) for ka, va in prompt_kv]
+    return first, prompt_kv, torch.cat([lens, lens[:1].expand(extra)])
 
 
 def _pad_prefill(ids: Any) -> Any:

@@ -123,6 +123,41 @@ def seeded_uniforms(seed: int, sample: int, max_new: int) -> Any:
     return torch.rand(max_new, generator=gen)
 
 
+def _check_settings(path: Path, pooling: str, batch_size: int, max_prompt_tokens: int, max_new_tokens: int) -> None:
+    """Refuse a directory without a model and settings out of range, before anything loads."""
+    if not (path / "config.json").is_file():
+        raise PolicyError(f"no model at {path}: expected a causal-LM directory with config.json")
+    if pooling not in POOLINGS:
+        raise PolicyError(f"unknown pooling {pooling!r}: one of {', '.join(POOLINGS)}")
+    if batch_size < 1 or max_prompt_tokens < 2 or max_new_tokens < 1:
+        raise PolicyError("policy batch_size, max_new_tokens must be >= 1 and max_prompt_tokens >= 2")
+
+
+def _eos_ids(tokenizer: Any, model: Any, path: Path) -> list[int]:
+    """Every token that ends a generation, sorted: the tokenizer's EOS and the model's generation_config's;
+    a model with none is refused (its generation could not stop)."""
+    eos: set[int] = set()
+    if tokenizer.eos_token_id is not None:
+        eos.add(int(tokenizer.eos_token_id))
+    gen_eos = model.generation_config.eos_token_id
+    if isinstance(gen_eos, int):
+        eos.add(gen_eos)
+    elif gen_eos:
+        eos.update(int(e) for e in gen_eos)
+    if not eos:
+        raise PolicyError(f"the tokenizer at {path} has no EOS token: generation could not stop")
+    return sorted(eos)
+
+
+def _fast_decoder(model: Any) -> LlamaDecoder | None:
+    """`LlamaDecoder` over ``model`` when it can run it; else None (logged), and ``model.generate`` decodes."""
+    why = supports(model)
+    if why is None:
+        return LlamaDecoder(model)
+    log.info("fast decode not used (%s): generating with model.generate", why)
+    return None
+
+
 class LocalPolicy:
     """A transformers causal LM as a `Policy` (see the module docstring)."""
 
@@ -143,12 +178,7 @@ class LocalPolicy:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         path = Path(model_path)
-        if not (path / "config.json").is_file():
-            raise PolicyError(f"no model at {path}: expected a causal-LM directory with config.json")
-        if pooling not in POOLINGS:
-            raise PolicyError(f"unknown pooling {pooling!r}: one of {', '.join(POOLINGS)}")
-        if batch_size < 1 or max_prompt_tokens < 2 or max_new_tokens < 1:
-            raise PolicyError("policy batch_size, max_new_tokens must be >= 1 and max_prompt_tokens >= 2")
+        _check_settings(path, pooling, batch_size, max_prompt_tokens, max_new_tokens)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path)
             self.model = AutoModelForCausalLM.from_pretrained(path, dtype=_torch_dtype(dtype))
@@ -169,27 +199,11 @@ class LocalPolicy:
         self._lock = threading.Lock()
 
         tok = self.tokenizer
-        eos: set[int] = set()
-        if tok.eos_token_id is not None:
-            eos.add(int(tok.eos_token_id))
-        gen_eos = self.model.generation_config.eos_token_id
-        if isinstance(gen_eos, int):
-            eos.add(gen_eos)
-        elif gen_eos:
-            eos.update(int(e) for e in gen_eos)
-        if not eos:
-            raise PolicyError(f"the tokenizer at {path} has no EOS token: generation could not stop")
-        self.eos_ids = sorted(eos)
+        self.eos_ids = _eos_ids(tok, self.model, path)
         self.pad_id = int(tok.pad_token_id) if tok.pad_token_id is not None else self.eos_ids[0]
         self.bos_id = tok.bos_token_id
-        self._decoder: LlamaDecoder | None = None
+        self._decoder: LlamaDecoder | None = _fast_decoder(self.model) if fast_decode else None
         self._stop_table: StopTable | None = None
-        if fast_decode:
-            why = supports(self.model)
-            if why is None:
-                self._decoder = LlamaDecoder(self.model)
-            else:
-                log.info("fast decode not used (%s): generating with model.generate", why)
 
     @classmethod
     def from_config(cls, cfg: PolicyConfig, model_path: str | Path | None = None, seed: int = 0) -> LocalPolicy:
@@ -398,7 +412,7 @@ class LocalPolicy:
         greedily over scores on which `_GeneratorSampler` has already chosen
         the token."""
         import torch
-        from transformers import GenerationConfig, LogitsProcessorList
+        from transformers import LogitsProcessorList
 
         if self._decoder is not None and generator is None:
             uniforms = None
@@ -413,30 +427,7 @@ class LocalPolicy:
         mask = unique_mask.repeat_interleave(k, dim=0)
         greedy = temperature <= 0
         seeded = generator is not None and not greedy
-        # Values left None would be filled from the model's generation_config
-        # (a hub model often ships top_p / top_k / repetition_penalty): set
-        # every knob that changes the distribution to its neutral value.
-        gen_cfg = GenerationConfig(
-            max_new_tokens=max_new,
-            do_sample=not (greedy or seeded),
-            temperature=1.0 if (greedy or seeded) else float(temperature),
-            top_k=0,
-            top_p=1.0,
-            min_p=0.0,
-            typical_p=1.0,
-            epsilon_cutoff=0.0,
-            eta_cutoff=0.0,
-            repetition_penalty=1.0,
-            no_repeat_ngram_size=0,
-            num_beams=1,
-            use_cache=True,
-            eos_token_id=self.eos_ids,
-            pad_token_id=self.pad_id,
-            bos_token_id=self.bos_id,
-            return_dict_in_generate=True,
-            output_logits=True,
-            stop_strings=list(STOP_STRINGS),
-        )
+        gen_cfg = self._generation_config(max_new, temperature, sampled=not (greedy or seeded))
         processors = LogitsProcessorList([_GeneratorSampler(float(temperature), generator)] if seeded else [])
         if not seeded:
             torch.manual_seed(seed)
@@ -454,6 +445,35 @@ class LocalPolicy:
         ]
         token_lp = torch.stack(steps, dim=1).cpu()
         return self._samples(gen.cpu().tolist(), token_lp)
+
+    def _generation_config(self, max_new: int, temperature: float, sampled: bool) -> Any:
+        """The ``GenerationConfig`` of a ``generate`` call: ``model.generate`` samples at ``temperature`` when
+        ``sampled``, else decodes greedily (over the scores `_GeneratorSampler` set, in a seeded call). Values
+        left None would be filled from the model's generation_config (a hub model often ships top_p / top_k /
+        repetition_penalty): every knob that changes the distribution is set to its neutral value."""
+        from transformers import GenerationConfig
+
+        return GenerationConfig(
+            max_new_tokens=max_new,
+            do_sample=sampled,
+            temperature=float(temperature) if sampled else 1.0,
+            top_k=0,
+            top_p=1.0,
+            min_p=0.0,
+            typical_p=1.0,
+            epsilon_cutoff=0.0,
+            eta_cutoff=0.0,
+            repetition_penalty=1.0,
+            no_repeat_ngram_size=0,
+            num_beams=1,
+            use_cache=True,
+            eos_token_id=self.eos_ids,
+            pad_token_id=self.pad_id,
+            bos_token_id=self.bos_id,
+            return_dict_in_generate=True,
+            output_logits=True,
+            stop_strings=list(STOP_STRINGS),
+        )
 
     def _decode_fast(
         self, prompts: list[list[int]], k: int, temperature: float, max_new: int, uniforms: Any,

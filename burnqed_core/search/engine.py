@@ -590,58 +590,13 @@ class SearchEngine:
             i += k
 
     async def _integrate(self, expansions: list[_Expansion]) -> None:
+        """Turn a step's Lean results into the trees: new nodes (scored by the EBM, then pushed), failed edges,
+        transpositions, and closed-goal nodes whose whole proofs are re-checked."""
         t = time.perf_counter()
-        cfg = self.config
         new_nodes: dict[_Search, list[Node]] = {}
         proofs: dict[_Search, list[Node]] = {}
         for e in expansions:
-            s = e.search
-            s.in_flight -= 1
-            if s.done or e.results is None:
-                continue
-            node = e.node
-            s.expansions += 1
-            if e.rest_logprob is not None:  # the node's next candidates compete with the children
-                s.push_rest(node, priority(node.cum_logprob + e.rest_logprob, node.depth + 1, node.energy,
-                                           cfg.alpha, cfg.beta))
-            s.candidates.append(len(e.candidates))
-            self.stats.expansions += 1
-            for cand, source, res in zip(e.candidates, e.sources, e.results, strict=True):
-                s.tactics_tried += 1
-                s.automation_tried += source == "automation"
-                if res.ok:
-                    assert res.state is not None
-                    child_state = res.state
-                    if child_state.is_proved:
-                        child = s.tree.add_node(parent=node, state=child_state, text="", tactic=cand.tactic,
-                                                logprob=cand.logprob, created_s=time.time(), elapsed_s=s.elapsed(),
-                                                source=source)
-                        proofs.setdefault(s, []).append(child)
-                        continue
-                    if source == "automation" and node.depth > 0 and cfg.automation.partial == "drop" and (
-                            node.state is not None and len(child_state.goals) >= len(node.state.goals)):
-                        s.tree.add_failure(node, cand.tactic, cand.logprob, Status.TACTIC_ERROR,
-                                           PARTIAL_DROPPED, source=source)
-                        continue
-                    text = child_state.text
-                    existing = s.tree.lookup(text)
-                    if existing is not None:
-                        s.tree.add_transposition(node, cand.tactic, cand.logprob, existing, source=source)
-                        s.transpositions += 1
-                    elif len(s.tree) >= cfg.max_nodes:
-                        node.truncated = True
-                    else:
-                        child = s.tree.add_node(parent=node, state=child_state, text=text, tactic=cand.tactic,
-                                                logprob=cand.logprob, created_s=time.time(), elapsed_s=s.elapsed(),
-                                                source=source)
-                        new_nodes.setdefault(s, []).append(child)
-                else:
-                    status = res.status if res.status is not Status.OK else Status.CRASHED
-                    if status.is_infra:
-                        s.infra_failures += 1
-                    else:
-                        s.tactic_errors += 1
-                    s.tree.add_failure(node, cand.tactic, cand.logprob, status, res.message, source=source)
+            self._integrate_expansion(e, new_nodes, proofs)
         self._charge_engine(time.perf_counter() - t, list({e.search: None for e in expansions}))
 
         if self.scorer is not None and new_nodes:
@@ -649,16 +604,82 @@ class SearchEngine:
             await asyncio.gather(*(self._score(s, nodes) for s, nodes in new_nodes.items()))
             self.stats.ebm_s += time.perf_counter() - t
         t = time.perf_counter()
-        for s, nodes in new_nodes.items():
-            for n in nodes:
-                n.priority = priority(n.cum_logprob, n.depth, n.energy, cfg.alpha, cfg.beta)
-                if n.depth < cfg.max_depth:
-                    s.push(n)
+        self._push_new(new_nodes)
         self._charge_engine(time.perf_counter() - t, list(new_nodes))
         if proofs:
             t = time.perf_counter()
             await asyncio.gather(*(self._recheck(s, nodes) for s, nodes in proofs.items()))
             self.stats.lean_s += time.perf_counter() - t
+
+    def _integrate_expansion(self, e: _Expansion, new_nodes: dict[_Search, list[Node]],
+                             proofs: dict[_Search, list[Node]]) -> None:
+        """One expansion's results into its search's tree, in candidate order: the new nodes are appended to
+        ``new_nodes[search]``, the closed-goal nodes to ``proofs[search]``. A search that ended meanwhile, or an
+        expansion that was never sent to Lean, only leaves the in-flight count."""
+        s = e.search
+        s.in_flight -= 1
+        if s.done or e.results is None:
+            return
+        node = e.node
+        cfg = self.config
+        s.expansions += 1
+        if e.rest_logprob is not None:  # the node's next candidates compete with the children
+            s.push_rest(node, priority(node.cum_logprob + e.rest_logprob, node.depth + 1, node.energy,
+                                       cfg.alpha, cfg.beta))
+        s.candidates.append(len(e.candidates))
+        self.stats.expansions += 1
+        for cand, source, res in zip(e.candidates, e.sources, e.results, strict=True):
+            s.tactics_tried += 1
+            s.automation_tried += source == "automation"
+            if res.ok:
+                assert res.state is not None
+                self._integrate_child(s, node, cand, source, res.state, new_nodes, proofs)
+            else:
+                status = res.status if res.status is not Status.OK else Status.CRASHED
+                if status.is_infra:
+                    s.infra_failures += 1
+                else:
+                    s.tactic_errors += 1
+                s.tree.add_failure(node, cand.tactic, cand.logprob, status, res.message, source=source)
+
+    def _integrate_child(self, s: _Search, node: Node, cand: Candidate, source: Source, child_state: GoalState,
+                         new_nodes: dict[_Search, list[Node]], proofs: dict[_Search, list[Node]]) -> None:
+        """A candidate Lean accepted on ``node``: a closed-goal node (a proof to re-check), a failed edge (an
+        automation step that closed no goal, under ``partial: drop``), a transposition to a known state, a
+        truncation (the node budget is spent), or a new node."""
+        cfg = self.config
+        if child_state.is_proved:
+            child = s.tree.add_node(parent=node, state=child_state, text="", tactic=cand.tactic,
+                                    logprob=cand.logprob, created_s=time.time(), elapsed_s=s.elapsed(),
+                                    source=source)
+            proofs.setdefault(s, []).append(child)
+            return
+        if source == "automation" and node.depth > 0 and cfg.automation.partial == "drop" and (
+                node.state is not None and len(child_state.goals) >= len(node.state.goals)):
+            s.tree.add_failure(node, cand.tactic, cand.logprob, Status.TACTIC_ERROR, PARTIAL_DROPPED, source=source)
+            return
+        text = child_state.text
+        existing = s.tree.lookup(text)
+        if existing is not None:
+            s.tree.add_transposition(node, cand.tactic, cand.logprob, existing, source=source)
+            s.transpositions += 1
+        elif len(s.tree) >= cfg.max_nodes:
+            node.truncated = True
+        else:
+            child = s.tree.add_node(parent=node, state=child_state, text=text, tactic=cand.tactic,
+                                    logprob=cand.logprob, created_s=time.time(), elapsed_s=s.elapsed(),
+                                    source=source)
+            new_nodes.setdefault(s, []).append(child)
+
+    def _push_new(self, new_nodes: dict[_Search, list[Node]]) -> None:
+        """Give the new nodes their priority (with their energy, once scored) and push those above the depth
+        limit onto their search's frontier."""
+        cfg = self.config
+        for s, nodes in new_nodes.items():
+            for n in nodes:
+                n.priority = priority(n.cum_logprob, n.depth, n.energy, cfg.alpha, cfg.beta)
+                if n.depth < cfg.max_depth:
+                    s.push(n)
 
     async def _score(self, s: _Search, nodes: list[Node]) -> None:
         assert self.scorer is not None
@@ -722,14 +743,25 @@ class SearchEngine:
         return out, refilled
 
     def _outcome(self, s: _Search) -> SearchOutcome:
+        """The ended search's result and trajectory records (its engine time charged first, so that the result
+        counts the time spent building the records)."""
         t = time.perf_counter()
         assert s.stop is not None
         if self.check_invariants:
             s.tree.check_invariants()
-        tree = s.tree
-        labels = tree.labels()
         elapsed = s.elapsed()
-        records = [
+        records = self._records(s)
+        self.stats.nodes += len(s.tree)
+        self.stats.theorems += 1
+        self._charge_engine(time.perf_counter() - t, [s])
+        result = _result(s, elapsed)
+        log.debug("%s: %s after %d nodes, %.2fs", s.theorem.name, s.stop, len(s.tree), elapsed)
+        return SearchOutcome(result, records)
+
+    def _records(self, s: _Search) -> list[TrajectoryRecord]:
+        """One trajectory record per node of the search's tree, in node order, with its label."""
+        tree = s.tree
+        return [
             TrajectoryRecord(
                 theorem=s.theorem.name,
                 iteration=self.iteration,
@@ -749,44 +781,8 @@ class SearchEngine:
                 created_s=n.created_s,
                 elapsed_s=n.elapsed_s,
             )
-            for n, label in zip(tree.nodes, labels, strict=True)
+            for n, label in zip(tree.nodes, tree.labels(), strict=True)
         ]
-        error: Literal["", "start", "infra"] = ""
-        if not s.proved and s.infra_failures and s.stop in ("exhausted", "timeout"):
-            error = "infra"
-        cands = s.candidates
-        self.stats.nodes += len(tree)
-        self.stats.theorems += 1
-        self._charge_engine(time.perf_counter() - t, [s])
-        result = SearchResult(
-            theorem=s.theorem.name,
-            proved=s.proved,
-            proof=tree.tactics_to(tree.proof_node) if tree.proof_node is not None else [],
-            nodes_to_proof=tree.proof_node if s.proved else None,
-            stop=s.stop,
-            error=error,
-            message=" | ".join(s.messages)[:2000],
-            nodes=len(tree),
-            expansions=s.expansions,
-            depth_reached=max(n.depth for n in tree.nodes),
-            time_s=elapsed,
-            policy_s=s.policy_s,
-            lean_s=s.lean_s,
-            engine_s=s.engine_s,
-            ebm_s=s.ebm_s,
-            candidates_min=min(cands, default=0),
-            candidates_avg=sum(cands) / len(cands) if cands else 0.0,
-            candidates_max=max(cands, default=0),
-            tactics_tried=s.tactics_tried,
-            tactic_errors=s.tactic_errors,
-            infra_failures=s.infra_failures,
-            transpositions=s.transpositions,
-            recheck_failures=s.recheck_failures,
-            automation_tried=s.automation_tried,
-            proof_sources=[n.source for n in tree.path(tree.proof_node)[1:]] if tree.proof_node is not None else [],
-        )
-        log.debug("%s: %s after %d nodes, %.2fs", s.theorem.name, s.stop, len(tree), elapsed)
-        return SearchOutcome(result, records)
 
     def _charge_engine(self, dt: float, searches: Sequence[_Search]) -> None:
         self.stats.engine_s += dt
@@ -794,3 +790,41 @@ class SearchEngine:
             share = dt / len(searches)
             for s in searches:
                 s.engine_s += share
+
+
+def _result(s: _Search, elapsed: float) -> SearchResult:
+    """The `SearchResult` of an ended search that ran ``elapsed`` seconds. An unproved search that ran out of
+    frontier or time after an infrastructure failure reports ``error="infra"``."""
+    assert s.stop is not None
+    tree = s.tree
+    error: Literal["", "start", "infra"] = ""
+    if not s.proved and s.infra_failures and s.stop in ("exhausted", "timeout"):
+        error = "infra"
+    cands = s.candidates
+    return SearchResult(
+        theorem=s.theorem.name,
+        proved=s.proved,
+        proof=tree.tactics_to(tree.proof_node) if tree.proof_node is not None else [],
+        nodes_to_proof=tree.proof_node if s.proved else None,
+        stop=s.stop,
+        error=error,
+        message=" | ".join(s.messages)[:2000],
+        nodes=len(tree),
+        expansions=s.expansions,
+        depth_reached=max(n.depth for n in tree.nodes),
+        time_s=elapsed,
+        policy_s=s.policy_s,
+        lean_s=s.lean_s,
+        engine_s=s.engine_s,
+        ebm_s=s.ebm_s,
+        candidates_min=min(cands, default=0),
+        candidates_avg=sum(cands) / len(cands) if cands else 0.0,
+        candidates_max=max(cands, default=0),
+        tactics_tried=s.tactics_tried,
+        tactic_errors=s.tactic_errors,
+        infra_failures=s.infra_failures,
+        transpositions=s.transpositions,
+        recheck_failures=s.recheck_failures,
+        automation_tried=s.automation_tried,
+        proof_sources=[n.source for n in tree.path(tree.proof_node)[1:]] if tree.proof_node is not None else [],
+    )

@@ -184,6 +184,35 @@ async def run_search(
                dynamic_ncols=True)
     proved_before = sum(r.proved for r in read_results(out)) if saved else 0
 
+    status: Literal["complete", "interrupted", "failed"] = "failed"
+    try:
+        status = await _drain(engine, todo, writer, report, bar, proved_before, handle_signals)
+    finally:
+        bar.close()
+        writer.close()
+        report.wall_s = time.perf_counter() - t0
+        session.ended = session.ended or now_iso()
+        session.status = status
+        session.theorems_written = writer.theorems_written
+        write_run_record(out, record)
+    log.info("search %s: %d searched (%d proved), %d skipped, %.1f s", status, report.searched, report.proved,
+             report.skipped, report.wall_s)
+    return report
+
+
+async def _drain(
+    engine: SearchEngine,
+    todo: Sequence[Theorem],
+    writer: TrajectoryWriter,
+    report: RunReport,
+    bar: tqdm,
+    proved_before: int,
+    handle_signals: bool,
+) -> Literal["complete", "interrupted"]:
+    """Search ``todo``, handing every finished search to ``writer``, ``report`` and ``bar``, until all are done
+    ("complete") or SIGTERM/SIGINT cancels the searches in flight ("interrupted"); any other cancellation or
+    error propagates. The stop handlers are installed for the search only."""
+
     async def consume() -> None:
         async for outcome in engine.search_many(todo):
             r = outcome.result
@@ -205,27 +234,15 @@ async def run_search(
             task.cancel()
 
     installed = _add_stop_handlers(on_signal) if handle_signals else []
-    status: Literal["complete", "interrupted", "failed"] = "failed"
     try:
-        try:
-            await task
-            status = "complete"
-        except asyncio.CancelledError:
-            if not report.interrupted:
-                raise
-            status = "interrupted"
+        await task
+        return "complete"
+    except asyncio.CancelledError:
+        if not report.interrupted:
+            raise
+        return "interrupted"
     finally:
         _remove_stop_handlers(installed)
-        bar.close()
-        writer.close()
-        report.wall_s = time.perf_counter() - t0
-        session.ended = session.ended or now_iso()
-        session.status = status
-        session.theorems_written = writer.theorems_written
-        write_run_record(out, record)
-    log.info("search %s: %d searched (%d proved), %d skipped, %.1f s", status, report.searched, report.proved,
-             report.skipped, report.wall_s)
-    return report
 
 
 # -- the run record and the engine over an open policy and Lean environment ----------
@@ -342,6 +359,77 @@ def load_scorer(ebm_dir: Path, policy: Any) -> EnergyScorer:
     return load_energy_scorer(ebm_dir, policy)
 
 
+def _premise_index(profile: Profile, premises: Path | None) -> PremiseIndex | None:
+    """The premise index in ``premises`` when ``search.premises`` is on (which needs one), else None."""
+    if not profile.search.premises.enabled:
+        return None
+    if premises is None:
+        raise DataError("search.premises.enabled: pass the premise index (--premises DIR: the loop's "
+                        "base/premise_index folder), or turn the premise steps off")
+    from burnqed_core.premises.library import load_index
+
+    return load_index(premises)
+
+
+def _preflight(
+    profile: Profile,
+    theorems: Sequence[Theorem],
+    out: Path,
+    *,
+    model_path: str | Path | None,
+    ebm: Path | None,
+    temperature: float | None,
+    num_candidates: int | None,
+    resume: bool,
+    iteration: int,
+    theorems_source: str,
+) -> Sampling:
+    """The job's sampling settings, once its settings and ``out`` are checked against each other (a fresh
+    output, or a resume with the same settings), before any model or Lean starts."""
+    cfg = profile.search
+    if ebm is not None and profile.policy.backend == "fixed":
+        raise EbmUnavailableError("--ebm needs a model policy (the fixed-tactics policy has no encoder)")
+    sampling = resolve_sampling(cfg, ebm=ebm is not None, temperature=temperature, num_candidates=num_candidates,
+                                max_new_tokens=profile.policy.max_new_tokens)
+    check_unique_names(theorems)
+    # the settings that a resume must match are known before any model or Lean starts
+    preflight = build_run_record(profile, cfg, sampling, model_path=model_path, policy=None,  # type: ignore[arg-type]
+                                 env=None, theorems=theorems, theorems_source=theorems_source,
+                                 iteration=iteration, ebm=ebm)
+    prepare_output(out, preflight, resume)
+    return sampling
+
+
+@dataclass
+class _JobStop:
+    """Until `run_search` installs its own handlers (and after it removed them), SIGTERM/SIGINT cancel the
+    job's task ``main`` so that the Lean workers are closed; ``caught`` names the signals received."""
+
+    main: asyncio.Task[Any] | None
+    enabled: bool
+    caught: list[str] = field(default_factory=list)
+
+    def on_signal(self, signum: int) -> None:
+        self.caught.append(signal.Signals(signum).name)
+        self.main.cancel()  # type: ignore[union-attr]
+
+    def install(self) -> None:
+        if self.enabled and self.main is not None:
+            _add_stop_handlers(self.on_signal)
+
+
+async def _close_job(pool: ProofEnv, policy: Policy | None, handle_signals: bool) -> None:
+    """Close the job's Lean pool and policy (an error closing either is ignored), then remove the stop
+    handlers."""
+    with contextlib.suppress(Exception):
+        await pool.close()
+    if policy is not None:
+        with contextlib.suppress(Exception):
+            await policy.close()
+    if handle_signals:
+        _remove_stop_handlers()
+
+
 async def search_job(
     profile: Profile,
     theorems: Sequence[Theorem],
@@ -365,44 +453,17 @@ async def search_job(
     the search started raises `SearchInterrupted`; one during it returns a
     report with ``interrupted``."""
     out = Path(out)
-    cfg = profile.search
-    index = None
-    if cfg.premises.enabled:
-        if premises is None:
-            raise DataError("search.premises.enabled: pass the premise index (--premises DIR: the loop's "
-                            "base/premise_index folder), or turn the premise steps off")
-        from burnqed_core.premises.library import load_index
-
-        index = load_index(premises)
+    index = _premise_index(profile, premises)
     model_path = model_path or profile.policy.model_path
-    if ebm is not None and profile.policy.backend == "fixed":
-        raise EbmUnavailableError("--ebm needs a model policy (the fixed-tactics policy has no encoder)")
-    sampling = resolve_sampling(cfg, ebm=ebm is not None, temperature=temperature, num_candidates=num_candidates,
-                                max_new_tokens=profile.policy.max_new_tokens)
-    check_unique_names(theorems)
-    # the settings that a resume must match are known before any model or Lean starts
-    preflight = build_run_record(profile, cfg, sampling, model_path=model_path, policy=None,  # type: ignore[arg-type]
-                                 env=None, theorems=theorems, theorems_source=theorems_source,
-                                 iteration=iteration, ebm=ebm)
-    prepare_output(out, preflight, resume)
+    sampling = _preflight(profile, theorems, out, model_path=model_path, ebm=ebm, temperature=temperature,
+                          num_candidates=num_candidates, resume=resume, iteration=iteration,
+                          theorems_source=theorems_source)
 
     from burnqed_core.lean.pool import LeanPool
     from burnqed_core.policy.factory import make_policy
 
-    main = asyncio.current_task()
-    caught: list[str] = []
-
-    def on_signal(signum: int) -> None:
-        caught.append(signal.Signals(signum).name)
-        main.cancel()  # type: ignore[union-attr]
-
-    def install() -> None:
-        # Until run_search installs its own handlers (and after it removed
-        # them), a signal cancels the job so that Lean workers are closed.
-        if handle_signals and main is not None:
-            _add_stop_handlers(on_signal)
-
-    install()
+    stop = _JobStop(asyncio.current_task(), handle_signals)
+    stop.install()
     policy: Policy | None = None
     pool = LeanPool(profile.lean)
     try:
@@ -413,17 +474,12 @@ async def search_job(
             profile, policy, pool, theorems, out, sampling=sampling, model_path=model_path,
             theorems_source=theorems_source, iteration=iteration, scorer=scorer, ebm=ebm, resume=resume,
             progress=progress, handle_signals=handle_signals, premises=index)
-        install()
+        stop.install()
     except asyncio.CancelledError:
-        if not caught:
+        if not stop.caught:
             raise
-        raise SearchInterrupted(f"interrupted by {caught[0]} before the search started; nothing was written") from None
+        raise SearchInterrupted(f"interrupted by {stop.caught[0]} before the search started; nothing was "
+                                f"written") from None
     finally:
-        with contextlib.suppress(Exception):
-            await pool.close()
-        if policy is not None:
-            with contextlib.suppress(Exception):
-                await policy.close()
-        if handle_signals:
-            _remove_stop_handlers()
+        await _close_job(pool, policy, handle_signals)
     return report, engine.stats

@@ -93,15 +93,43 @@ def merge_adapter(
     tolerance: float = DEFAULT_TOLERANCE,
 ) -> MergeReport:
     """Merge ``adapter_dir`` into its base (from adapter_config.json unless ``base_model``) and save to ``out_dir``."""
-    import torch
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from burnqed_core.training.base_models import adapter_base, is_adapter_dir
-
     t0 = time.perf_counter()
     adapter = Path(adapter_dir)
     out = Path(out_dir)
+    base = _base_of(adapter, base_model)
+    qlora = _read_qlora_flag(adapter)
+    log.info("merging %s%s into %s (float32)", adapter, " (QLoRA adapter)" if qlora else "", base)
+    merged, tokenizer, reference = _merge(adapter, base, verify)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    try:
+        _save_export(merged, tokenizer, adapter, base, tmp, shard_size)
+        del merged
+        files = sorted(p.name for p in tmp.iterdir() if p.is_file())
+        report = MergeReport(
+            out_dir=str(out), adapter=str(adapter), base_model=base, qlora=qlora, files=files,
+            size_bytes=sum((tmp / f).stat().st_size for f in files),
+            num_shards=sum(1 for f in files if f.endswith(".safetensors")),
+        )
+        if reference is not None:
+            _verify_export(tmp, reference, report, out, tolerance)
+        report.time_s = time.perf_counter() - t0
+        atomic_write_text(tmp / MERGE_FILE, report.model_dump_json(indent=2))
+        _replace_dir(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    log.info("%s", report.summary())
+    return report
+
+
+def _base_of(adapter: Path, base_model: str | Path | None) -> str:
+    """The base model to merge ``adapter`` into: ``base_model``, else the one its adapter_config.json names."""
+    from burnqed_core.training.base_models import adapter_base, is_adapter_dir
+
     if not is_adapter_dir(adapter):
         raise MergeError(f"{adapter}: not a LoRA adapter dir (no adapter_config.json)")
     base = str(base_model or adapter_base(adapter))
@@ -109,8 +137,15 @@ def merge_adapter(
         raise MergeError(f"{adapter}: adapter_config.json names no base model; pass the base explicitly")
     if Path(base).exists() and not (Path(base) / "config.json").exists():
         raise MergeError(f"base model {base}: not a model directory (no config.json)")
-    qlora = _read_qlora_flag(adapter)
-    log.info("merging %s%s into %s (float32)", adapter, " (QLoRA adapter)" if qlora else "", base)
+    return base
+
+
+def _merge(adapter: Path, base: str, verify: bool) -> tuple[Any, Any, Any]:
+    """(the adapter merged into ``base`` in float32, the tokenizer (the adapter's, else the base's; padding with
+    EOS when it has no pad token), the adapter model's logits on `VERIFY_STATES` when ``verify``, else None)."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
     model = PeftModel.from_pretrained(model, str(adapter)).eval()
@@ -121,43 +156,34 @@ def merge_adapter(
     reference = _fixed_logits(model, tokenizer) if verify else None
     merged = model.merge_and_unload()
     merged.config.use_cache = True
+    return merged, tokenizer, reference
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    try:
-        merged.save_pretrained(tmp, max_shard_size=shard_size)
-        tokenizer.save_pretrained(tmp)
-        PromptFormat.of_model(adapter if (adapter / PROMPT_FILE).exists() else base).save(tmp)
-        for extra in ("metrics.json", "run.json"):
-            if (adapter / extra).exists():
-                shutil.copy2(adapter / extra, tmp / f"training_{extra}")
-        del model, merged
-        files = sorted(p.name for p in tmp.iterdir() if p.is_file())
-        report = MergeReport(
-            out_dir=str(out), adapter=str(adapter), base_model=base, qlora=qlora, files=files,
-            size_bytes=sum((tmp / f).stat().st_size for f in files),
-            num_shards=sum(1 for f in files if f.endswith(".safetensors")),
-        )
-        if reference is not None:
-            reloaded = AutoModelForCausalLM.from_pretrained(tmp, dtype=torch.float32).eval()
-            got = _fixed_logits(reloaded, AutoTokenizer.from_pretrained(tmp))
-            del reloaded
-            report.max_abs_logit_diff = float((got - reference).abs().max())
-            report.max_abs_logit = float(reference.abs().max())
-            if report.max_abs_logit_diff > tolerance * max(1.0, report.max_abs_logit):
-                raise MergeError(f"{out}: merged model differs from the adapter model by "
-                                 f"{report.max_abs_logit_diff:.3g} in logits (tolerance {tolerance:g} x scale "
-                                 f"{report.max_abs_logit:.3g}); the previous output, if any, is kept")
-        report.time_s = time.perf_counter() - t0
-        atomic_write_text(tmp / MERGE_FILE, report.model_dump_json(indent=2))
-        _replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    log.info("%s", report.summary())
-    return report
+
+def _save_export(merged: Any, tokenizer: Any, adapter: Path, base: str, tmp: Path, shard_size: str | int) -> None:
+    """The merged model, its tokenizer, its prompt format and the adapter's training records, in ``tmp``."""
+    merged.save_pretrained(tmp, max_shard_size=shard_size)
+    tokenizer.save_pretrained(tmp)
+    PromptFormat.of_model(adapter if (adapter / PROMPT_FILE).exists() else base).save(tmp)
+    for extra in ("metrics.json", "run.json"):
+        if (adapter / extra).exists():
+            shutil.copy2(adapter / extra, tmp / f"training_{extra}")
+
+
+def _verify_export(tmp: Path, reference: Any, report: MergeReport, out: Path, tolerance: float) -> None:
+    """Reload the export in ``tmp`` and compare its logits with the adapter model's (``reference``), into
+    ``report``; a difference over ``tolerance`` (relative to the logits' scale) is a `MergeError`."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    reloaded = AutoModelForCausalLM.from_pretrained(tmp, dtype=torch.float32).eval()
+    got = _fixed_logits(reloaded, AutoTokenizer.from_pretrained(tmp))
+    del reloaded
+    report.max_abs_logit_diff = float((got - reference).abs().max())
+    report.max_abs_logit = float(reference.abs().max())
+    if report.max_abs_logit_diff > tolerance * max(1.0, report.max_abs_logit):
+        raise MergeError(f"{out}: merged model differs from the adapter model by "
+                         f"{report.max_abs_logit_diff:.3g} in logits (tolerance {tolerance:g} x scale "
+                         f"{report.max_abs_logit:.3g}); the previous output, if any, is kept")
 
 
 def _replace_dir(new: Path, out: Path) -> None:

@@ -16,12 +16,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from burnqed_core.config import TinyModelConfig, TrainingConfig
 from burnqed_core.errors import DataError, ProfileError
 from burnqed_core.records import TacticPair
 from burnqed_core.training.metrics import TrainingMetrics
+
+if TYPE_CHECKING:
+    from burnqed_core.data.pairs.prompt import PromptFormat
+    from burnqed_core.training.loop import LoopSettings
 
 log = logging.getLogger(__name__)
 
@@ -170,11 +174,8 @@ def pretrain_base(
 
     from burnqed_core.data.pairs.prompt import PromptFormat
     from burnqed_core.training.checkpoints import load_trainable, settings_signature
-    from burnqed_core.training.collate import encode_pairs
-    from burnqed_core.training.loop import LoopSettings, resolve_device, run_loop
-    from burnqed_core.training.run_record import RunRecord, fingerprint_pairs
-    from burnqed_core.training.sft import with_premises
-    from burnqed_core.training.tokenizer import train_tokenizer
+    from burnqed_core.training.loop import resolve_device, run_loop
+    from burnqed_core.training.run_record import fingerprint_pairs
 
     t0 = time.perf_counter()
     tiny = cfg.tiny_model
@@ -184,22 +185,9 @@ def pretrain_base(
     out.mkdir(parents=True, exist_ok=True)
     device = resolve_device(cfg.device)
     fmt = PromptFormat(local_names=cfg.local_names, numerals=cfg.numerals, premises=cfg.prompt_premises)
-    items = with_premises(pairs, fmt, premises)
-    texts = ["".join(fmt.example(s, t, p)) for s, t, p in items]
-    tokenizer = train_tokenizer(texts, tiny.vocab_size, seed=cfg.seed, split_digits=tiny.split_digits)
-    max_len = min(cfg.max_seq_len, tiny.max_position_embeddings)
-    train_ex, skipped = encode_pairs(tokenizer, items, max_len, completion_only=False, fmt=fmt)
-    val_ex, _ = encode_pairs(tokenizer, with_premises(val, fmt, premises), max_len, completion_only=False,
-                             fmt=fmt)
-    if not train_ex:
-        raise DataError(f"no pre-training example fits {max_len} tokens")
+    tokenizer, max_len, train_ex, skipped, val_ex = _pretrain_examples(pairs, val, cfg, fmt, premises)
     model = build_tiny_model(tiny, tokenizer, seed=cfg.seed).to(device)
-    settings = LoopSettings(kind="pretrain", lr=tiny.pretrain_lr, max_steps=tiny.pretrain_steps,
-                            warmup_steps=min(cfg.warmup_steps, tiny.pretrain_steps),
-                            batch_size=tiny.pretrain_batch_size, grad_accum=1, eval_every=cfg.eval_every,
-                            save_every=cfg.save_every, seed=cfg.seed, max_grad_norm=cfg.max_grad_norm,
-                            keep_checkpoints=cfg.keep_checkpoints, lr_schedule=cfg.lr_schedule,
-                            min_lr_ratio=cfg.min_lr_ratio)
+    settings = _pretrain_settings(cfg)
     prints = dict(data_fingerprints or {"pairs": fingerprint_pairs(pairs), "val": fingerprint_pairs(val)})
     n_params = sum(p.numel() for p in model.parameters())
     metrics = TrainingMetrics(kind="pretrain", train_examples=len(train_ex), val_examples=len(val_ex),
@@ -212,6 +200,53 @@ def pretrain_base(
                              signature, resume=resume, progress=progress, started=t0)
     if best is not None:
         load_trainable(model, best)
+    _save_base(model, tokenizer, fmt, metrics, out, cfg, prints, device)
+    log.info("%s", metrics.summary())
+    return metrics
+
+
+def _pretrain_examples(pairs: Sequence[TacticPair], val: Sequence[TacticPair], cfg: TrainingConfig,
+                       fmt: PromptFormat, premises: Callable[[TacticPair], Sequence[str]] | None
+                       ) -> tuple[Any, int, list[Any], int, list[Any]]:
+    """(the tokenizer trained on the whole prompt-format examples of ``pairs``, the longest example kept, the
+    training examples, how many were too long, the validation examples)."""
+    from burnqed_core.training.collate import encode_pairs
+    from burnqed_core.training.sft import with_premises
+    from burnqed_core.training.tokenizer import train_tokenizer
+
+    tiny = cfg.tiny_model
+    items = with_premises(pairs, fmt, premises)
+    texts = ["".join(fmt.example(s, t, p)) for s, t, p in items]
+    tokenizer = train_tokenizer(texts, tiny.vocab_size, seed=cfg.seed, split_digits=tiny.split_digits)
+    max_len = min(cfg.max_seq_len, tiny.max_position_embeddings)
+    train_ex, skipped = encode_pairs(tokenizer, items, max_len, completion_only=False, fmt=fmt)
+    val_ex, _ = encode_pairs(tokenizer, with_premises(val, fmt, premises), max_len, completion_only=False,
+                             fmt=fmt)
+    if not train_ex:
+        raise DataError(f"no pre-training example fits {max_len} tokens")
+    return tokenizer, max_len, train_ex, skipped, val_ex
+
+
+def _pretrain_settings(cfg: TrainingConfig) -> LoopSettings:
+    """The training loop's settings for pre-training the tiny model (``training.tiny_model``'s steps, batch
+    size and learning rate; the rest from ``training``)."""
+    from burnqed_core.training.loop import LoopSettings
+
+    tiny = cfg.tiny_model
+    return LoopSettings(kind="pretrain", lr=tiny.pretrain_lr, max_steps=tiny.pretrain_steps,
+                        warmup_steps=min(cfg.warmup_steps, tiny.pretrain_steps),
+                        batch_size=tiny.pretrain_batch_size, grad_accum=1, eval_every=cfg.eval_every,
+                        save_every=cfg.save_every, seed=cfg.seed, max_grad_norm=cfg.max_grad_norm,
+                        keep_checkpoints=cfg.keep_checkpoints, lr_schedule=cfg.lr_schedule,
+                        min_lr_ratio=cfg.min_lr_ratio)
+
+
+def _save_base(model: Any, tokenizer: Any, fmt: PromptFormat, metrics: TrainingMetrics, out: Path,
+               cfg: TrainingConfig, prints: dict[str, str], device: str) -> None:
+    """The base model as a HF model directory in ``out``: weights, tokenizer, prompt format, metrics and run
+    record."""
+    from burnqed_core.training.run_record import RunRecord
+
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     fmt.save(out)
@@ -219,5 +254,3 @@ def pretrain_base(
     RunRecord(kind="pretrain", prompt_version=fmt.version, base_model="tiny", config=cfg.model_dump(mode="json"),
               data=prints,
               seeds={"training": cfg.seed, "tokenizer": cfg.seed, "init": cfg.seed}, device=device).save(out)
-    log.info("%s", metrics.summary())
-    return metrics

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from burnqed_core.errors import DataError
 
@@ -40,7 +41,6 @@ def train_tokenizer(
     a token of its own (`TinyModelConfig.split_digits`), so numbers are copied
     digit by digit.
     """
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     texts = [t for t in texts if t]
@@ -48,6 +48,30 @@ def train_tokenizer(
         raise DataError("cannot train a tokenizer on an empty corpus")
     if vocab_size < 256 + len(SPECIAL_TOKENS):
         raise DataError(f"vocab_size {vocab_size} is below the 256 bytes + {len(SPECIAL_TOKENS)} special tokens")
+
+    tok = _train_bpe(texts, vocab_size, split_digits)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token=BOS_TOKEN,
+        eos_token=EOS_TOKEN,
+        pad_token=PAD_TOKEN,
+        padding_side="left",
+        model_max_length=1_000_000,
+        clean_up_tokenization_spaces=False,
+    )
+    fast.init_kwargs["burnqed_seed"] = seed
+    log.info("trained byte-level BPE tokenizer: %d tokens (asked %d) on %d texts", len(fast), vocab_size, len(texts))
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        fast.save_pretrained(out)
+    return fast
+
+
+def _train_bpe(texts: list[str], vocab_size: int, split_digits: bool) -> Any:  # -> tokenizers.Tokenizer
+    """The byte-level BPE model trained on ``texts`` (digits split first with ``split_digits``), with the
+    post-processor that puts BOS in front of every encoded text."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
     tok = Tokenizer(models.BPE())
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -69,19 +93,4 @@ def train_tokenizer(
             single=f"{BOS_TOKEN} $A", pair=f"{BOS_TOKEN} $A {BOS_TOKEN} $B", special_tokens=[(BOS_TOKEN, bos_id)]
         ),
     ])
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        bos_token=BOS_TOKEN,
-        eos_token=EOS_TOKEN,
-        pad_token=PAD_TOKEN,
-        padding_side="left",
-        model_max_length=1_000_000,
-        clean_up_tokenization_spaces=False,
-    )
-    fast.init_kwargs["burnqed_seed"] = seed
-    log.info("trained byte-level BPE tokenizer: %d tokens (asked %d) on %d texts", len(fast), vocab_size, len(texts))
-    if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        fast.save_pretrained(out)
-    return fast
+    return tok
