@@ -38,17 +38,11 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from burnqed_core.lean import sandbox, trust
-from burnqed_core.lean.judge import (
-    JudgeReport,
-    ReportError,
-    meaning_problems,
-    statement_notes,
-    unsafe_problem,
-    verdict_problems,
-)
+from burnqed_core.lean.judge import JudgeReport, ReportError
 from burnqed_core.lean.lsp import failures
 from burnqed_core.lean.source import INDENT, indent_tactic, preamble_text, proof_text, strict_line
 from burnqed_core.lean.types import ALLOWED_AXIOMS, CheckResult, Diagnostic, Elaboration
+from burnqed_core.lean.verdicts import meaning_problems, statement_notes, unsafe_problem, verdict_problems
 from burnqed_core.records import Theorem
 
 CHECK_NAME = "burnqed_checked"

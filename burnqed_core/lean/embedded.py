@@ -48,9 +48,7 @@ from burnqed_core.lean.judge import (
     JudgeReport,
     ReportError,
     StepReport,
-    elaboration_of,
     judge_command,
-    leaf_axioms,
     new_nonce,
     parse_report,
     parse_seq_report,
@@ -72,6 +70,7 @@ from burnqed_core.lean.types import (
     Status,
     TacticResult,
 )
+from burnqed_core.lean.verdicts import elaboration_of, leaf_axioms
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)

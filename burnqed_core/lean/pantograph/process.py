@@ -38,15 +38,7 @@ import psutil
 
 from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
-from burnqed_core.lean.judge import (
-    JudgeReport,
-    ReportError,
-    elaboration_of,
-    judge_command,
-    new_nonce,
-    parse_report,
-    worker_header,
-)
+from burnqed_core.lean.judge import JudgeReport, ReportError, judge_command, new_nonce, parse_report, worker_header
 from burnqed_core.lean.pantograph.dialect import (
     PROTOCOL_ERRORS,
     BackendTimeout,
@@ -73,6 +65,7 @@ from burnqed_core.lean.types import (
     Status,
     TacticResult,
 )
+from burnqed_core.lean.verdicts import elaboration_of
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from burnqed_core.lean import checker
-from burnqed_core.lean.judge import JudgeReport, leaf_axioms, verdict_problems
+from burnqed_core.lean.judge import JudgeReport
 from burnqed_core.lean.pool import LeanPool
+from burnqed_core.lean.verdicts import leaf_axioms, verdict_problems
 from burnqed_core.records import Theorem
 
 pytestmark = pytest.mark.lean

@@ -303,8 +303,8 @@ def test_checker_leaves_are_classified() -> None:
     axioms, so an imported leaf counts only when the library's sources declare
     it an axiom; local axioms, unsafe and unknown constants always count."""
     from burnqed_core.lean.checker import axiom_problems
-    from burnqed_core.lean.judge import leaf_axioms
     from burnqed_core.lean.types import Elaboration
+    from burnqed_core.lean.verdicts import leaf_axioms
 
     leaves = leaf_axioms(["I:propext", "I:Classical.em", "L:cheat", "I:Lean.ofReduceBool", "I:Nat.eq_of_beq_eq_true",
                           "I:sorryAx", "U:lcProof", "U:some.unknown_unsafe", "I:lcCast", "N:gone", "F:fuel"])
@@ -322,7 +322,8 @@ def test_checker_report_is_read_only_from_this_calls_nonce() -> None:
     report is refused."""
     import pytest
 
-    from burnqed_core.lean.judge import ReportError, judge_command, lean_string, parse_report, statement_notes
+    from burnqed_core.lean.judge import ReportError, judge_command, lean_string, parse_report
+    from burnqed_core.lean.verdicts import statement_notes
 
     def nets(*fields: str) -> str:
         return "".join(f"{len(f)}:{f}" for f in fields)
