@@ -4,12 +4,13 @@ The loop's eval reads a fixed sample of `core:test` (`eval.sample`), whose inter
 saved models of a finished run, the eval's main variant (policy + automation + EBM, the profile's search with
 its structural and premise steps, `eval.num_candidates` samples) at iteration ``--last`` and ``--first`` and
 (c) with retrieval (`burnqed_core.eval.baselines.structural.search_config`), every searcher capped at the
-profile's `search.max_checks`, on every theorem of the set, one Lean pool, each proof re-checked. Prints the
-solve rates with cluster intervals and the paired cluster-bootstrap changes (pass@1 by cluster, the primary
-statistic) of last - first and last - (c) with retrieval, and the checks per theorem. Report only: nothing
-here chooses a setting.
+profile's `search.max_checks`, on every theorem of the set, one Lean pool, each proof re-checked (a searcher
+whose rows are saved in ``--out`` is read back, not searched again). Prints the solve rates with the checks per
+theorem and the paired cluster-bootstrap changes (pass@1 by cluster, the primary statistic) of last - first
+and last - (c) with retrieval. Report only: nothing here chooses a setting.
 
     python benchmarks/core_full_eval.py --run runs/core [--first 0 --last 2] [--set core:test] [--out DIR]
+        [--skip-first]
 """
 
 from __future__ import annotations
@@ -25,13 +26,15 @@ from burnqed_core.config import load_profile
 from burnqed_core.data.theorems.load import load_theorems
 from burnqed_core.ebm.scorer import load_energy_scorer
 from burnqed_core.eval.baselines.structural import search_config
-from burnqed_core.eval.run import run_eval
+from burnqed_core.eval.run import RESULTS_FILE, run_eval
 from burnqed_core.eval.summary.aggregate import SummaryOptions, summarize
 from burnqed_core.eval.summary.paired import paired_deltas
 from burnqed_core.lean.pool import LeanPool
 from burnqed_core.policy.local import LocalPolicy
 from burnqed_core.policy.structural import StructuralPolicy
 from burnqed_core.premises.library import load_index
+from burnqed_core.record_io import read_records
+from burnqed_core.records import EvalResult
 
 
 def _line(label: str, rows: list) -> str:
@@ -61,22 +64,37 @@ async def _searcher(args: argparse.Namespace, prof, pool, theorems, index, which
         await policy.close()
 
 
+def _saved(out: Path, theorems: int) -> list | None:
+    """The rows a searcher saved when it searched every theorem (None: not finished)."""
+    path = out / RESULTS_FILE
+    if not path.is_file():
+        return None
+    rows = read_records(path, EvalResult)
+    return rows if len({r.theorem for r in rows}) == theorems else None
+
+
 async def main_async(args: argparse.Namespace) -> int:
     prof = load_profile(args.profile)
     theorems = load_theorems(args.set)
     index = load_index(args.run / "base" / "premise_index")
-    order = [f"iter_{args.last}", "c_retrieval", f"iter_{args.first}"]
-    rows: dict[str, list] = {}
-    async with LeanPool(prof.lean) as pool:
-        for which in order:
-            t = time.perf_counter()
-            rows[which] = await _searcher(args, prof, pool, theorems, index, which)
-            print(f"{_line(which, rows[which])} ({time.perf_counter() - t:.0f} s)", flush=True)
-    opts = {w: SummaryOptions(iteration=0, benchmark=args.set) for w in rows}
-    sums = {w: summarize(r, None, opts[w]) for w, r in rows.items()}
+    order = [f"iter_{args.last}", "c_retrieval", *([] if args.skip_first else [f"iter_{args.first}"])]
+    rows: dict[str, list] = {w: r for w in order if (r := _saved(args.out / w, len(theorems))) is not None}
+    todo = [w for w in order if w not in rows]
+    if todo:
+        async with LeanPool(prof.lean) as pool:
+            for which in todo:
+                t = time.perf_counter()
+                rows[which] = await _searcher(args, prof, pool, theorems, index, which)
+                print(f"{_line(which, rows[which])} ({time.perf_counter() - t:.0f} s)", flush=True)
+    for w in order:
+        print(_line(w, rows[w]))
+    sums = {w: summarize(r, None, SummaryOptions(iteration=0, benchmark=args.set)) for w, r in rows.items()}
     report: dict[str, object] = {"set": args.set, "theorems": len(theorems), "run": str(args.run),
                                  "max_checks": prof.search.max_checks}
-    for before, after in ((f"iter_{args.first}", f"iter_{args.last}"), ("c_retrieval", f"iter_{args.last}")):
+    pairs = [("c_retrieval", f"iter_{args.last}")]
+    if not args.skip_first:
+        pairs.insert(0, (f"iter_{args.first}", f"iter_{args.last}"))
+    for before, after in pairs:
         ch = paired_deltas(sums[before], sums[after])
         assert ch is not None
         print(f"\n{after} - {before}: {ch.theorems} theorems, {ch.clusters} clusters")
@@ -101,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default="core")
     ap.add_argument("--out", type=Path, default=Path("runs/core_full_eval"))
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--skip-first", action="store_true", help="only the last iteration and (c) with retrieval")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     return asyncio.run(main_async(args))
