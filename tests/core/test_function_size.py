@@ -49,8 +49,6 @@ KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
     "burnqed_core/loop/selection.py::select_theorems",
     "burnqed_core/data/synthetic/techniques/prop_cases.py::_splits",
     "burnqed_core/data/synthetic/techniques/iff_funext.py::_iff",
-    # Issue 66, not cut yet (the baselines' package was another engineer's while the rest was cut):
-    "burnqed_core/eval/baselines/rounds.py::first_closing",
 })
 
 
