@@ -277,8 +277,26 @@ async def encode_states(
 ) -> EncodeReport:
     """Encode every unique state not yet in ``cache`` through ``policy.encode``
     (batches of ``batch_size``), writing a part every ``checkpoint_every`` states."""
-    from tqdm import tqdm
+    fmt = _checked_format(policy, cache)
+    unique = list(dict.fromkeys(states))
+    todo = _uncached(unique, cache)
+    report = EncodeReport(states=len(unique), cached=len(unique) - len(todo), pooling=cache.meta.pooling,
+                          fingerprint=cache.meta.fingerprint, dim=cache.meta.dim)
+    if not todo:
+        return report
+    t0 = time.perf_counter()
+    await _encode_in_parts(policy, fmt, todo, cache, report, batch_size=batch_size,
+                           checkpoint_every=checkpoint_every, progress=progress)
+    report.seconds = time.perf_counter() - t0
+    report.dim = cache.meta.dim
+    log.info("encoded %d new states (%d cached) in %.1f s, %.1f states/s", report.encoded, report.cached,
+             report.seconds, report.states_per_s)
+    return report
 
+
+def _checked_format(policy: Any, cache: EmbeddingCache) -> PromptFormat:
+    """The policy's `PromptFormat`, once its pooling and text format are the cache's (else an
+    `EmbeddingMismatchError`: never a mix of poolings or text formats in one cache)."""
     if policy_pooling(policy) != cache.meta.pooling:
         raise EmbeddingMismatchError(f"the policy pools {policy_pooling(policy)!r}, the cache at {cache.dir} holds "
                                      f"{cache.meta.pooling!r} embeddings: refusing to mix poolings")
@@ -286,53 +304,72 @@ async def encode_states(
     if fmt.version != cache.meta.text_format:
         raise EmbeddingMismatchError(f"the policy prompts as {fmt.version!r}, the cache at {cache.dir} holds "
                                      f"{cache.meta.text_format!r} embeddings: refusing to mix text formats")
-    unique = list(dict.fromkeys(states))
+    return fmt
+
+
+def _uncached(unique: Sequence[str], cache: EmbeddingCache) -> list[tuple[str, str]]:
+    """(key, state) of the states of ``unique`` that ``cache`` does not hold yet, shortest first."""
     have = cache.keys()
     keys = [state_key(s) for s in unique]
     # sorted by length: a batch of similar lengths carries little padding (and none often,
     # which lets attention take its causal fast path)
-    todo = sorted(((k, s) for k, s in zip(keys, unique, strict=True) if k not in have), key=lambda ks: len(ks[1]))
-    report = EncodeReport(states=len(unique), cached=len(unique) - len(todo), pooling=cache.meta.pooling,
-                          fingerprint=cache.meta.fingerprint, dim=cache.meta.dim)
-    if not todo:
-        return report
-    t0 = time.perf_counter()
-    buf_k: list[str] = []
-    buf_s: list[str] = []
-    buf_v: list[list[float]] = []
-    bar = tqdm(total=len(unique), initial=report.cached, unit="state", desc="encode", disable=not progress,
+    return sorted(((k, s) for k, s in zip(keys, unique, strict=True) if k not in have), key=lambda ks: len(ks[1]))
+
+
+class _PartBuffer:
+    """Encoded rows not yet in the cache; `flush` writes them as one part of ``cache`` and counts it in
+    ``report``."""
+
+    def __init__(self, cache: EmbeddingCache, report: EncodeReport) -> None:
+        self.cache = cache
+        self.report = report
+        self.keys: list[str] = []
+        self.states: list[str] = []
+        self.vectors: list[list[float]] = []
+
+    def add(self, chunk: Sequence[tuple[str, str]], vectors: Sequence[list[float]]) -> None:
+        """Hold the rows (key, state, vector) of ``chunk`` and its ``vectors``."""
+        for (k, s), v in zip(chunk, vectors, strict=True):
+            self.keys.append(k)
+            self.states.append(s)
+            self.vectors.append(v)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def flush(self) -> None:
+        """Write the rows held (if any) as one part, and hold none."""
+        if self.keys:
+            self.cache.write_part(self.keys, self.states, self.vectors)
+            self.report.parts_written += 1
+            self.keys.clear()
+            self.states.clear()
+            self.vectors.clear()
+
+
+async def _encode_in_parts(policy: Any, fmt: PromptFormat, todo: Sequence[tuple[str, str]], cache: EmbeddingCache,
+                           report: EncodeReport, *, batch_size: int, checkpoint_every: int, progress: bool) -> None:
+    """Encode the states of ``todo`` (key, state) in batches of ``batch_size``, writing a part of ``cache`` as
+    soon as ``checkpoint_every`` rows are held and one for the rest at the end; counted in ``report``."""
+    from tqdm import tqdm
+
+    buffer = _PartBuffer(cache, report)
+    bar = tqdm(total=report.states, initial=report.cached, unit="state", desc="encode", disable=not progress,
                mininterval=1.0)
-
-    def flush() -> None:
-        if buf_k:
-            cache.write_part(buf_k, buf_s, buf_v)
-            report.parts_written += 1
-            buf_k.clear()
-            buf_s.clear()
-            buf_v.clear()
-
     try:
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
             vecs = await policy.encode([encoder_text(s, fmt) for _, s in chunk])
             if len(vecs) != len(chunk):
                 raise EmbeddingMismatchError(f"the encoder returned {len(vecs)} vectors for {len(chunk)} texts")
-            for (k, s), v in zip(chunk, vecs, strict=True):
-                buf_k.append(k)
-                buf_s.append(s)
-                buf_v.append(v)
+            buffer.add(chunk, vecs)
             report.encoded += len(chunk)
             bar.update(len(chunk))
-            if len(buf_k) >= checkpoint_every:
-                flush()
-        flush()
+            if len(buffer) >= checkpoint_every:
+                buffer.flush()
+        buffer.flush()
     finally:
         bar.close()
-    report.seconds = time.perf_counter() - t0
-    report.dim = cache.meta.dim
-    log.info("encoded %d new states (%d cached) in %.1f s, %.1f states/s", report.encoded, report.cached,
-             report.seconds, report.states_per_s)
-    return report
 
 
 def trajectory_texts(records: Iterable[Any]) -> list[str]:

@@ -30,7 +30,8 @@ into the corpus under another name is excluded too.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -122,53 +123,116 @@ def select_theorems(
     searched_set, held_set, easy_set, retry_set = set(searched), set(held_out), set(easy), set(retry)
     held_statements = {statement_key(t.statement) for t in held_out_theorems}
     held_set |= {t.name for t in held_out_theorems}
-    lengths = proof_lengths or {}
-    counts = {"held_out": 0, "searched": 0, "easy": 0, "short": 0}
-    unknown = 0
-    eligible: list[Theorem] = []
-    again: list[Theorem] = []
-    for t in theorems:
-        length = lengths.get(t.name, len(t.proof))
-        if t.name in held_set or t.split in held_out_splits or (
-                held_statements and statement_key(t.statement) in held_statements):
-            counts["held_out"] += 1
-        elif t.name in searched_set:
-            counts["searched"] += 1
-            if t.name in retry_set and t.name not in easy_set and not (length and length < min_length):
-                again.append(t)
-        elif t.name in easy_set:
-            counts["easy"] += 1
-        elif length and length < min_length:
-            counts["short"] += 1
-        else:
-            unknown += not length
-            eligible.append(t)
+    rules = _Rules(held=held_set, held_statements=held_statements, held_out_splits=held_out_splits,
+                   searched=searched_set, easy=easy_set, retry=retry_set, lengths=proof_lengths or {},
+                   min_length=min_length)
+    triage = _triage(theorems, rules)
     rates = dict(family_fail_rate or {})
     prefer_set = set(prefer)
-    # preferred theorems (exercises) that no search proved yet come back first at every iteration
-    again_first = [t for t in again if t.name in prefer_set]
-    again = [t for t in again if t.name not in prefer_set]
-    first = [t for t in eligible if t.name in prefer_set] + again_first
-    cur = curriculum
-    chosen = stratified_draw(first, n if prefer_max is None else min(n, prefer_max), seed, rates, failed_family_boost,
-                         cur)
-    if len(chosen) < n:
-        chosen += stratified_draw([t for t in eligible if t.name not in prefer_set], n - len(chosen), seed, rates,
-                              failed_family_boost, cur)
-    retried = stratified_draw(again, n - len(chosen), seed + 1, rates, failed_family_boost, cur) \
-        if len(chosen) < n else []
-    chosen = sorted(chosen + retried, key=lambda t: t.name)
+    draw = _draw(triage, prefer_set, n, seed, rates, failed_family_boost, curriculum, prefer_max)
+    return Selection(theorems=draw.chosen, stats=_stats(len(theorems), triage, draw, seed, prefer_set, rates))
+
+
+def _stats(total: int, triage: _Triage, draw: _Draw, seed: int, prefer_set: set[str],
+           rates: Mapping[str, float]) -> SelectionStats:
+    """The `SelectionStats` of a draw from ``total`` theorems."""
     by_family: dict[str, int] = {}
-    for t in chosen:
+    for t in draw.chosen:
         by_family[t.family] = by_family.get(t.family, 0) + 1
-    stats = SelectionStats(
-        total=len(theorems), excluded_held_out=counts["held_out"], excluded_searched=counts["searched"],
-        excluded_easy=counts["easy"], excluded_short=counts["short"], unknown_length=unknown,
-        eligible=len(eligible), selected=len(chosen), seed=seed,
-        retried=len(retried) + len({t.name for t in again_first} & {t.name for t in chosen}),
-        preferred=sum(t.name in prefer_set for t in chosen),
+    return SelectionStats(
+        total=total, excluded_held_out=triage.held_out, excluded_searched=triage.searched,
+        excluded_easy=triage.easy, excluded_short=triage.short, unknown_length=triage.unknown,
+        eligible=len(triage.eligible), selected=len(draw.chosen), seed=seed,
+        retried=len(draw.retried) + len({t.name for t in draw.again_first} & {t.name for t in draw.chosen}),
+        preferred=sum(t.name in prefer_set for t in draw.chosen),
         by_family=dict(sorted(by_family.items())),
         family_fail_rate={f: round(rates.get(f, 1.0), 4)
-                          for f in sorted({t.family for t in eligible + again + again_first})},
+                          for f in sorted({t.family for t in triage.eligible + triage.again})},
     )
-    return Selection(theorems=chosen, stats=stats)
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """What excludes a theorem from `select_theorems`' draw: held-out names, statements (`statement_key`) and
+    splits, names searched before (of which ``retry`` were never proved), automation-easy names, and proofs
+    (``lengths``: name -> proof length, else the known proof's) shorter than ``min_length``."""
+
+    held: set[str]
+    held_statements: set[str]
+    held_out_splits: Collection[str]
+    searched: set[str]
+    easy: set[str]
+    retry: set[str]
+    lengths: Mapping[str, int]
+    min_length: int
+
+    def held_out(self, t: Theorem) -> bool:
+        """Whether ``t`` is held out: by name, by split or by what it states."""
+        return t.name in self.held or t.split in self.held_out_splits or (
+            bool(self.held_statements) and statement_key(t.statement) in self.held_statements)
+
+    def short(self, length: int) -> bool:
+        """Whether a known proof length (0: unknown) is under ``min_length``."""
+        return bool(length and length < self.min_length)
+
+
+@dataclass
+class _Triage:
+    """The theorems `_triage` found eligible, the searched ones that may be searched ``again``, and how many
+    each rule excluded (``unknown``: eligible theorems of unknown proof length)."""
+
+    eligible: list[Theorem] = field(default_factory=list)
+    again: list[Theorem] = field(default_factory=list)
+    held_out: int = 0
+    searched: int = 0
+    easy: int = 0
+    short: int = 0
+    unknown: int = 0
+
+
+def _triage(theorems: Iterable[Theorem], rules: _Rules) -> _Triage:
+    """Each theorem counted under the first of ``rules`` that excludes it (held out, searched, easy, short) or
+    kept as eligible; a searched theorem of ``rules.retry`` that would otherwise be eligible may come back."""
+    out = _Triage()
+    for t in theorems:
+        length = rules.lengths.get(t.name, len(t.proof))
+        if rules.held_out(t):
+            out.held_out += 1
+        elif t.name in rules.searched:
+            out.searched += 1
+            if t.name in rules.retry and t.name not in rules.easy and not rules.short(length):
+                out.again.append(t)
+        elif t.name in rules.easy:
+            out.easy += 1
+        elif rules.short(length):
+            out.short += 1
+        else:
+            out.unknown += not length
+            out.eligible.append(t)
+    return out
+
+
+class _Draw(NamedTuple):
+    """`_draw`'s sample sorted by name (``chosen``, the retried theorems included), the never-proved theorems
+    it searches again after the others (``retried``) and the preferred never-proved ones drawn first
+    (``again_first``)."""
+
+    chosen: list[Theorem]
+    retried: list[Theorem]
+    again_first: list[Theorem]
+
+
+def _draw(triage: _Triage, prefer_set: set[str], n: int, seed: int, rates: Mapping[str, float], boost: float,
+          curriculum: Mapping[str, Any] | None, prefer_max: int | None) -> _Draw:
+    """The preferred theorems first (those never proved included: they come back first at every iteration), up
+    to ``prefer_max``; then the other eligible theorems; then, while fewer than ``n``, the other never-proved
+    ones with the seed ``seed + 1`` (each a `stratified_draw`)."""
+    again_first = [t for t in triage.again if t.name in prefer_set]
+    again = [t for t in triage.again if t.name not in prefer_set]
+    first = [t for t in triage.eligible if t.name in prefer_set] + again_first
+    chosen = stratified_draw(first, n if prefer_max is None else min(n, prefer_max), seed, rates, boost, curriculum)
+    if len(chosen) < n:
+        chosen += stratified_draw([t for t in triage.eligible if t.name not in prefer_set], n - len(chosen), seed,
+                                  rates, boost, curriculum)
+    retried = stratified_draw(again, n - len(chosen), seed + 1, rates, boost, curriculum) if len(chosen) < n else []
+    return _Draw(sorted(chosen + retried, key=lambda t: t.name), retried, again_first)

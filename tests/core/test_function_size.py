@@ -35,23 +35,8 @@ TABLES: frozenset[str] = frozenset({
     "burnqed_core/data/synthetic/techniques/induction.py::_poly_fixed",
 })
 
-KNOWN_EXCEPTIONS: frozenset[str] = frozenset({
-    # Issue 66, cut in other engineers' branches (their files are not edited here):
-    # Issue 66, not cut yet (ebm/embeddings.py is another engineer's: its module state is being removed):
-    "burnqed_core/ebm/embeddings.py::encode_states",
-    # Issue 66, not cut yet (data/ is another engineer's; only canonical.py's _Renderer.render is cut here):
-    "burnqed_core/data/synthetic/families.py::_pairwise_rec",
-    "burnqed_core/data/synthetic/generate_sets.py::summary",
-    "burnqed_core/data/theorems/lean_file.py::parse_lean_file",
-    "burnqed_core/data/twins/near_twins.py::_order",
-    "burnqed_core/data/twins/near_twins.py::_near_twin_parts",
-    "burnqed_core/data/pairs/prepare.py::prepare_pairs",
-    "burnqed_core/loop/selection.py::select_theorems",
-    "burnqed_core/data/synthetic/techniques/prop_cases.py::_splits",
-    "burnqed_core/data/synthetic/techniques/iff_funext.py::_iff",
-    # Issue 66, not cut yet (the baselines' package was another engineer's while the rest was cut):
-    "burnqed_core/eval/baselines/rounds.py::first_closing",
-})
+# Empty since issue 66 cut the last ones; it may only shrink, so a function over a limit is cut, not listed.
+KNOWN_EXCEPTIONS: frozenset[str] = frozenset()
 
 
 def complexity(fn: Function) -> int:

@@ -33,6 +33,7 @@ import math
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 import pyarrow as pa
@@ -277,6 +278,17 @@ def assign_split(names: Sequence[str], seed: int, val_fraction: float) -> set[st
     return val
 
 
+class _Filtered(NamedTuple):
+    """The pairs `_filter_pairs` keeps, and how many each rule dropped."""
+
+    frame: pl.DataFrame
+    unsafe_theorems: int
+    unsafe_pairs: int
+    empty_pairs: int
+    duplicate_pairs: int
+    too_long_pairs: int
+
+
 def prepare_pairs(
     pairs: Sequence[TacticPair] | pl.DataFrame,
     val_fraction: float,
@@ -298,7 +310,37 @@ def prepare_pairs(
     pairs_in, theorems_in = df.height, df["theorem"].n_unique()
     if pairs_in == 0:
         raise DataError("no tactic pairs to prepare")
+    kept = _filter_pairs(df, max_tokens, count, progress)
+    df = kept.frame
+    if df.height == 0:
+        raise DataError(f"no tactic pairs left after filtering ({pairs_in} in: {kept.unsafe_pairs} unsafe, "
+                        f"{kept.duplicate_pairs} duplicate, {kept.too_long_pairs} over {max_tokens} tokens, "
+                        f"{kept.empty_pairs} empty)")
+    train, val = _split_by_theorem(df, seed, val_fraction, val_theorems)
+    traced_train = train.height
+    if alpha_copies > 0:
+        from burnqed_core.data.pairs.alpha_rename import augment_frame
 
+        train = augment_frame(train, alpha_copies, seed)
+    lengths_by_thm = proof_lengths(df)
+    stats = PairStats(
+        seed=seed, val_fraction=val_fraction, max_tokens=max_tokens,
+        pairs_in=pairs_in, theorems_in=theorems_in,
+        unsafe_theorems=kept.unsafe_theorems, unsafe_pairs=kept.unsafe_pairs,
+        duplicate_pairs=kept.duplicate_pairs, too_long_pairs=kept.too_long_pairs, empty_pairs=kept.empty_pairs,
+        train_theorems=train["theorem"].n_unique(), val_theorems=val["theorem"].n_unique(),
+        train_pairs=train.height, val_pairs=val.height, alpha_renamed_pairs=train.height - traced_train,
+        depth_histogram=depth_histogram(df),
+        proof_length_histogram=_histogram(list(lengths_by_thm.values())),
+        mean_depth=float(df["depth"].mean() or 0.0), max_depth=int(df["depth"].max() or 0),
+    )
+    return PreparedPairs(train=train, val=val, stats=stats)
+
+
+def _filter_pairs(df: pl.DataFrame, max_tokens: int, count: TokenCounter, progress: bool) -> _Filtered:
+    """The rules of the module doc in order: the theorems with an unsafe tactic dropped whole, then the pairs
+    with an empty state or tactic, then repeated ``(state_before, tactic)`` pairs (the first kept), then the
+    pairs over ``max_tokens`` (counted by ``count`` on `format_example`)."""
     unsafe_names = df.filter(pl.col("tactic").str.contains(UNSAFE_TACTIC_RE))["theorem"].unique()
     unsafe = df.filter(pl.col("theorem").is_in(unsafe_names.implode()))
     df = df.filter(~pl.col("theorem").is_in(unsafe_names.implode()))
@@ -311,40 +353,32 @@ def prepare_pairs(
     df = df.unique(subset=["state_before", "tactic"], keep="first", maintain_order=True)
     duplicates = before - df.height
 
+    df, too_long = _drop_too_long(df, max_tokens, count, progress)
+    return _Filtered(df, unsafe_names.len(), unsafe.height, empty_pairs, duplicates, too_long)
+
+
+def _drop_too_long(df: pl.DataFrame, max_tokens: int, count: TokenCounter,
+                   progress: bool) -> tuple[pl.DataFrame, int]:
+    """The pairs whose prompt + completion (`format_example`) counts at most ``max_tokens`` tokens, and how many
+    were longer."""
     examples = zip(df["state_before"], df["tactic"], strict=True)
     lengths = [count("".join(format_example(s, t)))
                for s, t in tqdm(examples, total=df.height, desc="token lengths", unit="pair", disable=not progress)]
     df = df.with_columns(pl.Series("_tokens", lengths, dtype=pl.Int64))
     too_long = df.filter(pl.col("_tokens") > max_tokens).height
-    df = df.filter(pl.col("_tokens") <= max_tokens).drop("_tokens")
-    if df.height == 0:
-        raise DataError(f"no tactic pairs left after filtering ({pairs_in} in: {unsafe.height} unsafe, "
-                        f"{duplicates} duplicate, {too_long} over {max_tokens} tokens, {empty_pairs} empty)")
+    return df.filter(pl.col("_tokens") <= max_tokens).drop("_tokens"), too_long
 
+
+def _split_by_theorem(df: pl.DataFrame, seed: int, val_fraction: float,
+                      val_theorems: Collection[str] | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(train, val): the pairs of the theorems of ``val_theorems`` (when given, else of those `assign_split`
+    draws) are validation, all others training."""
     if val_theorems is not None:
         val_names = set(val_theorems)
     else:
         val_names = assign_split(df["theorem"].to_list(), seed, val_fraction) if val_fraction > 0 else set()
     is_val = pl.col("theorem").is_in(sorted(val_names))
-    train, val = df.filter(~is_val), df.filter(is_val)
-    traced_train = train.height
-    if alpha_copies > 0:
-        from burnqed_core.data.pairs.alpha_rename import augment_frame
-
-        train = augment_frame(train, alpha_copies, seed)
-    lengths_by_thm = proof_lengths(df)
-    stats = PairStats(
-        seed=seed, val_fraction=val_fraction, max_tokens=max_tokens,
-        pairs_in=pairs_in, theorems_in=theorems_in,
-        unsafe_theorems=unsafe_names.len(), unsafe_pairs=unsafe.height,
-        duplicate_pairs=duplicates, too_long_pairs=too_long, empty_pairs=empty_pairs,
-        train_theorems=train["theorem"].n_unique(), val_theorems=val["theorem"].n_unique(),
-        train_pairs=train.height, val_pairs=val.height, alpha_renamed_pairs=train.height - traced_train,
-        depth_histogram=depth_histogram(df),
-        proof_length_histogram=_histogram(list(lengths_by_thm.values())),
-        mean_depth=float(df["depth"].mean() or 0.0), max_depth=int(df["depth"].max() or 0),
-    )
-    return PreparedPairs(train=train, val=val, stats=stats)
+    return df.filter(~is_val), df.filter(is_val)
 
 
 def frame_to_table(df: pl.DataFrame, model: type[Record]) -> pa.Table:

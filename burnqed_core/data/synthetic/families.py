@@ -573,8 +573,14 @@ def _pairwise_rec(rng: random.Random) -> list[Instance]:
     simplifier that cancels ``inc (dec s)``): plain ``induction`` on one variable fails, the proof needs
     functional induction (``fun_induction f x y``) or ``induction x generalizing y`` followed by ``cases y``."""
     pre = namespaced("BqPair", PAIRWISE_DEFS)
+    return [*_pairwise_fixed(pre), *_pairwise_offsets(rng, pre)]
+
+
+def _pairwise_fixed(pre: str) -> list[Instance]:
+    """The instances of `_pairwise_rec` that draw nothing, over the preamble ``pre``: lemmas of ``zipAdd``,
+    ``diff``, ``pairs``, ``lcut``, ``both``, ``addAll`` and ``cancel``."""
     gen = ("all_goals cases {y}", "all_goals simp_all [{f}]")
-    out = [
+    return [
         Instance("zip_length", "(xs ys : List Nat) : (zipAdd xs ys).length = min xs.length ys.length",
                  ("induction xs generalizing ys", *(s.format(y="ys", f="zipAdd") for s in gen)), pre),
         Instance("zip_length_le", "(xs ys : List Nat) : (zipAdd xs ys).length ≤ xs.length",
@@ -615,6 +621,12 @@ def _pairwise_rec(rng: random.Random) -> list[Instance]:
         Instance("cancel_steps", "(s : Sig) : steps (cancel s) ≤ steps s",
                  ("fun_induction cancel s", "all_goals simp_all [cancel, steps]", "all_goals omega"), pre),
     ]
+
+
+def _pairwise_offsets(rng: random.Random, pre: str) -> list[Instance]:
+    """The instances of `_pairwise_rec` at three offsets ``k`` drawn from 1..9, four per offset, over the
+    preamble ``pre``."""
+    out: list[Instance] = []
     for k in _pick(rng, list(range(1, 10)), 3):
         out.append(Instance(f"diff_add_{k}", f"(n : Nat) : diff n (n + {k}) = {k}",
                             ("induction n", "all_goals simp_all [diff]"), pre))

@@ -217,40 +217,67 @@ def summary(sets: dict[SetName, list[Theorem]], dropped: Sequence[NearTwin] = ()
     hard = hard_families()
     lines = []
     for split, ts in sets.items():
-        fams = Counter(t.family for t in ts)
-        n_hard = sum(1 for t in ts if t.family in hard)
-        lines.append(f"{FILE_NAMES[split]}: {len(ts)} theorems, {n_hard} in hard families "
-                     f"({n_hard / max(len(ts), 1):.0%})")
-        for fam, n in sorted(fams.items()):
-            lines.append(f"  {fam:8s} {n:4d}{'  hard' if fam in hard else ''}")
-        lengths = Counter(len(t.proof) for t in ts)
-        dist = ", ".join(f"{k}: {lengths[k]}" for k in sorted(lengths))
-        lines.append(f"  proof length (steps: theorems) {dist}")
+        lines += _set_lines(FILE_NAMES[split], ts, hard)
     bench = sets.get("benchmark", [])
     if bench:
-        cluster = clusters(bench)
-        lines.append("benchmark splits (theorems / clusters):")
-        for split in ("dev", "test"):
-            ts = [t for t in bench if t.split == split]
-            per_fam = Counter(t.family for t in ts)
-            fam_clusters = {f: len({cluster[t.name] for t in ts if t.family == f}) for f in per_fam}
-            lines.append(f"  {split}: {len(ts)} / {len({cluster[t.name] for t in ts})}  "
-                         + ", ".join(f"{f} {per_fam[f]}/{fam_clusters[f]}" for f in sorted(per_fam)))
+        lines += _split_lines(bench)
     if dropped:
-        by_bench: dict[str, list[str]] = {}
-        for tw in dropped:
-            by_bench.setdefault(tw.theorem, []).append(f"{tw.other} ({tw.how})")
-        lines.append(f"dropped from the benchmark as corpus twins or strong near-twins: {len(by_bench)}")
-        lines += [f"  {b}: {', '.join(cs[:4])}{f' (+{len(cs) - 4} more)' if len(cs) > 4 else ''}"
-                  for b, cs in sorted(by_bench.items())]
+        lines += _dropped_benchmark_lines(dropped)
     if dropped_corpus:
-        by_corpus: dict[str, list[str]] = {}
-        for tw in dropped_corpus:
-            by_corpus.setdefault(tw.theorem, []).append(f"{tw.other} ({tw.how})")
-        lines.append(f"dropped from the corpus as twins or strong near-twins of hand-written theorems: "
-                     f"{len(by_corpus)}")
-        lines += [f"  {c}: {', '.join(hs)}" for c, hs in sorted(by_corpus.items())]
+        lines += _dropped_corpus_lines(dropped_corpus)
     return "\n".join(lines)
+
+
+def _set_lines(file_name: str, ts: Sequence[Theorem], hard: set[str]) -> list[str]:
+    """`summary`'s lines on one set: its theorems and the share in ``hard`` families, a line per family, the
+    proof-length distribution."""
+    fams = Counter(t.family for t in ts)
+    n_hard = sum(1 for t in ts if t.family in hard)
+    lines = [f"{file_name}: {len(ts)} theorems, {n_hard} in hard families ({n_hard / max(len(ts), 1):.0%})"]
+    for fam, n in sorted(fams.items()):
+        lines.append(f"  {fam:8s} {n:4d}{'  hard' if fam in hard else ''}")
+    lengths = Counter(len(t.proof) for t in ts)
+    dist = ", ".join(f"{k}: {lengths[k]}" for k in sorted(lengths))
+    lines.append(f"  proof length (steps: theorems) {dist}")
+    return lines
+
+
+def _split_lines(bench: Sequence[Theorem]) -> list[str]:
+    """`summary`'s lines on the benchmark's dev and test splits: theorems / clusters, in all and per family."""
+    cluster = clusters(bench)
+    lines = ["benchmark splits (theorems / clusters):"]
+    for split in ("dev", "test"):
+        ts = [t for t in bench if t.split == split]
+        per_fam = Counter(t.family for t in ts)
+        fam_clusters = {f: len({cluster[t.name] for t in ts if t.family == f}) for f in per_fam}
+        lines.append(f"  {split}: {len(ts)} / {len({cluster[t.name] for t in ts})}  "
+                     + ", ".join(f"{f} {per_fam[f]}/{fam_clusters[f]}" for f in sorted(per_fam)))
+    return lines
+
+
+def _twins_by_theorem(twins: Sequence[NearTwin]) -> dict[str, list[str]]:
+    """Theorem -> ``"<other> (<how>)"`` of each of its ``twins``, in their order."""
+    out: dict[str, list[str]] = {}
+    for tw in twins:
+        out.setdefault(tw.theorem, []).append(f"{tw.other} ({tw.how})")
+    return out
+
+
+def _dropped_benchmark_lines(dropped: Sequence[NearTwin]) -> list[str]:
+    """`summary`'s lines on the benchmark theorems dropped as corpus twins: each with its first four twins."""
+    by_bench = _twins_by_theorem(dropped)
+    lines = [f"dropped from the benchmark as corpus twins or strong near-twins: {len(by_bench)}"]
+    lines += [f"  {b}: {', '.join(cs[:4])}{f' (+{len(cs) - 4} more)' if len(cs) > 4 else ''}"
+              for b, cs in sorted(by_bench.items())]
+    return lines
+
+
+def _dropped_corpus_lines(dropped_corpus: Sequence[NearTwin]) -> list[str]:
+    """`summary`'s lines on the corpus theorems dropped as twins of hand-written theorems."""
+    by_corpus = _twins_by_theorem(dropped_corpus)
+    lines = [f"dropped from the corpus as twins or strong near-twins of hand-written theorems: {len(by_corpus)}"]
+    lines += [f"  {c}: {', '.join(hs)}" for c, hs in sorted(by_corpus.items())]
+    return lines
 
 
 def write_sets(out_dir: Path = SETS_DIR, seed: int = SEED, rename: bool = True) -> dict[SetName, list[Theorem]]:

@@ -374,22 +374,7 @@ def parse_lean_file(
         end = commands[ci + 1].start if ci + 1 < len(commands) else len(text)
         chunk = text[cmd.start:end]
         sig = cmd.significant()
-        # `open X in` / `set_option a b in` prefixes: skip to the real head
-        k = 0
-        prefixes: list[str] = []  # each without its `in`
-        while True:
-            head_k = _head(sig, k)
-            if head_k < len(sig) and (sig[head_k].text in ("open", "set_option", "attribute")
-                                      or sig[head_k].text.startswith("#")):
-                j = _find_top_level(sig, head_k + 1, {"in"})
-                if 0 < j < len(sig) - 1 and sig[j].kind == "ident":
-                    # `#guard_msgs in` and other hash-command prefixes are dropped
-                    # (not preamble text); the theorem after them is still a theorem.
-                    if not sig[head_k].text.startswith("#"):
-                        prefixes.append(text[sig[head_k].start:sig[j].start].rstrip())
-                    k = j + 1
-                    continue
-            break
+        head_k, prefixes = _in_prefixes(text, sig)
         kw = sig[head_k].text if head_k < len(sig) else ""
         if kw not in THEOREM_KEYWORDS:
             if sig:
@@ -397,9 +382,7 @@ def parse_lean_file(
             preamble_parts.append(chunk)
             continue
         theorem = _parse_theorem(code, sig, head_k, kw, end, scopes, source, split, family)
-        preamble = "".join(preamble_parts)
-        if prefixes:
-            preamble = (preamble.rstrip("\n") + "\n" if preamble.strip() else "") + "\n".join(prefixes) + "\n"
+        preamble = _with_prefixes("".join(preamble_parts), prefixes)
         if first_preamble is None:
             first_preamble = preamble
         entries.append(ParsedTheorem(
@@ -413,6 +396,41 @@ def parse_lean_file(
             preamble_parts.append(chunk)
     whole = _tidy_preamble("".join(preamble_parts)) if first_preamble is None else _tidy_preamble(first_preamble)
     return LeanFile(source=source, preamble=whole, entries=entries)
+
+
+def _in_prefixes(text: str, sig: Sequence[Token]) -> tuple[int, list[str]]:
+    """The index in ``sig`` (a command's significant tokens) of its real head, past its ``open X in`` /
+    ``set_option a b in`` / ``attribute [..] x in`` / ``#cmd in`` prefixes, and the text of those prefixes, each
+    without its ``in``. ``#guard_msgs in`` and other hash-command prefixes are dropped (not preamble text); the
+    theorem after them is still a theorem."""
+    k = 0
+    prefixes: list[str] = []
+    while True:
+        head_k = _head(sig, k)
+        j = _in_prefix_end(sig, head_k)
+        if j is None:
+            return head_k, prefixes
+        if not sig[head_k].text.startswith("#"):
+            prefixes.append(text[sig[head_k].start:sig[j].start].rstrip())
+        k = j + 1
+
+
+def _in_prefix_end(sig: Sequence[Token], head_k: int) -> int | None:
+    """The index of the top-level ``in`` that ends a prefix (``open``, ``set_option``, ``attribute`` or a hash
+    command) whose head is ``sig[head_k]``; None when no prefix starts there (or its ``in`` ends the command)."""
+    if head_k < len(sig) and (sig[head_k].text in ("open", "set_option", "attribute")
+                              or sig[head_k].text.startswith("#")):
+        j = _find_top_level(sig, head_k + 1, {"in"})
+        if 0 < j < len(sig) - 1 and sig[j].kind == "ident":
+            return j
+    return None
+
+
+def _with_prefixes(preamble: str, prefixes: Sequence[str]) -> str:
+    """A theorem's preamble with its ``in`` prefixes (without their ``in``) appended, one a line."""
+    if not prefixes:
+        return preamble
+    return (preamble.rstrip("\n") + "\n" if preamble.strip() else "") + "\n".join(prefixes) + "\n"
 
 
 def _tidy_preamble(s: str) -> str:

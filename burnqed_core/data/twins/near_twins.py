@@ -523,39 +523,53 @@ def _order(binders: list[_Binder], concl: list[str]) -> list[str]:
     mentioned = {n for n in names if _mentions(everything, n)}
     variables = {b.name: b for b in binders if b.name is not None and b.name in mentioned}
     hyps = [b for b in binders if b.name is None or b.name not in mentioned]
-    order: list[str] = []
-
-    def scan(tokens: Iterable[str]) -> bool:
-        added = False
-        for t in tokens:
-            h = _head(t)
-            if h in variables and h not in order:
-                order.append(h)
-                added = True
-        return added
-
-    def key(b: _Binder) -> str:
-        return " ".join(f"x{order.index(_head(t)) + 1}" if _head(t) in order else
-                        ("?" if _head(t) in variables else ("·" if _is_name(_head(t)) else t)) for t in b.type)
-
-    scan(concl)
-    while len(order) < len(variables):
-        if any(scan(variables[n].type) for n in list(order)):
-            continue
-        if any(scan(b.type) for b in sorted(hyps, key=key)):
-            continue
-        order.append(next(n for n in variables if n not in order))
+    order = _variable_order(variables, hyps, concl)
     rename = {n: f"x{i + 1}" for i, n in enumerate(order)}
-
-    def sub(tokens: Iterable[str]) -> list[str]:
-        return [rename[_head(t)] + t[len(_head(t)):] if _head(t) in rename else t for t in tokens]
-
     out: list[str] = ["theorem"]
     for n in order:
-        out += ["(", rename[n], ":", *(sub(variables[n].type) or ["_"]), ")"]
-    for h in sorted((sub(b.type) for b in hyps), key=_mask_user):
+        out += ["(", rename[n], ":", *(_renamed(variables[n].type, rename) or ["_"]), ")"]
+    for h in sorted((_renamed(b.type, rename) for b in hyps), key=_mask_user):
         out += ["(", "_", ":", *(h or ["_"]), ")"]
-    return [*out, "⊢", *sub(concl)]
+    return [*out, "⊢", *_renamed(concl, rename)]
+
+
+def _variable_order(variables: Mapping[str, _Binder], hyps: Sequence[_Binder], concl: Sequence[str]) -> list[str]:
+    """The canonical order of the ``variables`` (name -> binder): as the conclusion first mentions them, then as
+    the types of the variables already ordered mention more, then as the hypotheses (sorted by `_hyp_key`) do;
+    a variable none of these reach comes next in binder order."""
+    order: list[str] = []
+    _scan(concl, variables, order)
+    while len(order) < len(variables):
+        if any(_scan(variables[n].type, variables, order) for n in list(order)):
+            continue
+        if any(_scan(b.type, variables, order) for b in sorted(hyps, key=lambda b: _hyp_key(b, variables, order))):
+            continue
+        order.append(next(n for n in variables if n not in order))
+    return order
+
+
+def _scan(tokens: Iterable[str], variables: Mapping[str, _Binder], order: list[str]) -> bool:
+    """Append to ``order`` each of the ``variables`` that ``tokens`` mention and ``order`` lacks, in the order
+    mentioned; whether any was."""
+    added = False
+    for t in tokens:
+        h = _head(t)
+        if h in variables and h not in order:
+            order.append(h)
+            added = True
+    return added
+
+
+def _hyp_key(b: _Binder, variables: Mapping[str, _Binder], order: Sequence[str]) -> str:
+    """A hypothesis' type with the variables ordered so far as ``x<i>``, the others as ``?``, other names as
+    ``·``: the key the hypotheses are scanned in."""
+    return " ".join(f"x{order.index(_head(t)) + 1}" if _head(t) in order else
+                    ("?" if _head(t) in variables else ("·" if _is_name(_head(t)) else t)) for t in b.type)
+
+
+def _renamed(tokens: Iterable[str], rename: Mapping[str, str]) -> list[str]:
+    """``tokens`` with each variable of ``rename`` (a token's head before a ``.``) renamed."""
+    return [rename[_head(t)] + t[len(_head(t)):] if _head(t) in rename else t for t in tokens]
 
 
 def near_twin_parts(theorem: Theorem) -> NearTwinParts:
@@ -566,47 +580,58 @@ def near_twin_parts(theorem: Theorem) -> NearTwinParts:
 def _near_twin_parts(parts: CanonicalParts) -> NearTwinParts:
     type_names = frozenset(n for c in parts.commands if c.is_type for n in c.declares)
     commands = [(c, _command(c, type_names)) for c in parts.commands if c.kind not in ("variable",)]
-    library = LIBRARY_FORMS
-    copies: dict[str, LibraryEquivalent] = {}
-    kept: list[tuple[CanonicalCommand, list[str]]] = []
-    for c, toks in commands:
-        eq = library.get(_standalone(toks)) if c.kind in ("def", "abbrev") and len(c.declares) == 1 else None
-        if eq is not None:
-            copies[next(iter(c.declares))] = eq
-        else:
-            kept.append((c, toks))
+    copies, kept = _library_copies(commands)
     binders, concl = _statement(parts.statement, type_names)
     statement = _order(binders, concl)
     for fn, eq in copies.items():
         statement = _rewrite_library(statement, eq, fn)
         kept = [(c, _rewrite_library(toks, eq, fn)) for c, toks in kept]
-    # the definitions in the order the statement first needs them (dependencies first), the rest after
+    order = _definition_order(kept, statement)
+    lines = _renumber([*(kept[i][1] for i in order), statement])
+    return NearTwinParts(definitions=tuple(tuple(line) for line in lines[:-1]), statement=tuple(lines[-1]),
+                         definition_forms=tuple(sorted({_standalone(kept[i][1]) for i in order})),
+                         statement_only=_standalone(statement))
+
+
+def _library_copies(commands: Sequence[tuple[CanonicalCommand, list[str]]]
+                    ) -> tuple[dict[str, LibraryEquivalent], list[tuple[CanonicalCommand, list[str]]]]:
+    """The definitions of ``commands`` (command, its tokens) that copy a library function (`LIBRARY_FORMS`):
+    defined name -> its library equivalent; and the other commands, kept in order."""
+    copies: dict[str, LibraryEquivalent] = {}
+    kept: list[tuple[CanonicalCommand, list[str]]] = []
+    for c, toks in commands:
+        eq = LIBRARY_FORMS.get(_standalone(toks)) if c.kind in ("def", "abbrev") and len(c.declares) == 1 else None
+        if eq is not None:
+            copies[next(iter(c.declares))] = eq
+        else:
+            kept.append((c, toks))
+    return copies, kept
+
+
+def _definition_order(kept: Sequence[tuple[CanonicalCommand, list[str]]], statement: Sequence[str]) -> list[int]:
+    """The indices of the definitions ``kept`` in the order the statement first needs them (dependencies
+    first), the rest after in their own order."""
     declaring: dict[str, int] = {}
     for i, (c, _) in enumerate(kept):
         for d in c.declares:
             declaring.setdefault(d, i)
     order: list[int] = []
     seen: set[int] = set()
+    _visit_needed(statement, kept, declaring, seen, order)
+    return order + [i for i in range(len(kept)) if i not in seen]
 
-    def visit(i: int) -> None:
-        seen.add(i)
-        for t in kept[i][1]:
-            for comp in t.split("."):
-                j = declaring.get(comp)
-                if j is not None and j not in seen:
-                    visit(j)
-        order.append(i)
 
-    for t in statement:
+def _visit_needed(tokens: Sequence[str], kept: Sequence[tuple[CanonicalCommand, list[str]]],
+                  declaring: Mapping[str, int], seen: set[int], order: list[int]) -> None:
+    """Depth first: append to ``order`` each definition (an index of ``kept``) that ``tokens`` name (a dotted
+    name by any of its components, through ``declaring``) and not yet ``seen``, after the ones it needs."""
+    for t in tokens:
         for comp in t.split("."):
             j = declaring.get(comp)
             if j is not None and j not in seen:
-                visit(j)
-    order += [i for i in range(len(kept)) if i not in seen]
-    lines = _renumber([*(kept[i][1] for i in order), statement])
-    return NearTwinParts(definitions=tuple(tuple(line) for line in lines[:-1]), statement=tuple(lines[-1]),
-                         definition_forms=tuple(sorted({_standalone(kept[i][1]) for i in order})),
-                         statement_only=_standalone(statement))
+                seen.add(j)
+                _visit_needed(kept[j][1], kept, declaring, seen, order)
+                order.append(j)
 
 
 def near_twin_form(theorem: Theorem) -> str:

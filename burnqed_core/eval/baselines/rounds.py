@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
-from burnqed_core.lean.types import GoalState, ProofEnv, Status
+from burnqed_core.lean.types import GoalState, ProofEnv, Status, TacticResult
 from burnqed_core.records import Theorem
 
 log = logging.getLogger(__name__)
@@ -56,6 +56,32 @@ async def first_closing(env: ProofEnv, theorems: Sequence[Theorem], tactic_lists
     report = BaselineReport(theorems=len(theorems), by_tactic=dict.fromkeys(by_tactic, 0))
     result: dict[str, str | None] = {t.name: None for t in theorems}
     by_name = {t.name: t for t in theorems}
+    open_ = await _start_all(env, theorems, report)
+    rounds = max((len(v) for v in tactic_lists.values()), default=0)
+    bar = tqdm(total=rounds, desc="baseline", unit="round", disable=not progress)
+    for k in range(rounds):
+        names = [n for n in open_ if k < len(tactic_lists[n])]
+        if not names:
+            break
+        tactics = [tactic_lists[n][k] for n in names]
+        results = await env.apply_many([(open_[n], tac) for n, tac in zip(names, tactics, strict=True)])
+        refused = await _refused_by_premise_rule(env, by_name, names, tactics, results, report)
+        for n, tactic, r in zip(names, tactics, results, strict=True):
+            if n not in refused:
+                _record_step(n, tactic, r, open_, result, report, shape)
+        bar.update(1)
+    bar.close()
+    await env.free(list(open_.values()))
+    report.closed = sum(v is not None for v in result.values())
+    report.hard = len(theorems) - report.closed - len(report.start_errors)
+    report.elapsed_s = round(time.monotonic() - t0, 2)
+    return result, report
+
+
+async def _start_all(env: ProofEnv, theorems: Sequence[Theorem], report: BaselineReport) -> dict[str, GoalState]:
+    """Start a proof of every theorem at once: name -> its initial goal state for those that started; the others
+    are recorded in ``report`` (``infra`` for a timeout/crash, ``start_errors`` for a statement that did not
+    elaborate)."""
     starts = await asyncio.gather(*(env.start_proof(t) for t in theorems))
     open_: dict[str, GoalState] = {}
     for t, r in zip(theorems, starts, strict=True):
@@ -65,38 +91,44 @@ async def first_closing(env: ProofEnv, theorems: Sequence[Theorem], tactic_lists
             report.infra.append(t.name)
         else:
             report.start_errors.append(t.name)
-    rounds = max((len(v) for v in tactic_lists.values()), default=0)
-    bar = tqdm(total=rounds, desc="baseline", unit="round", disable=not progress)
-    for k in range(rounds):
-        names = [n for n in open_ if k < len(tactic_lists[n])]
-        if not names:
-            break
-        results = await env.apply_many([(open_[n], tactic_lists[n][k]) for n in names])
-        # a library theorem (`Theorem.module`): the step closes its goal in the worker's whole library, the
-        # premise rule is the whole-proof check's (the theorem itself, or a later lemma, would close it)
-        confirm = [n for n, r in zip(names, results, strict=True) if by_name[n].module and r.ok
-                   and r.state is not None and r.state.is_proved]
-        checks = await asyncio.gather(*(env.check_proof(by_name[n], [tactic_lists[n][k]]) for n in confirm))
-        refused = {n for n, c in zip(confirm, checks, strict=True) if not c.ok}
-        report.refused += sum(not c.ok and not c.infra for c in checks)
-        report.infra += [n for n, c in zip(confirm, checks, strict=True) if c.infra and n not in report.infra]
-        for n, r in zip(names, results, strict=True):
-            tactic = tactic_lists[n][k]
-            if n in refused:
-                continue
-            if r.ok and r.state is not None and r.state.is_proved:
-                result[n] = tactic
-                key = tactic if tactic in report.by_tactic else shape(tactic)
-                report.by_tactic[key] = report.by_tactic.get(key, 0) + 1
-                del open_[n]
-            elif r.status.is_infra and n not in report.infra:
-                report.infra.append(n)
-            elif r.status is Status.REJECTED:
-                log.warning("the sandbox rejected automation tactic %r: %s", tactic, r.message)
-        bar.update(1)
-    bar.close()
-    await env.free(list(open_.values()))
-    report.closed = sum(v is not None for v in result.values())
-    report.hard = len(theorems) - report.closed - len(report.start_errors)
-    report.elapsed_s = round(time.monotonic() - t0, 2)
-    return result, report
+    return open_
+
+
+def _closes(r: TacticResult) -> bool:
+    """Whether the step ``r`` succeeded and left no goal."""
+    return r.ok and r.state is not None and r.state.is_proved
+
+
+async def _refused_by_premise_rule(env: ProofEnv, by_name: Mapping[str, Theorem], names: Sequence[str],
+                                   tactics: Sequence[str], results: Sequence[TacticResult],
+                                   report: BaselineReport) -> set[str]:
+    """The names among ``names`` whose closing step the whole-proof check refused.
+
+    A library theorem (`Theorem.module`): the step closes its goal in the worker's whole library, the premise
+    rule is the whole-proof check's (the theorem itself, or a later lemma, would close it). Each closing step of a
+    library theorem is checked as a whole proof; refusals are counted in ``report.refused`` and infrastructure
+    failures of the check added to ``report.infra``."""
+    confirm = [(n, tac) for n, tac, r in zip(names, tactics, results, strict=True)
+               if by_name[n].module and _closes(r)]
+    checks = await asyncio.gather(*(env.check_proof(by_name[n], [tac]) for n, tac in confirm))
+    refused = {n for (n, _), c in zip(confirm, checks, strict=True) if not c.ok}
+    report.refused += sum(not c.ok and not c.infra for c in checks)
+    report.infra += [n for (n, _), c in zip(confirm, checks, strict=True) if c.infra and n not in report.infra]
+    return refused
+
+
+def _record_step(name: str, tactic: str, r: TacticResult, open_: dict[str, GoalState],
+                 result: dict[str, str | None], report: BaselineReport, shape: Callable[[str], str]) -> None:
+    """Record the outcome ``r`` of trying ``tactic`` on the open theorem ``name``: a closing tactic is kept in
+    ``result``, counted in ``report.by_tactic`` (under its text, or its ``shape`` when the text is not a key) and
+    the theorem leaves ``open_``; an infrastructure failure is added to ``report.infra`` once; a sandbox rejection
+    is logged."""
+    if _closes(r):
+        result[name] = tactic
+        key = tactic if tactic in report.by_tactic else shape(tactic)
+        report.by_tactic[key] = report.by_tactic.get(key, 0) + 1
+        del open_[name]
+    elif r.status.is_infra and name not in report.infra:
+        report.infra.append(name)
+    elif r.status is Status.REJECTED:
+        log.warning("the sandbox rejected automation tactic %r: %s", tactic, r.message)

@@ -110,19 +110,27 @@ def AllBelow (k : Nat) : Tree → Prop
 
 def _iff(rng: random.Random) -> list[Instance]:
     """``Iff`` between Bool functions and Props on a user enum, structure, list-like inductive and tree."""
+    out = _tone_iffs(rng)
+    sp = namespaced("BqSpan", IVM_DEFS)
+    ba = namespaced("BqBag", BAG_DEFS)
+    be = namespaced("BqBelow", BELOW_DEFS)
+    out += _fixed_iffs(sp, ba, be)
+    out += _drawn_iffs(rng, sp, ba, be)
+    return _distinct(out, per_preamble=True)
+
+
+def _tone_iffs(rng: random.Random) -> list[Instance]:
+    """The `_iff` instances of a ``Tone`` enum whose marked tones (two or three) and successor order are drawn."""
     marked = sorted(rng.sample(TONES, rng.choice([2, 3])))
     order = list(TONES)
     rng.shuffle(order)
     succ = {order[i]: order[(i + 1) % len(order)] for i in range(len(order))}
     tag = "_".join(c[:2] for c in marked)
     to = namespaced(f"BqTone_{tag}_{''.join(c[0] for c in order)}", _tone_defs(marked, succ))
-    sp = namespaced("BqSpan", IVM_DEFS)
-    ba = namespaced("BqBag", BAG_DEFS)
-    be = namespaced("BqBelow", BELOW_DEFS)
     disj = " ∨ ".join(f"c = Tone.{c}" for c in marked)
     pat = " | ".join("h" for _ in marked)
     preimage = sorted(c for c in TONES if succ[c] in marked)
-    out = [
+    return [
         Instance(f"tone_mark_{tag}", f"(c : Tone) : mark c = true ↔ {disj}",
                  ("constructor", "· intro h\n  cases c <;> simp_all [mark]",
                   f"· rintro ({pat}) <;> subst h <;> rfl"), to),
@@ -131,6 +139,13 @@ def _iff(rng: random.Random) -> list[Instance]:
                  ("cases c <;> simp [mark, next]",), to),
         Instance("tone_fixed", "(c : Tone) : next c = c ↔ False",
                  ("exact ⟨fun h => by cases c <;> simp [next] at h, fun h => h.elim⟩",), to),
+    ]
+
+
+def _fixed_iffs(sp: str, ba: str, be: str) -> list[Instance]:
+    """The `_iff` instances that draw nothing, over the preambles of ``Span`` (``sp``), ``Bag`` (``ba``) and the
+    ``AllBelow`` trees (``be``)."""
+    return [
         Instance("span_memB", "(n : Nat) (s : Span) : memB n s = true ↔ Mem n s",
                  ("unfold memB Mem", "simp"), sp),
         Instance("span_nonempty", "(s : Span) : (∃ n, Mem n s) ↔ Span.start s ≤ Span.stop s",
@@ -155,6 +170,11 @@ def _iff(rng: random.Random) -> list[Instance]:
                   "· intro h\n  cases t\n  · rfl\n  · exact absurd h.1 (Nat.not_lt_zero _)",
                   "· intro h\n  subst h\n  trivial"), be),
     ]
+
+
+def _drawn_iffs(rng: random.Random, sp: str, ba: str, be: str) -> list[Instance]:
+    """The `_iff` instances at drawn constants, over the preambles of `_fixed_iffs`."""
+    out: list[Instance] = []
     k = rng.randint(1, 9)
     out.append(Instance(f"span_slide_{k}", f"(n : Nat) (s : Span) : Mem (n + {k}) (slide {k} s) ↔ Mem n s",
                         ("constructor", "· intro h\n  simp only [Mem, slide] at h ⊢\n  omega",
@@ -177,7 +197,7 @@ def _iff(rng: random.Random) -> list[Instance]:
                          "  · next l x r ihl ihr =>\n    obtain ⟨hx, hl, hr⟩ := h\n"
                          "    exact ⟨by omega, ihl hl, ihr hr⟩",
                          f"· intro h\n  exact h {k} (Nat.le_refl _)"), be))
-    return _distinct(out, per_preamble=True)
+    return out
 
 # ---------------------------------------------------------------------------
 # tfun: funext goals

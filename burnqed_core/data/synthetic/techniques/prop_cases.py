@@ -177,7 +177,14 @@ def trimH (k n : Nat) : Nat := if Heavy k n then k else n"""
 def _splits(rng: random.Random) -> list[Instance]:
     """``by_cases``, ``rcases Nat.lt_or_ge``, ``Classical.em`` and ``split`` on user structures, lists, trees, a
     dite definition and a user predicate with a ``Decidable`` instance; a few steps per branch."""
-    out = []
+    out = [*_item_splits(rng), *_clamp_splits(rng), *_keep_splits(rng), *_cap_splits(rng), *_spend_heavy_splits(rng)]
+    return _distinct(out, per_preamble=True)
+
+
+def _item_splits(rng: random.Random) -> list[Instance]:
+    """The `_splits` of an ``Item`` structure's ``best`` and ``cheap`` (two bounds drawn): ``by_cases`` and
+    ``rcases Nat.lt_or_ge``."""
+    out: list[Instance] = []
     pre = namespaced("BqSpItem", ITEM_DEFS)
     out.append(Instance("item_max", "(p q : Item) : Item.score (best p q) = max (Item.score p) (Item.score q)",
                         ("by_cases h : Item.score p < Item.score q", "· rw [best, if_pos h]\n  omega",
@@ -189,7 +196,12 @@ def _splits(rng: random.Random) -> list[Instance]:
         out.append(Instance(f"item_cheap_{k}", f"(p : Item) : Item.cost (cheap {k} p) = min {k} (Item.cost p)",
                             (f"by_cases h : {k} < Item.cost p", "· rw [cheap, if_pos h]\n  dsimp only\n  omega",
                              "· rw [cheap, if_neg h]\n  omega"), pre))
+    return out
 
+
+def _clamp_splits(rng: random.Random) -> list[Instance]:
+    """The `_splits` of ``clamp`` at three bounds ``lo < hi`` drawn: ``rcases Nat.lt_or_ge``, then ``split``."""
+    out: list[Instance] = []
     pre = namespaced("BqSpClamp", CLAMP_DEFS)
     lo_hi = _pick(rng, [(a, b) for a in range(0, 8) for b in range(a + 2, 14)], 3)
     for lo, hi in lo_hi[:2]:
@@ -199,7 +211,13 @@ def _splits(rng: random.Random) -> list[Instance]:
     lo, hi = lo_hi[2]
     out.append(Instance(f"clamp_mono_{lo}_{hi}", f"(x y : Nat) (h : x ≤ y) : clamp {lo} {hi} x ≤ clamp {lo} {hi} y",
                         ("unfold clamp", "repeat' split", "all_goals omega"), pre))
+    return out
 
+
+def _keep_splits(rng: random.Random) -> list[Instance]:
+    """The `_splits` of a list filter ``keepBig`` (thresholds drawn): ``split`` in an induction step, and
+    ``Classical.em``."""
+    out: list[Instance] = []
     pre = namespaced("BqSpKeep", KEEP_DEFS)
     for k in _pick(rng, list(range(1, 10)), 2):
         out.append(Instance(f"keep_sum_{k}", f"(xs : List Nat) : lsum (keepBig {k} xs) ≤ lsum xs",
@@ -214,7 +232,12 @@ def _splits(rng: random.Random) -> list[Instance]:
                         (f"rcases Classical.em ({k} < x) with h | h",
                          "· simp only [keepBig, if_pos h, lcnt]\n  omega",
                          "· simp only [keepBig, if_neg h]\n  omega"), pre))
+    return out
 
+
+def _cap_splits(rng: random.Random) -> list[Instance]:
+    """The `_splits` of a tree map ``cap`` (two caps drawn): ``split`` in an induction step."""
+    out: list[Instance] = []
     pre = namespaced("BqSpCap", CAP_DEFS)
     k1, k2 = _pick(rng, list(range(1, 10)), 2)
     out.append(Instance(f"cap_sum_{k1}", f"(t : Bin) : wsum (cap {k1} t) ≤ wsum t",
@@ -223,7 +246,13 @@ def _splits(rng: random.Random) -> list[Instance]:
     out.append(Instance(f"cap_bound_{k2}", f"(t : Bin) : wsum (cap {k2} t) ≤ {k2} * forks t",
                         ("induction t", "· exact Nat.zero_le _", "rename_i l x r ihl ihr",
                          "simp only [cap, wsum, forks]", "split", "· omega", "· omega"), pre))
+    return out
 
+
+def _spend_heavy_splits(rng: random.Random) -> list[Instance]:
+    """The `_splits` of a dite definition ``spend`` and of ``trimH`` over a user predicate ``Heavy`` with a
+    ``Decidable`` instance (its bound drawn): ``by_cases``."""
+    out: list[Instance] = []
     pre = namespaced("BqSpSpend", SPEND_DEFS)
     out.append(Instance("spend_min", "(a b : Nat) : spend a b + min a b = a",
                         ("by_cases h : b ≤ a", "· rw [spend, dif_pos h]\n  omega", "· rw [spend, dif_neg h]\n  omega"),
@@ -237,7 +266,7 @@ def _splits(rng: random.Random) -> list[Instance]:
     out.append(Instance(f"heavy_le_{k}", f"(n : Nat) : trimH {k} n ≤ n",
                         ("unfold trimH", f"by_cases h : Heavy {k} n", "· rw [if_pos h]\n  unfold Heavy at h\n  omega",
                          "· rw [if_neg h]\n  exact Nat.le_refl _"), pre))
-    return _distinct(out, per_preamble=True)
+    return out
 
 
 PROP_CASES_FAMILIES: tuple[Family, ...] = (
