@@ -49,6 +49,9 @@ def cheap_profile(tmp: Path) -> Path:
         "paths.work_dir": str(tmp / "work"), "data.corpus": str(corpus), "data.benchmark": str(bench),
         "data.search_theorems": 8, "pipeline.shard_size": 4, "pipeline.eval_shard_size": 3,
         "search.flush_every": 1, "search.max_nodes": 10,
+        # one theorem at a time: a shard's four searches end one after the other, not together, so that the
+        # worker-kill test's SIGKILL, sent once a shard has saved a theorem, lands before the shard ends
+        "search.concurrency": 1,
         # no verdict cache: a worker's pool keeps the verdicts of the module's earlier runs, and answered from
         # them a 4-theorem shard took 1 s, so the worker-kill test's SIGKILL could land after the shard ended
         "lean.verdict_cache": 0,
