@@ -14,17 +14,8 @@ its own and asks for proofs by one technique, in several surface forms:
   the user constructors (``leaf``, ``node``, renamed per theorem) are never
   printed before the split, so no step names them (2026-11-27).
 
-Like `burnqed_core.data.synthetic.families`, instances use fixed names and are renamed
-per theorem by `burnqed_core.data.synthetic.renaming`; the preambles use only the forms
-renaming knows (``inductive`` with one ``|`` line per constructor, ``def``
-lines, ``match`` alternatives after a ``def`` line), and names that a proof
-also uses for something else are avoided (no user ``map``/``length``/``nil``:
-``List.map``, ``xs.length`` and ``| nil =>`` must keep theirs). No preamble
-``def`` calls a core ``List`` function (``++``, ``List.map``, ``List.length``)
-in its body: the trusted checker cannot then realise the definition's
-equation lemmas (``simp [f]``/``rw [f]`` fail with "enableRealizationsForConst
-must be called"), so the lists are flattened and measured by user functions.
-They are in the bundled corpus through `burnqed_core.data.synthetic.catalogue.ALL_FAMILIES`.
+How every technique's preamble, names and proofs are written (renaming, what the checker can unfold,
+what a proof may name) is said once in `burnqed_core.data.synthetic.techniques`.
 """
 
 from __future__ import annotations
