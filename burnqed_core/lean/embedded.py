@@ -48,12 +48,15 @@ from burnqed_core.lean.judge import (
     JudgeReport,
     ReportError,
     StepReport,
+    StoreStats,
     judge_command,
     new_nonce,
     parse_report,
     parse_seq_report,
     parse_step_reports,
+    parse_store_stats,
     step_command,
+    store_stats_command,
     tactics_command,
     worker_header,
 )
@@ -473,6 +476,18 @@ class EmbeddedBackend:
             log.info("embedded Lean worker pid %s retired: the text ran code of its own (%s)", self.pid,
                      self.tainted[:200])
         return report
+
+    async def store_stats(self) -> StoreStats | None:
+        """The checker's preamble store in this process (`judge.lean`: a preamble is elaborated and its
+        declarations replayed once per worker): what it keeps, and how many requests started from it."""
+        nonce = new_nonce()
+        async with self._doc_lock:
+            diags = await self._w().check(HEADER + store_stats_command(nonce), timeout_s=self.call_limit_s)
+        self.last_preamble = None
+        answers = [d.message for d in diags if d.severity == 3 and d.message.startswith(nonce)]
+        if len(answers) != 1:
+            raise ReportError(f"the checker answered {len(answers)} times (expected once)")
+        return parse_store_stats(answers[0], nonce)
 
     async def elaborate(self, text: str, axioms_of: Sequence[str] = (),
                         goals_at: Sequence[tuple[int, int]] = (), declared: bool = False) -> Elaboration:

@@ -1202,6 +1202,182 @@ meta def stateFields (fm : FileMap) (opts : Options) (trees : List InfoTree) : N
     let more ← stateFields fm opts trees (i + 1) rest
     return appS here more
 
+/-! ## The preamble cache: a preamble elaborated and replayed once per worker
+
+A file's shared preamble (its definitions) is the same text in every request
+about its theorems (each final check, each search start's audit, each chunk of
+`lean check`). Its elaboration (`sP`, `lpP`) and the kernel replay of its
+declarations onto the library (`replay`) are values: the first request keeps
+them, and a later request with the same preamble, in the same checker
+environment (the same object: the document's unchanged header), starts from
+them. Nothing is shared that a request could change (environments and states
+are immutable values), so a hit gives the verdicts a fresh run gives.
+
+Lean runs no `initialize` in a document, and a constant's value is computed
+afresh at each evaluation, so the store lives where Lean keeps values for the
+process: `burnqed_store_init` (run once, in the header, at the worker's start)
+adds a linter that holds it. The linter does nothing but answer a probe
+(syntax of a kind no text can produce, carrying a token made at start-up);
+`findStore` asks it. A preamble that ran code, declared meta code or failed
+is not kept. At most `storeSize` preambles are kept, the most recent first. -/
+
+structure PreEntry where
+  env0 : Environment
+  key : String
+  sP : Command.State
+  lpP : Loop
+  /-- every declaration of the preamble replayed through the kernel onto the library's (`k0`), or why not -/
+  replay : Except String Kernel.Environment
+
+structure Store where
+  entries : IO.Ref (List PreEntry)
+  hits : IO.Ref Nat
+deriving Nonempty
+
+meta def storeSize : Nat := 8
+meta def storeName : Name := `BurnqedJudge.preambleStore
+meta def probeKind : SyntaxNodeKind := `BurnqedJudge.preambleStoreProbe
+
+meta unsafe def toTreeImpl (s : Store) : Language.SnapshotTree := unsafeCast s
+@[implemented_by toTreeImpl] meta opaque toTree : Store → Language.SnapshotTree
+meta unsafe def ofTreeImpl (t : Language.SnapshotTree) : Store := unsafeCast t
+@[implemented_by ofTreeImpl] meta opaque ofTree : Language.SnapshotTree → Store
+meta unsafe def sameEnvImpl (a b : Environment) : Bool := ptrAddrUnsafe a == ptrAddrUnsafe b
+/-- The same object (not merely an equal environment). -/
+@[implemented_by sameEnvImpl] meta opaque sameEnv : Environment → Environment → Bool
+
+/-- The probe: a node of `probeKind` whose one atom has synthetic positions that end before they start.
+Lean's parser gives every atom of a text its original positions, and a linter sees only the commands a
+parser produced, so no text can make one. -/
+meta def probe : Syntax :=
+  .node .none probeKind #[.atom (.synthetic ⟨7⟩ ⟨3⟩) "burnqed"]
+
+meta def probeOk (stx : Syntax) : Bool :=
+  stx.getKind == probeKind && match stx.getArg 0 with
+    | .atom (.synthetic p q _) t => p.byteIdx == 7 && q.byteIdx == 3 && t == "burnqed"
+    | _ => false
+
+/-- The linter that holds the store: silent on every command; on the probe it adds the store to the
+state's snapshot tasks (a field that `runLinters` restores after every linter, and that the caller
+restores at once). -/
+meta def storeLinter (s : Store) : Linter where
+  name := storeName
+  run := fun stx => if probeOk stx then
+      modify fun st => { st with snapshotTasks := st.snapshotTasks.push ⟨none, .skip, none, Task.pure (toTree s)⟩ }
+    else pure ()
+
+meta def lastTask : List (Language.SnapshotTask Language.SnapshotTree) → Option Language.SnapshotTree
+  | [] => none
+  | [t] => some t.task.get
+  | _ :: ts => lastTask ts
+
+/-- The store, from the first linter that holds one (none before `burnqed_store_init`, e.g. in a
+Pantograph run that elaborates the checker per request). -/
+meta def findStore : List Linter → CommandElabM (Option Store)
+  | [] => pure none
+  | l :: ls => if l.name == storeName then do
+      let saved := (← get).snapshotTasks
+      l.run probe
+      let tasks := (← get).snapshotTasks
+      modify fun st => { st with snapshotTasks := saved }
+      if tasks.size == saved.size + 1 then
+        pure (match lastTask tasks.toList with
+          | some t => some (ofTree t)
+          | none => none)
+      else pure none
+    else findStore ls
+
+meta def findEntry (env0 : Environment) (key : String) : List PreEntry → Option PreEntry
+  | [] => none
+  | e :: es => if sameEnv e.env0 env0 && e.key == key then some e else findEntry env0 key es
+
+/-- `es` without `key`'s entry, at most `k` of them. -/
+meta def keepOthers (key : String) : Nat → List PreEntry → List PreEntry
+  | 0, _ => []
+  | _, [] => []
+  | k + 1, e :: es => if e.key == key then keepOthers key (k + 1) es else e :: keepOthers key k es
+
+meta def lookNames : List Name → List Name
+  | [] => []
+  | n :: ns => match lookOf n with
+    | some _ => n :: lookNames ns
+    | none => lookNames ns
+
+/-- Every declaration of the preamble's environment `sP` replayed through the kernel onto `k0` (what
+`base`, the library's environment, lacks): the kernel environment, or why not. -/
+meta def replayPreamble (env0 base : Environment) (sP : Environment) (k0 : Kernel.Environment) :
+    Except String Kernel.Environment :=
+  match closure sP (fun d => base.contains d) 1000000 (newNames env0 sP) [] with
+  | .error e => .error e
+  | .ok ns => replayAll sP ns k0
+
+syntax (name := storeInitCmd) "burnqed_store_init" : command
+
+/-- `burnqed_store_init`: the preamble store of this process, made once (the header runs it when the
+worker starts; a second run finds the first store). -/
+@[command_elab storeInitCmd] public meta def elabStoreInit : CommandElab := fun _ => do
+  match ← findStore (← lintersRef.get).toList with
+  | some _ => pure ()
+  | none => do
+    let entries ← IO.mkRef ([] : List PreEntry)
+    let hits ← IO.mkRef 0
+    addLinter (storeLinter { entries, hits })
+
+syntax (name := storeStatsCmd) "burnqed_store_stats " str : command
+
+meta def lenE : List PreEntry → Nat
+  | [] => 0
+  | _ :: es => lenE es + 1
+
+/-- `burnqed_store_stats "nonce"`: how many preambles the store keeps and how many requests it has
+answered, answered like `burnqed_judge` (`none` without a store). -/
+@[command_elab storeStatsCmd] public meta def elabStoreStats : CommandElab := fun stx => do
+  let nonce := ((stx.getArg 1).isStrLit?).getD ""
+  let fields ← match ← findStore (← lintersRef.get).toList with
+    | some s => do
+      let es ← s.entries.get
+      pure [toString (lenE es), toString (← s.hits.get)]
+    | none => pure ["none"]
+  let ctx ← read
+  let msg : Message := { fileName := ctx.fileName, pos := ⟨1, 0⟩, severity := .information,
+                         data := .ofFormat (.text (nonce ++ nets (appS ("v2" :: fields) ["end"]))) }
+  modify fun st => { st with messages := st.messages.add msg }
+
+meta def isNilS : List String → Bool
+  | [] => true
+  | _ => false
+
+meta def isNilN : List Name → Bool
+  | [] => true
+  | _ => false
+
+/-- The preamble's state: from the store when this process elaborated the same preamble in the same
+checker environment before, else elaborated now (and kept, with its replay, when it is clean). -/
+meta def preambleState (env0 : Environment) (st0 : Command.State) (fileName trust preamble : String)
+    (names0 : List Name) : CommandElabM (Command.State × Loop × Option (Except String Kernel.Environment)) := do
+  let store? ← findStore (← lintersRef.get).toList
+  let key := trust ++ "\n" ++ fileName ++ "\n" ++ joinNames (lookNames names0) ++ "\n" ++ preamble
+  let hit? ← match store? with
+    | some s => pure (findEntry env0 key (← s.entries.get))
+    | none => pure none
+  match hit?, store? with
+  | some e, some s => do
+    s.hits.modify (· + 1)
+    s.entries.modify fun es => e :: keepOthers key (storeSize - 1) es
+    return (e.sP, e.lpP, some e.replay)
+  | _, _ => do
+    let (sS, _) ← runC st0 fileName "@[expose] public section\n" {}
+    let (sP, lpP) ← runC sS fileName preamble { lib := some env0, looks := looksOf names0 }
+    let clean := !preamble.isEmpty && !anyError sP.messages.toList && isNilS lpP.ran && isNilN lpP.effects &&
+      isNilN lpP.unsafeDecls
+    match store?, clean with
+    | some s, true => do
+      let base := if trust == "trusted" then sP.env else env0
+      let replay := replayPreamble env0 base sP.env base.toKernelEnv
+      s.entries.modify fun es => { env0, key, sP, lpP, replay } :: keepOthers key (storeSize - 1) es
+      return (sP, lpP, some replay)
+    | _, _ => return (sP, lpP, none)
+
 /-- The verdict on `candidate`, elaborated after `preamble` (both untrusted
 unless `trust` is "trusted": a preamble of the package's own sets, by hash),
 as one message: the nonce, then netstrings. `mode`: "names" judges `names`
@@ -1217,8 +1393,7 @@ meta def judge (env0 : Environment) (fileName : String) (opts0 : Options)
   let st0 := Command.mkState env0 {} opts
   -- The worker's document is a `module` (for `meta import`): public and
   -- exposed by default, so that names and unfolding are those of a plain file.
-  let (sS, _) ← runC st0 fileName "@[expose] public section\n" {}
-  let (sP, lpP) ← runC sS fileName preamble { lib := some env0, looks := looksOf names0 }
+  let (sP, lpP, replay?) ← preambleState env0 st0 fileName trust preamble names0
   let pMsgs ← liftIO <| msgFields sP.messages.toList
   if anyError sP.messages.toList then
     return nonce ++ nets (appS ("v2" :: "P" :: pMsgs) ["end"])
@@ -1239,12 +1414,12 @@ meta def judge (env0 : Environment) (fileName : String) (opts0 : Options)
         (match lp.unsafeDecls with | [] => [] | us => ["Z", joinNames us]))
   if mode == "audit" || mode == "meaning" then
     -- "meaning": the statement's flags alone (its preamble's replay is audited once per preamble, "audit")
-    let decls := if mode == "audit" then newNames env0 sP.env else []
-    let replay := match closure sP.env (fun d => base.contains d) 1000000 decls [] with
+    let replay := if mode != "audit" then [] else
+      match (match replay? with
+        | some r => r
+        | none => replayPreamble env0 base sP.env k0) with
       | .error e => ["A", e]
-      | .ok ns => match replayAll sP.env ns k0 with
-        | .error e => ["A", e]
-        | .ok _ => []
+      | .ok _ => []
     let flags := match envT? with
       | some envT => flagFields 0 (flagsOf env0 envT lpT.cmds `burnqed_checked)
       | none => []
@@ -1255,14 +1430,19 @@ meta def judge (env0 : Environment) (fileName : String) (opts0 : Options)
     | _ => true)
   let c : Ctx := { env0, envU := sU.env, base, k0, envT?, allowed? }
   let recs := appCmd lpU.cmds lpP.cmds
+  -- The preamble's declarations replayed once (kept with it): no theorem replays them again. Not with a
+  -- premise rule, whose check reads each theorem's own replay list.
+  let kStart := match replay?, allowed? with
+    | some (.ok k), none => k
+    | _, _ => k0
   let (ds, ts) ← if mode == "list" then do
       let ls := listed sU.env (spaceOf sP) (revCmd lpU.cmds [])
       let printEnv := match lpU.metas with
         | [] => sU.env
         | _ => env0
       let ts ← typeFields sU.env printEnv opts 0 ls
-      pure (judgeAll c recs k0 0 (firsts ls), ts)
-    else pure (judgeAll c recs k0 0 (qualifyAll (spaceOf sP) names), [])
+      pure (judgeAll c recs kStart 0 (firsts ls), ts)
+    else pure (judgeAll c recs kStart 0 (qualifyAll (spaceOf sP) names), [])
   let fm := (Parser.InputContext.mk candidate fileName).fileMap
   let ss ← match positions with
     | [] => pure []
@@ -1409,5 +1589,8 @@ constants. -/
       let ls := leaves before after.toKernelEnv 1000000 (arrList us us.size []) {} []
       "open" :: "" :: toString (lenS ls) :: ls
   say (appS ["ok", toString (lenS strs)] (appS strs verdict))
+
+
+burnqed_store_init
 
 end BurnqedJudge

@@ -226,6 +226,34 @@ def parse_seq_report(message: str, nonce: str, n: int) -> list[bool]:
     return [x == "1" for x in f[1:-1]]
 
 
+def store_stats_command(nonce: str) -> str:
+    """``burnqed_store_stats``: what the checker's preamble store of this process holds (`judge.lean`)."""
+    return f"burnqed_store_stats {lean_string(nonce)}\n"
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    """The checker's preamble store in one worker process: the preambles it keeps (elaborated, and their
+    declarations replayed through the kernel, once) and how many requests started from one of them."""
+
+    entries: int
+    hits: int
+
+
+def parse_store_stats(message: str, nonce: str) -> StoreStats | None:
+    """The answer of ``burnqed_store_stats`` (None: the process has no store)."""
+    if not message.startswith(nonce):
+        raise ReportError("not this call's answer")
+    f = netstrings(message[len(nonce):])
+    if f[:1] != [VERSION] or f[-1:] != ["end"]:
+        raise ReportError("not a complete answer")
+    if f[1:-1] == ["none"]:
+        return None
+    if len(f) != 4 or not f[1].isdigit() or not f[2].isdigit():
+        raise ReportError("not a complete answer")
+    return StoreStats(entries=int(f[1]), hits=int(f[2]))
+
+
 def new_nonce() -> str:
     return "burnqed-" + secrets.token_hex(16)
 

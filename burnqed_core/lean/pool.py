@@ -50,7 +50,7 @@ from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean import trust
 from burnqed_core.lean.checker import sandbox_module, static_problems
-from burnqed_core.lean.judge import JudgeReport
+from burnqed_core.lean.judge import JudgeReport, StoreStats
 from burnqed_core.lean.lsp import LspError, kill_group
 from burnqed_core.lean.types import (
     BackendDied,
@@ -600,6 +600,14 @@ class LeanPool:
                 raise LeanSetupError(f"{type(b).__name__} has no trusted checker")
             return await fn(preamble, expected, candidate, names, **options)  # type: ignore[no-any-return]
         return await self._call(None, go, timeout_s or max(60.0, self._timeout(1)))
+
+    async def store_stats(self, timeout_s: float = 60.0) -> StoreStats | None:
+        """The trusted checker's preamble store on some worker (`judge.lean`); None when its backend keeps
+        none."""
+        async def go(b: LeanBackend) -> StoreStats | None:
+            fn = getattr(b, "store_stats", None)
+            return None if fn is None else await fn()  # type: ignore[no-any-return]
+        return await self._call(None, go, timeout_s)
 
     async def free(self, states: Sequence[GoalState]) -> None:
         handles = [s for s in states if s.handle is not None]

@@ -18,6 +18,14 @@ instances, sections, options) is kept as it is, on the same lines: a theorem
 that uses an earlier one is accepted only when that one was (a timed-out
 theorem's dependents fail). Kimina Lean Server and Pantograph give each
 snippet its own limit in the same way.
+
+The file's definitions are the same text in every chunk after the first: they
+go to the checker as the request's preamble (the text before the first
+theorem, `preamble_split`), which each worker elaborates and replays once and
+keeps (`judge.lean`, the preamble store), and the chunk's own text follows it
+on the same lines. The first chunk keeps the whole text as one candidate, so
+that the definitions' own messages are reported; a preamble that Lean refuses
+is sent again as part of the chunk.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from dataclasses import dataclass, field
 
 from burnqed_core.data.theorems.lean_file import parse_lean_file
 from burnqed_core.errors import DataError
-from burnqed_core.lean.judge import user_text
+from burnqed_core.lean.judge import ReportError, user_text
 from burnqed_core.lean.lexer import LexError, TokKind, tokenize
 from burnqed_core.lean.pool import InfraFailure, LeanPool, load_factor
 from burnqed_core.lean.types import (
@@ -40,6 +48,7 @@ from burnqed_core.lean.types import (
     Elaboration,
     Status,
 )
+from burnqed_core.lean.verdicts import elaboration_of
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +89,7 @@ class _Run:
     parts: list[tuple[list[int], Elaboration]] = field(default_factory=list)
     timed_out: dict[str, str] = field(default_factory=dict)
     requests: int = 0
+    split: int | None = None  # `preamble_split`: the first line after the shared definitions
 
 
 def theorem_declarations(text: str) -> list[_Decl] | None:
@@ -124,12 +134,64 @@ def _stub_axioms(elab: Elaboration, name: str) -> list[str]:
     return [user_text(a.removeprefix("local:")) for a in elab.axioms.get(name, []) if a.startswith("local:")]
 
 
-async def _request(pool: LeanPool, run: _Run, text: str, limit_s: float) -> Elaboration | None:
+_MODIFIERS = frozenset({"private", "protected", "noncomputable", "nonrec", "partial", "unsafe", "public", "meta"})
+
+
+def preamble_split(text: str, decls: Sequence[_Decl]) -> int | None:
+    """The line where the file's first theorem command starts (its docstring, attributes and modifiers
+    included): the text before it is the definitions every chunk shares. None when that command does not
+    start a line of its own, or carries an ``… in`` prefix."""
+    if not decls or decls[0].line == 0:
+        return None
+    try:
+        toks = tokenize(text, comments=True, strict=False)
+    except LexError:
+        return None
+    i = next((k for k, t in enumerate(toks) if (t.line, t.col) == (decls[0].line, decls[0].col)), None)
+    if i is None:
+        return None
+    i -= 1
+    while i >= 0:
+        t = toks[i]
+        if t.kind is TokKind.DOC or (t.kind is TokKind.IDENT and t.text in _MODIFIERS):
+            i -= 1
+        elif t.text == "]":
+            depth, i = 1, i - 1
+            while i >= 0 and depth:
+                depth += {"]": 1, "[": -1, "@[": -1}.get(toks[i].text, 0)
+                i -= 1
+            if depth or toks[i + 1].text != "@[":
+                return None
+        else:
+            break
+    start = toks[i + 1]
+    if i >= 0 and (toks[i].line == start.line or toks[i].text == "in"):
+        return None
+    return start.line if start.line > 0 and text.split("\n", start.line)[:start.line] != [""] * start.line \
+        else None
+
+
+async def _request(pool: LeanPool, run: _Run, text: str, limit_s: float, split: int | None = None) -> \
+        Elaboration | None:
+    """One request over ``text``; with ``split`` its lines before ``split`` go as the preamble (kept by the
+    worker), the rest on the same lines as the candidate. None: no answer within ``limit_s``."""
     run.requests += 1
     try:
+        if split is not None:
+            lines = text.split("\n")
+            preamble = "\n".join(lines[:split]) + "\n"
+            report = await pool.judge(preamble, "", "\n" * split + "\n".join(lines[split:]), [],
+                                      timeout_s=limit_s, mode="list")
+            if report.preamble_error is None:
+                return elaboration_of(report, None)
+            log.info("the definitions as a preamble gave errors: the chunk is checked as one text")
+            run.requests += 1
         return await pool.elaborate(text, declared=True, timeout_s=limit_s, retry=False)
     except InfraFailure as e:
         log.info("a file request gave no answer (%s)", e.message)
+        return None
+    except ReportError as e:  # the checker's answer was unusable: as no answer
+        log.warning("a file request got an unusable answer (%s)", e)
         return None
 
 
@@ -140,7 +202,8 @@ def _limit(theorem_s: float, pre_s: float, n: int) -> float:
 async def _chunk(pool: LeanPool, run: _Run, idx: list[int], pre_s: float) -> None:
     """Check the theorems ``idx`` (consecutive) in one request; one by one on a timeout."""
     text = chunk_text(run.text, run.decls, idx[0], idx[-1])
-    elab = await _request(pool, run, text, _limit(run.limit_s, pre_s, len(idx)))
+    split = run.split if idx[0] > 0 else None  # the first chunk reports the definitions' messages
+    elab = await _request(pool, run, text, _limit(run.limit_s, pre_s, len(idx)), split)
     if elab is None:
         if len(idx) > 1:
             for i in idx:
@@ -232,8 +295,9 @@ async def check_file(pool: LeanPool, text: str, theorem_timeout_s: float = DEFAU
             return elab
         if not decls:
             raise InfraFailure(Status.TIMEOUT, f"the file got no answer within {whole:.0f} s")
+    run.split = preamble_split(text, decls)
     t0 = time.monotonic()
-    pre = await _request(pool, run, chunk_text(text, decls, len(decls), len(decls) - 1), whole)
+    pre = await _request(pool, run, chunk_text(text, decls, len(decls), len(decls) - 1), whole, run.split)
     pre_s = time.monotonic() - t0
     if pre is None:
         # The definitions themselves do not finish: each theorem alone (those before the culprit get their
