@@ -50,6 +50,7 @@ from burnqed_core.lean.judge import (
     StepReport,
     StoreStats,
     judge_command,
+    lean_string,
     new_nonce,
     parse_report,
     parse_seq_report,
@@ -111,7 +112,10 @@ STEP_INDENT = "    "  # of the candidate's lines under the goal reader
 
 
 def document_head(preamble: str) -> str:
-    return HEADER + preamble_text(preamble) + strict_line(preamble)
+    """`HEADER`, then the preamble as ``burnqed_preamble "<text>"``: the checker's store gives the state after
+    it, elaborated once per worker (`judge.lean`), whatever documents came between."""
+    text = preamble_text(preamble) + strict_line(preamble)
+    return HEADER + (f"burnqed_preamble {lean_string(text)}\n" if text else "")
 
 
 def block_tactics(tactics: Sequence[str]) -> str:

@@ -1354,9 +1354,13 @@ meta def isNilN : List Name → Bool
 /-- The preamble's state: from the store when this process elaborated the same preamble in the same
 checker environment before, else elaborated now (and kept, with its replay, when it is clean). -/
 meta def preambleState (env0 : Environment) (st0 : Command.State) (fileName trust preamble : String)
-    (names0 : List Name) : CommandElabM (Command.State × Loop × Option (Except String Kernel.Environment)) := do
+    (names0 : List Name) (doc : Bool := false) :
+    CommandElabM (Command.State × Loop × Option (Except String Kernel.Environment)) := do
   let store? ← findStore (← lintersRef.get).toList
-  let key := trust ++ "\n" ++ fileName ++ "\n" ++ joinNames (lookNames names0) ++ "\n" ++ preamble
+  -- A search document's preamble (`doc`) keeps the document's options (parallel elaboration) and needs no
+  -- replay: kept apart from the judge's.
+  let key := (if doc then "doc" else trust) ++ "\n" ++ fileName ++ "\n" ++ joinNames (lookNames names0) ++ "\n" ++
+    preamble
   let hit? ← match store? with
     | some s => pure (findEntry env0 key (← s.entries.get))
     | none => pure none
@@ -1373,10 +1377,43 @@ meta def preambleState (env0 : Environment) (st0 : Command.State) (fileName trus
     match store?, clean with
     | some s, true => do
       let base := if trust == "trusted" then sP.env else env0
-      let replay := replayPreamble env0 base sP.env base.toKernelEnv
+      let replay := if doc then .error "a document's preamble is not replayed"
+        else replayPreamble env0 base sP.env base.toKernelEnv
       s.entries.modify fun es => { env0, key, sP, lpP, replay } :: keepOthers key (storeSize - 1) es
       return (sP, lpP, some replay)
     | _, _ => return (sP, lpP, none)
+
+meta def firstError : List Message → Option Message
+  | [] => none
+  | m :: ms => if m.severity == .error then some m else firstError ms
+
+syntax (name := preambleCmd) "burnqed_preamble " str : command
+
+/-- `burnqed_preamble "text"`: the rest of a search document reads as if `text` stood here. The text is
+elaborated by this checker's loop (as a judged preamble is), or its state is taken from the store when this
+process has elaborated it before, and that state becomes the document's: a search's documents, one after
+another with judge requests between them, never elaborate a file's definitions again. An error of the text
+is reported at this command, as Lean words it. The documents of a search are not a verdict (its proofs are
+judged again by `burnqed_judge`); this only spares the time. -/
+@[command_elab preambleCmd] public meta def elabPreamble : CommandElab := fun stx => do
+  let text := ((stx.getArg 1).isStrLit?).getD ""
+  let env0 ← getEnv
+  let ctx ← read
+  let opts0 := match (← get).scopes with
+    | sc :: _ => sc.opts
+    | [] => {}
+  let st0 := Command.mkState env0 {} opts0
+  let (sP, _, _) ← preambleState env0 st0 ctx.fileName "replay" text [] (doc := true)
+  match firstError sP.messages.toList with
+  | some m => do
+    let txt ← liftIO m.data.toString
+    let pos := ctx.fileMap.toPosition (stx.getPos?.getD 0)
+    let msg : Message := { fileName := ctx.fileName, pos, severity := .error, data := .ofFormat (.text txt) }
+    modify fun st => { st with messages := st.messages.add msg }
+  | none =>
+    let cur ← get
+    set { sP with messages := cur.messages, infoState := cur.infoState, traceState := cur.traceState,
+                  snapshotTasks := cur.snapshotTasks }
 
 /-- The verdict on `candidate`, elaborated after `preamble` (both untrusted
 unless `trust` is "trusted": a preamble of the package's own sets, by hash),
