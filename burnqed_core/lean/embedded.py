@@ -111,11 +111,19 @@ WARMUP = HEADER + "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
 STEP_INDENT = "    "  # of the candidate's lines under the goal reader
 
 
+STORED_PREAMBLE_LINES = 40
+"""A preamble of at least this many lines goes into a search document as ``burnqed_preamble "<text>"`` (the
+checker's store gives the state after it, elaborated once per worker, `judge.lean`); a shorter one as text,
+which Lean elaborates in a moment and reuses while the document keeps it."""
+
+
 def document_head(preamble: str) -> str:
-    """`HEADER`, then the preamble as ``burnqed_preamble "<text>"``: the checker's store gives the state after
-    it, elaborated once per worker (`judge.lean`), whatever documents came between."""
+    """`HEADER`, then the preamble: as text, or (`STORED_PREAMBLE_LINES` lines and more) taken from the
+    checker's store whatever documents came between."""
     text = preamble_text(preamble) + strict_line(preamble)
-    return HEADER + (f"burnqed_preamble {lean_string(text)}\n" if text else "")
+    if text.count("\n") >= STORED_PREAMBLE_LINES:
+        return HEADER + f"burnqed_preamble {lean_string(text)}\n"
+    return HEADER + text
 
 
 def block_tactics(tactics: Sequence[str]) -> str:

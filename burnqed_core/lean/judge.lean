@@ -1234,7 +1234,7 @@ structure Store where
   hits : IO.Ref Nat
 deriving Nonempty
 
-meta def storeSize : Nat := 8
+meta def storeSize : Nat := 32
 meta def storeName : Name := `BurnqedJudge.preambleStore
 meta def probeKind : SyntaxNodeKind := `BurnqedJudge.preambleStoreProbe
 

@@ -10,9 +10,12 @@ import secrets
 import pytest
 
 from burnqed_core.data.theorems.file_check import preamble_split, theorem_declarations
+from burnqed_core.lean.embedded import STORED_PREAMBLE_LINES
 from burnqed_core.lean.judge import JudgeReport
 from burnqed_core.lean.pool import LeanPool
+from burnqed_core.lean.types import Status
 from burnqed_core.lean.verdicts import verdict_problems
+from burnqed_core.records import Theorem
 
 pytestmark = pytest.mark.lean
 
@@ -98,6 +101,30 @@ async def test_no_text_reaches_the_store(lean_pool: LeanPool) -> None:
     again = await lean_pool.judge(pre, "", f"theorem s : {f} 3 = 7 := rfl\n", ["s"])
     assert not _ok(again, "s")
     assert (await _stats(lean_pool))[0] >= 1
+
+
+async def test_a_search_document_takes_a_long_preamble_from_the_store(lean_pool: LeanPool) -> None:
+    """A search on a theorem with a long preamble: its documents take the preamble's state from the store
+    (the second theorem's start is a hit), its steps read the preamble's definitions, a step that closes the
+    goal is what the checker accepts; a long preamble with an error is a start error."""
+    f, pre = _preamble()
+    long = pre + "".join(f"def {f}_pad{i} : Nat := {i}\n" for i in range(STORED_PREAMBLE_LINES))
+    one = Theorem(name="s1", preamble=long, statement=f": {f} 2 = 4")
+    start = await lean_pool.start_proof(one)
+    assert start.ok and start.state is not None and start.state.goals
+    _, hits = await _stats(lean_pool)
+    two = Theorem(name="s2", preamble=long, statement=f"(n : Nat) : {f} n = 2 * n")
+    start2 = await lean_pool.start_proof(two)
+    assert start2.ok and start2.state is not None
+    assert (await _stats(lean_pool))[1] > hits
+    steps = await lean_pool.apply_many([(start.state, "decide"), (start.state, f"exact {f}_pad3"),
+                                        (start2.state, "induction n <;> simp_all [" + f + "] <;> omega")])
+    assert steps[0].ok and steps[0].state is not None and steps[0].state.goals == ()
+    assert not steps[1].ok
+    assert steps[2].ok and steps[2].state is not None and steps[2].state.goals == ()
+    assert (await lean_pool.check_proof(one, ["decide"])).ok
+    bad = Theorem(name="s3", preamble=long + 'def oops : Nat := "x"\n', statement=": True")
+    assert (await lean_pool.start_proof(bad)).status is Status.START_ERROR
 
 
 def test_the_definitions_of_a_file_end_where_its_first_theorem_command_starts() -> None:
