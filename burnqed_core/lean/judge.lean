@@ -1297,6 +1297,10 @@ meta def keepOthers (key : String) : Nat → List PreEntry → List PreEntry
   | _, [] => []
   | k + 1, e :: es => if e.key == key then keepOthers key (k + 1) es else e :: keepOthers key k es
 
+meta def namesS : List Name → List String
+  | [] => []
+  | n :: ns => nm n :: namesS ns
+
 meta def lookNames : List Name → List Name
   | [] => []
   | n :: ns => match lookOf n with
@@ -1359,8 +1363,8 @@ meta def preambleState (env0 : Environment) (st0 : Command.State) (fileName trus
   let store? ← findStore (← lintersRef.get).toList
   -- A search document's preamble (`doc`) keeps the document's options (parallel elaboration) and needs no
   -- replay: kept apart from the judge's.
-  let key := (if doc then "doc" else trust) ++ "\n" ++ fileName ++ "\n" ++ joinNames (lookNames names0) ++ "\n" ++
-    preamble
+  -- Netstrings: no two (trust, file, preamble, look-alike names) give one key, whatever their text holds.
+  let key := nets ((if doc then "doc" else trust) :: fileName :: preamble :: namesS (lookNames names0))
   let hit? ← match store? with
     | some s => pure (findEntry env0 key (← s.entries.get))
     | none => pure none
