@@ -244,6 +244,14 @@ def _isolate(tactic: str) -> bool:
     return "/-" in tactic or "-/" in tactic or tactic.count('"') % 2 == 1
 
 
+def _one_answer(diags: Sequence[Diagnostic], nonce: str) -> str:
+    """The checker's one answer to the request of ``nonce`` (an information message that starts with it)."""
+    answers = [d.message for d in diags if d.severity == 3 and d.message.startswith(nonce)]
+    if len(answers) != 1:
+        raise ReportError(f"the checker answered {len(answers)} times (expected once)")
+    return answers[0]
+
+
 class EmbeddedBackend:
     """One ``lean --worker`` process (WebAssembly Lean run by Node 26).
 
@@ -479,10 +487,7 @@ class EmbeddedBackend:
         async with self._doc_lock:
             diags = await self._w().check(doc, timeout_s=self.call_limit_s)
         self.last_preamble = None
-        answers = [d.message for d in diags if d.severity == 3 and d.message.startswith(nonce)]
-        if len(answers) != 1:
-            raise ReportError(f"the checker answered {len(answers)} times (expected once)")
-        report = parse_report(answers[0], nonce, None if mode == "list" else list(names))
+        report = parse_report(_one_answer(diags, nonce), nonce, None if mode == "list" else list(names))
         if report.ran_code or report.unsafe_code:
             self.tainted = "; ".join([*report.ran_code, *report.unsafe_code])
             log.info("embedded Lean worker pid %s retired: the text ran code of its own (%s)", self.pid,
@@ -496,10 +501,7 @@ class EmbeddedBackend:
         async with self._doc_lock:
             diags = await self._w().check(HEADER + store_stats_command(nonce), timeout_s=self.call_limit_s)
         self.last_preamble = None
-        answers = [d.message for d in diags if d.severity == 3 and d.message.startswith(nonce)]
-        if len(answers) != 1:
-            raise ReportError(f"the checker answered {len(answers)} times (expected once)")
-        return parse_store_stats(answers[0], nonce)
+        return parse_store_stats(_one_answer(diags, nonce), nonce)
 
     async def elaborate(self, text: str, axioms_of: Sequence[str] = (),
                         goals_at: Sequence[tuple[int, int]] = (), declared: bool = False) -> Elaboration:

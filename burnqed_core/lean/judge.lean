@@ -1217,9 +1217,13 @@ Lean runs no `initialize` in a document, and a constant's value is computed
 afresh at each evaluation, so the store lives where Lean keeps values for the
 process: `burnqed_store_init` (run once, in the header, at the worker's start)
 adds a linter that holds it. The linter does nothing but answer a probe
-(syntax of a kind no text can produce, carrying a token made at start-up);
-`findStore` asks it. A preamble that ran code, declared meta code or failed
+(syntax that no text can produce, `probe`); `findStore` asks it. A preamble that ran code, declared meta code or failed
 is not kept. At most `storeSize` preambles are kept, the most recent first. -/
+
+meta def addInfo (text : String) : CommandElabM Unit := do
+  let ctx ← read
+  let msg : Message := { fileName := ctx.fileName, pos := ⟨1, 0⟩, severity := .information, data := .ofFormat (.text text) }
+  modify fun st => { st with messages := st.messages.add msg }
 
 structure PreEntry where
   env0 : Environment
@@ -1342,10 +1346,7 @@ answered, answered like `burnqed_judge` (`none` without a store). -/
       let es ← s.entries.get
       pure [toString (lenE es), toString (← s.hits.get)]
     | none => pure ["none"]
-  let ctx ← read
-  let msg : Message := { fileName := ctx.fileName, pos := ⟨1, 0⟩, severity := .information,
-                         data := .ofFormat (.text (nonce ++ nets (appS ("v2" :: fields) ["end"]))) }
-  modify fun st => { st with messages := st.messages.add msg }
+  addInfo (nonce ++ nets (appS ("v2" :: fields) ["end"]))
 
 meta def isNilS : List String → Bool
   | [] => true
@@ -1512,11 +1513,6 @@ meta def pairs (a : Array Syntax) : Nat → List (Nat × Nat) → List (Nat × N
   | 0, acc => acc
   | 1, acc => acc
   | k + 2, acc => pairs a k (((a.getD k .missing).isNatLit?.getD 0, (a.getD (k + 1) .missing).isNatLit?.getD 0) :: acc)
-
-meta def addInfo (text : String) : CommandElabM Unit := do
-  let ctx ← read
-  let msg : Message := { fileName := ctx.fileName, pos := ⟨1, 0⟩, severity := .information, data := .ofFormat (.text text) }
-  modify fun st => { st with messages := st.messages.add msg }
 
 /-- `burnqed_judge "nonce" "mode" "trust" "module" "preamble" "expected" "candidate" (line col)* name*` -/
 @[command_elab judgeCmd] public meta def elabJudge : CommandElab := fun stx => do
