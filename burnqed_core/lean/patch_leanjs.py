@@ -190,6 +190,21 @@ PATCHES: tuple[tuple[str, str, list[tuple[str, str]]], ...] = (
        'var getCFunc=ident=>{var func=Module["_"+ident]??leanExport(ident);return func}'),
       ('Module["_"+func](...params',
        '(Module["_"+func]??leanExport(func))(...params')]),
+
+    ("8-got-entries",
+     "At instantiation, in every thread, `updateGOT` gave each of the ~201k "
+     "exports a GOT entry (a new WebAssembly.Global), and "
+     "`reportUndefinedSymbols` then walked all of them: ~2 CPU-s per thread, "
+     "~40% of a plain start's CPU (`benchmarks/lean_glue.py`). An entry is "
+     "read only by a module that imports it (`GOTHandler` makes it, at -1, "
+     "when the module is instantiated; a later module's is resolved by "
+     "`reportUndefinedSymbols`), so keep only those. Every export still goes "
+     "into the function table, in the same order: a function pointer must "
+     "mean the same function in every thread.",
+     [('else{continue}GOT[symName]??=new WebAssembly.Global({value:"i32",mutable:true});'
+       'GOT[symName].value=newValue}',
+       'else{continue}if(!replace&&!GOT[symName])continue;'
+       'GOT[symName]??=new WebAssembly.Global({value:"i32",mutable:true});GOT[symName].value=newValue}')]),
 )
 
 
