@@ -27,7 +27,7 @@ THM = Theorem(name="comm", statement="(a b : Nat) : a + b = b + a")
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def own_pool() -> AsyncIterator[LeanPool]:
     # no verdict cache: every call below must reach a (killed, restarted, recycled) Lean process
-    async with own_lean_pool(tactic_timeout_s=15.0, self_test=False, verdict_cache=0) as pool:
+    async with own_lean_pool(tactic_timeout_s=8.0, self_test=False, verdict_cache=0) as pool:
         yield pool  # type: ignore[misc]
 
 
