@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 from typer.testing import CliRunner
 
@@ -139,6 +140,16 @@ def test_the_broker_killed_and_restarted_mid_run_ends_with_the_same_result(
     assert lc.status(Path(cluster.dir)).healthy
 
 
+def _left_after_kill(dep: lc.CeleryDeployment, workers: list[lc.Proc], limit_s: float = 30.0) -> list[psutil.Process]:
+    """What is left of the SIGKILLed ``workers``' process groups after at most ``limit_s`` (their Lean processes
+    included): a kill takes a moment to land."""
+    only = dep.model_copy(update={"workers": workers, "broker": None})
+    t0 = time.monotonic()
+    while (left := lc.leftovers(only)) and time.monotonic() - t0 < limit_s:
+        time.sleep(0.5)
+    return left
+
+
 def _restart_workers(dep: lc.CeleryDeployment) -> None:
     """Every worker stopped and started again under its name. After a broker restart a Celery worker can go on
     answering pings yet take no task from its queue (a kombu reconnection fault, e.g. celery/celery#10205):
@@ -146,9 +157,7 @@ def _restart_workers(dep: lc.CeleryDeployment) -> None:
     old = list(dep.workers)
     for w in old:
         lc.kill(dep, w, signal.SIGKILL)
-    t0 = time.monotonic()
-    while lc.leftovers(dep.model_copy(update={"workers": old, "broker": None})) and time.monotonic() - t0 < 30:
-        time.sleep(0.5)
+    _left_after_kill(dep, old)
     dep.workers = [w for w in dep.workers if w not in old]
     for w in old:
         lc.start_worker(dep, w.name.split("@")[0])
@@ -165,10 +174,7 @@ def test_a_worker_killed_mid_shard_is_replaced_by_the_other_and_the_shard_resume
     step = TRAJ_SHARD.format(shard)
     victim = cluster.worker(h.step_workers(home, _latest_run(cluster))[step])
     lc.kill(cluster, victim, signal.SIGKILL)  # the worker's whole process group, as a reclaimed machine
-    t0 = time.monotonic()
-    while (left := lc.leftovers(cluster.model_copy(update={"workers": [victim], "broker": None}))) \
-            and time.monotonic() - t0 < 30:
-        time.sleep(0.5)
+    left = _left_after_kill(cluster, [victim])
     assert left == [], f"the killed worker left {[(p.pid, p.name()) for p in left]} (its Lean process?)"
     saved = len(finished_theorems(shards.partial_dir(root, shard) / "search.traj"))  # all it wrote before dying
     planned = len(shards.read_plan(root).shards[shard])  # type: ignore[union-attr]
