@@ -117,29 +117,6 @@ def test_an_iteration_on_two_celery_workers_equals_the_in_process_run(
           f"{ {k: round(v) for k, v in mem.peak_mb.items()} } MB, both {mem.total_peak_mb:.0f} MB")
 
 
-def test_the_broker_killed_and_restarted_mid_run_ends_with_the_same_result(
-        ref: h.Reference, cluster: lc.CeleryDeployment) -> None:
-    proc, log, cfg = _run(cluster, ref, "broker_killed")
-    root = BaseLayout(root=ref.work).iteration(0).stage("trajectories")
-    _mid_shard(proc, log, root)
-    assert cluster.broker is not None
-    lc.kill(cluster, cluster.broker)  # SIGKILL: what it had written to its append-only file survives
-    time.sleep(5)
-    assert not lc.broker_answers(cluster.broker_url)
-    lc.start_broker(cluster)
-    run_id, ok = h.finish(proc, log)
-    how = "recovered"
-    if not ok:  # failed cleanly: re-execute from failure, as run retries do
-        how = "failed; re-executed from failure"
-        again = Path(cluster.dir) / "broker_killed_reexecution.log"
-        run_id, ok = h.finish(h.launch(cluster, Path(cluster.dagster_home), cfg, again, ref.profile, parent=run_id),
-                              again)
-        assert ok, again.read_text()[-4000:]
-    print(f"broker SIGKILLed mid-shard and restarted: the run {how}")
-    assert h.outputs(ref.work) == h.reference_outputs(ref)  # each theorem once, row for row
-    assert lc.status(Path(cluster.dir)).healthy
-
-
 def _left_after_kill(dep: lc.CeleryDeployment, workers: list[lc.Proc], limit_s: float = 30.0) -> list[psutil.Process]:
     """What is left of the SIGKILLed ``workers``' process groups after at most ``limit_s`` (their Lean processes
     included): a kill takes a moment to land."""
@@ -150,23 +127,19 @@ def _left_after_kill(dep: lc.CeleryDeployment, workers: list[lc.Proc], limit_s: 
     return left
 
 
-def _restart_workers(dep: lc.CeleryDeployment) -> None:
-    """Every worker stopped and started again under its name. After a broker restart a Celery worker can go on
-    answering pings yet take no task from its queue (a kombu reconnection fault, e.g. celery/celery#10205):
-    a run after the broker test once waited 600 s for its first step."""
-    old = list(dep.workers)
-    for w in old:
-        lc.kill(dep, w, signal.SIGKILL)
-    _left_after_kill(dep, old)
-    dep.workers = [w for w in dep.workers if w not in old]
-    for w in old:
+def _start_dead_workers(dep: lc.CeleryDeployment) -> None:
+    """Every worker that is not alive started again under its name (the worker-kill test leaves its victim dead;
+    the broker test's end checks a healthy deployment)."""
+    dead = [w for w in dep.workers if not w.alive()]
+    assert not _left_after_kill(dep, dead)
+    dep.workers = [w for w in dep.workers if w not in dead]
+    for w in dead:
         lc.start_worker(dep, w.name.split("@")[0])
     lc.wait_for_workers(dep, [w.name for w in dep.workers])
 
 
 def test_a_worker_killed_mid_shard_is_replaced_by_the_other_and_the_shard_resumes(
         ref: h.Reference, cluster: lc.CeleryDeployment) -> None:
-    _restart_workers(cluster)  # workers that take tasks, whatever the broker test left
     proc, log, _ = _run(cluster, ref, "worker_killed")
     root = BaseLayout(root=ref.work).iteration(0).stage("trajectories")
     shard, _ = _mid_shard(proc, log, root)
@@ -194,6 +167,30 @@ def test_a_worker_killed_mid_shard_is_replaced_by_the_other_and_the_shard_resume
           f"which searched the other {planned - saved}")
     st = lc.status(Path(cluster.dir))
     assert [w.alive for w in st.workers] == [w.name != victim.name for w in cluster.workers]
+
+
+def test_the_broker_killed_and_restarted_mid_run_ends_with_the_same_result(
+        ref: h.Reference, cluster: lc.CeleryDeployment) -> None:
+    _start_dead_workers(cluster)
+    proc, log, cfg = _run(cluster, ref, "broker_killed")
+    root = BaseLayout(root=ref.work).iteration(0).stage("trajectories")
+    _mid_shard(proc, log, root)
+    assert cluster.broker is not None
+    lc.kill(cluster, cluster.broker)  # SIGKILL: what it had written to its append-only file survives
+    time.sleep(5)
+    assert not lc.broker_answers(cluster.broker_url)
+    lc.start_broker(cluster)
+    run_id, ok = h.finish(proc, log)
+    how = "recovered"
+    if not ok:  # failed cleanly: re-execute from failure, as run retries do
+        how = "failed; re-executed from failure"
+        again = Path(cluster.dir) / "broker_killed_reexecution.log"
+        run_id, ok = h.finish(h.launch(cluster, Path(cluster.dagster_home), cfg, again, ref.profile, parent=run_id),
+                              again)
+        assert ok, again.read_text()[-4000:]
+    print(f"broker SIGKILLed mid-shard and restarted: the run {how}")
+    assert h.outputs(ref.work) == h.reference_outputs(ref)  # each theorem once, row for row
+    assert lc.status(Path(cluster.dir)).healthy
 
 
 def test_deploy_up_status_down_from_the_command_line(tmp_path: Path) -> None:
