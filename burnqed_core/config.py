@@ -548,6 +548,9 @@ class RerankConfig(Section):
     val_fraction: float = Field(0.2, ge=0, lt=1, description="theorems (split by name) whose pairs only measure")
     recall_at: list[int] = Field(default_factory=lambda: [1, 3, 8], min_length=1,
                                  description="the k of the recall@k reported before and after training")
+    require_gain: bool = Field(True, description="adopt the re-ranker only when, on its validation pairs, its "
+                               "recall (the mean over recall_at) is at least BM25's; else the searches keep BM25's "
+                               "order (a few dozen pairs overfit easily)")
     seed: int = 0
     encode_batch_size: int = machine(64, ge=1, description="texts per Policy.encode call")
 

@@ -33,7 +33,11 @@ pairs' premises of the batch (in-batch negatives, rank feature ``candidates``: b
 premise BM25 does not return among the candidates cannot be re-ranked into place: it is left out of the loss
 and counted as a miss in the recall. Theorems are split by a hash of their name and the seed: the
 ``val_fraction`` side only measures. Seeded (the initial map, the batch order): the same pairs, settings and
-encoder give the same head. Recall@k before (BM25) and after (re-ranked) on both sides is recorded.
+encoder give the same head. Recall@k before (BM25) and after (re-ranked) on both sides is recorded. With
+``require_gain`` (the default) a re-ranker is adopted (saved, so that the searches use it) only when on its
+validation pairs it recalls at least as much as BM25 (the mean of recall@k over ``recall_at``): a few dozen pairs
+overfit easily (the ``core`` run's first two rounds give about 30, and a head trained on them recalls less than
+BM25 on theorems it did not train on: `benchmarks/premise_rerank.py`), and the searches then keep BM25's order.
 
 **The folder.** ``reranker.pt`` (the head's weights) and ``reranker.json`` (`RerankRecord`: the encoder's model
 fingerprint, pooling, text format and width, the settings, the training report; written last, its presence
@@ -255,11 +259,14 @@ class RerankReport(BaseModel):
     val: RecallAt | None = None
     encode_s: float = 0.0
     train_s: float = 0.0
+    adopted: bool = Field(True, description="whether it re-ranks the searches (``require_gain``)")
+    verdict: str = Field("", description="why it is adopted or not")
 
     def summary(self) -> str:
         val = f"; val {self.val.line()}" if self.val is not None else "; no validation pair"
-        return (f"re-ranker on {self.pairs} (state, premise) pairs of {self.states} states, {self.theorems} theorems "
-                f"({self.train_pairs} train / {self.val_pairs} val; {100 * self.in_candidates:.0f}% among the "
+        head = "" if self.adopted else f"not adopted ({self.verdict}): "
+        return (f"{head}re-ranker on {self.pairs} (state, premise) pairs of {self.states} states, {self.theorems} "
+                f"theorems ({self.train_pairs} train / {self.val_pairs} val; {100 * self.in_candidates:.0f}% among the "
                 f"{self.candidates} BM25 candidates), {self.steps} steps, loss "
                 f"{self.loss_first or 0:.3f} -> {self.loss_last or 0:.3f}; recall train {self.train.line()}{val}; "
                 f"trained in {self.train_s:.1f} s (encoding {self.encode_s:.1f} s)")
@@ -619,12 +626,27 @@ def _side(head: RerankHead, data: _Data, which: Sequence[int], cfg: RerankConfig
                     after=_recall(head, data, which, cfg))
 
 
+def adoption(report: RerankReport, cfg: RerankConfig) -> dict[str, Any]:
+    """``adopted`` and ``verdict`` of a trained re-ranker (``require_gain``)."""
+    if not cfg.require_gain:
+        return {"adopted": True, "verdict": "premises.rerank.require_gain is off"}
+    if report.val is None:
+        return {"adopted": False, "verdict": "no validation pair to show it recalls at least as much as BM25"}
+    after, before = (sum(r.values()) / len(r) for r in (report.val.after, report.val.before))
+    if after < before:
+        return {"adopted": False, "verdict": f"on its validation pairs it recalls less than BM25 (mean over "
+                                             f"recall@k {100 * after:.1f}% against {100 * before:.1f}%)"}
+    return {"adopted": True, "verdict": f"on its validation pairs it recalls at least as much as BM25 (mean over "
+                                        f"recall@k {100 * after:.1f}% against {100 * before:.1f}%)"}
+
+
 async def train_reranker(pairs: Sequence[PremisePair], index: PremiseIndex, encoder: Any, fingerprint: str,
                          cfg: RerankConfig, out_dir: Path, *, model_path: str | Path | None = None
                          ) -> RerankRecord:
     """Train a re-ranker on ``pairs`` (BM25's candidates from ``index``, vectors from ``encoder``, whose model
-    fingerprint is ``fingerprint``) and save it in ``out_dir`` (module docstring). A `DataError` when no training
-    pair's premise is among its candidates (nothing to learn)."""
+    fingerprint is ``fingerprint``) and save it in ``out_dir`` when it is adopted (``require_gain``: its record
+    says; nothing is written otherwise). A `DataError` when no training pair's premise is among its candidates
+    (nothing to learn)."""
     pooling, text_format, _ = encoder_identity(encoder)
     t0 = time.perf_counter()
     data = await _collect(pairs, index, encoder, cfg)
@@ -651,8 +673,9 @@ async def train_reranker(pairs: Sequence[PremisePair], index: PremiseIndex, enco
         scale=float(head.scale.detach()), beta=float(head.beta.detach()),
         train=_side(head, data, train, cfg), val=_side(head, data, val, cfg) if val else None,
         encode_s=encode_s, train_s=time.perf_counter() - t0)
+    report = report.model_copy(update=adoption(report, cfg))
     record = RerankRecord(fingerprint=fingerprint, model_path=str(model_path or ""), pooling=pooling,
                           text_format=text_format, encoder_dim=encoder_dim, dim=cfg.dim or encoder_dim,
                           candidates=cfg.candidates, seed=cfg.seed, weights_sha256="",
                           config=cfg.model_dump(mode="json"), report=report)
-    return save_reranker(head, record, out_dir)
+    return save_reranker(head, record, out_dir) if report.adopted else record

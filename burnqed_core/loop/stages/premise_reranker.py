@@ -2,7 +2,8 @@
 merged_model[N]'s own embeddings, trained on the (state, premise) pairs of the found proofs of iterations < N,
 that re-orders the BM25 candidates of iteration N's searches (the trajectories' and the eval's, baseline (c)
 with retrieval's included). None at iteration 0, with ``premises.rerank.enabled`` off, or when no step of a found
-proof names a premise its theorem may cite: the searches then retrieve by BM25 alone."""
+proof names a premise its theorem may cite, or when on its validation pairs it recalls less than BM25
+(``premises.rerank.require_gain``): the searches then retrieve by BM25 alone."""
 
 from __future__ import annotations
 
@@ -106,6 +107,8 @@ async def premise_reranker(settings: Settings, iteration: int, trajectories: Seq
     except DataError as e:
         log.warning("no premise re-ranker at iteration %d: %s", iteration, e)
         return none(str(e))
+    if not record.report.adopted:  # nothing written: the searches keep BM25's order
+        log.warning("premise re-ranker of iteration %d not adopted: %s", iteration, record.report.verdict)
     return StageResult(stage="premise_reranker", iteration=iteration, path=str(out_dir),
                        summary=record.report.summary(), metrics=_metrics(record.report))
 

@@ -115,6 +115,7 @@ def test_it_learns_what_bm25_cannot_see_on_states_it_never_saw(trained: Path) ->
     # the validation side's states (their barN) were never trained on: the association generalises
     assert rep.val.after[1] >= rep.val.before[1] + 0.4 and rep.val.after[1] >= 0.7, rep.summary()
     assert rep.loss_last is not None and rep.loss_first is not None and rep.loss_last < rep.loss_first
+    assert rep.adopted and "at least as much as BM25" in rep.verdict  # require_gain (the default) passed
     assert "re-ranker on 64 (state, premise) pairs" in rep.summary()
 
 
@@ -150,9 +151,15 @@ def test_it_refuses_a_real_model_it_was_not_trained_on(index: PremiseIndex, tiny
 
     policy = LocalPolicy(tiny_model_dir, batch_size=16)
     cfg = CONFIG.model_copy(update={"steps": 5, "val_fraction": 0.0})
+    # require_gain: with no validation pair nothing shows it beats BM25: not adopted, nothing written
     rec = asyncio.run(train_reranker(PAIRS[:8], index, policy, policy_fingerprint(policy), cfg, tmp_path / "rr",
                                      model_path=tiny_model_dir))
-    assert rec.encoder_dim == policy.hidden_size and rec.report.val is None
+    assert not rec.report.adopted and "no validation pair" in rec.report.verdict and not has_reranker(tmp_path / "rr")
+    assert rec.report.summary().startswith("not adopted (no validation pair")
+    rec = asyncio.run(train_reranker(PAIRS[:8], index, policy, policy_fingerprint(policy),
+                                     cfg.model_copy(update={"require_gain": False}), tmp_path / "rr",
+                                     model_path=tiny_model_dir))
+    assert rec.encoder_dim == policy.hidden_size and rec.report.val is None and rec.report.adopted
     rr = load_reranker(tmp_path / "rr", policy, policy_fingerprint(policy))
     got = asyncio.run(RerankedIndex(index, rr).retrieve_async(theorem(0), state(0), 3))
     assert [r.rank for r in got] == [0, 1, 2]
