@@ -123,6 +123,16 @@ def _resolve(ident: str, local: Mapping[str, str], mask: np.ndarray, library: Ma
     return ident if i is not None and mask[i] > 0 else None
 
 
+def _mask(index: PremiseIndex, theorem: Theorem) -> np.ndarray:
+    """The premise rule's mask of ``theorem``; none allowed when the index's library does not know its module
+    (logged: its steps then name no premise it may cite here)."""
+    try:
+        return index.mask(theorem) if len(index) else np.zeros(0)
+    except DataError as e:
+        log.warning("premise pairs: %s", e)
+        return np.zeros(len(index))
+
+
 def premise_pairs(records: Iterable[TrajectoryRecord], theorems: Mapping[str, Theorem],
                   index: PremiseIndex) -> list[PremisePair]:
     """One `PremisePair` per positive step of ``records`` whose tactic names a premise its theorem may cite (a
@@ -140,7 +150,7 @@ def premise_pairs(records: Iterable[TrajectoryRecord], theorems: Mapping[str, Th
         if thm is None:
             continue
         if thm.name not in scope:
-            scope[thm.name] = (_local_names(thm), index.mask(thm) if len(index) else np.zeros(0))
+            scope[thm.name] = (_local_names(thm), _mask(index, thm))
         local, mask = scope[thm.name]
         used = sorted({full for ident in _IDENT.findall(step.tactic)
                        if (full := _resolve(ident, local, mask, library)) is not None and full != thm.name})
