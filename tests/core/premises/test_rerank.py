@@ -337,3 +337,35 @@ def test_the_stage_trains_on_earlier_found_proofs(tmp_path: Path) -> None:
 
 async def _async(value: object) -> object:
     return value
+
+
+def test_the_eval_reranks_with_the_policy_and_keys_c_with_retrieval_by_it(index: PremiseIndex, tmp_path: Path) -> None:
+    """The eval's index is re-ranked on the policy's encoder (needed: never BM25 in silence), and baseline (c)
+    with retrieval's cache key names the re-ranker (its file of BM25 alone keeps its key)."""
+    from burnqed_core.ebm.embeddings import model_fingerprint
+    from burnqed_core.eval import plan as eval_plan
+    from burnqed_core.eval.baselines.structural import structural_key
+    from burnqed_core.eval.settings import EvalSettings
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    asyncio.run(train_reranker(PAIRS, index, ToyEncoder(), model_fingerprint(model), CONFIG, tmp_path / "rr"))
+    library = write_library(tmp_path / "index", PREMISES, GRAPH, LibraryBuild(
+        key="toy", lean="toy", rules=LIBRARY_RULES.model_dump(mode="json"), premises=len(PREMISES),
+        modules=len(GRAPH), modules_read=len(GRAPH)))
+    profile = load_profile("tiny", overrides={"search.premises.enabled": True})
+    settings = EvalSettings.of(profile)
+    plan = eval_plan.EvalPlan(iteration=1, out=tmp_path / "eval", sets=[], model=model, premises=library,
+                              premise_reranker=tmp_path / "rr")
+    assert eval_plan.reranked(settings, plan)
+    with pytest.raises(Exception, match="encoder"):
+        eval_plan.premise_index(settings, plan)
+    got = eval_plan.premise_index(settings, plan, ToyEncoder())
+    assert isinstance(got, RerankedIndex) and got.rerank_key is not None
+    plain = eval_plan.premise_index(settings, plan.model_copy(update={"premise_reranker": None}))
+    assert not isinstance(plain, RerankedIndex) and plain.rerank_key is None
+    thms = [theorem(0)]
+    bm25 = structural_key(thms, profile, "v", retrieval=True, rerank=plain.rerank_key)
+    assert bm25 == structural_key(thms, profile, "v", retrieval=True)
+    assert structural_key(thms, profile, "v", retrieval=True, rerank=got.rerank_key) != bm25
