@@ -528,6 +528,40 @@ class EvalConfig(Section):
         return sorted(set(v))
 
 
+class RerankConfig(Section):
+    """The learned premise re-ranker (the ``premise_reranker`` stage, `burnqed_core.premises.rerank`): iteration
+    N's model's own embeddings of a state and of each premise BM25 retrieved for it, through a linear projection
+    trained with InfoNCE on the (state, premise) pairs of the found proofs of iterations < N; the search's
+    retrieval then re-orders the ``candidates`` best BM25 hits (the premise rule unchanged: only what BM25
+    returned under it is re-ordered)."""
+
+    enabled: bool = Field(False, description="train a re-ranker at iterations N > 0 and re-rank the retrieval of "
+                          "the searches of iteration N (the prover's and baseline (c) with retrieval's) with it")
+    candidates: int = Field(16, ge=2, description="the BM25 hits re-ranked per state (its negatives in training)")
+    dim: int | None = Field(None, ge=1, description="width of the projection (None: the encoder's own)")
+    steps: int = Field(300, ge=0, description="optimiser steps")
+    batch_size: int = Field(16, ge=1, description="(state, premise) pairs per step; each pair's in-batch negatives "
+                            "are the other pairs' premises")
+    lr: float = Field(3e-3, gt=0)
+    weight_decay: float = Field(1e-2, ge=0, description="pull of both projections towards their shared initial map "
+                                "(the encoder's own cosine)")
+    val_fraction: float = Field(0.2, ge=0, lt=1, description="theorems (split by name) whose pairs only measure")
+    recall_at: list[int] = Field(default_factory=lambda: [1, 3, 8], min_length=1,
+                                 description="the k of the recall@k reported before and after training")
+    require_gain: bool = Field(True, description="adopt the re-ranker only when, on its validation pairs, its "
+                               "recall (the mean over recall_at) is at least BM25's; else the searches keep BM25's "
+                               "order (a few dozen pairs overfit easily)")
+    seed: int = 0
+    encode_batch_size: int = machine(64, ge=1, description="texts per Policy.encode call")
+
+    @field_validator("recall_at")
+    @classmethod
+    def _positive_ks(cls, v: list[int]) -> list[int]:
+        if min(v) < 1:
+            raise ValueError(f"premises.rerank.recall_at {v}: every k is at least 1")
+        return sorted(set(v))
+
+
 class PremisesConfig(Section):
     """The premise index (the ``premise_index`` stage, `burnqed_core.premises`): what a proof may cite, retrieved
     under the premise rule by the search's premise steps (``search.premises``)."""
@@ -535,6 +569,7 @@ class PremisesConfig(Section):
     library: bool = Field(False, description="read the library's premises (Init and Std theorems, the module "
                           "import graph) with Lean: a few minutes once per Lean, cached under <home>/premises; off: "
                           "a theorem's own file's definitions and lemmas only")
+    rerank: RerankConfig = Field(default_factory=RerankConfig)
 
 
 class PipelineConfig(Section):

@@ -51,6 +51,7 @@ STYLES: Mapping[str, Style] = MappingProxyType({
     "merged_model": Style(ITERATION_GROUP, frozenset({"safetensors"}), extras=("model_fingerprint",)),
     "embeddings": Style(ITERATION_GROUP, frozenset({"parquet"})),
     "ebm": Style(ITERATION_GROUP, frozenset({"pytorch"})),
+    "premise_reranker": Style(ITERATION_GROUP, frozenset({"pytorch"})),
     "trajectories": Style(ITERATION_GROUP, frozenset({"parquet"}), progress="search", extras=("served",),
                           shard_verb="searched"),
     # priority 1: in one run the report goes before the iteration's trajectory search (only iteration N+1 reads

@@ -62,6 +62,9 @@ class EvalPlan(BaseModel):
     ebm: Path | None = None
     premises: Path | None = Field(None, description="the premise_index folder the search's premise steps "
                                   "retrieve from (``search.premises.enabled``)")
+    premise_reranker: Path | None = Field(None, description="a premise_reranker folder: when it holds a "
+                                          "re-ranker, the retrieval of the prover and of baseline (c) with "
+                                          "retrieval is re-ranked by it, on the policy's encoder")
     training_pairs: list[Path] = Field(default_factory=list, description="files or prepared-pairs folders the "
                                        "model was trained on: a theorem of a held-out set in them is an error")
 
@@ -126,7 +129,7 @@ def set_theorems(settings: EvalSettings, extra: Sequence[str] = ()) -> dict[str,
 
 def plan_sets(settings: EvalSettings, iteration: int, out: Path, model: Path | None, *, ebm: Path | None = None,
               training_pairs: Sequence[Path] = (), earlier: Sequence[Path] = (), extra: Sequence[str] = (),
-              premises: Path | None = None) -> EvalPlan:
+              premises: Path | None = None, premise_reranker: Path | None = None) -> EvalPlan:
     """The profile's eval (`set_theorems`: the benchmark, ``eval.also``, ``extra``) into ``out``; ``earlier``:
     the eval folders of earlier iterations (each set's own under them)."""
     from burnqed_core.data.theorems.load import set_dir
@@ -136,7 +139,7 @@ def plan_sets(settings: EvalSettings, iteration: int, out: Path, model: Path | N
                     earlier=[set_out(e, bench, spec) for e in earlier])
             for spec, theorems in set_theorems(settings, extra).items()]
     return EvalPlan(iteration=iteration, out=out, sets=sets, model=model, ebm=ebm, premises=premises,
-                    training_pairs=list(training_pairs))
+                    premise_reranker=premise_reranker, training_pairs=list(training_pairs))
 
 
 def plan_set(spec: str, theorems: Sequence[Theorem], iteration: int, out: Path, model: Path | None, *,
@@ -177,24 +180,39 @@ def check(settings: EvalSettings, plan: EvalPlan) -> EvalPlan:
     return plan.model_copy(update={"sets": sets})
 
 
-def premise_index(settings: EvalSettings, plan: EvalPlan) -> Any:
+def reranked(settings: EvalSettings, plan: EvalPlan) -> bool:
+    """Whether the plan's premise retrieval is re-ranked (premise steps on, and a re-ranker in the plan's
+    ``premise_reranker`` folder): its searches then need the policy's encoder."""
+    from burnqed_core.premises.rerank import has_reranker
+
+    return settings.search.premises.enabled and has_reranker(plan.premise_reranker)
+
+
+def premise_index(settings: EvalSettings, plan: EvalPlan, policy: Any = None) -> Any:
     """The premise index of the plan's searches (`burnqed_core.premises.library.load_index` of its
-    ``premises`` folder) when the search has premise steps, else None."""
+    ``premises`` folder) when the search has premise steps, else None; re-ranked on ``policy``'s encoder when the
+    plan has a re-ranker (`reranked`; then ``policy`` is required)."""
     if not settings.search.premises.enabled:
         return None
     from burnqed_core.premises.library import load_index
+    from burnqed_core.search.job import rerank_premises
 
     if plan.premises is None:
         raise DataError("search.premises.enabled: the eval needs the premise index (the premise_index stage's "
                         "folder)")
-    return load_index(plan.premises)
+    if reranked(settings, plan) and policy is None:
+        raise DataError(f"the eval's premise retrieval is re-ranked by {plan.premise_reranker}: it needs the "
+                        "policy's encoder")
+    return rerank_premises(load_index(plan.premises), plan.premise_reranker, policy, plan.model)
 
 
 async def prepare(settings: EvalSettings, plan: EvalPlan, env: Callable[[], Awaitable[ProofEnv]],
-                  progress: bool = True, checked: bool = False) -> None:
+                  progress: bool = True, checked: bool = False,
+                  policy: Callable[[], Awaitable[Any]] | None = None) -> None:
     """Before any search: `check` (unless ``checked``: done already), then per set both automation baselines
     and baseline (c), saved in the set's folder for every shard to read
-    (`burnqed_core.eval.steps.prepare_set`)."""
+    (`burnqed_core.eval.steps.prepare_set`). ``policy()``: the policy, asked for only when baseline (c) with
+    retrieval is measured with a re-ranked retrieval (its encoder re-ranks)."""
     plan.save()
     if not checked:
         # The loop's sets (the package's own) hold no twin of the corpus: one is an error here, where the plan's
@@ -205,7 +223,14 @@ async def prepare(settings: EvalSettings, plan: EvalPlan, env: Callable[[], Awai
 
             raise HeldOutLeakError("; ".join(f"{spec}: {name} is {why}" for spec, ts in left.items()
                                              for name, why in list(ts.items())[:5]))
-    index = premise_index(settings, plan)
+    # the index serves baseline (c) with retrieval alone here: a re-ranked one needs the policy's encoder then only
+    encoder = None
+    if settings.eval.structural_baseline and reranked(settings, plan):
+        if policy is None:
+            raise DataError(f"baseline (c) with retrieval is re-ranked by {plan.premise_reranker}: the eval's "
+                            "preparation needs the policy's encoder")
+        encoder = await policy()
+    index = premise_index(settings, plan, encoder) if encoder is not None or not reranked(settings, plan) else None
     for es in plan.sets:
         baselines = await steps.prepare_set(on_set(settings, es.spec), env, es.theorems, es.shipped, progress=progress,
                                             premises=index)
@@ -218,7 +243,7 @@ async def search(settings: EvalSettings, plan: EvalPlan, policy: Any, env: Proof
     set's part in its place (`EvalPlan.work`)."""
     mine = {t.name for t in theorems}
     results: list[StageResult] = []
-    index = premise_index(settings, plan)
+    index = premise_index(settings, plan, policy)
     for es in plan.sets:
         part = [t for t in es.theorems if t.name in mine]
         if part:
@@ -257,6 +282,10 @@ async def run(settings: EvalSettings, plan: EvalPlan, policy: Any, env: Callable
     `finish`. ``env`` is called once Lean is needed (after the checks that need none)."""
     if not checked:
         plan = check(settings, plan)
-    await prepare(settings, plan, env, progress=progress, checked=True)
+
+    async def given() -> Any:
+        return policy
+
+    await prepare(settings, plan, env, progress=progress, checked=True, policy=given)
     await search(settings, plan, policy, await env(), plan.theorems(), plan.out, progress=progress)
     return finish(settings, plan)

@@ -59,6 +59,10 @@ class _Local:
 class PremiseIndex:
     """The library's premises with their modules' import graph, searchable under the premise rule."""
 
+    #: what re-orders its retrieval, for what is keyed by it (`burnqed_core.premises.rerank.RerankedIndex`):
+    #: None, BM25 alone
+    rerank_key: str | None = None
+
     def __init__(self, premises: Sequence[Premise], graph: Mapping[str, Sequence[str]]) -> None:
         t = time.perf_counter()
         self.premises: list[Premise] = [p for p in premises if p.module]
@@ -135,6 +139,12 @@ class PremiseIndex:
         return entry
 
     # -- retrieval ----------------------------------------------------------
+
+    async def prepare(self, queries: Sequence[tuple[Theorem, str]], ks: Collection[int]) -> None:
+        """Compute ahead what `retrieve` needs for these (theorem, goal) queries at these k, in one call (a
+        re-ranked index encodes them with its model: `burnqed_core.premises.rerank.RerankedIndex`); BM25 needs
+        nothing ahead."""
+        return None
 
     def retrieve(self, theorem: Theorem, goal: str, k: int) -> list[Retrieved]:
         """The ``k`` premises ``theorem``'s proof may use that best match ``goal`` (a state as Lean prints it),

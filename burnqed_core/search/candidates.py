@@ -10,7 +10,11 @@ At each expansion the search tries, for the state's main goal:
   (`burnqed_core.policy.structural.structural_steps`: ``intro``, ``induction x``, ``cases h`` ...), source
   ``structural``, each at the uniform log-probability (c) gives them;
 * with ``search.premises.enabled`` and a premise index, the premise steps of the top-k premises the premise
-  rule allows at the theorem (`burnqed_core.premises.steps`), source ``premise``.
+  rule allows at the theorem (`burnqed_core.premises.steps`), source ``premise``. With a re-ranked index
+  (`burnqed_core.premises.rerank.RerankedIndex`, from iteration 1 with ``premises.rerank``) the top k are BM25's
+  candidates re-ordered by the iteration's re-ranker; the engine prepares each batch's states first
+  (`PremiseIndex.prepare`), so `CandidateBuilder.retrieve` stays synchronous. Baseline (c) with retrieval is
+  given the same index, so it gets the same retrieval.
 
 A text proposed twice is tried once, under the first source in that order. So the prover's candidates at a
 state contain baseline (c)'s (the structural steps with automation, and with premise steps for "(c) with

@@ -56,10 +56,12 @@ the policy's structural steps between automation calls.
 
 The candidates of an expansion come from one builder for every searcher (`burnqed_core.search.candidates`):
 the policy's samples, the automation tactics, with ``search.structural`` baseline (c)'s structural steps and
-with ``search.premises`` the premise steps of the premises retrieved for the state under the premise rule. Each
-candidate sent to Lean is one check (`SearchResult.tactics_tried`); ``search.max_checks`` caps them per theorem
-(the most likely candidates of the last expansion first), and a search that spends them ends ``max_checks``:
-the compute measure searchers are compared at, whatever share of their checks become nodes.
+with ``search.premises`` the premise steps of the premises retrieved for the state under the premise rule (a
+re-ranked index, `burnqed_core.premises.rerank`, first encodes each batch's states: `PremiseIndex.prepare`,
+charged to the policy). Each candidate sent to Lean is one check (`SearchResult.tactics_tried`);
+``search.max_checks`` caps them per theorem (the most likely candidates of the last expansion first), and a
+search that spends them ends ``max_checks``: the compute measure searchers are compared at, whatever share of
+their checks become nodes.
 
 All per-theorem state lives in a `_Search` created for that theorem and
 dropped when it ends; the engine object only holds settings and aggregate
@@ -326,6 +328,9 @@ class SearchEngine:
         if format_of(policy).premises and premises is None:
             log.warning("the policy's prompt shows %d premises but the search has no premise index: it sees none",
                         format_of(policy).premises)
+        # the k the candidate builders retrieve at: the premise steps' and the prompt's
+        self.premise_ks = tuple(sorted({k for k in (config.premises.k if config.premises.enabled else 0,
+                                                    self.prompt_premises) if k > 0}))
         self.env = env
         self.config = config
         self.scorer = scorer
@@ -483,7 +488,20 @@ class SearchEngine:
         self._charge_engine(time.perf_counter() - t, [e.search for e in out])
         return out
 
+    async def _prepare_premises(self, expansions: list[_Expansion]) -> None:
+        """What the builders' retrievals of these states need ahead (`PremiseIndex.prepare`: a re-ranked index
+        encodes the states and their candidates with its model, in one call); charged to the policy."""
+        if self.premises is None or not self.premise_ks:
+            return
+        t = time.perf_counter()
+        await self.premises.prepare([(e.search.theorem, e.node.text) for e in expansions], self.premise_ks)
+        dt = time.perf_counter() - t
+        self.stats.policy_s += dt
+        for e in expansions:
+            e.search.policy_s += dt / len(expansions)
+
     async def _generate(self, expansions: list[_Expansion]) -> list[_Expansion]:
+        await self._prepare_premises(expansions)
         t = time.perf_counter()
         raw: list[list[Candidate]] = [[] for _ in expansions]
         rounds = sorted({e.round for e in expansions})

@@ -359,6 +359,25 @@ def load_scorer(ebm_dir: Path, policy: Any) -> EnergyScorer:
     return load_energy_scorer(ebm_dir, policy)
 
 
+def rerank_premises(index: PremiseIndex | None, reranker: Path | None, policy: Any,
+                    model_path: str | Path | None) -> PremiseIndex | None:
+    """``index`` with its retrieval re-ranked by the premise re-ranker saved in ``reranker`` (a
+    ``premise_reranker`` stage's folder) on ``policy``'s encoder, whose model is ``model_path``
+    (`burnqed_core.premises.rerank`), when the folder holds one; else ``index`` as it is. A re-ranker trained on
+    another model's embeddings is an error."""
+    from burnqed_core.premises.rerank import has_reranker
+
+    if index is None or not has_reranker(reranker):
+        return index
+    from burnqed_core.ebm.embeddings import policy_fingerprint
+    from burnqed_core.premises.rerank import RerankedIndex, load_reranker
+
+    assert reranker is not None
+    rr = load_reranker(reranker, policy, policy_fingerprint(policy, model_path))
+    log.info("premise retrieval re-ranked by %s (%d BM25 candidates per state)", reranker, rr.candidates)
+    return RerankedIndex(index, rr)
+
+
 def _premise_index(profile: Profile, premises: Path | None) -> PremiseIndex | None:
     """The premise index in ``premises`` when ``search.premises`` is on (which needs one), else None."""
     if not profile.search.premises.enabled:

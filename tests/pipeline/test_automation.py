@@ -74,7 +74,7 @@ def test_eval_report_is_requested_when_merged_model_lands_unless_a_blocking_chec
     first = dg.evaluate_automation_conditions(defs=d, instance=inst)
     assert first.get_requested_partitions(EVAL) == set()  # nothing of iteration 0 has landed
 
-    for asset in ["merged_model", "ebm"]:
+    for asset in ["merged_model", "ebm", "premise_reranker"]:
         landed(inst, asset, "0")
     checked(inst, "ebm", "ebm_healthy", "0", passed=True)
     r = dg.evaluate_automation_conditions(defs=d, instance=inst, cursor=first.cursor)
@@ -85,6 +85,7 @@ def test_eval_report_is_requested_when_merged_model_lands_unless_a_blocking_chec
     # iteration 1: the merged model lands but the EBM's blocking check failed: no eval on top of it
     landed(inst, "merged_model", "1")
     landed(inst, "ebm", "1")
+    landed(inst, "premise_reranker", "1")
     checked(inst, "ebm", "ebm_healthy", "1", passed=False)
     r = dg.evaluate_automation_conditions(defs=d, instance=inst, cursor=r.cursor)
     assert r.get_requested_partitions(EVAL) == set()

@@ -23,10 +23,11 @@ from burnqed_pipeline.factory import CELERY_DEFAULT_PRIORITY, CELERY_PRIORITY_TA
 ROOT = Path(__file__).resolve().parents[2]
 BASE = {"base_tactic_pairs", "base_model", "automation_baselines", "premise_index"}
 ITERATION = {"tactic_pairs", "lora_adapter", "merged_model", "trajectories", "eval_report"} | (
-    {"embeddings", "ebm"})
+    {"embeddings", "ebm", "premise_reranker"})
 NIGHTLY = {"nightly_eval"}
 NO_DEPLOY = "dagster-celery is not installed: pip install 'burnqed[deploy]'"
-GPU = {"lora_adapter", "merged_model", "embeddings", "ebm", "trajectories", "eval_report", "nightly_eval"}
+GPU = {"lora_adapter", "merged_model", "embeddings", "ebm", "premise_reranker", "trajectories", "eval_report",
+       "nightly_eval"}
 
 
 def _assets() -> dict[str, dg.AssetsDefinition]:
@@ -49,8 +50,10 @@ def test_assets_partitions_and_graph() -> None:
     assert parents("tactic_pairs") == {"base_tactic_pairs", "base_model"}
     assert parents("lora_adapter") == {"tactic_pairs", "base_model"}
     assert parents("merged_model") == {"lora_adapter"}
-    assert parents("trajectories") == {"merged_model", "premise_index", "ebm"}
-    assert parents("eval_report") == {"merged_model", "automation_baselines", "premise_index", "ebm"}
+    assert parents("premise_reranker") == {"merged_model", "premise_index"}
+    assert parents("trajectories") == {"merged_model", "premise_index", "ebm", "premise_reranker"}
+    assert parents("eval_report") == {"merged_model", "automation_baselines", "premise_index", "ebm",
+                                      "premise_reranker"}
 
 
 def _ops(a: dg.AssetsDefinition) -> list[dg.OpDefinition]:

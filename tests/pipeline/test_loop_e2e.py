@@ -70,7 +70,7 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
         return [ln for ln in out.splitlines() if ln.startswith("[") and "(unchanged inputs, skipped)" in ln]
 
     layout = BaseLayout(root=tmp_path / "work")
-    stages_per_iteration = 7
+    stages_per_iteration = 8
     err, out, _ = await asyncio.to_thread(loop, "1")
     assert isinstance(err, LoopError) and "before iteration 0" in str(err), out
     # the last iteration stops at its report: its trajectories (only iteration 2 reads them) are left
@@ -98,7 +98,7 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert ev1["skipped"] is True  # the latest one is the re-run's
     # every input read is named, graph edge or not (the training pairs of the held-out check)
     assert ev1["partitions_used"] == ("merged_model[1], automation_baselines, premise_index, ebm[1], "
-                                      "tactic_pairs[1], base_tactic_pairs, eval_report[0]")
+                                      "premise_reranker[1], tactic_pairs[1], base_tactic_pairs, eval_report[0]")
     assert [r.data["budget"] for r in ev1["eval_table"].records] == [2, 6]  # the summary as a table
     assert [r.data["iteration"] for r in ev1["comparison"].records] == [0, 1]
     assert "| node budget |" in ev1["eval_report"]
@@ -120,7 +120,8 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert 0 <= also_row["low"] <= also_row["high"] <= 1
     tr1 = _latest(inst, "trajectories", "1")
     assert tr1["shards"] == max(1, -(-tr1["theorems"] // 4))
-    assert tr1["partitions_used"] == "merged_model[1], premise_index, ebm[1], base_model, trajectories[0]"
+    assert tr1["partitions_used"] == ("merged_model[1], premise_index, ebm[1], premise_reranker[1], base_model, "
+                                      "trajectories[0]")
     assert _latest(inst, "lora_adapter", "1")["partitions_used"] == \
         "tactic_pairs[1], base_model, premise_index, lora_adapter[0], trajectories[0]"  # (the joint contrastive data)
 

@@ -62,7 +62,8 @@ async def test_a_transfer_fold_through_dagster(tmp_path: Path, lean_pool: object
     code2, text2 = await asyncio.to_thread(transfer)
     assert code2 == 0, text2
     skipped = [ln for ln in text2.splitlines() if ln.startswith("[") and "(unchanged inputs, skipped)" in ln]
-    assert len(skipped) == 4 + 6, text2  # base (premise index too); pairs, LoRA, merge, embeddings, EBM, eval
+    assert len(skipped) == 4 + 7, text2  # base (premise index too); pairs, LoRA, merge, embeddings, EBM,
+    # premise re-ranker, eval
 
     work = out / "tmul" / "work"
     # the held-out family was never traced: no pair of it reached pre-training or fine-tuning

@@ -18,7 +18,9 @@ The result (`StructuralBaseline`: nodes to proof per theorem) is keyed by `struc
 (name, statement, preamble), the search settings the engine runs with (``search`` with the eval's budget,
 seed and time cap; ``search.concurrency`` is kept, it sets the nodes each theorem gets per batch; only
 ``search.flush_every`` is left out), ``lean.tactic_timeout_s``, the structural policy's step limit, the Lean
-version and `STRUCTURAL_VERSION`. `measure_structural` reads ``structural-<key24>.json`` from the cache
+version and `STRUCTURAL_VERSION`, and for (c) with retrieval whose retrieval is re-ranked, the re-ranker
+(`burnqed_core.premises.rerank`: the prover's of that iteration, so (c) with retrieval gets the prover's
+retrieval; measured again for each re-ranker). `measure_structural` reads ``structural-<key24>.json`` from the cache
 directory, else from the theorem set's own directory (shipped there by `write_shipped_structural`, ``burnqed
 lean baseline --structural``; one file per set and profile), else measures and caches it (not when Lean
 failures left theorems unmeasured).
@@ -89,9 +91,11 @@ def _search_payload(config: SearchConfig) -> dict[str, Any]:
 
 
 def structural_key(theorems: Sequence[Theorem], profile: Profile, lean_version: str,
-                   *, limit: int | None = None, retrieval: bool = False) -> str:
+                   *, limit: int | None = None, retrieval: bool = False, rerank: str | None = None) -> str:
     """What a baseline (c) file was measured for (see the module docstring); ``limit``: the structural
-    policy's step limit (None: the default `StructuralPolicy`'s); ``retrieval``: "(c) with retrieval"."""
+    policy's step limit (None: the default `StructuralPolicy`'s); ``retrieval``: "(c) with retrieval";
+    ``rerank``: the premise re-ranker that re-orders its retrieval (`PremiseIndex.rerank_key`; None: BM25 alone,
+    the key of before)."""
     payload: dict[str, Any] = {
         "version": STRUCTURAL_VERSION,
         "lean": lean_version,
@@ -103,6 +107,8 @@ def structural_key(theorems: Sequence[Theorem], profile: Profile, lean_version: 
     }
     if profile.eval.pass_k > 1:  # k seeded searches per theorem (equal compute with the prover's pass@k)
         payload["attempts"] = profile.eval.pass_k
+    if retrieval and rerank is not None:  # the same retrieval as the prover's, re-ranked by its iteration's model
+        payload["rerank"] = rerank
     return theorems_key(json.dumps(payload, sort_keys=True), theorems)
 
 
@@ -215,7 +221,8 @@ async def measure_structural(
     ``cache_dir`` while it measures: a second process that needs the same baseline waits, then reads it."""
     if retrieval and premises is None:
         raise DataError("baseline (c) with retrieval needs the premise index")
-    key = structural_key(theorems, profile, lean_version, retrieval=retrieval)
+    key = structural_key(theorems, profile, lean_version, retrieval=retrieval,
+                         rerank=premises.rerank_key if premises is not None else None)
     found = _read_measured(key, cache_dir, shipped)
     if found is not None:
         return found

@@ -26,6 +26,7 @@ from burnqed_core.loop.stages import (
     merged_model,
     nightly_eval,
     premise_index,
+    premise_reranker,
     tactic_pairs,
     trajectories,
 )
@@ -34,7 +35,7 @@ SPECS: tuple[StageSpec, ...] = tuple(topological([
     base_tactic_pairs.BASE_TACTIC_PAIRS, base_model.BASE_MODEL, automation_baselines.AUTOMATION_BASELINES,
     premise_index.PREMISE_INDEX,
     tactic_pairs.TACTIC_PAIRS, lora_adapter.LORA_ADAPTER, merged_model.MERGED_MODEL, embeddings.EMBEDDINGS,
-    ebm.EBM, trajectories.TRAJECTORIES, eval_report.EVAL_REPORT,
+    ebm.EBM, premise_reranker.PREMISE_RERANKER, trajectories.TRAJECTORIES, eval_report.EVAL_REPORT,
 ]))
 NIGHTLY: tuple[StageSpec, ...] = (nightly_eval.NIGHTLY_EVAL,)
 ALL: tuple[StageSpec, ...] = SPECS + NIGHTLY

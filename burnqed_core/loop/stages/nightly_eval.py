@@ -49,7 +49,7 @@ async def _run(ctx: StageContext[Settings]) -> StageResult:
     s = ctx.settings
     plan = eval_plan.plan_sets(s, ctx.iteration, ctx.out, ctx.input("merged_model"), ebm=ctx.inputs.get("ebm"),
                                training_pairs=training_pairs(ctx), extra=s.nightly.extra_benchmarks,
-                               premises=ctx.input("premise_index"))
+                               premises=ctx.input("premise_index"), premise_reranker=ctx.inputs.get("premise_reranker"))
     policy, _served = await ctx.policy_for(ctx.input("merged_model"))
     return await eval_plan.run(s, plan, policy, ctx.env, progress=False)
 
@@ -57,7 +57,8 @@ async def _run(ctx: StageContext[Settings]) -> StageResult:
 NIGHTLY_EVAL = StageSpec(
     name="nightly_eval", gpu=True, dated=True, settings=Settings, run=_run,
     inputs=(Input("merged_model"), Input("automation_baselines"), Input("premise_index"),
-            Input("ebm", from_iteration=1), Input("tactic_pairs", edge=False), Input("base_tactic_pairs", edge=False)),
+            Input("ebm", from_iteration=1), Input("premise_reranker", from_iteration=1),
+            Input("tactic_pairs", edge=False), Input("base_tactic_pairs", edge=False)),
     doc="Iteration N evaluated again on the profile's sets and nightly.extra_benchmarks, one folder per day: "
         "iter_N/nightly_eval/<YYYY-MM-DD>/ (report.md, summary.json, results.parquet, solve_rate.png).",
 )

@@ -24,11 +24,18 @@ class Paths(Projection):
     home: Path
 
 
+class Premises(Projection):
+    """Whether the library is read (the re-ranker's settings are the premise_reranker stage's)."""
+
+    SOURCE = PremisesConfig
+    library: bool
+
+
 class Settings(StageSettings):
     """Whether the library is read, the Lean that reads it (its identity keys the cache), and where the cache
     lives (the machine's)."""
 
-    premises: PremisesConfig
+    premises: Premises
     lean: LeanConfig
     paths: Paths
 

@@ -245,6 +245,8 @@ def _select(ctx: StageContext[Settings]) -> Sequence[Theorem]:
 
 
 async def _shard(ctx: StageContext[Settings], theorems: Sequence[Theorem], work: Path) -> StageResult:
+    from burnqed_core.search.job import rerank_premises
+
     merged = ctx.input("merged_model")
     pol, served = await ctx.policy_for(merged)
     index = None
@@ -254,6 +256,7 @@ async def _shard(ctx: StageContext[Settings], theorems: Sequence[Theorem], work:
         d = ctx.settings.data
         held = corpus.held_out_families(d.benchmark, ctx.settings.eval.also, d.search_pool)
         index = load_index(ctx.input("premise_index")).without_families(held)
+    index = rerank_premises(index, ctx.inputs.get("premise_reranker"), pol, merged)
     res = await trajectories(ctx.settings, ctx.iteration, pol, await ctx.env(), theorems, work, merged,
                              ebm_dir=ctx.inputs.get("ebm"), premises=index)
     return res.model_copy(update={"metrics": {**res.metrics, "served": served}})
@@ -266,9 +269,9 @@ def _merge(ctx: StageContext[Settings], shard_dirs: Sequence[Path]) -> StageResu
 TRAJECTORIES = StageSpec(
     name="trajectories", gpu=True, settings=Settings, earlier="trajectories",
     inputs=(Input("merged_model"), Input("premise_index"), Input("ebm", from_iteration=1),
-            Input("base_model", edge=False)),
+            Input("premise_reranker", from_iteration=1), Input("base_model", edge=False)),
     shards=Sharded(select=_select, shard=_shard, merge=_merge, size=lambda p: p.pipeline.shard_size),
     doc="Every node of the searches (Parquet, resumable), on theorems not searched by iterations < N; iteration 0 "
-        "searches a second time at the noise temperature. One step per shard of ``pipeline.shard_size`` "
-        "theorems.",
+        "searches a second time at the noise temperature; from iteration 1 the premise retrieval is re-ranked by "
+        "premise_reranker[N] when it trained one. One step per shard of ``pipeline.shard_size`` theorems.",
 )

@@ -87,7 +87,7 @@ def test_missing_partitions_are_named(tmp_path: Path) -> None:
         resolve(tactic_pairs, BY_NAME, prof, layout, 2)
     assert resolve(tactic_pairs, BY_NAME, prof, layout, 1).used.earlier == {"trajectories": [0]}
     it1 = layout.iteration(1)
-    for d in (it1.stage("merged_model"), it1.stage("ebm"), it1.stage("tactic_pairs"),
+    for d in (it1.stage("merged_model"), it1.stage("ebm"), it1.stage("premise_reranker"), it1.stage("tactic_pairs"),
               layout.stage("automation_baselines")):
         run_stage(d, "f", lambda d=d: _stage(d, [], "x"))
     with pytest.raises(LoopError, match=r"eval_report\[1\] needs eval_report\[0\]"):

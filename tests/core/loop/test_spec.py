@@ -223,11 +223,14 @@ def test_inputs_are_resolved_named_and_recorded(tmp_path: Path) -> None:
     _done(layout.stage("premise_index"), "premises")
     r0 = resolve_inputs(traj, BY_NAME, prof, layout, 0)
     assert r0.inputs["ebm"] is None and r0.used.same_iteration == ["merged_model[0]", "premise_index", "base_model"]
-    # iteration 1 needs its EBM and every earlier iteration's trajectories
+    # iteration 1 needs its EBM, its premise re-ranker and every earlier iteration's trajectories
     _done(layout.iteration(1).stage("merged_model"), "m1")
     with pytest.raises(LoopError, match=r"ebm\[1\]"):
         resolve_inputs(traj, BY_NAME, prof, layout, 1)
     _done(layout.iteration(1).stage("ebm"), "e1")
+    with pytest.raises(LoopError, match=r"premise_reranker\[1\]"):
+        resolve_inputs(traj, BY_NAME, prof, layout, 1)
+    _done(layout.iteration(1).stage("premise_reranker"), "r1")
     with pytest.raises(LoopError, match=r"trajectories\[0\]"):
         resolve_inputs(traj, BY_NAME, prof, layout, 1)
     _done(layout.iteration(0).stage("trajectories"), "t0")

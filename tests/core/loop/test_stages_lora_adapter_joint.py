@@ -45,7 +45,8 @@ def _materialise(profile: Profile, layout: BaseLayout) -> set[str]:
     return rerun
 
 
-AFTER_ADAPTER = ("lora_adapter", "merged_model", "embeddings", "ebm", "trajectories", "eval_report")
+AFTER_ADAPTER = ("lora_adapter", "merged_model", "embeddings", "ebm", "premise_reranker", "trajectories",
+                 "eval_report")
 #: embeddings and ebm hold the whole ebm section (every ebm setting re-runs them, as before issue 67); at
 #: iteration 0 they train and encode nothing, and nothing reads them there.
 NO_OPS_AT_0 = {"embeddings[0]", "ebm[0]"}
