@@ -184,6 +184,11 @@ class PolicyConfig(Section):
     max_new_tokens: int = 48
     max_prompt_tokens: int = 1024
     batch_size: int = machine(64, description="sequences per generate() call")
+    cpu_threads: int | None = machine(1, ge=1, description="torch intra-op threads of the local policy's "
+                                      "inference on CPU during a search (decoding, scoring, encoding; set in the "
+                                      "worker thread that runs it, training untouched): it runs beside the Lean "
+                                      "worker, and with one thread per core each small op waits for a core Lean "
+                                      "holds; None: torch's default")
     sglang: SglangConfig = Field(default_factory=SglangConfig)
 
 

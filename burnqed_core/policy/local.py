@@ -39,10 +39,10 @@ import asyncio
 import dataclasses
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from burnqed_core.config import PolicyConfig
 from burnqed_core.data.pairs.prompt import PromptFormat, parse_completion
@@ -51,6 +51,7 @@ from burnqed_core.policy.base import POOLINGS, Candidate, Pooling, check_seeds, 
 from burnqed_core.policy.fast_decode import LlamaDecoder, StopTable, supports
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: A completion never legitimately contains a closing fence: the model has
 #: started a new code block, so the tactic ends there.
@@ -173,6 +174,7 @@ class LocalPolicy:
         seed: int = 0,
         pooling: Pooling = "last_l2",
         fast_decode: bool = True,
+        cpu_threads: int | None = None,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -195,6 +197,7 @@ class LocalPolicy:
         self.max_new_tokens = max_new_tokens
         self.seed = seed
         self.pooling: Pooling = pooling
+        self.cpu_threads = cpu_threads if self.device.type == "cpu" else None
         self._calls = 0
         self._lock = threading.Lock()
 
@@ -218,7 +221,22 @@ class LocalPolicy:
             max_prompt_tokens=cfg.max_prompt_tokens,
             max_new_tokens=cfg.max_new_tokens,
             seed=seed,
+            cpu_threads=cfg.cpu_threads,
         )
+
+    def _threaded(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` with ``cpu_threads`` intra-op threads in the calling thread (a worker thread of the async
+        methods; torch's thread count is per thread), restored after; unchanged when ``cpu_threads`` is None."""
+        import torch
+
+        before = torch.get_num_threads()
+        if self.cpu_threads is None or self.cpu_threads == before:
+            return fn(*args)
+        torch.set_num_threads(self.cpu_threads)
+        try:
+            return fn(*args)
+        finally:
+            torch.set_num_threads(before)
 
     # ------------------------------------------------------------------ tokens
 
@@ -509,7 +527,7 @@ class LocalPolicy:
         premises: Sequence[Sequence[str]] | None = None,
     ) -> list[list[Candidate]]:
         """For each state, ``n`` candidates (worker thread); see `generate_sync`."""
-        return await asyncio.to_thread(self.generate_sync, list(states), n, temperature, max_new_tokens,
+        return await asyncio.to_thread(self._threaded, self.generate_sync, list(states), n, temperature, max_new_tokens,
                                        None if seeds is None else list(seeds),
                                        None if premises is None else [list(p) for p in premises])
 
@@ -558,7 +576,7 @@ class LocalPolicy:
         premises: Sequence[Sequence[str]] | None = None,
     ) -> list[list[float]]:
         """Per state, the model's log-probability of each given tactic (worker thread); see `score_sync`."""
-        return await asyncio.to_thread(self.score_sync, list(states), [list(t) for t in tactics],
+        return await asyncio.to_thread(self._threaded, self.score_sync, list(states), [list(t) for t in tactics],
                                        None if premises is None else [list(p) for p in premises])
 
     # --------------------------------------------------------------- encoding
@@ -602,7 +620,7 @@ class LocalPolicy:
         return self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[-1]
 
     async def encode(self, texts: Sequence[str]) -> list[list[float]]:
-        return await asyncio.to_thread(self.encode_sync, list(texts))
+        return await asyncio.to_thread(self._threaded, self.encode_sync, list(texts))
 
     @property
     def hidden_size(self) -> int:

@@ -228,3 +228,34 @@ def test_seeded_samples_depend_only_on_state_and_seed(model_dir: Path, policy: L
         for s in per:
             assert s.logprob == pytest.approx(_teacher_forced(policy, state, s.token_ids), abs=2e-4)
     assert len({tuple(s.token_ids) for per in a for s in per}) > len(STATES)  # samples differ within a state
+
+
+def test_async_inference_runs_with_its_own_thread_count_and_leaves_others_alone(model_dir: Path) -> None:
+    """``cpu_threads``: the async methods run in a worker thread with that many intra-op threads (seen from
+    inside the model's forward), the count is restored after, the calling thread's never changes, and the
+    samples are those of torch's default count (scores and vectors to rounding)."""
+    seen: list[int] = []
+    one = LocalPolicy(model_dir, max_new_tokens=10, seed=3, cpu_threads=1)
+    default = LocalPolicy(model_dir, max_new_tokens=10, seed=3)
+    hook = one.model.register_forward_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+
+        async def calls(p: LocalPolicy) -> tuple[object, object, object]:
+            return (await p.generate(STATES[:3], 2, 1.0), await p.score(STATES[:2], [["simp"], ["omega"]]),
+                    await p.encode(STATES[:2]))
+
+        got, want = asyncio.run(calls(one)), asyncio.run(calls(default))
+        assert torch.get_num_threads() == 2
+    finally:
+        hook.remove()
+        torch.set_num_threads(before)
+    assert seen and set(seen) == {1}
+    # the same samples; the floats agree to rounding (a sum split over two threads adds in another order)
+    assert [[c.tactic for c in per] for per in got[0]] == [[c.tactic for c in per] for per in want[0]]
+    assert torch.allclose(torch.tensor([c.logprob for per in got[0] for c in per]),
+                          torch.tensor([c.logprob for per in want[0] for c in per]), rtol=1e-5)
+    assert torch.allclose(torch.tensor(got[1]), torch.tensor(want[1]), rtol=1e-5)
+    assert torch.allclose(torch.tensor(got[2]), torch.tensor(want[2]), atol=1e-5)
+    assert load_profile("tiny").policy.cpu_threads == 1
