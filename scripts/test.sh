@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
 ruff check .
+# One torch intra-op thread per test process (and the processes they start): the two parts share the 2 cores, and
+# with torch's default of one thread per core each small op of a training test waits for the core the other part
+# holds (a training test took 4-5 times as long beside the other part; docs/testing.md).
+export OMP_NUM_THREADS=1
 rest_log=$(mktemp)
 trap 'rm -f "$rest_log"' EXIT
 set +e
