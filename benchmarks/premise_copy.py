@@ -7,9 +7,11 @@ library-like pieces (``List.zip_mod_cons``: 10 heads, 3 of 50 pieces), so a mode
 its prompt. A tiny model is pre-trained on ``--train`` such examples
 with premises shown (`PromptFormat.premises` = k), then asked greedily on ``--test`` examples with names it
 never saw: the share whose step names the right premise, against chance (1/k) and against the same model
-without the premise lines in its prompt (which must guess).
+without the premise lines in its prompt (which must guess). Pre-training's loss is on the whole text (the premise
+lines' made-up words included); ``--sft-steps N`` then trains a LoRA adapter on the same examples as the loop's SFT
+stage does (`burnqed_core.training.sft.train_sft`: loss on the step only) and measures the merged model.
 
-    python benchmarks/premise_copy.py [--k 4] [--train 3000] [--test 200] [--steps 600]
+    python benchmarks/premise_copy.py [--k 4] [--train 3000] [--test 200] [--steps 600] [--sft-steps 0]
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--test", type=int, default=200)
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sft-steps", type=int, default=0, help="then LoRA SFT (loss on the step only), merged")
     args = ap.parse_args(argv)
     from burnqed_core.policy.local import LocalPolicy
     from burnqed_core.training.tiny_model import pretrain_base
@@ -79,7 +82,21 @@ def main(argv: list[str] | None = None) -> int:
         m = pretrain_base([p for p, _, _ in train], cfg, Path(tmp) / "model", progress=False,
                           premises=lambda p: lines[p.theorem])
         train_s = time.perf_counter() - t
-        policy = LocalPolicy(Path(tmp) / "model", device="cpu")
+        model_dir = Path(tmp) / "model"
+        if args.sft_steps:
+            from burnqed_core.training.merge import merge_adapter
+            from burnqed_core.training.sft import train_sft
+
+            sft_cfg = cfg.model_copy(update={"max_steps": args.sft_steps, "lr": 2e-3, "warmup_steps": 10})
+            pairs = [p for p, _, _ in train]
+            t = time.perf_counter()
+            sft = train_sft(pairs[: len(pairs) * 9 // 10], pairs[len(pairs) * 9 // 10:], sft_cfg, Path(tmp) / "lora",
+                            model_dir, progress=False, premises=lambda p: lines[p.theorem])
+            merge_adapter(Path(tmp) / "lora", Path(tmp) / "merged", base_model=model_dir)
+            model_dir = Path(tmp) / "merged"
+            print(f"SFT: {args.sft_steps} LoRA steps in {time.perf_counter() - t:.0f} s, best eval loss "
+                  f"{sft.best_eval_loss}")
+        policy = LocalPolicy(model_dir, device="cpu")
 
         async def accuracy(show: bool) -> float:
             states = [p.state_before for p, _, _ in test]
