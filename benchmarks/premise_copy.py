@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sft-steps", type=int, default=0, help="then LoRA SFT (loss on the step only), merged")
+    ap.add_argument("--show", type=int, default=0, help="print this many test goals with their target and step")
     args = ap.parse_args(argv)
     from burnqed_core.policy.local import LocalPolicy
     from burnqed_core.training.tiny_model import pretrain_base
@@ -102,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
             states = [p.state_before for p, _, _ in test]
             out = await policy.generate(states, 1, 0.0, 24, seeds=list(range(len(states))),
                                         premises=[ls if show else [] for _, ls, _ in test])
+            for c, (p, ls, target) in list(zip(out, test, strict=True))[:args.show]:
+                print(f"[{'shown' if show else 'hidden'}] {p.state_before.splitlines()[-1]} | target {target} | "
+                      f"lines {[x.split(' :')[0] for x in ls]} | step {c[0].tactic!r}")
             return sum(target in c[0].tactic for c, (_, _, target) in zip(out, test, strict=True)) / len(test)
 
         with_lines = asyncio.run(accuracy(True))
