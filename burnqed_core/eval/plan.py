@@ -224,13 +224,14 @@ async def prepare(settings: EvalSettings, plan: EvalPlan, env: Callable[[], Awai
             raise HeldOutLeakError("; ".join(f"{spec}: {name} is {why}" for spec, ts in left.items()
                                              for name, why in list(ts.items())[:5]))
     # the index serves baseline (c) with retrieval alone here: a re-ranked one needs the policy's encoder then only
-    encoder = None
-    if settings.eval.structural_baseline and reranked(settings, plan):
+    index = None
+    if not reranked(settings, plan):
+        index = premise_index(settings, plan)
+    elif settings.eval.structural_baseline:
         if policy is None:
             raise DataError(f"baseline (c) with retrieval is re-ranked by {plan.premise_reranker}: the eval's "
                             "preparation needs the policy's encoder")
-        encoder = await policy()
-    index = premise_index(settings, plan, encoder) if encoder is not None or not reranked(settings, plan) else None
+        index = premise_index(settings, plan, await policy())
     for es in plan.sets:
         baselines = await steps.prepare_set(on_set(settings, es.spec), env, es.theorems, es.shipped, progress=progress,
                                             premises=index)
