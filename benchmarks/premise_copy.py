@@ -10,8 +10,12 @@ never saw: the share whose step names the right premise, against chance (1/k) an
 without the premise lines in its prompt (which must guess). Pre-training's loss is on the whole text (the premise
 lines' made-up words included); ``--sft-steps N`` then trains a LoRA adapter on the same examples as the loop's SFT
 stage does (`burnqed_core.training.sft.train_sft`: loss on the step only) and measures the merged model.
+``--premise-names canonical`` trains the model to refer to a shown premise by its place (``rw [p3]``, mapped back
+to the name: `burnqed_core.data.pairs.premise_refs`) instead of spelling its name. Besides the right name, the share
+of steps that name any shown premise separates copying from choosing.
 
     python benchmarks/premise_copy.py [--k 4] [--train 3000] [--test 200] [--steps 600] [--sft-steps 0]
+        [--premise-names as_printed|canonical]
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sft-steps", type=int, default=0, help="then LoRA SFT (loss on the step only), merged")
+    ap.add_argument("--premise-names", choices=("as_printed", "canonical"), default="as_printed")
     ap.add_argument("--show", type=int, default=0, help="print this many test goals with their target and step")
     args = ap.parse_args(argv)
     from burnqed_core.policy.local import LocalPolicy
@@ -74,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     train = [example(rng, args.k) for _ in range(args.train)]
     test = [example(rng, args.k) for _ in range(args.test)]
     lines = {p.theorem: ls for p, ls, _ in train}
-    cfg = TrainingConfig(prompt_premises=args.k, device="cpu", eval_every=10 ** 6, save_every=10 ** 6,
+    cfg = TrainingConfig(prompt_premises=args.k, premise_names=args.premise_names, device="cpu",
+                         eval_every=10 ** 6, save_every=10 ** 6,
                          tiny_model=TinyModelConfig(vocab_size=1024, hidden_size=128, num_layers=4, num_heads=4,
                                                     num_kv_heads=2, intermediate_size=352, pretrain_steps=args.steps,
                                                     pretrain_lr=2e-3, pretrain_batch_size=16))
@@ -99,22 +105,26 @@ def main(argv: list[str] | None = None) -> int:
                   f"{sft.best_eval_loss}")
         policy = LocalPolicy(model_dir, device="cpu")
 
-        async def accuracy(show: bool) -> float:
+        async def accuracy(show: bool) -> tuple[float, float]:
             states = [p.state_before for p, _, _ in test]
             out = await policy.generate(states, 1, 0.0, 24, seeds=list(range(len(states))),
                                         premises=[ls if show else [] for _, ls, _ in test])
             for c, (p, ls, target) in list(zip(out, test, strict=True))[:args.show]:
                 print(f"[{'shown' if show else 'hidden'}] {p.state_before.splitlines()[-1]} | target {target} | "
                       f"lines {[x.split(' :')[0] for x in ls]} | step {c[0].tactic!r}")
-            return sum(target in c[0].tactic for c, (_, _, target) in zip(out, test, strict=True)) / len(test)
+            right = sum(f"[{target}]" in c[0].tactic for c, (_, _, target) in zip(out, test, strict=True))
+            shown = sum(any(f"[{x.split(' :')[0]}]" in c[0].tactic for x in ls)
+                        for c, (_, ls, _) in zip(out, test, strict=True))
+            return right / len(test), shown / len(test)
 
-        with_lines = asyncio.run(accuracy(True))
-        without = asyncio.run(accuracy(False))
+        (with_lines, any_line) = asyncio.run(accuracy(True))
+        without, _ = asyncio.run(accuracy(False))
         asyncio.run(policy.close())
     print(f"pre-training: {args.train} examples, {args.steps} steps in {train_s:.0f} s, final loss "
           f"{m.loss_curve[-1].loss if m.loss_curve else float('nan'):.3f}")
     print(f"names copied right on {args.test} unseen goals: {100 * with_lines:.1f}% with the {args.k} premise lines "
-          f"shown, {100 * without:.1f}% without them; chance {100 / args.k:.1f}%")
+          f"shown, {100 * without:.1f}% without them; chance {100 / args.k:.1f}%; a shown name (right or not) "
+          f"{100 * any_line:.1f}% (premise names {args.premise_names})")
     return 0
 
 

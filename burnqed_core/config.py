@@ -348,6 +348,10 @@ class TrainingConfig(Section):
         0, ge=0, description="premise lines the model's prompt shows before the state: the top ones retrieved under "
         "the premise rule (issue 65: the policy learns to copy a lemma's name from its prompt; needs the premise "
         "index). Recorded in the trained model like local_names (0: the plain prompt)")
+    premise_names: NameFormat = Field(
+        "as_printed", description="with prompt_premises: the shown premises named in a training tactic as printed, "
+        "or by their place p1, p2, ... (a pointer the policy writes and that is mapped back to the name before "
+        "Lean sees it; `burnqed_core.data.pairs.premise_refs`). Recorded in the trained model like local_names")
     numerals: NameFormat = Field(
         "as_printed", description="the goal's numerals (2 and above) in the prompt: as Lean printed them, or as "
         "placeholders k1, k2, ... in order of appearance, which a tactic uses and which are mapped back "

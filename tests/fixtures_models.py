@@ -99,11 +99,13 @@ TRAIN_NAMES = ["n", "m", "k", "a", "b", "c", "x", "i"]
 VAL_NAMES = ["j", "z"]
 
 
-def fine_tune_tiny(base: Path, out: Path, pairs: list[tuple[str, str]], steps: int, fmt: object = None) -> Path:
+def fine_tune_tiny(base: Path, out: Path, pairs: list[tuple[str, str]], steps: int, fmt: object = None,
+                   premises: list[list[str]] | None = None) -> Path:
     """A few seconds of full completion-only training of a tiny model on
     (state, tactic) pairs, in the shared prompt format (``fmt``: a
     `PromptFormat`, names as printed by default; saved with the model), so
-    that it ends its tactics with EOS. Saves model + tokenizer to ``out``."""
+    that it ends its tactics with EOS. ``premises``: each pair's premise lines (shown when the format shows
+    premises). Saves model + tokenizer to ``out``."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -115,7 +117,7 @@ def fine_tune_tiny(base: Path, out: Path, pairs: list[tuple[str, str]], steps: i
     model = AutoModelForCausalLM.from_pretrained(base)
     torch.manual_seed(0)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    examples = [form.example(s, t) for s, t in pairs]
+    examples = [form.example(s, t, premises[i] if premises else ()) for i, (s, t) in enumerate(pairs)]
     rows = [(tok(p)["input_ids"], [*tok(c, add_special_tokens=False)["input_ids"], tok.eos_token_id])
             for p, c in examples]
     width = max(len(p) + len(c) for p, c in rows)

@@ -184,7 +184,8 @@ def pretrain_base(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     device = resolve_device(cfg.device)
-    fmt = PromptFormat(local_names=cfg.local_names, numerals=cfg.numerals, premises=cfg.prompt_premises)
+    fmt = PromptFormat(local_names=cfg.local_names, numerals=cfg.numerals, premises=cfg.prompt_premises,
+                       premise_names=cfg.premise_names)
     tokenizer, max_len, train_ex, skipped, val_ex = _pretrain_examples(pairs, val, cfg, fmt, premises)
     model = build_tiny_model(tiny, tokenizer, seed=cfg.seed).to(device)
     settings = _pretrain_settings(cfg)

@@ -10,7 +10,8 @@ A model trained with premises (`PromptFormat.premises` > 0, issue 65) also
 sees, before the state, a comment of the premises retrieved for it under the
 premise rule, one ``name : type`` per line (ReProver's format, the type cut:
 `burnqed_core.premises.records.Premise.prompt_line`), so that it can copy a
-lemma's name from its prompt.
+lemma's name from its prompt; with canonical premise names it refers to one by its place
+(`burnqed_core.data.pairs.premise_refs`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.data.pairs.local_names import LocalNames, canonicalize, canonicalize_pair, restore
 from burnqed_core.data.pairs.numerals import Numerals, canonicalize_numerals, canonicalize_numerals_pair
+from burnqed_core.data.pairs.premise_refs import PremiseNames, reference_premises, reference_premises_pair
 
 PROMPT_VERSION = "deepseek-tactic-comment-v1"
 INSTRUCTION = "Complete the following Lean 4 code:\n\n"
@@ -100,17 +102,23 @@ class PromptFormat(BaseModel):
     local_names: LocalNames = "as_printed"
     numerals: Numerals = "as_printed"
     premises: int = Field(0, ge=0, description="premise lines shown before the state (0: none, the plain prompt)")
+    premise_names: PremiseNames = Field("as_printed", description="the shown premises named in a tactic as "
+                                        "printed, or by references p1, p2, ... (mapped back)")
 
     @property
     def plain(self) -> bool:
         """True when the prompt shows the state as printed (nothing to map back in a tactic)."""
-        return self.local_names == "as_printed" and self.numerals == "as_printed"
+        return (self.local_names == "as_printed" and self.numerals == "as_printed"
+                and (self.premise_names == "as_printed" or not self.premises))
 
     @property
     def version(self) -> str:
         v = PROMPT_VERSION if self.local_names == "as_printed" else f"{PROMPT_VERSION}+canonical-names"
         v = v if self.numerals == "as_printed" else f"{v}+canonical-numerals"
-        return v if not self.premises else f"{v}+premises-{self.premises}"
+        if not self.premises:
+            return v
+        v = f"{v}+premises-{self.premises}"
+        return v if self.premise_names == "as_printed" else f"{v}+premise-refs"
 
     def shown(self, premises: Sequence[str]) -> list[str]:
         """The premise lines this format shows: the first `premises` of them (none when 0)."""
@@ -125,7 +133,11 @@ class PromptFormat(BaseModel):
         if self.numerals == "canonical":
             state, lits = canonicalize_numerals(state)   # placeholders are fresh in the renamed state
             back = {**back, **lits}
-        return format_prompt(state, self.shown(premises)), back
+        lines = self.shown(premises)
+        if lines and self.premise_names == "canonical":
+            lines, refs = reference_premises(state, lines)
+            back = {**back, **refs}
+        return format_prompt(state, lines), back
 
     def prompt_text(self, state: str) -> str:
         return self.prompt(state)[0]
@@ -136,7 +148,10 @@ class PromptFormat(BaseModel):
             state, tactic = canonicalize_pair(state, tactic)
         if self.numerals == "canonical":
             state, tactic = canonicalize_numerals_pair(state, tactic)
-        return format_example(state, tactic, self.shown(premises))
+        lines = self.shown(premises)
+        if lines and self.premise_names == "canonical":
+            lines, tactic = reference_premises_pair(state, tactic, lines)
+        return format_example(state, tactic, lines)
 
     @staticmethod
     def restore(tactic: str, back: Mapping[str, str]) -> str:

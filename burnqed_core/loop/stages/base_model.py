@@ -37,6 +37,7 @@ class Training(Projection):
     local_names: NameFormat
     numerals: NameFormat
     prompt_premises: int
+    premise_names: NameFormat
     seed: int
     warmup_steps: int
     lr_schedule: LrSchedule
