@@ -891,6 +891,12 @@ def canonical_parts(theorem: Theorem) -> CanonicalParts:
     return _canonicalize(theorem).parts
 
 
+def canonical_form_and_parts(theorem: Theorem) -> tuple[str, CanonicalParts]:
+    """`canonical_form` and `canonical_parts` of ``theorem`` from one canonicalisation."""
+    canon = _canonicalize(theorem)
+    return canon.text, canon.parts
+
+
 def canonical_form(theorem: Theorem) -> str:
     """The theorem up to renaming and numerals: the preamble declarations its statement needs (dependencies
     first, in an order the preamble's layout does not change) and the statement, one command a line, tokens

@@ -71,7 +71,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from burnqed_core.data.twins.canonical import (
     CanonicalCommand,
     CanonicalParts,
-    canonical_form,
+    canonical_form_and_parts,
     canonical_parts,
     proof_skeleton,
 )
@@ -671,19 +671,29 @@ class Forms:
     _grams: dict[Aspect, Counter[tuple[str, ...]]] = field(default_factory=dict, repr=False)
 
     @cached_property
+    def _canonical(self) -> tuple[str, CanonicalParts]:
+        """`canonical_form` and `canonical_parts`, from one canonicalisation."""
+        return canonical_form_and_parts(self.theorem)
+
+    @cached_property
     def canonical(self) -> str:
-        return canonical_form(self.theorem)
+        return self._canonical[0]
 
     @cached_property
     def parts(self) -> NearTwinParts:
-        return near_twin_parts(self.theorem)
+        return _near_twin_parts(self._canonical[1])
+
+    @cached_property
+    def _proof_skeleton(self) -> str:
+        """`proof_skeleton` of the known proof (``""`` without one), computed once."""
+        return proof_skeleton(self.theorem)
 
     @cached_property
     def skeleton(self) -> str | None:
         """The known proof's skeleton when it has ``min_skeleton_steps`` steps or more."""
         if len([s for s in self.theorem.proof if s.strip()]) < max(self.min_skeleton_steps, 1):
             return None
-        return proof_skeleton(self.theorem) or None
+        return self._proof_skeleton or None
 
     @property
     def near(self) -> str:
@@ -695,7 +705,7 @@ class Forms:
         `MIN_NEAR_SKELETON_STEPS` steps or more."""
         if len([s for s in self.theorem.proof if s.strip()]) < MIN_NEAR_SKELETON_STEPS:
             return None
-        sk = proof_skeleton(self.theorem)
+        sk = self._proof_skeleton
         return "\n".join(" ".join(line) for line in _renumber([line.split(" ") for line in sk.split("\n")])) or None
 
     def grams(self, aspect: Aspect) -> Counter[tuple[str, ...]]:
@@ -705,7 +715,7 @@ class Forms:
             elif aspect == "definitions":
                 tokens = self.near.split()
             else:
-                tokens = proof_skeleton(self.theorem).split()
+                tokens = self._proof_skeleton.split()
             self._grams[aspect] = _grams(tokens)
         return self._grams[aspect]
 
