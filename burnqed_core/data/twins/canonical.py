@@ -70,6 +70,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Literal
 
@@ -844,15 +845,32 @@ def _closure(commands: Sequence[_Command], statement_refs: Sequence[str]) -> lis
     return variables + [commands[k] for k in order]
 
 
-def _canonicalize(theorem: Theorem, *, definitions: bool = True) -> _Canonical:
-    """The canonical rendering of ``theorem``; ``definitions`` off: the statement alone, its user names numbered
-    from the statement (what a proof skeleton continues), the preamble only telling user names apart."""
-    commands = _parse_preamble(theorem.preamble)
+@dataclass(frozen=True)
+class _Preamble:
+    """A preamble as `_canonicalize` reads it (read once, never changed after): its commands with the user
+    components each mentions, the user components and the members of user types."""
+
+    commands: list[_Command]
+    user: frozenset[str]
+    members: frozenset[str]
+
+
+def _read_preamble(preamble: str) -> _Preamble:
+    commands = _parse_preamble(preamble)
     user = frozenset(c for cmd in commands for n in cmd.names for c in n)
     type_names = {n[-1] for cmd in commands if cmd.kind in _TYPE_KEYWORDS for n in cmd.names[:1]}
     members = frozenset(n[-1] for cmd in commands for n in cmd.names if len(n) >= 2 and n[-2] in type_names)
     for cmd in commands:
         cmd.refs = [r for r in _refs(cmd.toks, user) if r not in cmd.keys]
+    return _Preamble(commands=commands, user=user, members=members)
+
+
+def _canonicalize(theorem: Theorem, *, definitions: bool = True, preamble: _Preamble | None = None) -> _Canonical:
+    """The canonical rendering of ``theorem``; ``definitions`` off: the statement alone, its user names numbered
+    from the statement (what a proof skeleton continues), the preamble only telling user names apart
+    (``preamble``: the theorem's, already read)."""
+    pre = _read_preamble(theorem.preamble) if preamble is None else preamble
+    commands, user, members = pre.commands, pre.user, pre.members
     stmt_toks = tokenize(theorem.statement, comments=False, strict=False)
     kept = _closure(commands, _refs(stmt_toks, user)) if definitions else []
     log.debug("%s: %d of %d preamble commands in the canonical form", theorem.name, len(kept), len(commands))
@@ -891,12 +909,6 @@ def canonical_parts(theorem: Theorem) -> CanonicalParts:
     return _canonicalize(theorem).parts
 
 
-def canonical_form_and_parts(theorem: Theorem) -> tuple[str, CanonicalParts]:
-    """`canonical_form` and `canonical_parts` of ``theorem`` from one canonicalisation."""
-    canon = _canonicalize(theorem)
-    return canon.text, canon.parts
-
-
 def canonical_form(theorem: Theorem) -> str:
     """The theorem up to renaming and numerals: the preamble declarations its statement needs (dependencies
     first, in an order the preamble's layout does not change) and the statement, one command a line, tokens
@@ -916,11 +928,15 @@ def proof_skeleton(theorem: Theorem, proof: Sequence[str] | str | None = None) -
     that are one script over definitions with a different number of bound names one skeleton: ``induction ws;
     simp [lucas]; simp [lucas]; omega`` over a list function and ``induction j; simp [rotate]; simp [rotate];
     omega`` over a recursion on ``Nat`` both read ``induction u1; simp [ u2 ]; simp [ u2 ]; omega``."""
+    return _proof_skeleton(theorem, proof)
+
+
+def _proof_skeleton(theorem: Theorem, proof: Sequence[str] | str | None, preamble: _Preamble | None = None) -> str:
     steps = [proof] if isinstance(proof, str) else list(theorem.proof if proof is None else proof)
     steps = [s for s in steps if s.strip()]
     if not steps:
         return ""
-    canon = _canonicalize(theorem, definitions=False)
+    canon = _canonicalize(theorem, definitions=False, preamble=preamble)
     canon.namer.self_name = theorem.name
     frames = canon.frames
     frames.append(_Frame(0, "proof"))
@@ -931,6 +947,35 @@ def proof_skeleton(theorem: Theorem, proof: Sequence[str] | str | None = None) -
         lines.append(" ".join(_Renderer(toks, canon.namer, frames, kind="tactic").render()))
         del frames[kept:]   # a step's arms and binders end with it; what it introduces stays in "proof"
     return "\n".join(lines)
+
+
+class CanonicalForms:
+    """One theorem's `canonical_form`, `canonical_parts` and `proof_skeleton` of its known proof, each made at
+    most once, all from one reading of its preamble."""
+
+    def __init__(self, theorem: Theorem) -> None:
+        self.theorem = theorem
+
+    @cached_property
+    def _preamble(self) -> _Preamble:
+        return _read_preamble(self.theorem.preamble)
+
+    @cached_property
+    def _canonical(self) -> _Canonical:
+        return _canonicalize(self.theorem, preamble=self._preamble)
+
+    @property
+    def form(self) -> str:
+        return self._canonical.text
+
+    @property
+    def parts(self) -> CanonicalParts:
+        return self._canonical.parts
+
+    @cached_property
+    def skeleton(self) -> str:
+        """`proof_skeleton` of the known proof (``""`` without one)."""
+        return _proof_skeleton(self.theorem, None, self._preamble)
 
 
 # --- twins ---------------------------------------------------------------------------

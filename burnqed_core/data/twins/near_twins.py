@@ -70,10 +70,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.data.twins.canonical import (
     CanonicalCommand,
+    CanonicalForms,
     CanonicalParts,
-    canonical_form_and_parts,
     canonical_parts,
-    proof_skeleton,
 )
 from burnqed_core.records import Theorem
 
@@ -671,22 +670,21 @@ class Forms:
     _grams: dict[Aspect, Counter[tuple[str, ...]]] = field(default_factory=dict, repr=False)
 
     @cached_property
-    def _canonical(self) -> tuple[str, CanonicalParts]:
-        """`canonical_form` and `canonical_parts`, from one canonicalisation."""
-        return canonical_form_and_parts(self.theorem)
+    def _canonical(self) -> CanonicalForms:
+        """The canonical form, its parts and the proof skeleton, from one reading of the preamble."""
+        return CanonicalForms(self.theorem)
 
     @cached_property
     def canonical(self) -> str:
-        return self._canonical[0]
+        return self._canonical.form
 
     @cached_property
     def parts(self) -> NearTwinParts:
-        return _near_twin_parts(self._canonical[1])
+        return _near_twin_parts(self._canonical.parts)
 
-    @cached_property
+    @property
     def _proof_skeleton(self) -> str:
-        """`proof_skeleton` of the known proof (``""`` without one), computed once."""
-        return proof_skeleton(self.theorem)
+        return self._canonical.skeleton
 
     @cached_property
     def skeleton(self) -> str | None:
