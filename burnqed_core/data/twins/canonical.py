@@ -949,16 +949,32 @@ def _proof_skeleton(theorem: Theorem, proof: Sequence[str] | str | None, preambl
     return "\n".join(lines)
 
 
+class PreambleReadings:
+    """Preambles as `CanonicalForms` reads them, each read once however many theorems share it (a family's
+    theorems often do)."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, _Preamble] = {}
+
+    def read(self, preamble: str) -> _Preamble:
+        if preamble not in self._read:
+            self._read[preamble] = _read_preamble(preamble)
+        return self._read[preamble]
+
+
 class CanonicalForms:
     """One theorem's `canonical_form`, `canonical_parts` and `proof_skeleton` of its known proof, each made at
-    most once, all from one reading of its preamble."""
+    most once, all from one reading of its preamble (``readings``: shared with other theorems' forms)."""
 
-    def __init__(self, theorem: Theorem) -> None:
+    def __init__(self, theorem: Theorem, readings: PreambleReadings | None = None) -> None:
         self.theorem = theorem
+        self.readings = readings
 
     @cached_property
     def _preamble(self) -> _Preamble:
-        return _read_preamble(self.theorem.preamble)
+        if self.readings is None:
+            return _read_preamble(self.theorem.preamble)
+        return self.readings.read(self.theorem.preamble)
 
     @cached_property
     def _canonical(self) -> _Canonical:

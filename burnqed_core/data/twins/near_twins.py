@@ -72,6 +72,7 @@ from burnqed_core.data.twins.canonical import (
     CanonicalCommand,
     CanonicalForms,
     CanonicalParts,
+    PreambleReadings,
     canonical_parts,
 )
 from burnqed_core.records import Theorem
@@ -668,11 +669,12 @@ class Forms:
     theorem: Theorem
     min_skeleton_steps: int = MIN_SKELETON_STEPS
     _grams: dict[Aspect, Counter[tuple[str, ...]]] = field(default_factory=dict, repr=False)
+    readings: PreambleReadings | None = field(default=None, repr=False, compare=False)  # shared by `forms_of`
 
     @cached_property
     def _canonical(self) -> CanonicalForms:
         """The canonical form, its parts and the proof skeleton, from one reading of the preamble."""
-        return CanonicalForms(self.theorem)
+        return CanonicalForms(self.theorem, self.readings)
 
     @cached_property
     def canonical(self) -> str:
@@ -726,8 +728,10 @@ class Forms:
 
 def forms_of(theorems: Iterable[Theorem], *, min_skeleton_steps: int = MIN_SKELETON_STEPS) -> list[Forms]:
     """The `Forms` of each theorem (computed here: a caller that compares one corpus with several sets computes
-    the corpus's forms once and passes them on, `find_near_twins` and `similarity_report` take `Forms`)."""
-    return [Forms(t, min_skeleton_steps) for t in theorems]
+    the corpus's forms once and passes them on, `find_near_twins` and `similarity_report` take `Forms`); a
+    preamble several of them share is read once."""
+    readings = PreambleReadings()
+    return [Forms(t, min_skeleton_steps, readings=readings) for t in theorems]
 
 
 def similarity(a: Theorem, b: Theorem, aspect: Aspect = "definitions") -> float | None:
@@ -833,7 +837,8 @@ def find_near_twins(
 
 def as_forms(items: Iterable[Theorem] | Sequence[Forms], min_skeleton_steps: int) -> list[Forms]:
     items = list(items)
-    return [x if isinstance(x, Forms) else forms_of([x], min_skeleton_steps=min_skeleton_steps)[0] for x in items]
+    made = iter(forms_of([x for x in items if not isinstance(x, Forms)], min_skeleton_steps=min_skeleton_steps))
+    return [x if isinstance(x, Forms) else next(made) for x in items]
 
 
 def near_twin_groups(theorems: Iterable[Theorem] | Sequence[Forms], *,
