@@ -16,12 +16,12 @@ PATHS = ["tests/core/lean/test_pool_faults.py", "tests/core/search/test_engine_l
          "tests/pipeline/test_ui_browser.py"]
 MARK = "<<<collect rc="
 # One fresh process for all the collections (each its own `pytest.main`, a new configuration), so that the
-# imports are paid once.
+# imports are paid once; without assertion rewriting, which collects the same tests.
 SCRIPT = f"""
 import json, sys
 import pytest
 for args in json.loads(sys.argv[1]):
-    rc = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *args])
+    rc = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "--assert=plain", *args])
     print("{MARK}%d>>>" % int(rc), flush=True)
 """
 
