@@ -977,16 +977,17 @@ class CanonicalForms:
         return self.readings.read(self.theorem.preamble)
 
     @cached_property
-    def _canonical(self) -> _Canonical:
-        return _canonicalize(self.theorem, preamble=self._preamble)
+    def _form_and_parts(self) -> tuple[str, CanonicalParts]:
+        canon = _canonicalize(self.theorem, preamble=self._preamble)
+        return canon.text, canon.parts  # not its namer and frames: a set's forms may be kept a while
 
     @property
     def form(self) -> str:
-        return self._canonical.text
+        return self._form_and_parts[0]
 
     @property
     def parts(self) -> CanonicalParts:
-        return self._canonical.parts
+        return self._form_and_parts[1]
 
     @cached_property
     def skeleton(self) -> str:
