@@ -4,6 +4,8 @@ part, and the `own_lean` tests that do not run last in the `rest` part."""
 
 from __future__ import annotations
 
+import itertools
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,19 +14,37 @@ ROOT = Path(__file__).resolve().parents[1]
 PATHS = ["tests/core/lean/test_pool_faults.py", "tests/core/search/test_engine_lean.py",
          "tests/pipeline/test_fanout.py", "tests/core/data/pairs/test_prompt.py", "tests/pipeline/test_distributed.py",
          "tests/pipeline/test_ui_browser.py"]
+MARK = "<<<collect rc="
+# One fresh process for all the collections (each its own `pytest.main`, a new configuration), so that the
+# imports are paid once; without assertion rewriting, which collects the same tests.
+SCRIPT = f"""
+import json, sys
+import pytest
+for args in json.loads(sys.argv[1]):
+    rc = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "--assert=plain", *args])
+    print("{MARK}%d>>>" % int(rc), flush=True)
+"""
 
 
-def _collect(*args: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args,
-                          *PATHS], cwd=ROOT, capture_output=True, text=True, timeout=300)
+def _collect(*arg_lists: list[str]) -> list[list[str]]:
+    """The test ids `pytest --collect-only` gives over `PATHS` with each of ``arg_lists``."""
+    out = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps([[*args, *PATHS] for args in arg_lists])],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    return [line for line in out.stdout.splitlines() if "::" in line]
+    runs = out.stdout.split(MARK)
+    assert len(runs) == len(arg_lists) + 1, out.stdout[-2000:] + out.stderr[-2000:]
+    ids: list[list[str]] = []
+    for k, (run, after) in enumerate(itertools.pairwise(runs)):
+        assert after.startswith("0>>>"), (arg_lists[k], run[-2000:], out.stderr[-2000:])
+        ids.append([line for line in run.splitlines() if "::" in line])
+    return ids
 
 
 def test_the_two_parts_split_the_suite_and_lean_tests_are_in_one() -> None:
-    everything, lean, rest = _collect(), _collect("--part", "lean"), _collect("--part", "rest")
+    everything, lean, rest, marked_ids = _collect([], ["--part", "lean"], ["--part", "rest"],
+                                                  ["-m", "(lean or distributed or browser) and not own_lean"])
     assert sorted(lean + rest) == sorted(everything) and not set(lean) & set(rest)
-    marked = set(_collect("-m", "(lean or distributed or browser) and not own_lean"))
+    marked = set(marked_ids)
     assert marked and marked <= set(lean)
     assert any("test_prompt.py" in t for t in rest) and not any("test_prompt.py" in t for t in lean)
     # the distributed tests run first in their part (before the session's shared Lean worker starts), then the

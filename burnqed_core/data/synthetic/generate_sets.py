@@ -171,12 +171,14 @@ def build(seed: int = SEED, rename: bool = True) -> Generated:
     """Both sets, each sorted by theorem name, the benchmark without corpus twins and split into dev/test;
     raises `DataError` on duplicates."""
     sets = _family_sets(seed, rename)
-    frozen = find_near_twins(handwritten(), sets["train"], partial=False)
+    train_forms = forms_of(sets["train"])  # each corpus theorem's forms computed once, for both steps
+    frozen = find_near_twins(handwritten(), train_forms, partial=False)
     leaving = {tw.theorem for tw in frozen}
     for tw in frozen:
         logger.info("corpus theorem %s dropped: %s of hand-written %s", tw.theorem, tw.how, tw.other)
     sets["train"] = [t for t in sets["train"] if t.name not in leaving]
-    twins = find_near_twins(forms_of(sets["train"]), sets["benchmark"], partial=False)
+    twins = find_near_twins([f for f in train_forms if f.theorem.name not in leaving], sets["benchmark"],
+                            partial=False)
     twin_names = {tw.theorem for tw in twins}
     for name in sorted(twin_names):
         logger.info("benchmark theorem %s dropped: twin of corpus %s", name,

@@ -68,7 +68,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -84,6 +84,9 @@ from burnqed_core.lean.library import (
 )
 from burnqed_core.record_io import atomic_write_text
 from burnqed_core.records import Split, Theorem
+
+if TYPE_CHECKING:
+    from burnqed_core.data.twins.near_twins import Forms
 
 CORE_PREFIX = "core:"
 CORE_DIR = Path(__file__).resolve().parents[1] / "sets" / "core"
@@ -283,9 +286,10 @@ def eval_theorem(t: PoolTheorem) -> Theorem:
 _SIDE_RANK: Mapping[str, int] = MappingProxyType({"pool": 0, "dev": 1, "test": 2})
 
 
-def _twin_groups(theorems: Sequence[PoolTheorem], eval_check: bool = True) -> UnionFind[str]:
+def _twin_groups(theorems: Sequence[PoolTheorem], eval_check: bool = True,
+                 forms: Mapping[str, Forms] | None = None) -> UnionFind[str]:
     """Names grouped by the Lean key and (``eval_check``) the eval's twins and strong near-twins, closed
-    transitively."""
+    transitively (``forms``: name -> the `Forms` of its `eval_theorem`, when already made)."""
     from burnqed_core.data.twins.near_twins import near_twin_groups
 
     uf = UnionFind([t.name for t in theorems])
@@ -298,16 +302,18 @@ def _twin_groups(theorems: Sequence[PoolTheorem], eval_check: bool = True) -> Un
         else:
             first[t.twin] = t.name
     if eval_check:
-        for group in near_twin_groups([eval_theorem(t) for t in theorems]):
+        evals = [forms[t.name] for t in theorems] if forms is not None else [eval_theorem(t) for t in theorems]
+        for group in near_twin_groups(evals):
             for n in group[1:]:
                 uf.union(group[0], n)
     return uf
 
 
-def pool_clusters(theorems: Sequence[PoolTheorem]) -> dict[str, str]:
+def pool_clusters(theorems: Sequence[PoolTheorem], forms: Mapping[str, Forms] | None = None) -> dict[str, str]:
     """Name -> cluster for the theorems of one split: its module, with the modules of near-twins (either rule)
-    merged, named by the smallest module."""
-    groups = _twin_groups(theorems)
+    merged, named by the smallest module (``forms``: name -> the `Forms` of its `eval_theorem`, when already
+    made)."""
+    groups = _twin_groups(theorems, forms=forms)
     module = {t.name: t.module for t in theorems}
     uf = UnionFind(sorted(set(module.values())))
     for members in groups.groups().values():
@@ -322,11 +328,15 @@ def keep_twins_apart(theorems: Sequence[PoolTheorem]) -> tuple[list[PoolTheorem]
     each split's clusters are its modules with near-twins' merged. Returns the theorems kept (sorted by name,
     ``cluster`` set; the split of none changes) and the reason -> count of those dropped. No Lean: the rows'
     ``twin`` and ``type`` are all it reads."""
+    from burnqed_core.data.twins.near_twins import forms_of
+
     names = [t.name for t in theorems]
     if len(set(names)) != len(names):
         dup = sorted(n for n, k in Counter(names).items() if k > 1)
         raise DataError(f"core pool: a theorem named twice: {', '.join(dup[:5])}")
     split = {t.name: t.split for t in theorems}
+    # each theorem's forms made once, for the grouping of all and for its split's clusters
+    forms = dict(zip(names, forms_of([eval_theorem(t) for t in theorems]), strict=True))
 
     def sides(uf: UnionFind[str]) -> dict[str, str]:
         top: dict[str, str] = {}
@@ -335,7 +345,7 @@ def keep_twins_apart(theorems: Sequence[PoolTheorem]) -> tuple[list[PoolTheorem]
         return {n: top[uf.find(n)] for n in names}
 
     by_lean = sides(_twin_groups(theorems, eval_check=False))
-    by_both = sides(_twin_groups(theorems))
+    by_both = sides(_twin_groups(theorems, forms=forms))
     dropped: Counter[str] = Counter()
     kept: list[PoolTheorem] = []
     for t in theorems:
@@ -348,7 +358,7 @@ def keep_twins_apart(theorems: Sequence[PoolTheorem]) -> tuple[list[PoolTheorem]
             dropped[f"near-twin of a {side} theorem (eval check)"] += 1
     clusters: dict[str, str] = {}
     for s in SPLITS:
-        clusters |= pool_clusters([t for t in kept if t.split == s])
+        clusters |= pool_clusters([t for t in kept if t.split == s], forms)
     out = [t.model_copy(update={"cluster": clusters[t.name]}) for t in sorted(kept, key=lambda t: t.name)]
     return out, dropped
 

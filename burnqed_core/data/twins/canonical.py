@@ -70,6 +70,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Literal
 
@@ -844,15 +845,32 @@ def _closure(commands: Sequence[_Command], statement_refs: Sequence[str]) -> lis
     return variables + [commands[k] for k in order]
 
 
-def _canonicalize(theorem: Theorem, *, definitions: bool = True) -> _Canonical:
-    """The canonical rendering of ``theorem``; ``definitions`` off: the statement alone, its user names numbered
-    from the statement (what a proof skeleton continues), the preamble only telling user names apart."""
-    commands = _parse_preamble(theorem.preamble)
+@dataclass(frozen=True)
+class _Preamble:
+    """A preamble as `_canonicalize` reads it (read once, never changed after): its commands with the user
+    components each mentions, the user components and the members of user types."""
+
+    commands: list[_Command]
+    user: frozenset[str]
+    members: frozenset[str]
+
+
+def _read_preamble(preamble: str) -> _Preamble:
+    commands = _parse_preamble(preamble)
     user = frozenset(c for cmd in commands for n in cmd.names for c in n)
     type_names = {n[-1] for cmd in commands if cmd.kind in _TYPE_KEYWORDS for n in cmd.names[:1]}
     members = frozenset(n[-1] for cmd in commands for n in cmd.names if len(n) >= 2 and n[-2] in type_names)
     for cmd in commands:
         cmd.refs = [r for r in _refs(cmd.toks, user) if r not in cmd.keys]
+    return _Preamble(commands=commands, user=user, members=members)
+
+
+def _canonicalize(theorem: Theorem, *, definitions: bool = True, preamble: _Preamble | None = None) -> _Canonical:
+    """The canonical rendering of ``theorem``; ``definitions`` off: the statement alone, its user names numbered
+    from the statement (what a proof skeleton continues), the preamble only telling user names apart
+    (``preamble``: the theorem's, already read)."""
+    pre = _read_preamble(theorem.preamble) if preamble is None else preamble
+    commands, user, members = pre.commands, pre.user, pre.members
     stmt_toks = tokenize(theorem.statement, comments=False, strict=False)
     kept = _closure(commands, _refs(stmt_toks, user)) if definitions else []
     log.debug("%s: %d of %d preamble commands in the canonical form", theorem.name, len(kept), len(commands))
@@ -910,11 +928,15 @@ def proof_skeleton(theorem: Theorem, proof: Sequence[str] | str | None = None) -
     that are one script over definitions with a different number of bound names one skeleton: ``induction ws;
     simp [lucas]; simp [lucas]; omega`` over a list function and ``induction j; simp [rotate]; simp [rotate];
     omega`` over a recursion on ``Nat`` both read ``induction u1; simp [ u2 ]; simp [ u2 ]; omega``."""
+    return _proof_skeleton(theorem, proof)
+
+
+def _proof_skeleton(theorem: Theorem, proof: Sequence[str] | str | None, preamble: _Preamble | None = None) -> str:
     steps = [proof] if isinstance(proof, str) else list(theorem.proof if proof is None else proof)
     steps = [s for s in steps if s.strip()]
     if not steps:
         return ""
-    canon = _canonicalize(theorem, definitions=False)
+    canon = _canonicalize(theorem, definitions=False, preamble=preamble)
     canon.namer.self_name = theorem.name
     frames = canon.frames
     frames.append(_Frame(0, "proof"))
@@ -925,6 +947,52 @@ def proof_skeleton(theorem: Theorem, proof: Sequence[str] | str | None = None) -
         lines.append(" ".join(_Renderer(toks, canon.namer, frames, kind="tactic").render()))
         del frames[kept:]   # a step's arms and binders end with it; what it introduces stays in "proof"
     return "\n".join(lines)
+
+
+class PreambleReadings:
+    """Preambles as `CanonicalForms` reads them, each read once however many theorems share it (a family's
+    theorems often do)."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, _Preamble] = {}
+
+    def read(self, preamble: str) -> _Preamble:
+        if preamble not in self._read:
+            self._read[preamble] = _read_preamble(preamble)
+        return self._read[preamble]
+
+
+class CanonicalForms:
+    """One theorem's `canonical_form`, `canonical_parts` and `proof_skeleton` of its known proof, each made at
+    most once, all from one reading of its preamble (``readings``: shared with other theorems' forms)."""
+
+    def __init__(self, theorem: Theorem, readings: PreambleReadings | None = None) -> None:
+        self.theorem = theorem
+        self.readings = readings
+
+    @cached_property
+    def _preamble(self) -> _Preamble:
+        if self.readings is None:
+            return _read_preamble(self.theorem.preamble)
+        return self.readings.read(self.theorem.preamble)
+
+    @cached_property
+    def _form_and_parts(self) -> tuple[str, CanonicalParts]:
+        canon = _canonicalize(self.theorem, preamble=self._preamble)
+        return canon.text, canon.parts  # not its namer and frames: a set's forms may be kept a while
+
+    @property
+    def form(self) -> str:
+        return self._form_and_parts[0]
+
+    @property
+    def parts(self) -> CanonicalParts:
+        return self._form_and_parts[1]
+
+    @cached_property
+    def skeleton(self) -> str:
+        """`proof_skeleton` of the known proof (``""`` without one)."""
+        return _proof_skeleton(self.theorem, None, self._preamble)
 
 
 # --- twins ---------------------------------------------------------------------------

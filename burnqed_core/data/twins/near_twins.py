@@ -70,10 +70,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from burnqed_core.data.twins.canonical import (
     CanonicalCommand,
+    CanonicalForms,
     CanonicalParts,
-    canonical_form,
+    PreambleReadings,
     canonical_parts,
-    proof_skeleton,
 )
 from burnqed_core.records import Theorem
 
@@ -669,21 +669,31 @@ class Forms:
     theorem: Theorem
     min_skeleton_steps: int = MIN_SKELETON_STEPS
     _grams: dict[Aspect, Counter[tuple[str, ...]]] = field(default_factory=dict, repr=False)
+    readings: PreambleReadings | None = field(default=None, repr=False, compare=False)  # shared by `forms_of`
+
+    @cached_property
+    def _canonical(self) -> CanonicalForms:
+        """The canonical form, its parts and the proof skeleton, from one reading of the preamble."""
+        return CanonicalForms(self.theorem, self.readings)
 
     @cached_property
     def canonical(self) -> str:
-        return canonical_form(self.theorem)
+        return self._canonical.form
 
     @cached_property
     def parts(self) -> NearTwinParts:
-        return near_twin_parts(self.theorem)
+        return _near_twin_parts(self._canonical.parts)
+
+    @property
+    def _proof_skeleton(self) -> str:
+        return self._canonical.skeleton
 
     @cached_property
     def skeleton(self) -> str | None:
         """The known proof's skeleton when it has ``min_skeleton_steps`` steps or more."""
         if len([s for s in self.theorem.proof if s.strip()]) < max(self.min_skeleton_steps, 1):
             return None
-        return proof_skeleton(self.theorem) or None
+        return self._proof_skeleton or None
 
     @property
     def near(self) -> str:
@@ -695,7 +705,7 @@ class Forms:
         `MIN_NEAR_SKELETON_STEPS` steps or more."""
         if len([s for s in self.theorem.proof if s.strip()]) < MIN_NEAR_SKELETON_STEPS:
             return None
-        sk = proof_skeleton(self.theorem)
+        sk = self._proof_skeleton
         return "\n".join(" ".join(line) for line in _renumber([line.split(" ") for line in sk.split("\n")])) or None
 
     def grams(self, aspect: Aspect) -> Counter[tuple[str, ...]]:
@@ -705,7 +715,7 @@ class Forms:
             elif aspect == "definitions":
                 tokens = self.near.split()
             else:
-                tokens = proof_skeleton(self.theorem).split()
+                tokens = self._proof_skeleton.split()
             self._grams[aspect] = _grams(tokens)
         return self._grams[aspect]
 
@@ -718,8 +728,10 @@ class Forms:
 
 def forms_of(theorems: Iterable[Theorem], *, min_skeleton_steps: int = MIN_SKELETON_STEPS) -> list[Forms]:
     """The `Forms` of each theorem (computed here: a caller that compares one corpus with several sets computes
-    the corpus's forms once and passes them on, `find_near_twins` and `similarity_report` take `Forms`)."""
-    return [Forms(t, min_skeleton_steps) for t in theorems]
+    the corpus's forms once and passes them on, `find_near_twins` and `similarity_report` take `Forms`); a
+    preamble several of them share is read once."""
+    readings = PreambleReadings()
+    return [Forms(t, min_skeleton_steps, readings=readings) for t in theorems]
 
 
 def similarity(a: Theorem, b: Theorem, aspect: Aspect = "definitions") -> float | None:
@@ -825,7 +837,8 @@ def find_near_twins(
 
 def as_forms(items: Iterable[Theorem] | Sequence[Forms], min_skeleton_steps: int) -> list[Forms]:
     items = list(items)
-    return [x if isinstance(x, Forms) else forms_of([x], min_skeleton_steps=min_skeleton_steps)[0] for x in items]
+    made = iter(forms_of([x for x in items if not isinstance(x, Forms)], min_skeleton_steps=min_skeleton_steps))
+    return [x if isinstance(x, Forms) else next(made) for x in items]
 
 
 def near_twin_groups(theorems: Iterable[Theorem] | Sequence[Forms], *,

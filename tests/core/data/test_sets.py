@@ -13,6 +13,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -44,10 +45,23 @@ def automation() -> dict[str, str | None]:
     return json.loads((gs.SETS_DIR / "automation.json").read_text(encoding="utf-8"))
 
 
-def test_regeneration_is_byte_identical(tmp_path: Path) -> None:
-    gs.write_sets(tmp_path)
+@pytest.fixture(scope="module")
+def built() -> gs.Generated:
+    """The generator's output with the default seed (one build for the tests that only read it)."""
+    return gs.build()
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory `gs.write_sets` wrote (read only: a test that changes it works on a copy)."""
+    out = tmp_path_factory.mktemp("written")
+    gs.write_sets(out)
+    return out
+
+
+def test_regeneration_is_byte_identical(written: Path) -> None:
     for name in gs.FILE_NAMES.values():
-        assert (tmp_path / name).read_bytes() == (gs.SETS_DIR / name).read_bytes(), name
+        assert (written / name).read_bytes() == (gs.SETS_DIR / name).read_bytes(), name
     assert gs.stale_files() == []
 
 
@@ -60,8 +74,8 @@ def test_output_does_not_depend_on_hash_seed(tmp_path: Path) -> None:
         assert (tmp_path / name).read_bytes() == (gs.SETS_DIR / name).read_bytes(), name
 
 
-def test_check_flags_a_changed_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    gs.write_sets(tmp_path)
+def test_check_flags_a_changed_file(written: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copytree(written, tmp_path, dirs_exist_ok=True)
     assert gs.main(["--check", "--out", str(tmp_path)]) == 0
     corpus = tmp_path / gs.FILE_NAMES["train"]
     lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -71,8 +85,8 @@ def test_check_flags_a_changed_file(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "out of date" in out.err and "proof length" in out.out
 
 
-def test_other_seed_changes_parameters_only() -> None:
-    a, b = gs.generate(), gs.generate(seed=gs.SEED + 1)
+def test_other_seed_changes_parameters_only(built: gs.Generated) -> None:
+    a, b = built.sets, gs.generate(seed=gs.SEED + 1)
     assert [t.name for t in a["train"]] != [t.name for t in b["train"]]
     assert {t.family for t in a["train"]} == {t.family for t in b["train"]}
 
@@ -122,10 +136,10 @@ def test_dev_and_test_by_template_cluster(sets: dict[str, list[Theorem]]) -> Non
     assert pinned["weave_weave_length"] == "dev"  # in weave_weave_sum's cluster
 
 
-def test_corpus_twins_leave_the_benchmark(sets: dict[str, list[Theorem]]) -> None:
+def test_corpus_twins_leave_the_benchmark(sets: dict[str, list[Theorem]], built: gs.Generated) -> None:
     """The generator drops every benchmark theorem that is a twin or strong near-twin of a corpus theorem, and
     the sets README names each."""
-    dropped = gs.build().dropped
+    dropped = built.dropped
     assert all(tw.strong for tw in dropped)
     names = {tw.theorem for tw in dropped}
     assert names and not names & {t.name for t in sets["benchmark"]}

@@ -39,13 +39,23 @@ PROOF_BINDERS = {"as", "bs", "j", "h", "f", "p", "hp", "hq", "hr", "hx", "hnq", 
 
 
 @pytest.fixture(scope="module")
-def renamed() -> dict[str, list[Theorem]]:
-    return gs.generate()
+def built_renamed() -> gs.Generated:
+    return gs.build()
 
 
 @pytest.fixture(scope="module")
-def fixed() -> dict[str, list[Theorem]]:
-    return gs.generate(rename=False)
+def built_fixed() -> gs.Generated:
+    return gs.build(rename=False)
+
+
+@pytest.fixture(scope="module")
+def renamed(built_renamed: gs.Generated) -> dict[str, list[Theorem]]:
+    return built_renamed.sets
+
+
+@pytest.fixture(scope="module")
+def fixed(built_fixed: gs.Generated) -> dict[str, list[Theorem]]:
+    return built_fixed.sets
 
 
 def _by_family(sets: dict[str, list[Theorem]]) -> dict[str, list[Theorem]]:
@@ -87,16 +97,17 @@ def test_declared_names_and_sorts() -> None:
                                  "x": "elem"}
 
 
-def test_generation_is_deterministic_and_seeded() -> None:
-    a, b = gs.generate(), gs.generate()
-    assert a == b
+def test_generation_is_deterministic_and_seeded(renamed: dict[str, list[Theorem]]) -> None:
+    a = gs.generate()
+    assert a == renamed  # two generations in one process (the fixture's is the first)
     other = {t.name: t for t in gs.generate(seed=gs.SEED + 7)["train"]}
     # the same template under another seed gets other names
     dbl = next(t for t in a["train"] if t.name == "dbl_double_eq")
     assert "dbl_double_eq" in other and other["dbl_double_eq"].statement != dbl.statement
 
 
-def test_renaming_round_trips_to_the_fixed_names(fixed: dict[str, list[Theorem]]) -> None:
+def test_renaming_round_trips_to_the_fixed_names(fixed: dict[str, list[Theorem]], built_fixed: gs.Generated,
+                                                 built_renamed: gs.Generated) -> None:
     """Renaming is injective and captures nothing: applying the inverse map to a
     renamed instance gives back the family's own text exactly."""
     checked = 0
@@ -114,7 +125,7 @@ def test_renaming_round_trips_to_the_fixed_names(fixed: dict[str, list[Theorem]]
             checked += 1
     # every instance: the sets' theorems, the benchmark theorems dropped as corpus twins and the corpus theorems
     # dropped as twins of hand-written ones (the same ones with fixed names: twins are twins up to renaming)
-    built, renamed = gs.build(rename=False), gs.build()
+    built, renamed = built_fixed, built_renamed
     dropped = {tw.theorem for tw in built.dropped}
     assert dropped == {tw.theorem for tw in renamed.dropped}
     left = {tw.theorem for tw in built.dropped_corpus}
@@ -182,8 +193,7 @@ def test_corpus_and_benchmark_pools_are_disjoint(renamed: dict[str, list[Theorem
     assert names["train"] <= {n for p in (FUNCTIONS, TYPES, CONSTRUCTORS) for n in p["train"]}
 
 
-def test_no_rename_is_the_families_own_text(tmp_path: object) -> None:
-    fixed = gs.generate(rename=False)
+def test_no_rename_is_the_families_own_text(tmp_path: object, fixed: dict[str, list[Theorem]]) -> None:
     dbl = next(t for t in fixed["train"] if t.name == "dbl_double_eq")
     assert dbl.statement == "(n : Nat) : double n = 2 * n" and dbl.preamble.startswith("namespace BqDouble\n")
     assert gs.main(["--no-rename", "--out", str(tmp_path)]) == 0
