@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Set up (idempotent) and run the whole test suite. Extra arguments go to pytest.
-# Three pytest processes at once (tests/conftest.py, --part): the distributed, kill-and-resume and pipeline tests
-# that start Lean, one after the other; the core library's tests on a Lean worker of their own, one after the
-# other; every other test beside them. The other two parts' output is printed when all are done.
+# Two pytest processes at once (tests/conftest.py, --part): the tests that start Lean, one after the other, and
+# every other test beside them; the second part's output is printed when both are done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -17,36 +16,26 @@ export OMP_NUM_THREADS=1
 # took ~19 CPU-s without it, ~11 with it).
 unset PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX="${XDG_CACHE_HOME:-$HOME/.cache}/burnqed/pycache"
-logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
-# The lean part opens this gate when its distributed tests are done; the others start Lean only then.
-export BURNQED_TEST_GATE="$logs/gate"
+rest_log=$(mktemp)
+trap 'rm -f "$rest_log"' EXIT
 set +e
-python -m pytest -q --durations=15 --part rest "$@" >"$logs/rest" 2>&1 &
+python -m pytest -q --durations=15 --part rest "$@" >"$rest_log" 2>&1 &
 rest_pid=$!
-python -m pytest -q --durations=15 --part lean-core "$@" >"$logs/core" 2>&1 &
-core_pid=$!
 python -m pytest -q --durations=25 --part lean "$@"
 lean_rc=$?
-touch "$BURNQED_TEST_GATE"  # also when the lean part ended before it opened it
-wait "$core_pid"
-core_rc=$?
 wait "$rest_pid"
 rest_rc=$?
 set -e
 echo
-echo "== the core library's tests on a Lean worker of their own (--part lean-core)"
-cat "$logs/core"
-echo
-echo "== the tests that do not start Lean, then those with a Lean of their own (--part rest)"
-cat "$logs/rest"
-echo "== exit status: lean part $lean_rc, lean-core part $core_rc, rest part $rest_rc"
-# 5: a part collected no tests (fine for some parts under -k/-m; all: a failure)
-if [ "$lean_rc" -eq 5 ] && [ "$core_rc" -eq 5 ] && [ "$rest_rc" -eq 5 ]; then
+echo "== the tests that do not start Lean (--part rest)"
+cat "$rest_log"
+echo "== exit status: lean part $lean_rc, rest part $rest_rc"
+# 5: a part collected no tests (fine for one part under -k/-m; both: a failure)
+if [ "$lean_rc" -eq 5 ] && [ "$rest_rc" -eq 5 ]; then
     echo "pytest collected no tests: that is a failure" >&2
     exit 1
 fi
-for rc in "$lean_rc" "$core_rc" "$rest_rc"; do
+for rc in "$lean_rc" "$rest_rc"; do
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then
         exit "$rc"
     fi

@@ -1,25 +1,13 @@
 """Shared pytest set-up. Fixtures live in one plugin module per area.
 
-``--part lean`` / ``--part lean-core`` / ``--part rest`` split the suite in three for `scripts/test.sh`, which runs
-them at once, each process with a Lean worker of its own where it needs one:
-
-* ``lean``: the distributed tests first, then the tests that start processes with a Lean of their own beside the
-  session's worker (the kill-and-resume tests), the pipeline's tests that use Lean (the loop through Dagster, the
-  browser test), one after the other;
-* ``lean-core``: the core library's tests on the session's worker (the checker, the judge, tracing, the data and
-  eval tests with Lean), one after the other, with a session worker of their own;
-* ``rest``: every other test, the tests that start a Lean of their own without the session's worker
-  (``own_lean``) last.
-
-Memory (a Lean process holds 3-8 GB) is shared by two `flock`s:
+``--part lean`` / ``--part rest`` split the suite in two for `scripts/test.sh`, which runs both parts at once: the
+tests that use the session's shared Lean worker (and the distributed and browser tests) in one process, one
+after the other, and every other test beside them, the tests that start a Lean of their own without the
+session's worker (``own_lean``) last. Memory (a Lean process holds 4-8 GB) is shared by two `flock`s:
 
 * the distributed tests (a broker, two Celery workers, up to three Lean processes) hold ``memory`` exclusively,
   every other test that starts Lean holds it shared: they wait for each other, tests without Lean never wait;
-* a test marked ``own_lean`` holds ``extra-lean`` exclusively: at most one Lean beside the sessions' workers.
-
-Under `scripts/test.sh` the ``lean`` part opens a gate (a file named by ``BURNQED_TEST_GATE``) when its distributed
-tests are done, and the other parts wait for it before their first test that starts Lean: the distributed tests
-take the ``memory`` lock first, not whichever part asks first.
+* a test marked ``own_lean`` holds ``extra-lean`` exclusively: at most one Lean beside the session's worker.
 """
 
 from __future__ import annotations
@@ -27,7 +15,6 @@ from __future__ import annotations
 import fcntl
 import os
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -42,13 +29,11 @@ pytest_plugins = [
 LEAN_MARKERS = ("lean", "distributed", "browser")
 LEAN_FIXTURES = ("lean_config", "lean_pool")
 SESSION_FIXTURE = "lean_pool"
-PARTS = ("lean", "lean-core", "rest")
-GATE_ENV = "BURNQED_TEST_GATE"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--part", choices=("all", *PARTS), default="all",
-                     help="run one part of the suite (tests/conftest.py: lean, lean-core, rest), or all (default)")
+    parser.addoption("--part", choices=("all", "lean", "rest"), default="all",
+                     help="run only the tests that start Lean (lean), only the others (rest), or all (default)")
 
 
 def starts_lean(item: pytest.Item) -> bool:
@@ -68,16 +53,6 @@ def in_lean_part(item: pytest.Item) -> bool:
     return not item.get_closest_marker("own_lean") or SESSION_FIXTURE in getattr(item, "fixturenames", ())
 
 
-def part_of(item: pytest.Item) -> str:
-    """The part a test runs in: ``rest`` outside `in_lean_part`; ``lean-core`` for a test of the core library
-    (under ``tests/core/``) on the session's worker that starts no process with a Lean of its own; else ``lean``."""
-    if not in_lean_part(item):
-        return "rest"
-    if item.nodeid.startswith("tests/core/") and not item.get_closest_marker("own_lean"):
-        return "lean-core"
-    return "lean"
-
-
 def _order(item: pytest.Item) -> int:
     """The distributed tests first: each Celery worker starts a Lean process of its own, which fits only while
     the session's shared worker has not started yet. Then the tests that start a Lean beside the session's worker
@@ -95,37 +70,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """With ``--part``, the other part's tests are deselected; then the order of `_order`."""
     part = config.getoption("--part")
     if part != "all":
-        keep = [item for item in items if part_of(item) == part]
-        dropped = [item for item in items if part_of(item) != part]
+        keep = [item for item in items if in_lean_part(item) == (part == "lean")]
+        dropped = [item for item in items if in_lean_part(item) != (part == "lean")]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         items[:] = keep
     items.sort(key=_order)
-    if part == "lean" and not any(item.get_closest_marker("distributed") for item in items):
-        _GATE.open()
-
-
-class _Gate:
-    """The file named by ``BURNQED_TEST_GATE`` (unset: no gate): the ``lean`` part creates it once its
-    distributed tests are done; another part waits for it before its first test that starts Lean."""
-
-    def __init__(self) -> None:
-        self.passed = False
-
-    @staticmethod
-    def path() -> Path | None:
-        value = os.environ.get(GATE_ENV, "")
-        return Path(value) if value else None
-
-    def open(self) -> None:
-        if (path := self.path()) is not None:
-            path.touch()
-
-    def wait(self) -> None:
-        path = self.path()
-        while not self.passed and path is not None and not path.exists():
-            time.sleep(0.5)
-        self.passed = True
 
 
 class _Turn:
@@ -155,7 +105,6 @@ class _Turn:
 
 
 _MEMORY, _EXTRA = _Turn("memory"), _Turn("extra-lean")
-_GATE = _Gate()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -166,10 +115,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     go, when the next test's needs differ (`_Turn.hold`)."""
     distributed = item.get_closest_marker("distributed") is not None
     own = item.get_closest_marker("own_lean") is not None
-    lean_part = item.config.getoption("--part") == "lean"
     if starts_lean(item):
-        if not lean_part:
-            _GATE.wait()
         _MEMORY.hold(distributed)
     else:
         _MEMORY.release()
@@ -178,15 +124,6 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     else:
         _EXTRA.release()
     yield
-    if lean_part and distributed and (nextitem is None or nextitem.get_closest_marker("distributed") is None):
-        _MEMORY.release()  # the distributed tests are done: the other parts' Lean tests may start
-        _GATE.open()
     if nextitem is None:
         _MEMORY.release()
         _EXTRA.release()
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The ``lean`` part opens the gate at its end whatever happened (a run stopped early, or with ``-x``)."""
-    if session.config.getoption("--part") == "lean":
-        _GATE.open()

@@ -1,7 +1,6 @@
-"""`scripts/test.sh` runs the suite as three pytest processes at once (`--part lean`, `--part lean-core`, `--part
-rest`; tests/conftest.py): together they must run every test exactly once; every test that uses a session's Lean
-worker is in `lean` or `lean-core` (the core library's, without a Lean process of their own), and the `own_lean`
-tests that do not use one run last in the `rest` part."""
+"""`scripts/test.sh` runs the suite as two pytest processes at once (`--part lean`, `--part rest`; tests/conftest.py):
+together they must run every test exactly once; every test that uses the session's Lean worker is in the `lean`
+part, and the `own_lean` tests that do not run last in the `rest` part."""
 
 from __future__ import annotations
 
@@ -41,18 +40,12 @@ def _collect(*arg_lists: list[str]) -> list[list[str]]:
     return ids
 
 
-def test_the_three_parts_split_the_suite_and_lean_tests_are_in_two() -> None:
-    everything, lean, core, rest, marked_ids = _collect(
-        [], ["--part", "lean"], ["--part", "lean-core"], ["--part", "rest"],
-        ["-m", "(lean or distributed or browser) and not own_lean"])
-    assert sorted(lean + core + rest) == sorted(everything)
-    assert not set(lean) & set(rest) and not set(core) & set(rest) and not set(lean) & set(core)
+def test_the_two_parts_split_the_suite_and_lean_tests_are_in_one() -> None:
+    everything, lean, rest, marked_ids = _collect([], ["--part", "lean"], ["--part", "rest"],
+                                                  ["-m", "(lean or distributed or browser) and not own_lean"])
+    assert sorted(lean + rest) == sorted(everything) and not set(lean) & set(rest)
     marked = set(marked_ids)
-    assert marked and marked <= set(lean) | set(core)
-    # the core library's Lean tests on the session's worker run in their own part; the pipeline's stay in `lean`
-    assert core and all(t.startswith("tests/core/") for t in core)
-    assert any("test_engine_lean.py" in t for t in core) and not any("test_engine_lean.py" in t for t in lean)
-    assert all(t.startswith("tests/pipeline/") for t in lean)
+    assert marked and marked <= set(lean)
     assert any("test_prompt.py" in t for t in rest) and not any("test_prompt.py" in t for t in lean)
     # the distributed tests run first in their part (before the session's shared Lean worker starts), then the
     # tests that start a Lean beside the session's worker (test_fanout.py uses it: it stays in the lean part)
