@@ -1,9 +1,10 @@
 """Shared pytest set-up. Fixtures live in one plugin module per area.
 
 ``--part lean`` / ``--part rest`` split the suite in two for `scripts/test.sh`, which runs both parts at once: the
-tests that use the session's shared Lean worker (and the distributed and browser tests) in one process, one
-after the other, and every other test beside them, the tests that start a Lean of their own without the
-session's worker (``own_lean``) last. Memory (a Lean process holds 4-8 GB) is shared by two `flock`s:
+tests that use the session's shared Lean worker (and the distributed tests) in one process, one after the
+other, and every other test beside them (the browser test too: its pipeline runs without Lean), the tests that
+start a Lean of their own without the session's worker (``own_lean``) last. Memory (a Lean process holds 4-8 GB)
+is shared by two `flock`s:
 
 * the distributed tests (a broker, two Celery workers, up to three Lean processes) hold ``memory`` exclusively,
   every other test that starts Lean holds it shared: they wait for each other, tests without Lean never wait;
@@ -26,7 +27,7 @@ pytest_plugins = [
     "tests.fixtures_models",
 ]
 
-LEAN_MARKERS = ("lean", "distributed", "browser")
+LEAN_MARKERS = ("lean", "distributed")
 LEAN_FIXTURES = ("lean_config", "lean_pool")
 SESSION_FIXTURE = "lean_pool"
 
@@ -37,8 +38,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def starts_lean(item: pytest.Item) -> bool:
-    """Whether the test starts Lean: marked ``lean``, ``distributed``, ``browser`` or ``own_lean``, or using a
-    Lean fixture."""
+    """Whether the test starts Lean: marked ``lean``, ``distributed`` or ``own_lean``, or using a Lean fixture."""
     return (any(item.get_closest_marker(m) for m in (*LEAN_MARKERS, "own_lean"))
             or any(f in getattr(item, "fixturenames", ()) for f in LEAN_FIXTURES))
 
@@ -48,7 +48,7 @@ def in_lean_part(item: pytest.Item) -> bool:
     session's worker alone (those run last in the other part)."""
     if not starts_lean(item):
         return False
-    if item.get_closest_marker("distributed") or item.get_closest_marker("browser"):
+    if item.get_closest_marker("distributed"):
         return True
     return not item.get_closest_marker("own_lean") or SESSION_FIXTURE in getattr(item, "fixturenames", ())
 

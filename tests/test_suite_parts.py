@@ -42,11 +42,13 @@ def _collect(*arg_lists: list[str]) -> list[list[str]]:
 
 def test_the_two_parts_split_the_suite_and_lean_tests_are_in_one() -> None:
     everything, lean, rest, marked_ids = _collect([], ["--part", "lean"], ["--part", "rest"],
-                                                  ["-m", "(lean or distributed or browser) and not own_lean"])
+                                                  ["-m", "(lean or distributed) and not own_lean"])
     assert sorted(lean + rest) == sorted(everything) and not set(lean) & set(rest)
     marked = set(marked_ids)
     assert marked and marked <= set(lean)
     assert any("test_prompt.py" in t for t in rest) and not any("test_prompt.py" in t for t in lean)
+    # the browser test's pipeline runs without Lean: beside the Lean tests, not after them
+    assert any("test_ui_browser.py" in t for t in rest) and not any("test_ui_browser.py" in t for t in lean)
     # the distributed tests run first in their part (before the session's shared Lean worker starts), then the
     # tests that start a Lean beside the session's worker (test_fanout.py uses it: it stays in the lean part)
     first_other = next(i for i, t in enumerate(lean) if "test_distributed.py" not in t)
