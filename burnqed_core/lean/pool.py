@@ -569,7 +569,12 @@ class LeanPool:
 
     async def check_source(self, text: str, timeout_s: float | None = None) -> list[Diagnostic]:
         """Elaborate a whole source on some worker (no retry: raises
-        `InfraFailure` on timeout or crash)."""
+        `InfraFailure` on timeout or crash). The text is the worker's document,
+        one snapshot per command: keep it to a few hundred commands (the
+        embedded worker's next document change cancels the last one's snapshots
+        recursively, and after ~460 commands that overflows Node's stack and
+        ends the process). A user's file goes through `elaborate`/`judge`, one
+        command whatever its size."""
         return await self._call(None, lambda b: b.check_source(text), timeout_s or max(60.0, self._timeout(1)))
 
     async def elaborate(self, text: str, axioms_of: Sequence[str] = (), timeout_s: float | None = None,

@@ -21,18 +21,21 @@ def _unique(*pools: tuple[str, ...]) -> list[str]:
     return list(dict.fromkeys(n for pool in pools for n in pool))
 
 
-def pool_document() -> tuple[str, list[tuple[str, str]]]:
-    """One Lean source exercising every pool name, and the owner (role, name) of
-    each line: ``#check @name`` must fail with "unknown identifier" (so the name
-    is neither a core constant nor a keyword), and the constructors work as
-    ``.name`` and as ``cases`` tags (the rest is exercised by the bundled sets)."""
-    lines: list[str] = []
-    owner: list[tuple[str, str]] = []
+DOCUMENT_LINES = 150
+"""Lines per checked document. The worker's next document change cancels the last one's command snapshots
+recursively (`Lean.Language.SnapshotTask.cancelRec`, on Node's stack): after a document of ~460 commands that
+recursion overflows the stack and ends the process (the pool restarts it; a Lean start lost)."""
+
+
+def pool_documents() -> tuple[list[str], list[list[tuple[str, str]]]]:
+    """Lean sources exercising every pool name (each at most `DOCUMENT_LINES` lines), and the owner (role,
+    name) of each of their lines: ``#check @name`` must fail with "unknown
+    identifier" (so the name is neither a core constant nor a keyword), and the constructors work as ``.name``
+    and as ``cases`` tags (the rest is exercised by the bundled sets)."""
+    units: list[tuple[list[str], str, str]] = []
 
     def add(text: str, role: str, name: str) -> None:
-        for ln in text.splitlines():
-            lines.append(ln)
-            owner.append((role, name))
+        units.append((text.splitlines(), role, name))
 
     functions = _unique(*FUNCTIONS.values())
     types = _unique(*TYPES.values())
@@ -48,21 +51,34 @@ def pool_document() -> tuple[str, list[tuple[str, str]]]:
             + "\n".join(f"  | {c} => trivial" for c in chunk) + "\n"
             + "\n".join(f"open BqPoolC{i} in\nexample : (.{c} : C) = C.{c} := rfl" for c in chunk),
             "constructor", ",".join(chunk))
-    return "\n".join(lines) + "\n", owner
+    docs: list[tuple[list[str], list[tuple[str, str]]]] = [([], [])]
+    for lines, role, name in units:
+        if docs[-1][0] and len(docs[-1][0]) + len(lines) > DOCUMENT_LINES:
+            docs.append(([], []))
+        docs[-1][0].extend(lines)
+        docs[-1][1].extend([(role, name)] * len(lines))
+    return ["\n".join(lines) + "\n" for lines, _ in docs], [owner for _, owner in docs]
 
 
 async def test_pool_names_are_free_and_usable_in_lean(lean_pool: LeanPool) -> None:
-    text, owner = pool_document()
-    diags = await lean_pool.check_source(text, timeout_s=600)
+    texts, owners = pool_documents()
+    assert len(texts) > 1 and all(t.count("\n") <= DOCUMENT_LINES for t in texts)
+    crashes = lean_pool.stats().crashes
     errors: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for d in diags:
-        if d.is_error:
-            errors[owner[min(d.line, len(owner) - 1)]].append(d.message)
-    taken = sorted(name for (role, name) in set(owner) if role == "free"
+    everyone: set[tuple[str, str]] = set()
+    for text, owner in zip(texts, owners, strict=True):
+        everyone |= set(owner)
+        for d in await lean_pool.check_source(text, timeout_s=600):
+            if d.is_error:
+                errors[owner[min(d.line, len(owner) - 1)]].append(d.message)
+    taken = sorted(name for (role, name) in everyone if role == "free"
                    and not any("unknown identifier" in m.lower() for m in errors.get((role, name), [])))
     assert taken == [], f"pool names that exist in core Lean: {taken}"
     unusable = {key: msgs[0] for key, msgs in errors.items() if key[0] != "free"}
     assert unusable == {}
+    # the next document (the worker cancels the last one's snapshots then) finds the worker alive
+    assert not [d for d in await lean_pool.check_source("example : True := trivial\n") if d.is_error]
+    assert lean_pool.stats().crashes == crashes
 
 
 async def test_one_renamed_theorem_per_family_is_proved(lean_pool: LeanPool) -> None:
