@@ -29,9 +29,9 @@ recursion overflows the stack and ends the process (the pool restarts it; a Lean
 
 def pool_documents() -> tuple[list[str], list[list[tuple[str, str]]]]:
     """Lean sources exercising every pool name (each at most `DOCUMENT_LINES` lines), and the owner (role,
-    name) of each of their lines: ``#check @name`` must fail with "unknown
-    identifier" (so the name is neither a core constant nor a keyword), and the constructors work as ``.name``
-    and as ``cases`` tags (the rest is exercised by the bundled sets)."""
+    name) of each of their lines: ``#check @name`` must fail with "unknown identifier" (so the name is neither a
+    core constant nor a keyword), and the constructors work as ``.name`` and as ``cases`` tags (the rest is
+    exercised by the bundled sets)."""
     units: list[tuple[list[str], str, str]] = []
 
     def add(text: str, role: str, name: str) -> None:
