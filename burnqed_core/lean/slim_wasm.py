@@ -73,23 +73,21 @@ class _Reader:
         self.pos += 1
         return b
 
-    def uleb(self) -> int:
+    def leb(self, signed: bool = False) -> int:
+        """A LEB128 number (unsigned unless ``signed``)."""
         result = shift = 0
         while True:
             b = self.byte()
             result |= (b & 0x7F) << shift
             shift += 7
             if b < 0x80:
-                return result
+                return result - (1 << shift) if signed and b & 0x40 else result
+
+    def uleb(self) -> int:
+        return self.leb()
 
     def sleb(self) -> int:
-        result = shift = 0
-        while True:
-            b = self.byte()
-            result |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                return result - (1 << shift) if b & 0x40 else result
+        return self.leb(signed=True)
 
     def name(self) -> str:
         n = self.uleb()
