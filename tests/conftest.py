@@ -3,13 +3,12 @@
 ``--part lean`` / ``--part rest`` split the suite in two for `scripts/test.sh`, which runs both parts at once: the
 tests that use the session's shared Lean worker (and the distributed tests) in one process, one after the
 other, and every other test beside them (the browser test too: its pipeline runs without Lean), the tests that
-start a Lean of their own (``own_lean``) last: those of them that also use a session worker (for a reference
-run) start the rest part's own, once, when the first of them needs it. Memory (a Lean process holds 1.3-4 GB)
+start a Lean of their own without the session's worker (``own_lean``) last. Memory (a Lean process holds 4-8 GB)
 is shared by two `flock`s:
 
 * the distributed tests (a broker, two Celery workers, up to three Lean processes) hold ``memory`` exclusively,
   every other test that starts Lean holds it shared: they wait for each other, tests without Lean never wait;
-* a test marked ``own_lean`` holds ``extra-lean`` exclusively: one such Lean at a time, beside the session workers.
+* a test marked ``own_lean`` holds ``extra-lean`` exclusively: at most one Lean beside the session's worker.
 """
 
 from __future__ import annotations
@@ -45,23 +44,25 @@ def starts_lean(item: pytest.Item) -> bool:
 
 
 def in_lean_part(item: pytest.Item) -> bool:
-    """Whether the test runs in ``--part lean``: it starts Lean and is not an ``own_lean`` test (those run last
-    in the other part, which balances the two: the lean part, one test after another, was the floor)."""
+    """Whether the test runs in ``--part lean``: it starts Lean and is not an ``own_lean`` test that leaves the
+    session's worker alone (those run last in the other part)."""
     if not starts_lean(item):
         return False
-    return item.get_closest_marker("distributed") is not None or not item.get_closest_marker("own_lean")
+    if item.get_closest_marker("distributed"):
+        return True
+    return not item.get_closest_marker("own_lean") or SESSION_FIXTURE in getattr(item, "fixturenames", ())
 
 
 def _order(item: pytest.Item) -> int:
     """The distributed tests first: each Celery worker starts a Lean process of its own, which fits only while
-    the session's shared worker has not started yet; then the others. In the rest part its ``own_lean`` tests
-    last (they wait for the distributed tests, the others need not), first those that use a session worker
-    (the rest part's, started for them). A module's tests keep together (a stable sort; ``own_lean`` marks whole
-    modules)."""
+    the session's shared worker has not started yet. Then the tests that start a Lean beside the session's worker
+    (so that the lean part's are done early), then the others; in the rest part, its ``own_lean`` tests last (they
+    wait for the distributed tests, the others need not). A module's tests keep together (a stable sort, and
+    ``own_lean`` marks whole modules where they use the session's worker)."""
     if item.get_closest_marker("distributed"):
         return 0
     if item.get_closest_marker("own_lean"):
-        return 3 if SESSION_FIXTURE in getattr(item, "fixturenames", ()) else 4
+        return 1 if in_lean_part(item) else 3
     return 2
 
 

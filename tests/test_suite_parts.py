@@ -1,7 +1,6 @@
 """`scripts/test.sh` runs the suite as two pytest processes at once (`--part lean`, `--part rest`; tests/conftest.py):
-together they must run every test exactly once; every test that starts Lean is in the `lean` part except the
-`own_lean` tests (a Lean of their own), which run last in the `rest` part: first those that also use a session
-worker (the rest part's own), then the others."""
+together they must run every test exactly once; every test that uses the session's Lean worker is in the `lean`
+part, and the `own_lean` tests that do not run last in the `rest` part."""
 
 from __future__ import annotations
 
@@ -50,13 +49,13 @@ def test_the_two_parts_split_the_suite_and_lean_tests_are_in_one() -> None:
     assert any("test_prompt.py" in t for t in rest) and not any("test_prompt.py" in t for t in lean)
     # the browser test's pipeline runs without Lean: beside the Lean tests, not after them
     assert any("test_ui_browser.py" in t for t in rest) and not any("test_ui_browser.py" in t for t in lean)
-    # the distributed tests run first in their part (before the session's shared Lean worker starts)
+    # the distributed tests run first in their part (before the session's shared Lean worker starts), then the
+    # tests that start a Lean beside the session's worker (test_fanout.py uses it: it stays in the lean part)
     first_other = next(i for i, t in enumerate(lean) if "test_distributed.py" not in t)
-    assert first_other > 0 and all("test_distributed.py" not in t for t in lean[first_other:])
-    # the tests with a Lean of their own run last in the rest part: first those that also use a session worker
-    # (test_fanout.py, for its reference run), then those that do not (test_pool_faults.py)
-    fanout = [i for i, t in enumerate(rest) if "test_fanout.py" in t]
+    assert all("test_distributed.py" not in t for t in lean[first_other:])
+    fanout = [i for i, t in enumerate(lean) if "test_fanout.py" in t]
+    assert fanout and fanout == list(range(first_other, first_other + len(fanout)))
+    # a test with a Lean of its own and without the session's worker: in the rest part, after every other test
     faults = [i for i, t in enumerate(rest) if "test_pool_faults.py" in t]
     assert faults and faults == list(range(len(rest) - len(faults), len(rest)))
-    assert fanout and fanout == list(range(faults[0] - len(fanout), faults[0]))
-    assert not any("test_pool_faults.py" in t or "test_fanout.py" in t for t in lean)
+    assert not any("test_pool_faults.py" in t for t in lean)
