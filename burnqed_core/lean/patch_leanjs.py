@@ -8,7 +8,10 @@ symbols by linear search over ~201k exports, and mounts host /tmp and /home
 (instead: the library read-only and one scratch directory). And the glue is
 89 MB, 98% of it one `var` and one assignment per wasm export, which every
 pthread Worker parses and runs again: `slim_exports` keeps the ones the glue
-uses (0.7 MB).
+uses (0.7 MB). Every thread also copied the ~201k exports into the glue's
+symbol table (patch 9 looks them up where they are) and instantiated and
+walked ~193k function exports to fill its function table (patch 10, with the
+module `slim_wasm` writes at install: the table comes filled).
 
 Every fix is an exact replacement in the single-line, minified glue. Each old
 text must occur exactly once in the original, otherwise `PatchError` says
