@@ -39,7 +39,10 @@ training:
 
 
 @pytest.fixture()
-def setup(tmp_path: Path) -> tuple[Path, Path]:
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    # the profile's home, whatever the environment says (`BURNQED_HOME` would take the models elsewhere)
+    monkeypatch.delenv("BURNQED_HOME", raising=False)
+    monkeypatch.delenv("BURNQED__PATHS__HOME", raising=False)
     pairs = tmp_path / "pairs"
     write_parquet(make_pairs(TRAIN_NAMES), pairs / "train.parquet")
     write_parquet(make_pairs(VAL_NAMES, "val"), pairs / "val.parquet")
