@@ -36,6 +36,7 @@ from pydantic import BaseModel
 
 from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean.slim_wasm import SLIM_WASM_NAME, SLIM_WASM_VERSION, SYMBOLS_NAME, glue_names, slim_wasm
+from burnqed_core.record_io import atomic_write_bytes, atomic_write_text
 
 WASM_NAME = "lean.wasm"
 GLUE_NAME = "lean-patched.js"
@@ -345,16 +346,6 @@ def slim_exports(src: str) -> str:
             + src[end:])
 
 
-def _write(path: Path, data: str | bytes) -> None:
-    """Write ``path`` atomically (temp file + rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    if isinstance(data, bytes):
-        tmp.write_bytes(data)
-    else:
-        tmp.write_text(data, encoding="utf-8")
-    tmp.replace(path)
-
-
 def slim_table_patch(table_start: int, table_end: int) -> tuple[str, str, list[tuple[str, str]]]:
     """Patch 10, for a module written by `slim_wasm`: load it, answer ``dlsym`` for a moved export from the
     symbol file (its table index: the function is already in every thread's table), and never walk the moved
@@ -393,13 +384,11 @@ def install_glue(directory: Path) -> Path:
     atomically; the glue last. Returns the glue's path."""
     text = patch_source((directory / "lean.js").read_text(encoding="utf-8"))
     slim = slim_wasm((directory / WASM_NAME).read_bytes(), glue_names(text))
-    _write(directory / SLIM_WASM_NAME, slim.wasm)
-    _write(directory / SYMBOLS_NAME, slim.symbols_text())
+    atomic_write_bytes(directory / SLIM_WASM_NAME, slim.wasm)
+    atomic_write_text(directory / SYMBOLS_NAME, slim.symbols_text())
     layout = SlimLayout(table_start=slim.table_start, table_end=slim.table_end)
-    _write(directory / LAYOUT_NAME, layout.model_dump_json())
-    glue = directory / GLUE_NAME
-    _write(glue, slim_glue(text, layout))
-    return glue
+    atomic_write_text(directory / LAYOUT_NAME, layout.model_dump_json())
+    return atomic_write_text(directory / GLUE_NAME, slim_glue(text, layout))
 
 
 def slim_glue(patched: str, layout: SlimLayout) -> str:

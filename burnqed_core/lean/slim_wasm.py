@@ -132,12 +132,11 @@ def _sections(wasm: bytes) -> list[tuple[int, bytes]]:
     return out
 
 
-def got_imports(wasm: bytes) -> set[str]:
-    """The names of the module's ``GOT.func``/``GOT.mem`` imports (resolved by name when it is instantiated)."""
+def got_imports(body: bytes) -> set[str]:
+    """The names of the ``GOT.func``/``GOT.mem`` imports in an import section's ``body`` (resolved by name when
+    the module is instantiated)."""
     names: set[str] = set()
-    for sid, body in _sections(wasm):
-        if sid != _IMPORT:
-            continue
+    if body:
         r = _Reader(body)
         for _ in range(r.uleb()):
             module, field, kind = r.name(), r.name(), r.byte()
@@ -194,7 +193,7 @@ def slim_wasm(wasm: bytes, keep: Iterable[str]) -> SlimWasm:
         if ids.count(sid) != 1:
             raise SlimWasmError(f"section {sid} occurs {ids.count(sid)} times, expected once")
     body = {sid: b for sid, b in sections}
-    keep = set(keep) | got_imports(wasm)
+    keep = set(keep) | got_imports(body.get(_IMPORT, b""))
 
     t = _Reader(body[_TABLE])
     if t.uleb() != 1 or t.byte() != _FUNCREF:
