@@ -42,7 +42,7 @@ from pathlib import Path
 
 from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
-from burnqed_core.lean import checker
+from burnqed_core.lean import checker, checker_module
 from burnqed_core.lean.install import LeanInstall, require_installed
 from burnqed_core.lean.judge import (
     JudgeReport,
@@ -102,10 +102,11 @@ class Block:
 
 # Every document of the worker starts with this header (changing a
 # document's imports makes the file worker exit, so it is the same for all):
-# the trusted checker (`judge.lean`, elaborated once when the worker starts:
-# Lean reuses the unchanged prefix of a document), then a public, exposed
-# section so that the rest reads as a plain file.
-HEADER = worker_header()
+# the trusted checker (`judge.lean`, compiled once per install into a module
+# that the header imports, `checker_module`; Lean reuses the unchanged prefix
+# of a document), then a public, exposed section so that the rest reads as a
+# plain file.
+HEADER = worker_header(compiled=checker_module.MODULE)
 HEADER_LINES = HEADER.count("\n")
 WARMUP = HEADER + "theorem burnqed_warmup : 1 + 1 = 2 := by decide\n"
 STEP_INDENT = "    "  # of the candidate's lines under the goal reader
@@ -293,10 +294,11 @@ class EmbeddedBackend:
 
     async def start(self) -> None:
         inst: LeanInstall = require_installed(self.install_root)
+        compiled = await asyncio.to_thread(checker_module.ensure, inst)
         args = [f"-Dserver.reportDelayMs={self.config.embedded.report_delay_ms}", *self.worker_options(), "--worker"]
-        # The worker sees the library (read-only) and this directory only.
+        # The worker sees the library and the compiled checker (read-only) and this directory only.
         self.scratch = make_scratch()
-        env = dict(inst.env(), BURNQED_LEAN_SCRATCH=self.scratch)
+        env = dict(inst.env(), LEAN_PATH=checker_module.lean_path(inst, compiled), BURNQED_LEAN_SCRATCH=self.scratch)
         self.worker = LspWorker(inst.command(*args), env=env, timeout_s=self.config.embedded.request_timeout_s,
                                 cwd=self.scratch)
         t0 = time.monotonic()

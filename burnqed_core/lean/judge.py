@@ -46,6 +46,9 @@ EXTRA_SOURCES: tuple[Path, ...] = (Path(__file__).with_name("library.lean"),)  #
 # that what follows behaves as in a plain (non-`module`) file.
 SECTION = "\n@[expose] public section\n\n"
 LOAD_MARKER = "-- burnqed: the header loads what follows"
+# The module the checker is compiled into (`checker_module`): imported by every embedded worker's header, it is no
+# module of the library (`library.parse_modules` leaves it out).
+CHECKER_MODULE = "BurnqedChecker"
 NAMESPACE_END = "end BurnqedJudge"
 _IMPORT_LINE = re.compile(r"^(public\s+)?(meta\s+)?import\s+\S+\s*$")
 
@@ -63,7 +66,7 @@ def _split_imports(text: str) -> tuple[list[str], str]:
 
 
 def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
-                  extra: Sequence[str] | None = None) -> str:
+                  extra: Sequence[str] | None = None, compiled: str | None = None) -> str:
     """The header of every document of the embedded worker: ``judge.lean`` up
     to its load marker as it is, the rest as the string of one
     ``burnqed_load`` command (elaborated without info trees: the same
@@ -72,7 +75,9 @@ def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
     `EXTRA_SOURCES`) as one more ``burnqed_load`` (its import lines hoisted
     into the header's), then `SECTION`. ``imports``: more modules the document
     imports (publicly), after the checker's own (Pantograph's modules, e.g.
-    Mathlib)."""
+    Mathlib). ``compiled``: the name of the module that holds the checker
+    compiled from ``source`` (`checker_module`): the header imports it and
+    runs ``burnqed_store_init`` instead of loading the checker's text."""
     head, marker, rest = source.partition(LOAD_MARKER)
     if not marker:
         raise ValueError("judge.lean has no load marker")
@@ -101,6 +106,12 @@ def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
     body, end, _ = body.rpartition(NAMESPACE_END)
     if not end:
         raise ValueError("judge.lean does not end with its namespace's end")
+    if compiled is not None:
+        imports_end = head.index("\n", head.rindex("public meta import")) + 1
+        opening = head[:head.index("\n") + 1]  # `module`
+        import_lines = head[head.index("-/", len(opening)) + 2:imports_end]
+        return (f"{opening}{import_lines}public meta import {compiled}\nburnqed_store_init\n"
+                f"{''.join(loads)}{SECTION}")
     return f"{head}burnqed_load {lean_string(body)}\n{NAMESPACE_END}\n{''.join(loads)}{SECTION}"
 
 

@@ -30,7 +30,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from burnqed_core.lean.judge import ReportError, lean_ident, lean_string, netstrings, new_nonce
+from burnqed_core.lean.judge import CHECKER_MODULE, ReportError, lean_ident, lean_string, netstrings, new_nonce
 from burnqed_core.lean.types import LIBRARY_AXIOMS, Diagnostic
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,8 @@ def parse_modules(diags: Sequence[Diagnostic], nonce: str) -> dict[str, list[str
     for i in range(0, len(f), 3):
         if f[i] != "M":
             raise ReportError(f"unknown field {f[i]!r}")
-        out[f[i + 1]] = f[i + 2].split()
+        if f[i + 1] != CHECKER_MODULE:  # the compiled checker: the worker's, not the library's
+            out[f[i + 1]] = [m for m in f[i + 2].split() if m != CHECKER_MODULE]
     return out
 
 
