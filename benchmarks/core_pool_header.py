@@ -7,7 +7,10 @@ time (wall), RSS after start and after the edits, the modules its environment ho
 Lake: `burnqed_modules`), and the median time of ``--edits`` single-tactic edits (a proof block after the
 header, as the search sends them). Variants:
 
-* ``default``: the worker's header today (the checker, then `library.lean`);
+* ``default``: the header with the checker as text (the checker's source, then `library.lean`): what a worker
+  elaborated at every start before the checker was compiled into a module;
+* ``compiled``: the worker's header today: the compiled checker (`checker_module`) imported, then
+  `library.lean` (``--variants default,compiled`` measures what the module saves a start);
 * ``no-library``: the checker alone (what `library.lean` costs an edit);
 * ``std``: the default plus ``public import Std`` (every Std module);
 * ``lean``: the default plus ``public import Lean`` (every Lean module);
@@ -37,14 +40,16 @@ import time
 from pathlib import Path
 
 from burnqed_core.config import load_profile
+from burnqed_core.lean import checker_module
 from burnqed_core.lean.install import LeanInstall, require_installed
-from burnqed_core.lean.judge import EXTRA_SOURCES, JUDGE_PATH, SECTION, worker_header
+from burnqed_core.lean.judge import CHECKER_MODULE, EXTRA_SOURCES, JUDGE_PATH, SECTION, worker_header
 from burnqed_core.lean.library import modules_command, parse_modules
 from burnqed_core.lean.lsp import LspWorker, process_rss_mb
 from burnqed_core.lean.scratch import make as make_scratch
 
 VARIANTS = {
     "default": lambda: worker_header(),
+    "compiled": lambda: worker_header(compiled=CHECKER_MODULE),
     "no-library": lambda: worker_header(extra=()),
     "std": lambda: worker_header(imports=["Std"]),
     "lean": lambda: worker_header(imports=["Lean"]),
@@ -105,8 +110,11 @@ async def measure(name: str, header: str, edits: int, install: LeanInstall | Non
         install = require_installed(load_profile("tiny").lean.embedded.install_dir)
     inst = install
     scratch = make_scratch()
+    env = dict(inst.env(), BURNQED_LEAN_SCRATCH=scratch)
+    if f"import {CHECKER_MODULE}\n" in header:  # the checker compiled into a module (built first if missing)
+        env["LEAN_PATH"] = checker_module.lean_path(inst, checker_module.ensure(inst))
     w = LspWorker(inst.command("-Dserver.reportDelayMs=0", "-DElab.async=false", "--worker"),
-                  env=dict(inst.env(), BURNQED_LEAN_SCRATCH=scratch), timeout_s=1800, cwd=scratch)
+                  env=env, timeout_s=1800, cwd=scratch)
     t0 = time.monotonic()
     try:
         diags = await w.start(header + "theorem warm : 1 + 1 = 2 := by decide\n", timeout_s=1800)

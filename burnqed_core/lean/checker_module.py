@@ -1,12 +1,13 @@
 """The trusted checker compiled once into a module that every embedded worker imports.
 
-Elaborating the checker's source (`judge.lean`) was ~3/4 of every worker start (docs/testing.md). This module
-compiles it once per install and checker version: Lean elaborates a copy of `judge.lean` followed by
+Elaborating the checker's source (`judge.lean`) was ~3/4 of every worker start (docs/trusted-checker.md, "The
+checker as a module"). This module compiles it once per install and checker version: Lean elaborates a copy of
+`judge.lean`, the extra trusted sources (`judge.EXTRA_SOURCES`: the library enumeration) and
 `checker_build.lean`, whose last command writes the module data as one ``BurnqedChecker.olean`` (why one file,
 written by the checker itself and not by ``lean -o``: `checker_build.lean`'s header). The file goes into
-``<install>/checker/<key>/``, the key a hash of both sources, so a changed checker never loads an old module.
-A worker's header then imports it (`judge.worker_header` with ``compiled=True``) and runs
-``burnqed_store_init``; what Lean computes is the same code, compiled from the same text.
+``<install>/checker/<key>/``, the key a hash of the sources, so a changed checker never loads an old module. A
+worker's header then imports it (`judge.worker_header` with ``compiled``) and runs ``burnqed_store_init``; what
+Lean computes is the same code, compiled from the same text.
 
 The compiled module is trusted as the source is: it is written by this code from the package's own sources,
 before any untrusted text exists, into a directory that a worker mounts read-only (`patch_leanjs`, patch 6).
@@ -21,11 +22,12 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean.install import LeanInstall
-from burnqed_core.lean.judge import CHECKER_MODULE, JUDGE_PATH, lean_string
+from burnqed_core.lean.judge import CHECKER_MODULE, EXTRA_SOURCES, IMPORT_LINE, JUDGE_PATH, LOAD_MARKER, lean_string
 from burnqed_core.lean.scratch import make as make_scratch
 
 log = logging.getLogger(__name__)
@@ -36,18 +38,34 @@ DONE_LINE = "burnqed: the checker module is written"
 BUILD_TIMEOUT_S = 900.0
 
 
-def build_source(judge: str | None = None, tail: str | None = None, out: str = "") -> str:
-    """The file that compiles the checker: ``judge.lean``, the build tail, and the command that writes the
-    module to ``out`` (a path the Lean process may write)."""
+def build_source(judge: str | None = None, extra: Sequence[str] | None = None, tail: str | None = None,
+                 out: str = "") -> str:
+    """The file that compiles the checker: ``judge.lean``, then each extra trusted source after its load marker
+    (default `EXTRA_SOURCES`: the library enumeration; their imports hoisted after the checker's), the build
+    tail, and the command that writes the module to ``out`` (a path the Lean process may write)."""
     judge = JUDGE_PATH.read_text(encoding="utf-8") if judge is None else judge
+    extras = [p.read_text(encoding="utf-8") for p in EXTRA_SOURCES] if extra is None else list(extra)
     tail = BUILD_PATH.read_text(encoding="utf-8") if tail is None else tail
-    return f"{judge.rstrip()}\n\n{tail.rstrip()}\n\nrun_cmd BurnqedCheckerBuild.save {lean_string(out)}\n"
+    hoisted: list[str] = []
+    bodies: list[str] = []
+    for text in extras:
+        before, marker, after = text.partition(LOAD_MARKER)
+        if not marker:
+            raise ValueError("a trusted source has no load marker")
+        hoisted += [line.strip() for line in before.split("\n")
+                    if IMPORT_LINE.match(line.strip()) and line.strip() not in judge and line.strip() not in hoisted]
+        bodies.append(after.split("\n", 1)[1].strip())
+    if hoisted:
+        eol = judge.index("\n", judge.rindex("public meta import")) + 1
+        judge = judge[:eol] + "".join(f"{line}\n" for line in hoisted) + judge[eol:]
+    parts = [judge.rstrip(), *bodies, tail.rstrip(), f"run_cmd BurnqedCheckerBuild.save {lean_string(out)}"]
+    return "\n\n".join(parts) + "\n"
 
 
 def module_key() -> str:
-    """A hash of the sources the module is compiled from (the checker's and the build tail's)."""
+    """A hash of the sources the module is compiled from (the checker's, the extra sources', the build tail's)."""
     h = hashlib.sha256()
-    for p in (JUDGE_PATH, BUILD_PATH):
+    for p in (JUDGE_PATH, *EXTRA_SOURCES, BUILD_PATH):
         h.update(p.read_bytes())
         h.update(b"\0")
     return h.hexdigest()[:20]

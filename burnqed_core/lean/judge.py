@@ -50,7 +50,7 @@ LOAD_MARKER = "-- burnqed: the header loads what follows"
 # module of the library (`library.parse_modules` leaves it out).
 CHECKER_MODULE = "BurnqedChecker"
 NAMESPACE_END = "end BurnqedJudge"
-_IMPORT_LINE = re.compile(r"^(public\s+)?(meta\s+)?import\s+\S+\s*$")
+IMPORT_LINE = re.compile(r"^(public\s+)?(meta\s+)?import\s+\S+\s*$")
 
 
 def _split_imports(text: str) -> tuple[list[str], str]:
@@ -58,8 +58,8 @@ def _split_imports(text: str) -> tuple[list[str], str]:
     lines = text.split("\n")
     k, imports = 0, []
     while k < len(lines) and (not lines[k].strip() or lines[k].strip() == "module"
-                              or _IMPORT_LINE.match(lines[k].strip())):
-        if _IMPORT_LINE.match(lines[k].strip()):
+                              or IMPORT_LINE.match(lines[k].strip())):
+        if IMPORT_LINE.match(lines[k].strip()):
             imports.append(lines[k].strip())
         k += 1
     return imports, "\n".join(lines[k:])
@@ -75,9 +75,10 @@ def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
     `EXTRA_SOURCES`) as one more ``burnqed_load`` (its import lines hoisted
     into the header's), then `SECTION`. ``imports``: more modules the document
     imports (publicly), after the checker's own (Pantograph's modules, e.g.
-    Mathlib). ``compiled``: the name of the module that holds the checker
-    compiled from ``source`` (`checker_module`): the header imports it and
-    runs ``burnqed_store_init`` instead of loading the checker's text."""
+    Mathlib). ``compiled``: the name of the module that holds the checker and
+    the extra sources compiled (`checker_module`, from ``source`` and
+    `EXTRA_SOURCES`): the header imports it and runs ``burnqed_store_init``
+    instead of loading their text (``extra`` is then not loaded)."""
     head, marker, rest = source.partition(LOAD_MARKER)
     if not marker:
         raise ValueError("judge.lean has no load marker")
@@ -87,7 +88,7 @@ def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
     for text in extras:
         if LOAD_MARKER in text:  # a source laid out as the checker: imports, the marker, one namespace
             before = text.partition(LOAD_MARKER)[0]
-            imps = [line.strip() for line in before.split("\n") if _IMPORT_LINE.match(line.strip())]
+            imps = [line.strip() for line in before.split("\n") if IMPORT_LINE.match(line.strip())]
             loads.append(trusted_load(text))
         else:
             imps, rest_text = _split_imports(text)
@@ -110,8 +111,7 @@ def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
         imports_end = head.index("\n", head.rindex("public meta import")) + 1
         opening = head[:head.index("\n") + 1]  # `module`
         import_lines = head[head.index("-/", len(opening)) + 2:imports_end]
-        return (f"{opening}{import_lines}public meta import {compiled}\nburnqed_store_init\n"
-                f"{''.join(loads)}{SECTION}")
+        return f"{opening}{import_lines}public meta import {compiled}\nburnqed_store_init\n{SECTION}"
     return f"{head}burnqed_load {lean_string(body)}\n{NAMESPACE_END}\n{''.join(loads)}{SECTION}"
 
 

@@ -23,18 +23,23 @@ def test_the_compiled_header_imports_the_checker_and_starts_its_store() -> None:
     assert judge_imports and lines[1:1 + len(judge_imports)] == judge_imports
     assert f"public meta import {CHECKER_MODULE}\nburnqed_store_init\n" in header
     assert header.endswith(SECTION)
-    assert "elabJudge" not in header  # the checker's text is in the module, not in the document
-    # the library enumeration is still loaded as text after the import
-    assert header.index("burnqed_load") > header.index(f"import {CHECKER_MODULE}")
-    assert len(header) < len(worker_header()) / 4
+    # the checker's text and the library enumeration's are in the module, not in the document
+    assert "elabJudge" not in header and "burnqed_load" not in header and "BurnqedLibrary" not in header
+    assert len(header) < 1000 < 80_000 < len(worker_header())
 
 
-def test_the_build_file_is_the_checker_then_the_writer() -> None:
-    src = checker_module.build_source(judge="module\n-- judge\n", tail="-- tail\n", out="/s/out/M.olean")
-    assert src.startswith("module\n-- judge\n") and src.index("-- tail") > src.index("-- judge")
+def test_the_build_file_is_the_checker_the_extra_sources_then_the_writer() -> None:
+    judge = "module\npublic meta import A\n-- judge\n"
+    extra = f"module\npublic meta import A\npublic meta import B\n{LOAD_MARKER}\nnamespace L\ndef x := 1\nend L\n"
+    src = checker_module.build_source(judge=judge, extra=[extra], tail="-- tail\n", out="/s/out/M.olean")
+    assert src.startswith("module\npublic meta import A\npublic meta import B\n-- judge\n")  # B hoisted
+    assert src.index("-- judge") < src.index("namespace L\ndef x := 1\nend L") < src.index("-- tail")
     assert src.rstrip().endswith('run_cmd BurnqedCheckerBuild.save "/s/out/M.olean"')
+    with pytest.raises(ValueError):
+        checker_module.build_source(judge=judge, extra=["namespace L\nend L\n"], tail="", out="x")
     real = checker_module.build_source(out="x")
-    assert real.startswith(JUDGE_SOURCE.rstrip()) and "meta def save (path : String)" in real
+    assert real.startswith(JUDGE_SOURCE.rstrip()) and "namespace BurnqedLibrary" in real
+    assert "meta def save (path : String)" in real
 
 
 def test_the_module_is_keyed_by_both_sources(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -57,7 +62,8 @@ def test_the_checker_module_is_no_library_module() -> None:
 
 @pytest.mark.lean
 def test_the_install_holds_the_compiled_checker_read_only(lean_config: object) -> None:
-    """`burnqed lean setup` compiled it (or the first worker did); the session's worker imports it."""
+    """`burnqed lean setup` compiled it (or the first worker did); the session's worker imports it (every test
+    of the checker runs on that worker)."""
     from burnqed_core.lean.install import require_installed
 
     inst = require_installed(lean_config.embedded.install_dir)  # type: ignore[attr-defined]
