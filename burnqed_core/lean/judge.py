@@ -1,7 +1,8 @@
 """The trusted checker's Python side: the commands that ask it, and its answers.
 
 The checker itself is Lean code (`judge.lean`, the header of every document of
-the embedded worker, elaborated before any untrusted text exists). It
+the embedded worker, compiled once per install into the module the header
+imports, `checker_module`, before any untrusted text exists). It
 elaborates the preamble and the candidate text, given as string literals, with
 Lean's own parser and command elaborator on a copy of its environment; replays
 every declaration the judged theorem needs that is not the library's (the
