@@ -27,7 +27,15 @@ from pathlib import Path
 
 from burnqed_core.errors import LeanSetupError
 from burnqed_core.lean.install import LeanInstall, lean_identity
-from burnqed_core.lean.judge import CHECKER_MODULE, EXTRA_SOURCES, IMPORT_LINE, JUDGE_PATH, LOAD_MARKER, lean_string
+from burnqed_core.lean.judge import (
+    CHECKER_MODULE,
+    EXTRA_SOURCES,
+    IMPORT_LINE,
+    JUDGE_PATH,
+    LOAD_MARKER,
+    imports_end,
+    lean_string,
+)
 from burnqed_core.lean.scratch import make as make_scratch
 
 log = logging.getLogger(__name__)
@@ -56,7 +64,7 @@ def build_source(judge: str | None = None, extra: Sequence[str] | None = None, t
                     if IMPORT_LINE.match(line.strip()) and line.strip() not in judge and line.strip() not in hoisted]
         bodies.append(after.split("\n", 1)[1].strip())
     if hoisted:
-        eol = judge.index("\n", judge.rindex("public meta import")) + 1
+        eol = imports_end(judge)
         judge = judge[:eol] + "".join(f"{line}\n" for line in hoisted) + judge[eol:]
     parts = [judge.rstrip(), *bodies, tail.rstrip(), f"run_cmd BurnqedCheckerBuild.save {lean_string(out)}"]
     return "\n\n".join(parts) + "\n"

@@ -66,6 +66,11 @@ def _split_imports(text: str) -> tuple[list[str], str]:
     return imports, "\n".join(lines[k:])
 
 
+def imports_end(text: str) -> int:
+    """Where the line of the last ``public meta import`` of a trusted source ends (hoisted imports go there)."""
+    return text.index("\n", text.rindex("public meta import")) + 1
+
+
 def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
                   extra: Sequence[str] | None = None, compiled: str | None = None) -> str:
     """The header of every document of the embedded worker: ``judge.lean`` up
@@ -99,8 +104,7 @@ def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
     more = "".join(f"{line}\n" for line in hoisted)
     more += "".join(f"public import {m}\n" for m in imports if m != "Init")
     if more:
-        last = head.rindex("public meta import")
-        eol = head.index("\n", last) + 1
+        eol = imports_end(head)
         head = head[:eol] + more + head[eol:]
     body = rest.split("\n", 1)[1].rstrip()
     # The scope a command leaves is not carried to the next one by the
@@ -109,9 +113,8 @@ def worker_header(source: str = JUDGE_SOURCE, imports: Sequence[str] = (),
     if not end:
         raise ValueError("judge.lean does not end with its namespace's end")
     if compiled is not None:
-        imports_end = head.index("\n", head.rindex("public meta import")) + 1
         opening = head[:head.index("\n") + 1]  # `module`
-        import_lines = head[head.index("-/", len(opening)) + 2:imports_end]
+        import_lines = head[head.index("-/", len(opening)) + 2:imports_end(head)]
         return f"{opening}{import_lines}public meta import {compiled}\nburnqed_store_init\n{SECTION}"
     return f"{head}burnqed_load {lean_string(body)}\n{NAMESPACE_END}\n{''.join(loads)}{SECTION}"
 
