@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from burnqed_core.data.pairs.prompt import PLAIN, PromptFormat
@@ -103,6 +104,21 @@ def encode_pairs(
         log.info("skipped %d of %d examples (longer than %d tokens or empty tactic)",
                  skipped, skipped + len(out), max_seq_len)
     return out, skipped
+
+
+def length_groups(batch: Sequence[Example], groups: int) -> list[list[Example]]:
+    """``batch`` sorted by length (shortest first, ties in batch order) and cut into ``groups`` runs of about equal
+    size (fewer when the batch is smaller), so that each run pads to its own longest example. The step's loss is
+    the sum of the runs' token losses, so its gradient is the batch's, but for floating-point rounding (and, with
+    a dropout, for the masks: drawn for the runs' shapes, another draw of the same distribution); the padding it
+    saves is most of the work on the tiny profile's batches (measured: 39% of a padded batch's tokens were real;
+    benchmarks/length_groups.py)."""
+    if groups <= 1 or len(batch) <= 1:
+        return [list(batch)]
+    ordered = [batch[i] for i in sorted(range(len(batch)), key=lambda i: (len(batch[i].input_ids), i))]
+    k = min(groups, len(ordered))
+    bounds = [round(j * len(ordered) / k) for j in range(k + 1)]
+    return [ordered[a:b] for a, b in pairwise(bounds) if b > a]
 
 
 class CompletionCollator:

@@ -38,7 +38,7 @@ from burnqed_core.training.checkpoints import (
     save_checkpoint,
     set_rng_state,
 )
-from burnqed_core.training.collate import IGNORE_INDEX, CompletionCollator, Example
+from burnqed_core.training.collate import IGNORE_INDEX, CompletionCollator, Example, length_groups
 from burnqed_core.training.metrics import EvalPoint, LossPoint, TrainingMetrics
 from burnqed_core.training.schedule import lr_schedule
 
@@ -76,6 +76,7 @@ class LoopSettings:
     keep_checkpoints: int = 1
     lr_schedule: str = "cosine"
     min_lr_ratio: float = 0.0
+    length_groups: int = 1
 
 
 def resolve_device(name: str) -> str:
@@ -124,9 +125,10 @@ def evaluate(model: Any, examples: Sequence[Example], collator: CompletionCollat
     was_training = model.training
     model.eval()
     total, count = 0.0, 0
+    by_length = sorted(examples, key=lambda ex: len(ex.input_ids))  # each batch pads to its own longest
     with torch.no_grad():
-        for i in range(0, len(examples), batch_size):
-            batch = {k: v.to(device) for k, v in collator(examples[i:i + batch_size]).items()}
+        for i in range(0, len(by_length), batch_size):
+            batch = {k: v.to(device) for k, v in collator(by_length[i:i + batch_size]).items()}
             loss_sum, n = token_loss_sum(model, batch)
             total += float(loss_sum)
             count += n
@@ -251,7 +253,8 @@ def _train_step(loop: _Loop, state: dict[str, Any]) -> tuple[float, float, float
 
     s, step = loop.s, state["step"]
     micro = [loop.order.take((step * s.grad_accum + m) * s.batch_size, s.batch_size) for m in range(s.grad_accum)]
-    batches = [loop.collator([loop.train[i] for i in idx]) for idx in micro]
+    batches = [loop.collator(group) for idx in micro
+               for group in length_groups([loop.train[i] for i in idx], s.length_groups)]
     n_target = sum(int((b["labels"] != IGNORE_INDEX).sum()) for b in batches)
     loop.optimizer.zero_grad(set_to_none=True)
     step_loss = 0.0

@@ -107,7 +107,7 @@ def _loop_settings(cfg: TrainingConfig, kind: str, iteration: int) -> LoopSettin
                         batch_size=cfg.batch_size, grad_accum=cfg.grad_accum, eval_every=cfg.eval_every,
                         save_every=cfg.save_every, seed=cfg.seed, max_grad_norm=cfg.max_grad_norm,
                         keep_checkpoints=cfg.keep_checkpoints, lr_schedule=cfg.lr_schedule,
-                        min_lr_ratio=cfg.min_lr_ratio)
+                        min_lr_ratio=cfg.min_lr_ratio, length_groups=cfg.length_groups)
 
 
 def _signature(run: RunRecord, settings: LoopSettings, cfg: TrainingConfig, qlora: bool,
@@ -193,8 +193,9 @@ def train_sft(
     model = lora_model(load_base(base, qlora, device, cfg.gradient_checkpointing, cfg.lora.target_modules), cfg,
                        warm_adapter)
     trainable, total = count_params(model)
-    log.info("%s on %s (%s): %s trainable of %s parameters, %d train / %d val examples, lr %.2e, %d steps", kind,
-             base, device, f"{trainable:,}", f"{total:,}", len(train_ex), len(val_ex), settings.lr, settings.max_steps)
+    log.info("%s on %s (%s, %d torch threads): %s trainable of %s parameters, %d train / %d val examples, lr %.2e, "
+             "%d steps", kind, base, device, torch.get_num_threads(), f"{trainable:,}", f"{total:,}", len(train_ex),
+             len(val_ex), settings.lr, settings.max_steps)
 
     run = RunRecord(kind=kind, iteration=iteration, base_model=str(Path(base).resolve()) if Path(base).exists()
                     else base, warm_start_from=str(warm_from) if warm_from else None,

@@ -239,7 +239,7 @@ def _pretrain_settings(cfg: TrainingConfig) -> LoopSettings:
                         batch_size=tiny.pretrain_batch_size, grad_accum=1, eval_every=cfg.eval_every,
                         save_every=cfg.save_every, seed=cfg.seed, max_grad_norm=cfg.max_grad_norm,
                         keep_checkpoints=cfg.keep_checkpoints, lr_schedule=cfg.lr_schedule,
-                        min_lr_ratio=cfg.min_lr_ratio)
+                        min_lr_ratio=cfg.min_lr_ratio, length_groups=cfg.length_groups)
 
 
 def _save_base(model: Any, tokenizer: Any, fmt: PromptFormat, metrics: TrainingMetrics, out: Path,

@@ -8,7 +8,14 @@ import pytest
 from transformers import AutoTokenizer
 
 from burnqed_core.data.pairs.prompt import format_prompt
-from burnqed_core.training.collate import IGNORE_INDEX, CompletionCollator, encode_pair, encode_pairs
+from burnqed_core.training.collate import (
+    IGNORE_INDEX,
+    CompletionCollator,
+    Example,
+    encode_pair,
+    encode_pairs,
+    length_groups,
+)
 
 CASES = [
     ("n : Nat\n⊢ n + 0 = n", "simp"),
@@ -64,3 +71,28 @@ def test_too_long_examples_are_skipped(tok) -> None:
     assert skipped == 1 and len(exs) == 1
     exs, skipped = encode_pairs(tok, [CASES[0]], max_seq_len=limit - 1)
     assert skipped == 1 and not exs
+
+
+def _ex(n: int, tag: int) -> Example:
+    return Example(input_ids=[tag] * n, labels=[tag] * n)
+
+
+def test_length_groups_sort_by_length_and_keep_every_example_once() -> None:
+    batch = [_ex(n, i) for i, n in enumerate([9, 3, 7, 3, 12, 1, 5, 8, 2, 6])]
+    groups = length_groups(batch, 4)
+    flat = [ex for g in groups for ex in g]
+    assert sorted(id(e) for e in flat) == sorted(id(e) for e in batch)  # each example once
+    assert [len(e.input_ids) for e in flat] == sorted(len(e.input_ids) for e in batch)
+    assert [e.input_ids[0] for e in flat][:3] == [5, 8, 1]  # ties (the two of length 3) in batch order
+    sizes = [len(g) for g in groups]
+    assert len(sizes) == 4 and max(sizes) - min(sizes) <= 1
+    # each run pads only to its own longest: fewer padded positions than one batch
+    collate = CompletionCollator(pad_token_id=0)
+    assert sum(collate(g)["input_ids"].numel() for g in groups) < collate(batch)["input_ids"].numel()
+
+
+def test_length_groups_of_one_or_of_a_small_batch() -> None:
+    batch = [_ex(4, 0), _ex(2, 1)]
+    assert length_groups(batch, 1) == [batch]  # unchanged, in its order
+    assert [[e.input_ids[0] for e in g] for g in length_groups(batch, 4)] == [[1], [0]]
+    assert length_groups([], 4) == [[]]
