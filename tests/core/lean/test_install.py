@@ -124,7 +124,12 @@ def test_default_workers_follow_cores_and_memory() -> None:
     n = default_num_workers(cfg)
     import os
 
-    assert 1 <= n <= max(1, (os.cpu_count() or 2) // 2)
+    from burnqed_core.lean.pool import EMBEDDED_WORKER_GB, available_memory_gb
+
+    cores = os.cpu_count() or 2
+    assert n == max(1, min(cores, int(available_memory_gb() // EMBEDDED_WORKER_GB)))  # embedded: one per core
+    native = default_num_workers(cfg.model_copy(update={"backend": "pantograph"}))
+    assert 1 <= native <= max(1, cores // 2)
 
 
 def test_library_axioms_record_is_tied_to_the_pinned_library(tmp_path: Path,
