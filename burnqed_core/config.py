@@ -372,7 +372,7 @@ class TrainingConfig(Section):
     grad_accum: int = 1
     max_seq_len: int = 512
     gradient_checkpointing: bool = machine(False)
-    length_groups: int = machine(
+    length_groups: int = Field(
         1, ge=1, description="each micro-batch sorted by length and cut into this many runs, each padded to its "
         "own longest example (`burnqed_core.training.collate.length_groups`): the same gradient but for rounding, "
         "less work on padding (with a dropout, as LoRA's, its masks are drawn for the runs' shapes: another draw "

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 class Training(Projection):
     """What pre-training reads (`burnqed_core.training.tiny_model.pretrain_base`); ``device``, ``save_every``,
-    ``keep_checkpoints``, ``length_groups`` are the machine's."""
+    ``keep_checkpoints`` are the machine's."""
 
     SOURCE = TrainingConfig
     base_model: str
