@@ -20,6 +20,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from burnqed_core.torch_threads import start_one_thread_torch
+
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
@@ -37,8 +39,9 @@ class AsyncRuntime:
         self._thread: threading.Thread | None = None
         if loop is None:
             loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=loop.run_forever, name="burnqed-runtime", daemon=True)
-            self._thread.start()
+            # one torch thread there: the policy's constructor and the EBM's head run on the loop (
+            # burnqed_core.torch_threads says why more would slow the main thread's training)
+            self._thread = start_one_thread_torch(loop.run_forever, "burnqed-runtime")
         self.loop = loop
 
     @property

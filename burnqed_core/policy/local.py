@@ -49,6 +49,7 @@ from burnqed_core.data.pairs.prompt import PromptFormat, parse_completion
 from burnqed_core.errors import PolicyError
 from burnqed_core.policy.base import POOLINGS, Candidate, Pooling, check_seeds, derive_seed, samples_per_state
 from burnqed_core.policy.fast_decode import LlamaDecoder, StopTable, supports
+from burnqed_core.torch_threads import intra_op_threads
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -226,17 +227,10 @@ class LocalPolicy:
 
     def _threaded(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` with ``cpu_threads`` intra-op threads in the calling thread (a worker thread of the async
-        methods; torch's thread count is per thread), restored after; unchanged when ``cpu_threads`` is None."""
-        import torch
-
-        before = torch.get_num_threads()
-        if self.cpu_threads is None or self.cpu_threads == before:
+        methods; torch's thread count is per thread, `burnqed_core.torch_threads`), restored after; unchanged
+        when ``cpu_threads`` is None."""
+        with intra_op_threads(self.cpu_threads):
             return fn(*args)
-        torch.set_num_threads(self.cpu_threads)
-        try:
-            return fn(*args)
-        finally:
-            torch.set_num_threads(before)
 
     # ------------------------------------------------------------------ tokens
 
