@@ -3,8 +3,9 @@
 ``--part lean`` / ``--part rest`` split the suite in two for `scripts/test.sh`, which runs both parts at once: the
 tests that use the session's shared Lean worker (and the distributed tests) in one process, one after the
 other, and every other test beside them (the browser test too: its pipeline runs without Lean), the tests that
-start a Lean of their own without the session's worker (``own_lean``) last. Memory (a Lean process holds 4-8 GB)
-is shared by two `flock`s:
+start a Lean of their own without the session's worker (``own_lean``) last. Memory (a Lean process held 4-8 GB
+when these locks were made; 1.2-1.5 GB since the checker is compiled, a Celery worker with its Lean ~2.3 GB) is
+shared by two `flock`s:
 
 * the distributed tests (a broker, two Celery workers, up to three Lean processes) hold ``memory`` exclusively,
   every other test that starts Lean holds it shared: they wait for each other, tests without Lean never wait;
