@@ -39,8 +39,8 @@ class AsyncRuntime:
         self._thread: threading.Thread | None = None
         if loop is None:
             loop = asyncio.new_event_loop()
-            # one torch thread there: the policy's constructor and the EBM's head run on the loop (
-            # burnqed_core.torch_threads says why more would slow the main thread's training)
+            # one torch thread there: the policy's constructor and the EBM's head run on the loop, and more would
+            # slow the main thread's training (burnqed_core.torch_threads)
             self._thread = start_one_thread_torch(loop.run_forever, "burnqed-runtime")
         self.loop = loop
 

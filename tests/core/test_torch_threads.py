@@ -17,12 +17,8 @@ from burnqed_core.torch_threads import intra_op_threads, start_one_thread_torch
 @pytest.fixture
 def two_threads() -> Iterator[None]:
     """This thread on two intra-op threads for the test (the suite runs on one, `OMP_NUM_THREADS=1`)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
+    with intra_op_threads(2):
         yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _in_new_thread(fn: Callable[[], object]) -> object:

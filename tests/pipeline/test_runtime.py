@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import torch
 
+from burnqed_core.torch_threads import intra_op_threads
 from burnqed_pipeline.runtime import AsyncRuntime
 
 
 def test_the_loop_thread_runs_torch_on_one_thread() -> None:
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    rt = AsyncRuntime()
-    try:
-        async def count() -> int:
-            return torch.get_num_threads()
+    async def count() -> int:
+        return torch.get_num_threads()
 
-        assert rt.run(count()) == 1
-        assert torch.get_num_threads() == 2
-    finally:
-        rt.close()
-        torch.set_num_threads(before)
+    with intra_op_threads(2):
+        rt = AsyncRuntime()
+        try:
+            assert rt.run(count()) == 1
+            assert torch.get_num_threads() == 2
+        finally:
+            rt.close()
