@@ -274,8 +274,10 @@ class EmbeddedBackend:
         # One document operation (an edit and its answers) at a time, so
         # that concurrent callers never read answers of another's document.
         self._doc_lock = asyncio.Lock()
-        # Set when a judged text ran code of its own (`JudgeReport.ran_code`): a task it spawned could read
-        # the next request (and its nonce) or write to stdout, so the process takes no further request.
+        # Set when a judged text ran code of its own (`JudgeReport.ran_code`), or when the checker's answer to a
+        # text was unusable (the text's code may have done that: a task it spawned can read the worker's stdin
+        # and take a message of the protocol): a task it left could read the next request (and its nonce) or
+        # write to stdout, so the process takes no further request.
         self.tainted = ""
         # The current call's limit (set by the pool for each call): the worker's wait for a judge answer
         # follows it, not the worker's default `request_timeout_s`.
@@ -336,7 +338,7 @@ class EmbeddedBackend:
             raise BackendDied(self.worker._death_message() if self.worker else "worker not started")
         if self.tainted:
             # A text ran code of its own in this process: no request (and no nonce) goes to it any more.
-            raise BackendDied(f"the worker is retired: a text ran code of its own in it ({self.tainted})")
+            raise BackendDied(f"the worker is retired: {self.tainted}")
         return self.worker
 
     # -- documents ----------------------------------------------------------------------------------------------
@@ -489,12 +491,20 @@ class EmbeddedBackend:
         async with self._doc_lock:
             diags = await self._w().check(doc, timeout_s=self.call_limit_s)
         self.last_preamble = None
-        report = parse_report(_one_answer(diags, nonce), nonce, None if mode == "list" else list(names))
+        try:
+            report = parse_report(_one_answer(diags, nonce), nonce, None if mode == "list" else list(names))
+        except ReportError as e:
+            self._retire(f"the checker's answer to a text was unusable ({e})")
+            raise
         if report.ran_code or report.unsafe_code:
-            self.tainted = "; ".join([*report.ran_code, *report.unsafe_code])
-            log.info("embedded Lean worker pid %s retired: the text ran code of its own (%s)", self.pid,
-                     self.tainted[:200])
+            self._retire("a text ran code of its own in it (" + "; ".join([*report.ran_code, *report.unsafe_code])
+                         + ")")
         return report
+
+    def _retire(self, why: str) -> None:
+        """No further request (nor nonce) goes to this process (`tainted`); the pool replaces it."""
+        self.tainted = why
+        log.info("embedded Lean worker pid %s retired: %s", self.pid, why[:200])
 
     async def store_stats(self) -> StoreStats | None:
         """The checker's preamble store in this process (`judge.lean`: a preamble is elaborated and its

@@ -324,7 +324,7 @@ class LeanPool:
         if b is None:
             return "not running"
         if getattr(b, "tainted", ""):
-            return "retired: a text ran code of its own in it"
+            return f"retired: {b.tainted[:100]}"
         if not b.alive():
             return "process died"
         if slot.requests >= self.config.max_requests_per_worker:
@@ -399,8 +399,8 @@ class LeanPool:
             self._latencies.append(time.monotonic() - t0)
             slot.preamble = getattr(backend, "last_preamble", preamble)
             if getattr(backend, "tainted", ""):
-                # The text ran code of its own: the process takes no further request (nor nonce); the next
-                # call on this slot starts a fresh one.
+                # The text ran code of its own, or its answer was unusable: the process takes no further
+                # request (nor nonce); the next call on this slot starts a fresh one.
                 self._stats.recycles += 1
                 slot.history.append(f"retired: {backend.tainted[:100]}")  # type: ignore[attr-defined]
                 slot.backend = None

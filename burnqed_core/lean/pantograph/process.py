@@ -117,6 +117,10 @@ class PantographBackend:
         # Beyond Pantograph's own timeout (which answers an error), how long a
         # request may go unanswered before the process counts as hung.
         self.request_grace_s = 5.0
+        # Why this process takes no further request: a judged text ran code of its own, or the checker's answer
+        # to it was unusable (a task the text left could read the next command, and its nonce, from stdin, or
+        # write a forged answer to stdout). The process is killed then; the pool starts a fresh one.
+        self.tainted = ""
 
     # -- process --------------------------------------------------------------------------------------------------
     @property
@@ -300,6 +304,8 @@ class PantographBackend:
         timeout_s = timeout_s if timeout_s is not None else self.config.tactic_timeout_s * 2 + self.request_grace_s
         async with self._lock:
             proc = self.proc
+            if self.tainted:
+                raise BackendDied(f"the Pantograph process is retired: {self.tainted}")
             if proc is None or proc.returncode is not None or proc.stdin is None or proc.stdout is None:
                 raise BackendDied(self._death() if proc else "Pantograph not started")
             line = f"{cmd} {json.dumps(payload, ensure_ascii=False)}\n"
@@ -629,15 +635,31 @@ class PantographBackend:
             units = await self.process_file(doc, read_header=True)
         except ReplError as e:
             if e.is_interrupt:
+                self._retire(f"the checker ran out of time on a text ({e.desc})")
                 raise ReportError(f"the checker ran out of time ({e.desc})") from None
             raise BackendDied(f"Pantograph frontend.process failed ({e.kind}): {e.desc}") from None
         diags = [parse_message(m, unprefixed=3) for u in units for m in u.get("messages") or []]
         answers = [d.message for d in diags if d.severity == 3 and d.message.startswith(nonce)]
-        if len(answers) != 1:
-            lean_said = "; ".join(d.message.splitlines()[0] for d in diags if d.is_error)[:300]
-            raise ReportError(f"the checker answered {len(answers)} times (expected once)"
-                              + (f"; Lean: {lean_said}" if lean_said else ""))
-        return parse_report(answers[0], nonce, None if mode == "list" else list(names))
+        try:
+            if len(answers) != 1:
+                lean_said = "; ".join(d.message.splitlines()[0] for d in diags if d.is_error)[:300]
+                raise ReportError(f"the checker answered {len(answers)} times (expected once)"
+                                  + (f"; Lean: {lean_said}" if lean_said else ""))
+            report = parse_report(answers[0], nonce, None if mode == "list" else list(names))
+        except ReportError as e:
+            self._retire(f"the checker's answer to a text was unusable ({e})")
+            raise
+        if report.ran_code or report.unsafe_code:
+            self._retire("a text ran code of its own in it (" + "; ".join([*report.ran_code, *report.unsafe_code])
+                         + ")")
+        return report
+
+    def _retire(self, why: str) -> None:
+        """`tainted`: the process is killed (with whatever the text started in it) and takes no further
+        request."""
+        self.tainted = why
+        log.info("Pantograph process pid %s retired: %s", self.pid, why[:200])
+        self.kill()
 
     @property
     def reads_goals(self) -> bool:

@@ -21,8 +21,9 @@ from collections.abc import Iterator
 import pytest
 
 from burnqed_core.cli.lean import check_report
-from burnqed_core.lean import checker, trust
+from burnqed_core.lean import checker, embedded, trust
 from burnqed_core.lean import pool as pool_module
+from burnqed_core.lean.judge import ReportError
 from burnqed_core.lean.pool import LeanPool
 from burnqed_core.lean.tracing import trace_theorems
 from burnqed_core.lean.types import GoalState, Status
@@ -327,11 +328,13 @@ async def test_code_a_file_runs_never_reaches_the_nonce(lean_pool: LeanPool, no_
 
 async def test_a_task_reading_stdin_never_reads_a_request(lean_pool: LeanPool, no_static: None) -> None:
     """A file whose code starts a task reading the worker's stdin: the embedded worker may answer the file (the
-    task then waits for the next request, which goes to a fresh process: the worker is retired after the file)
-    or hang on the read (no answer in time: an infrastructure failure, the process replaced). Either way the
-    false `after` is not ok, and the next checks run on a fresh process with right verdicts. One attempt with a
-    short limit: either outcome passes, so a slow answer on a loaded box cannot fail the test, and a hang costs
-    one limit and one restart, not two of each at the default (the hang is a race: it was seen both ways)."""
+    task then waits for the next request, which goes to a fresh process: the worker is retired after the file),
+    answer without the checker's answer (the task took a message of the protocol: no verdict, and the process
+    retired as well), or hang on the read (no answer in time: an infrastructure failure, the process replaced).
+    Each way the false `after` is not ok, and the next checks run on a fresh process with right verdicts. One
+    attempt with a short limit: every outcome passes, so a slow answer on a loaded box cannot fail the test, and
+    a hang costs one limit and one restart, not two of each at the default (the outcome is a race: all three
+    were seen, the second on a box running three test processes)."""
     one = Theorem(name="g", statement=": (1:Nat) = 1")
     assert (await lean_pool.check_proof(one, ["rfl"])).ok  # a warm process: the limit below is the file's alone
     before = list(lean_pool.pids)
@@ -341,13 +344,40 @@ async def test_a_task_reading_stdin_never_reads_a_request(lean_pool: LeanPool, n
     except pool_module.InfraFailure:
         assert lean_pool.stats().retries == retries  # one attempt, as asked
     else:
-        assert elab.ran_code
+        unusable = any("no usable answer" in d.message for d in elab.diagnostics)
+        assert elab.ran_code or unusable, elab.diagnostics
         assert check_report(STEAL_FILE, elab)[1] == 0
         assert not any("STOLE" in d.message for d in elab.diagnostics)
     r = await lean_pool.check_proof(Theorem(name="f", statement=ONE_TWO), ["decide"])
     assert not r.ok and not r.infra, r.errors
     assert lean_pool.pids != before
     assert (await lean_pool.check_proof(one, ["rfl"])).ok
+
+
+async def test_a_process_whose_answer_was_unusable_takes_no_further_request(
+        lean_pool: LeanPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second outcome above on demand: the checker's answer to a file is missing (as when a task of the
+    file's took the message that carried it). The file gets no verdict, and the process is retired: what the
+    file started there never sees another request, and the next checks run on a fresh process."""
+    warm = Theorem(name="warm", statement=": (2:Nat) = 2")
+    assert (await lean_pool.check_proof(warm, ["rfl"])).ok
+    before = list(lean_pool.pids)
+    real, missed = embedded._one_answer, []
+
+    def missing_once(diags: object, nonce: str) -> str:
+        if not missed:
+            missed.append(nonce)
+            raise ReportError("the checker answered 0 times (expected once)")
+        return real(diags, nonce)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(embedded, "_one_answer", missing_once)
+    text = "theorem fine : (3:Nat) = 3 := rfl\n"
+    elab = await lean_pool.elaborate(text, declared=True)
+    assert missed and any("no usable answer" in d.message for d in elab.diagnostics), elab.diagnostics
+    assert check_report(text, elab)[1] == 0
+    assert (await lean_pool.check_proof(Theorem(name="f", statement=ONE_TWO), ["decide"])).ok is False
+    assert lean_pool.pids != before
+    assert (await lean_pool.check_proof(Theorem(name="g", statement=": (4:Nat) = 4"), ["rfl"])).ok
 
 
 async def test_unsafe_code_gets_no_verdict(lean_pool: LeanPool) -> None:

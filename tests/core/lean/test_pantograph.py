@@ -711,6 +711,22 @@ def test_command_ranges_stand_in_for_declaration_names() -> None:
 
 # --- the trusted checker through frontend.process ---------------------------------------------------------------
 
+async def _dies(backend: PantographBackend, within_s: float = 10.0) -> bool:
+    """Whether ``backend``'s process is gone within ``within_s`` (a SIGKILL lands a moment later)."""
+    t0 = time.monotonic()
+    while backend.alive() and time.monotonic() - t0 < within_s:
+        await asyncio.sleep(0.05)
+    return not backend.alive()
+
+
+RUNS_CODE = """\
+open Lean Elab Command in
+elab "#note" : command => logInfo "the file's own command ran"
+#note
+theorem one : (1:Nat) = 1 := rfl
+"""
+
+
 @pytest.mark.lean
 @pytest.mark.own_lean  # a batch Lean of its own, never the session's worker
 @pytest.mark.parametrize("proto", ["0.3.4", "0.3.1"])
@@ -734,6 +750,12 @@ async def test_trusted_checker_runs_through_frontend_process(
     else:
         bad = await backend.check_proof(Theorem(name="f", statement=": False"), ["sorry", "namespace Evil"])
         assert not bad.ok and bad.errors
+        # a file that runs code of its own gets no further request into that process: it is killed (with
+        # whatever the file's code started there), and the pool starts a fresh one
+        elab = await backend.elaborate(RUNS_CODE, declared=True)
+        assert elab.ran_code and backend.tainted and await _dies(backend)
+        with pytest.raises(BackendDied, match="retired"):
+            await backend.check_proof(Theorem(name="two", statement=": 2 + 2 = 4"), ["decide"])
 
 
 async def test_trusted_checker_fails_closed_when_lean_cannot_run_it(
@@ -746,6 +768,8 @@ async def test_trusted_checker_fails_closed_when_lean_cannot_run_it(
     res = await backend.check_proof(Theorem(name="two", statement=": 2 + 2 = 4"), ["decide"])
     assert not res.ok
     assert "trusted checker" in res.errors[0] and "unknown module prefix" in res.errors[0]
+    # an unusable answer retires the process: the pool replaces it
+    assert "unusable" in backend.tainted and await _dies(backend)
     header = backend.judge_header()
     assert "public import" not in header  # Init only: nothing more to import
     backend.pg = backend.pg.model_copy(update={"modules": [*backend.pg.modules, "Mathlib"]})
