@@ -711,21 +711,6 @@ def test_command_ranges_stand_in_for_declaration_names() -> None:
 
 # --- the trusted checker through frontend.process ---------------------------------------------------------------
 
-async def _dies(backend: PantographBackend, within_s: float = 10.0) -> bool:
-    """Whether ``backend``'s process is gone within ``within_s`` (a SIGKILL lands a moment later)."""
-    t0 = time.monotonic()
-    while backend.alive() and time.monotonic() - t0 < within_s:
-        await asyncio.sleep(0.05)
-    return not backend.alive()
-
-
-RUNS_CODE = """\
-open Lean Elab Command in
-elab "#note" : command => logInfo "the file's own command ran"
-#note
-theorem one : (1:Nat) = 1 := rfl
-"""
-
 
 @pytest.mark.lean
 @pytest.mark.own_lean  # a batch Lean of its own, never the session's worker
@@ -750,12 +735,6 @@ async def test_trusted_checker_runs_through_frontend_process(
     else:
         bad = await backend.check_proof(Theorem(name="f", statement=": False"), ["sorry", "namespace Evil"])
         assert not bad.ok and bad.errors
-        # a file that runs code of its own gets no further request into that process: it is killed (with
-        # whatever the file's code started there), and the pool starts a fresh one
-        elab = await backend.elaborate(RUNS_CODE, declared=True)
-        assert elab.ran_code and backend.tainted and await _dies(backend)
-        with pytest.raises(BackendDied, match="retired"):
-            await backend.check_proof(Theorem(name="two", statement=": 2 + 2 = 4"), ["decide"])
 
 
 async def test_trusted_checker_fails_closed_when_lean_cannot_run_it(
@@ -769,7 +748,7 @@ async def test_trusted_checker_fails_closed_when_lean_cannot_run_it(
     assert not res.ok
     assert "trusted checker" in res.errors[0] and "unknown module prefix" in res.errors[0]
     # an unusable answer retires the process: the pool replaces it
-    assert "unusable" in backend.tainted and await _dies(backend)
+    assert "unusable" in backend.tainted and backend.pid is not None and await _wait_gone(backend.pid)
     header = backend.judge_header()
     assert "public import" not in header  # Init only: nothing more to import
     backend.pg = backend.pg.model_copy(update={"modules": [*backend.pg.modules, "Mathlib"]})
@@ -777,3 +756,48 @@ async def test_trusted_checker_fails_closed_when_lean_cannot_run_it(
     backend.pg = backend.pg.model_copy(update={"modules": [*backend.pg.modules, "bad name; #exit"]})
     with pytest.raises(LeanSetupError):
         backend.judge_header()
+
+
+RUNS_CODE = """\
+open Lean Elab Command in
+elab "#note" : command => logInfo "the file's own command ran"
+#note
+theorem one : (1:Nat) = 1 := rfl
+"""
+# The trusted checker's answer to RUNS_CODE in list mode, after its nonce: its fields, recorded from the embedded
+# Lean (2026-12-07; the scratch file's name in the two `_aux` names replaced by `file:///input.lean`). The file's
+# command ran (`R`), and Lean's errors are those of the embedded library's exported-level `.olean`s.
+RAN_CODE_ANSWER = [
+    "v2", "X", "1", "T", "0", "one", "theorem", "1", "3", "0", "3", "3", "1 = 1", "D", "0", "ok", "0", "W", "0",
+    "meta command#note, _aux_external:file:///input.lean___elabRules_command#note_1", "W", "0",
+    "code Lean.Parser.Command.elab, command#note", "R", "commands Lean.Parser.Command.elab, command#note", "R",
+    "meta _aux_external:file:///input.lean___elabRules_command#note_1", "M", "error", "1", "0", "1", "62",
+    "Unknown constant `_private.Lean.Log.0.Lean.MessageData.appendDescriptionWidgetIfNamed`", "M", "error", "2", "0",
+    "2", "5", "elaboration function for `«command#note»` has not been implemented", "end"]
+
+
+async def test_a_text_that_ran_code_retires_the_process(make: Factory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pantograph's stdin and stdout carry the commands and their answers: a task that a judged text's own code
+    left running could read the next command (with its nonce) or write a forged answer. After a report that says
+    the text ran code, the process is killed and takes no further request (the pool starts a fresh one). The
+    checker's answer is the real one above, in 0.3.4's message objects."""
+    from burnqed_core.lean.pantograph import process as process_module
+
+    backend = await make(trusted=True)
+    pid = backend.pid
+    assert pid is not None
+    nonce = "burnqed-" + "5" * 32
+    answer = nonce + "".join(f"{len(f)}:{f}" for f in RAN_CODE_ANSWER)
+
+    async def answered(text: str, **_: object) -> list[dict[str, object]]:
+        assert nonce in text  # the request is the checker's document of this call
+        return [{"messages": [{"severity": "information", "pos": {"line": 4, "column": 0}, "data": answer}]}]
+
+    with monkeypatch.context() as m:
+        m.setattr(process_module, "new_nonce", lambda: nonce)
+        m.setattr(backend, "process_file", answered)
+        elab = await backend.elaborate(RUNS_CODE, declared=True)
+    assert elab.ran_code and "ran code of its own" in backend.tainted
+    assert await _wait_gone(pid)
+    with pytest.raises(BackendDied, match="retired"):
+        await backend.check_proof(Theorem(name="two", statement=": 2 + 2 = 4"), ["decide"])
