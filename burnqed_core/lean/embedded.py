@@ -377,7 +377,8 @@ class EmbeddedBackend:
         reaches the blocks' document, where it could swallow the goal reader's ``skip`` or change how the
         others parse."""
         head = document_head(preamble)
-        diags = await w.check(head + tactics_command(nonce, [block_tactics(t) for _, t in items]))
+        diags = await w.check(head + tactics_command(nonce, [block_tactics(t) for _, t in items]),
+                             timeout_s=self.call_limit_s)
         self.last_preamble = preamble
         pre_errors = [d for d in diags if d.is_error and d.line < head.count("\n")]
         if pre_errors:
@@ -394,7 +395,7 @@ class EmbeddedBackend:
         Lean's parse shows a declaration that is not one of the blocks, or a shared document has an error
         outside every block (the caller redoes them one block per document)."""
         text, blocks = build_document(preamble, items, nonce)
-        diags = await w.check(text)
+        diags = await w.check(text, timeout_s=self.call_limit_s)
         if len(blocks) > 1 and parse_problem(blocks, await w.document_symbols()):
             return None
         stray = [d for d in diags if d.is_error and not any(b.decl_line <= d.line <= b.end_line for b in blocks)]
@@ -466,7 +467,7 @@ class EmbeddedBackend:
     async def check_source(self, text: str) -> list[Diagnostic]:
         """Diagnostics of ``text`` (lines of ``text``: the header is hidden)."""
         async with self._doc_lock:
-            diags = await self._w().check(HEADER + text)
+            diags = await self._w().check(HEADER + text, timeout_s=self.call_limit_s)
         self.last_preamble = None
         return [_shift(d, -HEADER_LINES) for d in diags if d.line >= HEADER_LINES]
 

@@ -149,3 +149,17 @@ async def test_self_test_refuses_a_wrong_answer(lean_pool: LeanPool, monkeypatch
                                                            proof=["omega"]))
     with pytest.raises(LeanSetupError, match="self-test failed"):
         await lean_pool.self_test()
+
+
+async def test_a_calls_limit_is_the_workers_limit(lean_pool: LeanPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No silent limit under the caller's: with the worker's own default wait cut to almost nothing, a whole
+    source and a tactic batch given the pool's limits still get their answers (a 150-line document of the suite
+    once ran into the worker's 120 s default under a 600 s limit of its caller, on a loaded box)."""
+    worker = lean_pool.backend(0).worker
+    monkeypatch.setattr(worker, "timeout_s", 0.001)
+    diags = await lean_pool.check_source("example : (5:Nat) + 5 = 10 := by decide\n", timeout_s=60)
+    assert not [d for d in diags if d.is_error], diags
+    t = Theorem(name="lim", statement="(n : Nat) : n + 0 = n")
+    started = await lean_pool.start_proof(t)
+    assert started.status is Status.OK, started.message
+    assert lean_pool.backend(0).worker is worker  # the same process answered: no restart
