@@ -1,7 +1,6 @@
-"""`scripts/test.sh` runs the suite as three pytest processes at once (`--part lean`, `--part own`, `--part rest`;
-tests/conftest.py): together they must run every test exactly once; every test that uses the session's Lean
-worker is in the `lean` part, the distributed tests and the `own_lean` tests that leave the session's worker
-alone are in the `own` part (the distributed ones first), the tests without Lean in the `rest` part."""
+"""`scripts/test.sh` runs the suite as two pytest processes at once (`--part lean`, `--part rest`; tests/conftest.py):
+together they must run every test exactly once; every test that uses the session's Lean worker is in the `lean`
+part, and the `own_lean` tests that do not run last in the `rest` part."""
 
 from __future__ import annotations
 
@@ -41,23 +40,22 @@ def _collect(*arg_lists: list[str]) -> list[list[str]]:
     return ids
 
 
-def test_the_three_parts_split_the_suite_and_lean_tests_are_in_one() -> None:
-    everything, lean, own, rest, marked_ids = _collect([], ["--part", "lean"], ["--part", "own"], ["--part", "rest"],
-                                                       ["-m", "lean and not own_lean and not distributed"])
-    assert sorted(lean + own + rest) == sorted(everything)
-    assert not set(lean) & set(own) and not set(lean) & set(rest) and not set(own) & set(rest)
+def test_the_two_parts_split_the_suite_and_lean_tests_are_in_one() -> None:
+    everything, lean, rest, marked_ids = _collect([], ["--part", "lean"], ["--part", "rest"],
+                                                  ["-m", "(lean or distributed) and not own_lean"])
+    assert sorted(lean + rest) == sorted(everything) and not set(lean) & set(rest)
     marked = set(marked_ids)
     assert marked and marked <= set(lean)
-    assert any("test_prompt.py" in t for t in rest) and not any("test_prompt.py" in t for t in lean + own)
+    assert any("test_prompt.py" in t for t in rest) and not any("test_prompt.py" in t for t in lean)
     # the browser test's pipeline runs without Lean: beside the Lean tests, not after them
-    assert any("test_ui_browser.py" in t for t in rest)
-    # the distributed tests first in the own part, then the tests with a Lean of their own that leave the
-    # session's worker alone; test_fanout.py uses the session's worker beside a Lean of its own: in the lean part,
-    # first
-    dist = [i for i, t in enumerate(own) if "test_distributed.py" in t]
-    assert dist and dist == list(range(len(dist)))
-    faults = [i for i, t in enumerate(own) if "test_pool_faults.py" in t]
-    assert faults and faults[0] >= len(dist)
-    assert not any("test_pool_faults.py" in t or "test_distributed.py" in t for t in lean + rest)
+    assert any("test_ui_browser.py" in t for t in rest) and not any("test_ui_browser.py" in t for t in lean)
+    # the distributed tests run first in their part (before the session's shared Lean worker starts), then the
+    # tests that start a Lean beside the session's worker (test_fanout.py uses it: it stays in the lean part)
+    first_other = next(i for i, t in enumerate(lean) if "test_distributed.py" not in t)
+    assert all("test_distributed.py" not in t for t in lean[first_other:])
     fanout = [i for i, t in enumerate(lean) if "test_fanout.py" in t]
-    assert fanout and fanout == list(range(len(fanout)))
+    assert fanout and fanout == list(range(first_other, first_other + len(fanout)))
+    # a test with a Lean of its own and without the session's worker: in the rest part, after every other test
+    faults = [i for i, t in enumerate(rest) if "test_pool_faults.py" in t]
+    assert faults and faults == list(range(len(rest) - len(faults), len(rest)))
+    assert not any("test_pool_faults.py" in t for t in lean)

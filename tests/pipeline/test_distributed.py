@@ -6,9 +6,9 @@ where the shard resumes from its flushed parts; then the broker SIGKILLed and re
 worker) ends in a run that recovered, or failed cleanly and was re-executed from failure, with the same result;
 `down` leaves no process.
 
-These tests run first in `--part own` (tests/conftest.py), beside the other parts: two Celery workers with a
-Lean process each held ~4.4 GB at most (2026-12-07). Skipped, with the reason, where redis-server is not
-installed (scripts/setup.sh installs it)."""
+These tests run first in the session (tests/conftest.py): two Celery workers with a Lean process each fit in
+24 GB beside the test process only while the session's shared Lean worker is not started. Skipped, with the
+reason, where redis-server is not installed (scripts/setup.sh installs it)."""
 
 from __future__ import annotations
 
