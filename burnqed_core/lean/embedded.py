@@ -50,9 +50,9 @@ from burnqed_core.lean.judge import (
     StepReport,
     StoreStats,
     judge_command,
+    judged,
     lean_string,
     new_nonce,
-    parse_report,
     parse_seq_report,
     parse_step_reports,
     parse_store_stats,
@@ -492,15 +492,7 @@ class EmbeddedBackend:
         async with self._doc_lock:
             diags = await self._w().check(doc, timeout_s=self.call_limit_s)
         self.last_preamble = None
-        try:
-            report = parse_report(_one_answer(diags, nonce), nonce, None if mode == "list" else list(names))
-        except ReportError as e:
-            self._retire(f"the checker's answer to a text was unusable ({e})")
-            raise
-        if report.ran_code or report.unsafe_code:
-            self._retire("a text ran code of its own in it (" + "; ".join([*report.ran_code, *report.unsafe_code])
-                         + ")")
-        return report
+        return judged(lambda: _one_answer(diags, nonce), nonce, None if mode == "list" else list(names), self._retire)
 
     def _retire(self, why: str) -> None:
         """No further request (nor nonce) goes to this process (`tainted`); the pool replaces it."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -407,6 +407,22 @@ def parse_report(message: str, nonce: str, names: Sequence[str] | None) -> Judge
         else:
             _read_field(tag, fields, rep)
     return rep
+
+
+def judged(answer: Callable[[], str], nonce: str, names: Sequence[str] | None,
+           retire: Callable[[str], None]) -> JudgeReport:
+    """The report of one judge call: `parse_report` of ``answer()`` (which raises `ReportError` when the checker
+    gave no single answer). ``retire`` gets the reason when the process that answered must take no further
+    request: its answer was unusable, or the text ran code of its own (a task the text left there could read the
+    next request, with its nonce, or write a forged answer)."""
+    try:
+        report = parse_report(answer(), nonce, names)
+    except ReportError as e:
+        retire(f"the checker's answer to a text was unusable ({e})")
+        raise
+    if report.ran_code or report.unsafe_code:
+        retire("a text ran code of its own in it (" + "; ".join([*report.ran_code, *report.unsafe_code]) + ")")
+    return report
 
 
 def _read_name_field(tag: str, fields: _Fields, rep: JudgeReport, judged: list[str], listed: bool) -> None:

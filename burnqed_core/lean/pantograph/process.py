@@ -38,7 +38,7 @@ import psutil
 
 from burnqed_core.config import LeanConfig
 from burnqed_core.errors import LeanSetupError
-from burnqed_core.lean.judge import JudgeReport, ReportError, judge_command, new_nonce, parse_report, worker_header
+from burnqed_core.lean.judge import JudgeReport, ReportError, judge_command, judged, new_nonce, worker_header
 from burnqed_core.lean.pantograph.dialect import (
     PROTOCOL_ERRORS,
     BackendTimeout,
@@ -639,20 +639,16 @@ class PantographBackend:
                 raise ReportError(f"the checker ran out of time ({e.desc})") from None
             raise BackendDied(f"Pantograph frontend.process failed ({e.kind}): {e.desc}") from None
         diags = [parse_message(m, unprefixed=3) for u in units for m in u.get("messages") or []]
-        answers = [d.message for d in diags if d.severity == 3 and d.message.startswith(nonce)]
-        try:
+
+        def answer() -> str:
+            answers = [d.message for d in diags if d.severity == 3 and d.message.startswith(nonce)]
             if len(answers) != 1:
                 lean_said = "; ".join(d.message.splitlines()[0] for d in diags if d.is_error)[:300]
                 raise ReportError(f"the checker answered {len(answers)} times (expected once)"
                                   + (f"; Lean: {lean_said}" if lean_said else ""))
-            report = parse_report(answers[0], nonce, None if mode == "list" else list(names))
-        except ReportError as e:
-            self._retire(f"the checker's answer to a text was unusable ({e})")
-            raise
-        if report.ran_code or report.unsafe_code:
-            self._retire("a text ran code of its own in it (" + "; ".join([*report.ran_code, *report.unsafe_code])
-                         + ")")
-        return report
+            return answers[0]
+
+        return judged(answer, nonce, None if mode == "list" else list(names), self._retire)
 
     def _retire(self, why: str) -> None:
         """`tainted`: the process is killed (with whatever the text started in it) and takes no further
