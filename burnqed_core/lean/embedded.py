@@ -337,7 +337,8 @@ class EmbeddedBackend:
         if self.worker is None or not self.worker.alive():
             raise BackendDied(self.worker._death_message() if self.worker else "worker not started")
         if self.tainted:
-            # A text ran code of its own in this process: no request (and no nonce) goes to it any more.
+            # A text ran code of its own in this process, or its answer was unusable: no request (and no nonce)
+            # goes to it any more.
             raise BackendDied(f"the worker is retired: {self.tainted}")
         return self.worker
 
