@@ -47,7 +47,9 @@ def cheap_profile(tmp: Path) -> Path:
     bench = slice_set("bundled:benchmark", 1, tmp / "bench" / "benchmark.jsonl")
     return write_profile(tmp / "profile.yaml", {
         "paths.work_dir": str(tmp / "work"), "data.corpus": str(corpus), "data.benchmark": str(bench),
-        "data.search_theorems": 8, "pipeline.shard_size": 4, "pipeline.eval_shard_size": 3,
+        "data.search_theorems": 8, "pipeline.shard_size": 4,
+        # the eval: 4 theorems in 2 shards (the runs compare its rows; the kill tests stop a search shard)
+        "eval.max_theorems": 4, "pipeline.eval_shard_size": 2,
         "search.flush_every": 1, "search.max_nodes": 10,
         # one theorem at a time: a shard's four searches end one after the other, not together, so that the
         # worker-kill test's SIGKILL, sent once a shard has saved a theorem, lands before the shard ends
@@ -120,31 +122,32 @@ from burnqed_pipeline.defs.jobs import RETRY_TAGS
 from burnqed_pipeline.defs.partitions import add_iteration
 from tests.pipeline.helpers import iteration_job
 cfg = yaml.safe_load(open(sys.argv[1]))
-parent = sys.argv[2] if len(sys.argv) > 2 else None
+parent = sys.argv[2] or None
+assets = [dg.AssetKey(a) for a in sys.argv[3].split(",") if a] or None
 with dg.DagsterInstance.get() as inst:
     add_iteration(inst, 0)
     opts = dg.ReexecutionOptions.from_failure(parent, inst) if parent else None
     r = dg.execute_job(dg.reconstructable(iteration_job), inst, run_config=cfg, reexecution_options=opts,
-                       tags={"dagster/partition": "0", **RETRY_TAGS})
+                       asset_selection=None if parent else assets, tags={"dagster/partition": "0", **RETRY_TAGS})
     print("RUN", r.run_id, r.success, flush=True)
 """
 
+#: The assets a run computes again (`clear_outputs`): a run of only these, the stages before them not even
+#: asked (the whole job's run finds them finished and skips each, a Celery task apiece).
+RECOMPUTED = ("trajectories", "eval_report")
+
 
 def launch(dep: CeleryDeployment | None, home: Path, config: Path | None, log: Path, profile: Path,
-           parent: str | None = None) -> subprocess.Popen[bytes]:
+           parent: str | None = None, assets: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
     """The run process of partition 0 of the ``iteration`` job (celery executor with ``dep``, else in-process);
-    ``parent``: re-execute that run from failure (what run retries do)."""
+    ``parent``: re-execute that run from failure (what run retries do), with its selection; ``assets``: only
+    these assets of the job (every one when empty)."""
     home.mkdir(parents=True, exist_ok=True)
     extra = {"DAGSTER_HOME": str(home), "BURNQED_PROFILE": str(profile)}
     if dep is not None:
         extra = {**dep.env(), **extra}
-    argv = [sys.executable, "-c", RUN]
-    if config is not None:
-        argv.append(str(config))
-    else:
-        argv += [str(_empty_config(log.parent))]
-    if parent:
-        argv.append(parent)
+    cfg = config if config is not None else _empty_config(log.parent)
+    argv = [sys.executable, "-c", RUN, str(cfg), parent or "", ",".join(assets)]
     return subprocess.Popen(argv, env=_env(extra), cwd=ROOT, stdout=log.open("ab"), stderr=subprocess.STDOUT)
 
 

@@ -68,11 +68,13 @@ def cluster(ref: h.Reference, tmp_path_factory: pytest.TempPathFactory) -> Itera
         assert lc.leftovers(dep) == []
 
 
-def _run(dep: lc.CeleryDeployment, ref: h.Reference, name: str) -> tuple[h.subprocess.Popen[bytes], Path, Path]:
+def _run(dep: lc.CeleryDeployment, ref: h.Reference, name: str,
+         assets: tuple[str, ...] = ()) -> tuple[h.subprocess.Popen[bytes], Path, Path]:
+    """A run of iteration 0 on the deployment: the whole job, or only ``assets``."""
     h.clear_outputs(ref.work)
     log = Path(dep.dir) / f"{name}.log"
     cfg = h.run_config(Path(dep.dir), LOST_AFTER_S)
-    return h.launch(dep, Path(dep.dagster_home), cfg, log, ref.profile), log, cfg
+    return h.launch(dep, Path(dep.dagster_home), cfg, log, ref.profile, assets=assets), log, cfg
 
 
 def _mid_shard(proc: h.subprocess.Popen[bytes], log: Path, root: Path, timeout_s: float = 600) -> tuple[int, int]:
@@ -139,7 +141,7 @@ def _forget_dead_workers(dep: lc.CeleryDeployment) -> None:
 
 def test_a_worker_killed_mid_shard_is_replaced_by_the_other_and_the_shard_resumes(
         ref: h.Reference, cluster: lc.CeleryDeployment) -> None:
-    proc, log, _ = _run(cluster, ref, "worker_killed")
+    proc, log, _ = _run(cluster, ref, "worker_killed", h.RECOMPUTED)
     root = BaseLayout(root=ref.work).iteration(0).stage("trajectories")
     shard, _ = _mid_shard(proc, log, root)
     home = Path(cluster.dagster_home)
@@ -171,7 +173,7 @@ def test_a_worker_killed_mid_shard_is_replaced_by_the_other_and_the_shard_resume
 def test_the_broker_killed_and_restarted_mid_run_ends_with_the_same_result(
         ref: h.Reference, cluster: lc.CeleryDeployment) -> None:
     _forget_dead_workers(cluster)
-    proc, log, cfg = _run(cluster, ref, "broker_killed")
+    proc, log, cfg = _run(cluster, ref, "broker_killed", h.RECOMPUTED)
     root = BaseLayout(root=ref.work).iteration(0).stage("trajectories")
     _mid_shard(proc, log, root)
     assert cluster.broker is not None

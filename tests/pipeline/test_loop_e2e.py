@@ -50,7 +50,7 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     shutil.copyfile(resolve_spec("bundled:handwritten") / "bits.lean", also)
     settings = {"paths.work_dir": str(tmp_path / "work"), "data.corpus": str(corpus), "data.benchmark": str(bench),
                 "eval.also": [str(also)], "data.search_theorems": 6, "pipeline.shard_size": 4,
-                "pipeline.eval_shard_size": 4,  # 2 and 3 shards
+                "eval.max_theorems": 3, "pipeline.eval_shard_size": 4,  # 2 shards each
                 # a tactic that does not end costs this, not the shipped 30 s (with the benchmark reversed, one of
                 # the searches' automation tactics ran out its limit and the worker restarted: 45 s of the test)
                 "lean.tactic_timeout_s": 8}
@@ -106,7 +106,7 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert [r.data["iteration"] for r in ev1["comparison"].records] == [0, 1]
     assert "| node budget |" in ev1["eval_report"]
     assert ev1["solve_rate_plot"].startswith("![solve rate per budget](data:image/png;base64,")
-    assert ev1["theorems"] == 6 and 0 <= ev1["cumulative_rate"] <= 1
+    assert ev1["theorems"] == 3 and 0 <= ev1["cumulative_rate"] <= 1
     assert ev1["served_model"]["model_path"].endswith("iter_1/merged_model")
     # headline first (the primary statistic with its interval), the comparison and the plot next (issue 66)
     assert list(ev1)[:6] == ["headline", "primary", "primary_low", "primary_high", "comparison", "solve_rate_plot"]
@@ -116,10 +116,10 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
     assert 0 <= stats["structural_baseline"]["value"] <= 1 and ev1["best_baseline"][:3] in ("(a)", "(b)", "(c)")
     vs = stats["vs_best_baseline"]
     assert vs["low"] <= vs["value"] <= vs["high"]
-    assert ev1["shards"] == 3  # 6 benchmark + 6 hand-written theorems in shards of 4
+    assert ev1["shards"] == 2  # 3 benchmark + 3 hand-written theorems in shards of 4
     slug = set_slug(str(also))
     (also_row,) = [r.data for r in ev1["sets"].records]
-    assert "| node budget |" in ev1[f"{slug}_report"] and also_row["set"] == slug and also_row["theorems"] == 6
+    assert "| node budget |" in ev1[f"{slug}_report"] and also_row["set"] == slug and also_row["theorems"] == 3
     assert 0 <= also_row["low"] <= also_row["high"] <= 1
     tr1 = _latest(inst, "trajectories", "1")
     assert tr1["shards"] == max(1, -(-tr1["theorems"] // 4))
@@ -130,10 +130,10 @@ async def test_loop_iterations_0_and_1_through_dagster(tmp_path: Path, lean_pool
 
     for n in (0, 1):
         s = read_summary(layout.iteration(n).stage("eval_report"))
-        assert s.iteration == n and s.theorems == 6 and [b.budget for b in s.budgets] == [2, 6]
-        assert s.structural_baseline is not None and s.structural_baseline.total == 6
+        assert s.iteration == n and s.theorems == 3 and [b.budget for b in s.budgets] == [2, 6]
+        assert s.structural_baseline is not None and s.structural_baseline.total == 3
         other = read_summary(layout.iteration(n).stage("eval_report") / "sets" / slug)
-        assert other.theorems == 6 and other.benchmark == str(also) and not set(other.solved) & set(s.solved)
+        assert other.theorems == 3 and other.benchmark == str(also) and not set(other.solved) & set(s.solved)
         report = (layout.iteration(n).stage("eval_report") / "report.md").read_text(encoding="utf-8")
         assert f"# {bench}" in report and f"# {also}" in report
         recs = read_trajectories(layout.iteration(n).stage("trajectories") / "search.traj")
