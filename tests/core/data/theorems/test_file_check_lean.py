@@ -38,8 +38,9 @@ async def test_lean_check_gives_every_theorem_of_a_users_file_its_verdict(lean_p
 
 
 async def test_eval_evaluates_three_theorems_of_a_users_file(tmp_path: Path, lean_pool: LeanPool) -> None:
-    theorems = [e.theorem for e in parse_lean_file(user_file_text(max_theorems=1), source="mine.lean").entries][:3]
-    assert len(theorems) == 3 and all("down15" in t.preamble for t in theorems)
+    # what `burnqed eval --limit 3` takes of the file: its first three theorems, in one namespace (one preamble)
+    theorems = [e.theorem for e in parse_lean_file(user_file_text(max_theorems=3), source="mine.lean").entries][:3]
+    assert len(theorems) == 3 and len({t.preamble for t in theorems}) == 1 and "down15" in theorems[0].preamble
     prof = load_profile("tiny", environ={}, overrides={
         "policy.backend": "fixed", "eval.budgets": [2], "eval.ebm_ablation": False,
         "paths.baselines": str(tmp_path / "baselines")})
