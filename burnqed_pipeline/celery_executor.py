@@ -32,6 +32,10 @@ log = logging.getLogger(__name__)
 
 LOST_AFTER_S = 60.0
 PING_EVERY_S = 5.0
+POLL_S = 0.2
+"""How often the run process looks at its steps' results. dagster-celery's core loop sleeps its module's
+``TICK_SECONDS`` (1 s) between looks, so each step of a chain (a skipped one takes ~0.3 s on a worker) waited up
+to a second before the next was sent; a look is one result-backend read per running step."""
 
 
 class WorkerWatch:
@@ -122,13 +126,17 @@ class WatchedResult:
 
 
 class WatchedCeleryExecutor(CeleryExecutor):
-    def __init__(self, lost_worker_after_s: float = LOST_AFTER_S, **kwargs: Any) -> None:
+    def __init__(self, lost_worker_after_s: float = LOST_AFTER_S, poll_s: float = POLL_S, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.lost_worker_after_s = lost_worker_after_s
+        self.poll_s = poll_s
 
     def execute(self, plan_context: Any, execution_plan: Any) -> Any:
+        from dagster_celery import core_execution_loop as loop
         from dagster_celery.core_execution_loop import core_celery_execution_loop
         from dagster_celery.make_app import make_app
+
+        loop.TICK_SECONDS = self.poll_s  # read by the loop at each turn; a run process runs one executor
 
         watch = WorkerWatch(make_app(self.app_args()), self.lost_worker_after_s)
 
@@ -144,7 +152,10 @@ class WatchedCeleryExecutor(CeleryExecutor):
     config_schema={**CELERY_CONFIG, "lost_worker_after_s": dg.Field(
         float, is_required=False, default_value=LOST_AFTER_S,
         description="a started step whose worker has not answered pings for this long is lost: revoked and "
-                    "failed or retried (its retry policy)")},
+                    "failed or retried (its retry policy)"),
+        "poll_s": dg.Field(float, is_required=False, default_value=POLL_S,
+                           description="seconds between the run process's looks at its running steps' results "
+                                       "(dagster-celery's own loop: 1 s)")},
     requirements=dg.multiple_process_executor_requirements(),
 )
 def celery_executor(init_context: dg.InitExecutorContext) -> WatchedCeleryExecutor:
@@ -154,6 +165,7 @@ def celery_executor(init_context: dg.InitExecutorContext) -> WatchedCeleryExecut
     cfg = init_context.executor_config
     return WatchedCeleryExecutor(
         lost_worker_after_s=float(cfg.get("lost_worker_after_s", LOST_AFTER_S)),
+        poll_s=float(cfg.get("poll_s", POLL_S)),
         broker=cfg.get("broker"), backend=cfg.get("backend"), config_source=cfg.get("config_source"),
         include=cfg.get("include"), retries=RetryMode.from_config(cfg["retries"]),
     )

@@ -195,6 +195,33 @@ def test_celery_run_config_validates_against_the_jobs(monkeypatch: pytest.Monkey
     assert "gpu" in queues and GPU_OP_TAGS["dagster-celery/queue"] == "gpu"
 
 
+@needs_celery
+def test_the_celery_run_polls_its_steps_at_its_own_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`poll_s` of the run config is the executor's, and dagster-celery's core loop sleeps it between its looks
+    at the steps (its own 1 s otherwise: each step of a chain waited up to a second before the next was sent)."""
+    from dagster_celery import core_execution_loop
+
+    from burnqed_pipeline.celery_executor import POLL_S, WatchedCeleryExecutor, celery_executor
+
+    ticks: list[float] = []
+    monkeypatch.setattr(core_execution_loop, "core_celery_execution_loop",
+                        lambda *a, **k: ticks.append(core_execution_loop.TICK_SECONDS))
+    monkeypatch.setattr(core_execution_loop, "TICK_SECONDS", 1)  # restored after the test
+    for cfg, want in (({}, POLL_S), ({"poll_s": 0.05}, 0.05)):
+        ex = celery_executor.executor_creation_fn(dg.InitExecutorContext(  # type: ignore[misc]
+            job=dg.reconstructable(_celery_job), executor_def=celery_executor,
+            executor_config=celery_executor.config_schema.config_type.post_process({"retries": {"enabled": {}},
+                                                                                   **cfg}),
+            instance=dg.DagsterInstance.ephemeral()))
+        assert isinstance(ex, WatchedCeleryExecutor) and ex.poll_s == want
+        ex.execute(None, None)
+        assert ticks[-1] == want < 1
+
+
+def _celery_job() -> dg.JobDefinition:
+    return _jobs_with("celery")[0]
+
+
 def test_the_celery_worker_command_in_the_docs_parses(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     pytest.importorskip("dagster_celery", reason="dagster-celery is not installed: pip install 'burnqed[deploy]'")
