@@ -1,7 +1,8 @@
 """The pipeline on a real Celery deployment: Debian's redis-server as broker and two ``dagster-celery`` workers
 started by `burnqed_pipeline.deploy.local_celery`, each building its own Lean pool (one Lean process per worker)
-and policy from the profile. An iteration partition of a cheap profile through Celery equals the in-process run
-row for row (trajectories and eval); a worker SIGKILLed mid-shard has its step retried on the other worker,
+and policy from the profile. An iteration partition of a cheap profile through Celery (the whole job: the stages
+before the search find their outputs and skip) equals the in-process run row for row (trajectories and eval); in
+runs of the search and eval alone, a worker SIGKILLed mid-shard has its step retried on the other worker,
 where the shard resumes from its flushed parts; then the broker SIGKILLed and restarted mid-run (on the surviving
 worker) ends in a run that recovered, or failed cleanly and was re-executed from failure, with the same result;
 `down` leaves no process.
