@@ -133,7 +133,6 @@ class WatchedCeleryExecutor(CeleryExecutor):
 
     def execute(self, plan_context: Any, execution_plan: Any) -> Any:
         from dagster_celery import core_execution_loop as loop
-        from dagster_celery.core_execution_loop import core_celery_execution_loop
         from dagster_celery.make_app import make_app
 
         loop.TICK_SECONDS = self.poll_s  # read by the loop at each turn; a run process runs one executor
@@ -144,7 +143,7 @@ class WatchedCeleryExecutor(CeleryExecutor):
             res = _submit_task(app, context, step, queue, priority, known_state)
             return WatchedResult(res, watch, self, context, step, known_state)
 
-        return core_celery_execution_loop(plan_context, execution_plan, step_execution_fn=submit)
+        return loop.core_celery_execution_loop(plan_context, execution_plan, step_execution_fn=submit)
 
 
 @dg.executor(
